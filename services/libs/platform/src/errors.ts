@@ -1,0 +1,48 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { create } from "@bufbuild/protobuf";
+import { ErrorInfoSchema, type ErrorInfo } from "@qrplatform/api/common";
+
+export { Code, ConnectError } from "@connectrpc/connect";
+
+/** One invalid field of a request, as reported in errors. */
+export interface FieldProblem {
+  /** The field path as the caller named it, such as "name" or "design.frame.color". */
+  field: string;
+  /** A stable snake_case reason, such as "too_long". */
+  reason: string;
+  /** A human-readable explanation. */
+  description: string;
+}
+
+/**
+ * Builds the typed error every service throws: a gRPC code, a stable reason carried as an
+ * ErrorInfo detail, and an actionable message. Internals belong in `cause`, never in the message.
+ */
+export function serviceError(
+  code: Code,
+  reason: string,
+  message: string,
+  extra: { metadata?: Record<string, string>; fields?: FieldProblem[]; cause?: unknown } = {},
+): ConnectError {
+  const info = create(ErrorInfoSchema, {
+    reason,
+    metadata: extra.metadata ?? {},
+    fieldViolations: extra.fields ?? [],
+  });
+  return new ConnectError(message, code, undefined, [{ desc: ErrorInfoSchema, value: info }], extra.cause);
+}
+
+/** The resource does not exist in the caller's account; the same error whether it exists elsewhere or not. */
+export function notFound(resource: string): ConnectError {
+  return serviceError(Code.NotFound, "not_found", `The ${resource} was not found.`, { metadata: { resource } });
+}
+
+/** The request's content is invalid; each problem names its field. */
+export function invalidArgument(fields: FieldProblem[], message = "The request is not valid."): ConnectError {
+  return serviceError(Code.InvalidArgument, "validation_error", message, { fields });
+}
+
+/** Reads the ErrorInfo detail of an error from any qrplatform service, if it has one. */
+export function errorInfoOf(error: ConnectError): ErrorInfo | undefined {
+  return error.findDetails(ErrorInfoSchema)[0];
+}

@@ -1,0 +1,133 @@
+import http2 from "node:http2";
+import type { AddressInfo } from "node:net";
+import type { DescService } from "@bufbuild/protobuf";
+import { ConnectError, createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Logger } from "pino";
+import { presentCredential, requireInternalCredentials, type InternalCredentials } from "./credentials.js";
+import { HealthState, registerHealth } from "./health.js";
+import { registerReflection } from "./reflection.js";
+
+/** What each gRPC service package exports so it can be hosted alone, with others, or in-process. */
+export interface GrpcModule {
+  /** The gRPC services this module implements. */
+  readonly services: readonly DescService[];
+  /** The services that accept only the admin credential. */
+  readonly adminOnly?: readonly DescService[];
+  /** Registers the implementations on a router. */
+  routes(router: ConnectRouter): void;
+}
+
+/** Logs every RPC with its outcome; failures that are the server's fault at error level. */
+function logCalls(logger: Logger): Interceptor {
+  return (next) => async (req) => {
+    const started = performance.now();
+    const rpc = `${req.service.typeName}/${req.method.name}`;
+    try {
+      const res = await next(req);
+      logger.debug({ rpc, ms: Math.round(performance.now() - started) }, "rpc ok");
+      return res;
+    } catch (error) {
+      const connectError = ConnectError.from(error);
+      const serverFault = [2, 12, 13, 15].includes(connectError.code);
+      logger[serverFault ? "error" : "debug"](
+        { rpc, ms: Math.round(performance.now() - started), code: connectError.code, err: serverFault ? error : undefined },
+        "rpc failed",
+      );
+      throw error;
+    }
+  };
+}
+
+/** The interceptors every hosted service runs behind, in order. */
+function serverInterceptors(modules: readonly GrpcModule[], credentials: InternalCredentials, logger: Logger) {
+  const adminOnly = modules.flatMap((m) => m.adminOnly ?? []);
+  return [logCalls(logger), requireInternalCredentials(credentials, adminOnly)];
+}
+
+/** Registers the modules together with health checking and reflection for all of them. */
+function routesOf(modules: readonly GrpcModule[], health: HealthState) {
+  const services = modules.flatMap((m) => m.services);
+  return (router: ConnectRouter) => {
+    for (const module of modules) module.routes(router);
+    registerHealth(router, health);
+    registerReflection(router, services);
+  };
+}
+
+/** A running gRPC server. */
+export interface GrpcServer {
+  /** The port it listens on, useful when it was started on port 0. */
+  readonly port: number;
+  /** Health state; shut down first so probes fail before connections drain. */
+  readonly health: HealthState;
+  /** Stops accepting calls, lets in-flight calls finish, then closes. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the modules over h2c: gRPC, gRPC-Web and Connect on one HTTP/2 port, with health checking,
+ * reflection and internal credentials.
+ */
+export async function serveGrpc(options: {
+  modules: readonly GrpcModule[];
+  credentials: InternalCredentials;
+  logger: Logger;
+  host: string;
+  port: number;
+}): Promise<GrpcServer> {
+  const { modules, credentials, logger } = options;
+  const health = new HealthState(modules.flatMap((m) => m.services));
+  const shutdown = new AbortController();
+  const handler = connectNodeAdapter({
+    routes: routesOf(modules, health),
+    interceptors: serverInterceptors(modules, credentials, logger),
+    shutdownSignal: shutdown.signal,
+    grpc: true,
+    grpcWeb: true,
+    connect: true,
+  });
+  const server = http2.createServer(handler);
+  const sessions = new Set<http2.ServerHttp2Session>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.on("close", () => sessions.delete(session));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, resolve);
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port, services: modules.flatMap((m) => m.services.map((s) => s.typeName)) }, "gRPC listening");
+
+  return {
+    port,
+    health,
+    async close() {
+      health.shutDown();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Graceful: each session finishes its open streams, then closes.
+      for (const session of sessions) session.close();
+      shutdown.abort();
+      await closed;
+    },
+  };
+}
+
+/**
+ * A transport that calls the modules in this process through the same interceptors as the network
+ * server, and presents `token` like a remote client would. The embedded platform and fast tests use it.
+ */
+export function inProcessTransport(options: {
+  modules: readonly GrpcModule[];
+  credentials: InternalCredentials;
+  logger: Logger;
+  token: string;
+}): Transport {
+  const { modules, credentials, logger } = options;
+  const health = new HealthState(modules.flatMap((m) => m.services));
+  return createRouterTransport(routesOf(modules, health), {
+    router: { interceptors: serverInterceptors(modules, credentials, logger) },
+    transport: { interceptors: [presentCredential(options.token)] },
+  });
+}

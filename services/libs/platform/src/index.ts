@@ -1,0 +1,12 @@
+// @qrplatform/platform: what every qrplatform process shares: configuration, logging, the error model,
+// page tokens, graceful shutdown, and hosting or calling gRPC services.
+export * from "./config.js";
+export * from "./logger.js";
+export * from "./errors.js";
+export * from "./page-token.js";
+export * from "./shutdown.js";
+export * from "./grpc/credentials.js";
+export * from "./grpc/health.js";
+export * from "./grpc/reflection.js";
+export * from "./grpc/server.js";
+export * from "./grpc/client.js";

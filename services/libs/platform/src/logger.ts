@@ -1,0 +1,26 @@
+import { pino, type Logger } from "pino";
+
+export type { Logger } from "pino";
+
+/** Paths that must never reach a log line: credentials in headers and bodies. */
+const REDACTED_PATHS = [
+  "req.headers.authorization",
+  "req.headers.cookie",
+  "headers.authorization",
+  "secret",
+  "*.secret",
+  "key",
+  "*.key",
+  "token",
+  "*.token",
+];
+
+/** Creates the structured JSON logger of one process; every line carries the service name. */
+export function createLogger(options: { service: string; level?: string }): Logger {
+  return pino({
+    level: options.level ?? "info",
+    base: { service: options.service },
+    redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  });
+}
