@@ -3,6 +3,8 @@
 export * from "./config.js";
 export * from "./logger.js";
 export * from "./errors.js";
+export * from "./enums.js";
+export * from "./validation.js";
 export * from "./page-token.js";
 export * from "./shutdown.js";
 export * from "./grpc/credentials.js";
@@ -10,3 +12,4 @@ export * from "./grpc/health.js";
 export * from "./grpc/reflection.js";
 export * from "./grpc/server.js";
 export * from "./grpc/client.js";
+export * from "./grpc/process.js";

@@ -2,8 +2,8 @@
 // @generated from file qrplatform/tenancy/v1/tenancy_service.proto (package qrplatform.tenancy.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Account, Plan } from "./account_pb.js";
 import { file_qrplatform_tenancy_v1_account } from "./account_pb.js";
 import type { ApiKey } from "./api_key_pb.js";
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/tenancy/v1/tenancy_service.proto.
  */
 export const file_qrplatform_tenancy_v1_tenancy_service: GenFile = /*@__PURE__*/
-  fileDesc("CitxcnBsYXRmb3JtL3RlbmFuY3kvdjEvdGVuYW5jeV9zZXJ2aWNlLnByb3RvEhVxcnBsYXRmb3JtLnRlbmFuY3kudjEiKwoZQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBIOCgZzZWNyZXQYASABKAkiqAEKGkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlEi4KB2FwaV9rZXkYASABKAsyHS5xcnBsYXRmb3JtLnRlbmFuY3kudjEuQXBpS2V5Ei8KB2FjY291bnQYAiABKAsyHi5xcnBsYXRmb3JtLnRlbmFuY3kudjEuQWNjb3VudBIpCgRwbGFuGAMgASgLMhsucXJwbGF0Zm9ybS50ZW5hbmN5LnYxLlBsYW4iJwoRR2V0QWNjb3VudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSJwChJHZXRBY2NvdW50UmVzcG9uc2USLwoHYWNjb3VudBgBIAEoCzIeLnFycGxhdGZvcm0udGVuYW5jeS52MS5BY2NvdW50EikKBHBsYW4YAiABKAsyGy5xcnBsYXRmb3JtLnRlbmFuY3kudjEuUGxhbjLuAQoOVGVuYW5jeVNlcnZpY2USeQoSQXV0aGVudGljYXRlQXBpS2V5EjAucXJwbGF0Zm9ybS50ZW5hbmN5LnYxLkF1dGhlbnRpY2F0ZUFwaUtleVJlcXVlc3QaMS5xcnBsYXRmb3JtLnRlbmFuY3kudjEuQXV0aGVudGljYXRlQXBpS2V5UmVzcG9uc2USYQoKR2V0QWNjb3VudBIoLnFycGxhdGZvcm0udGVuYW5jeS52MS5HZXRBY2NvdW50UmVxdWVzdBopLnFycGxhdGZvcm0udGVuYW5jeS52MS5HZXRBY2NvdW50UmVzcG9uc2ViBnByb3RvMw", [file_qrplatform_tenancy_v1_account, file_qrplatform_tenancy_v1_api_key]);
+  fileDesc("CitxcnBsYXRmb3JtL3RlbmFuY3kvdjEvdGVuYW5jeV9zZXJ2aWNlLnByb3RvEhVxcnBsYXRmb3JtLnRlbmFuY3kudjEiKwoZQXV0aGVudGljYXRlQXBpS2V5UmVxdWVzdBIOCgZzZWNyZXQYASABKAki3gEKGkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlEi4KB2FwaV9rZXkYASABKAsyHS5xcnBsYXRmb3JtLnRlbmFuY3kudjEuQXBpS2V5Ei8KB2FjY291bnQYAiABKAsyHi5xcnBsYXRmb3JtLnRlbmFuY3kudjEuQWNjb3VudBIpCgRwbGFuGAMgASgLMhsucXJwbGF0Zm9ybS50ZW5hbmN5LnYxLlBsYW4SNAoKYXBpX2FjY2VzcxgEIAEoDjIgLnFycGxhdGZvcm0udGVuYW5jeS52MS5BcGlBY2Nlc3MiJwoRR2V0QWNjb3VudFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSJwChJHZXRBY2NvdW50UmVzcG9uc2USLwoHYWNjb3VudBgBIAEoCzIeLnFycGxhdGZvcm0udGVuYW5jeS52MS5BY2NvdW50EikKBHBsYW4YAiABKAsyGy5xcnBsYXRmb3JtLnRlbmFuY3kudjEuUGxhbiqCAQoJQXBpQWNjZXNzEhoKFkFQSV9BQ0NFU1NfVU5TUEVDSUZJRUQQABIWChJBUElfQUNDRVNTX0FMTE9XRUQQARIgChxBUElfQUNDRVNTX1BMQU5fTk9UX0VMSUdJQkxFEAISHwobQVBJX0FDQ0VTU19BQ0NPVU5UX0lOQUNUSVZFEAMy7gEKDlRlbmFuY3lTZXJ2aWNlEnkKEkF1dGhlbnRpY2F0ZUFwaUtleRIwLnFycGxhdGZvcm0udGVuYW5jeS52MS5BdXRoZW50aWNhdGVBcGlLZXlSZXF1ZXN0GjEucXJwbGF0Zm9ybS50ZW5hbmN5LnYxLkF1dGhlbnRpY2F0ZUFwaUtleVJlc3BvbnNlEmEKCkdldEFjY291bnQSKC5xcnBsYXRmb3JtLnRlbmFuY3kudjEuR2V0QWNjb3VudFJlcXVlc3QaKS5xcnBsYXRmb3JtLnRlbmFuY3kudjEuR2V0QWNjb3VudFJlc3BvbnNlYgZwcm90bzM", [file_qrplatform_tenancy_v1_account, file_qrplatform_tenancy_v1_api_key]);
 
 /**
  * AuthenticateApiKeyRequest carries the secret exactly as the client presented it.
@@ -63,6 +63,13 @@ export type AuthenticateApiKeyResponse = Message<"qrplatform.tenancy.v1.Authenti
    * @generated from field: qrplatform.tenancy.v1.Plan plan = 3;
    */
   plan?: Plan | undefined;
+
+  /**
+   * Whether the key may use the public API now; decided here so every caller applies the same policy.
+   *
+   * @generated from field: qrplatform.tenancy.v1.ApiAccess api_access = 4;
+   */
+  apiAccess: ApiAccess;
 };
 
 /**
@@ -120,6 +127,47 @@ export type GetAccountResponse = Message<"qrplatform.tenancy.v1.GetAccountRespon
  */
 export const GetAccountResponseSchema: GenMessage<GetAccountResponse> = /*@__PURE__*/
   messageDesc(file_qrplatform_tenancy_v1_tenancy_service, 3);
+
+/**
+ * ApiAccess is whether an authenticated key may use the public API now, and if not, why.
+ *
+ * @generated from enum qrplatform.tenancy.v1.ApiAccess
+ */
+export enum ApiAccess {
+  /**
+   * Not decided; never returned.
+   *
+   * @generated from enum value: API_ACCESS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The key may call the public API.
+   *
+   * @generated from enum value: API_ACCESS_ALLOWED = 1;
+   */
+  ALLOWED = 1,
+
+  /**
+   * The account's plan does not include public API access.
+   *
+   * @generated from enum value: API_ACCESS_PLAN_NOT_ELIGIBLE = 2;
+   */
+  PLAN_NOT_ELIGIBLE = 2,
+
+  /**
+   * The account's subscription is suspended or canceled.
+   *
+   * @generated from enum value: API_ACCESS_ACCOUNT_INACTIVE = 3;
+   */
+  ACCOUNT_INACTIVE = 3,
+}
+
+/**
+ * Describes the enum qrplatform.tenancy.v1.ApiAccess.
+ */
+export const ApiAccessSchema: GenEnum<ApiAccess> = /*@__PURE__*/
+  enumDesc(file_qrplatform_tenancy_v1_tenancy_service, 0);
 
 /**
  * TenancyService answers the questions other services ask about accounts: who a key belongs to and what its plan allows.

@@ -1,0 +1,4 @@
+// @qrplatform/db: opening Postgres or embedded PGlite through kysely, and per-service migrations.
+export * from "./database.js";
+export * from "./migrate.js";
+export * from "./config.js";

@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { logLevelVar, portVar, readConfig, secretVar } from "../config.js";
+import { createLogger, type Logger } from "../logger.js";
+import { onShutdownSignal } from "../shutdown.js";
+import type { InternalCredentials } from "./credentials.js";
+import { serveGrpc, type GrpcModule } from "./server.js";
+
+/** The environment every standalone gRPC service reads. */
+export const grpcServiceEnv = z.object({
+  GRPC_HOST: z.string().default("0.0.0.0"),
+  GRPC_PORT: portVar(9090),
+  SERVICE_TOKEN: secretVar(),
+  ADMIN_TOKEN: secretVar(),
+  LOG_LEVEL: logLevelVar(),
+});
+
+/** What a service's main.ts starts: its modules and whatever must be closed after the server stops. */
+export interface StartedService {
+  modules: GrpcModule[];
+  close(): Promise<void>;
+}
+
+/**
+ * The life of one standalone gRPC service process: read config, start, listen, and on SIGTERM drain
+ * in-flight calls before closing resources. Each service's main.ts is a call to this.
+ */
+export async function runGrpcService<Schema extends z.ZodObject>(options: {
+  service: string;
+  env: Schema;
+  start: (config: z.infer<Schema> & z.infer<typeof grpcServiceEnv>, logger: Logger) => Promise<StartedService>;
+}): Promise<void> {
+  const config = readConfig(grpcServiceEnv.extend(options.env.shape)) as z.infer<Schema> & z.infer<typeof grpcServiceEnv>;
+  const logger = createLogger({ service: options.service, level: config.LOG_LEVEL });
+  const credentials: InternalCredentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };
+  const started = await options.start(config, logger);
+  const server = await serveGrpc({
+    modules: started.modules,
+    credentials,
+    logger,
+    host: config.GRPC_HOST,
+    port: config.GRPC_PORT,
+  });
+  onShutdownSignal(logger, async () => {
+    await server.close();
+    await started.close();
+  });
+}

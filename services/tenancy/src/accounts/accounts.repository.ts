@@ -1,0 +1,45 @@
+import type { Kysely } from "kysely";
+import type { TenancyTables } from "../tables.js";
+import type { AccountChanges, AccountRow, NewAccountRow } from "./accounts.table.js";
+
+/** Inserts an account; rejects with a unique violation when the slug is taken. */
+export async function insertAccount(db: Kysely<TenancyTables>, account: NewAccountRow): Promise<AccountRow> {
+  return db.insertInto("accounts").values(account).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findAccount(db: Kysely<TenancyTables>, id: string): Promise<AccountRow | undefined> {
+  return db.selectFrom("accounts").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** Locks the account row for the rest of the transaction, so concurrent updates apply one after another. */
+export async function findAccountForUpdate(db: Kysely<TenancyTables>, id: string): Promise<AccountRow | undefined> {
+  return db.selectFrom("accounts").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
+}
+
+/** Accounts in (created_at, id) order, starting after the given position. */
+export async function listAccounts(
+  db: Kysely<TenancyTables>,
+  page: { limit: number; after?: { createdAt: Date; id: string } | undefined },
+): Promise<AccountRow[]> {
+  let query = db.selectFrom("accounts").selectAll();
+  if (page.after) {
+    const { createdAt, id } = page.after;
+    query = query.where((eb) =>
+      eb.or([eb("created_at", ">", createdAt), eb.and([eb("created_at", "=", createdAt), eb("id", ">", id)])]),
+    );
+  }
+  return query.orderBy("created_at").orderBy("id").limit(page.limit).execute();
+}
+
+export async function updateAccount(
+  db: Kysely<TenancyTables>,
+  id: string,
+  changes: AccountChanges,
+): Promise<AccountRow | undefined> {
+  return db
+    .updateTable("accounts")
+    .set({ ...changes, updated_at: new Date() })
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+}

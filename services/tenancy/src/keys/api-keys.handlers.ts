@@ -1,0 +1,121 @@
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { z } from "zod";
+import {
+  ApiAccess,
+  ApiKeySchema,
+  AuthenticateApiKeyResponseSchema,
+  CreateApiKeyResponseSchema,
+  ListApiKeysResponseSchema,
+  RevokeApiKeyResponseSchema,
+  type ApiKey,
+  type AuthenticateApiKeyRequest,
+  type AuthenticateApiKeyResponse,
+  type CreateApiKeyRequest,
+  type CreateApiKeyResponse,
+  type ListApiKeysRequest,
+  type ListApiKeysResponse,
+  type RevokeApiKeyRequest,
+  type RevokeApiKeyResponse,
+} from "@qrplatform/api/tenancy";
+import { Code, invalidArgument, isUuid, notFound, serviceError, validate } from "@qrplatform/platform";
+import type { TenancyDeps } from "../deps.js";
+import { accountToProto, planToProto, statusOf, tierOf } from "../accounts/account-mapping.js";
+import { findAccount } from "../accounts/accounts.repository.js";
+import { planOf, STATUSES_WITH_ACCESS } from "../plans/plans.js";
+import { displayPrefix, generateSecret, hashSecret, looksLikeSecret } from "./api-key-secret.js";
+import type { ApiKeyRow } from "./api-keys.table.js";
+import { findApiKeyBySecretHash, insertApiKey, listApiKeys, revokeApiKey } from "./api-keys.repository.js";
+import { resolveScopes } from "./scopes.js";
+
+/** Keys live at most ten years; anything longer is a typo. */
+const MAX_TIME_TO_LIVE_MS = 10 * 365 * 24 * 3600 * 1000;
+
+function apiKeyToProto(row: ApiKeyRow): ApiKey {
+  return create(ApiKeySchema, {
+    id: row.id,
+    accountId: row.account_id,
+    displayPrefix: row.display_prefix,
+    scopes: row.scopes,
+    name: row.name,
+    createTime: timestampFromDate(row.created_at),
+    expireTime: row.expires_at ? timestampFromDate(row.expires_at) : undefined,
+    revokeTime: row.revoked_at ? timestampFromDate(row.revoked_at) : undefined,
+  });
+}
+
+const createApiKeySchema = z.object({
+  name: z.string().max(100, "must be at most 100 characters"),
+});
+
+export async function createApiKey(deps: TenancyDeps, req: CreateApiKeyRequest): Promise<CreateApiKeyResponse> {
+  validate(createApiKeySchema, req);
+  const resolved = resolveScopes(req.scopes);
+  if ("unknown" in resolved) {
+    throw invalidArgument(
+      resolved.unknown.map((entry) => ({ field: "scopes", reason: "unknown_scope", description: `"${entry}" is not a scope or role` })),
+    );
+  }
+  let expiresAt: Date | null = null;
+  if (req.timeToLive) {
+    const ms = Number(req.timeToLive.seconds) * 1000 + Math.floor(req.timeToLive.nanos / 1e6);
+    if (ms <= 0 || ms > MAX_TIME_TO_LIVE_MS) {
+      throw invalidArgument([{ field: "time_to_live", reason: "out_of_range", description: "must be positive and at most ten years" }]);
+    }
+    expiresAt = new Date(deps.now().getTime() + ms);
+  }
+  if (!isUuid(req.accountId) || !(await findAccount(deps.db, req.accountId))) throw notFound("account");
+
+  const secret = generateSecret();
+  const row = await insertApiKey(deps.db, {
+    id: randomUUID(),
+    account_id: req.accountId,
+    name: req.name,
+    secret_sha256: hashSecret(secret),
+    display_prefix: displayPrefix(secret),
+    scopes: resolved.scopes,
+    expires_at: expiresAt,
+    revoked_at: null,
+  });
+  return create(CreateApiKeyResponseSchema, { apiKey: apiKeyToProto(row), secret });
+}
+
+export async function listApiKeysOf(deps: TenancyDeps, req: ListApiKeysRequest): Promise<ListApiKeysResponse> {
+  if (!isUuid(req.accountId) || !(await findAccount(deps.db, req.accountId))) throw notFound("account");
+  const rows = await listApiKeys(deps.db, req.accountId);
+  return create(ListApiKeysResponseSchema, { apiKeys: rows.map(apiKeyToProto) });
+}
+
+export async function revokeApiKeyById(deps: TenancyDeps, req: RevokeApiKeyRequest): Promise<RevokeApiKeyResponse> {
+  const row = isUuid(req.apiKeyId) ? await revokeApiKey(deps.db, req.apiKeyId, deps.now()) : undefined;
+  if (!row) throw notFound("API key");
+  return create(RevokeApiKeyResponseSchema, { apiKey: apiKeyToProto(row) });
+}
+
+/** One answer for every kind of bad key, so a caller learns nothing about which keys exist. */
+const invalidKey = () =>
+  serviceError(Code.Unauthenticated, "invalid_api_key", "The API key is missing, malformed, unknown, expired or revoked.");
+
+export async function authenticateApiKey(deps: TenancyDeps, req: AuthenticateApiKeyRequest): Promise<AuthenticateApiKeyResponse> {
+  if (!looksLikeSecret(req.secret)) throw invalidKey();
+  const key = await findApiKeyBySecretHash(deps.db, hashSecret(req.secret));
+  const now = deps.now();
+  if (!key || key.revoked_at || (key.expires_at && key.expires_at <= now)) throw invalidKey();
+  const account = await findAccount(deps.db, key.account_id);
+  if (!account) throw invalidKey();
+
+  const plan = planOf(tierOf(account));
+  const apiAccess = !plan.publicApiAccess
+    ? ApiAccess.PLAN_NOT_ELIGIBLE
+    : STATUSES_WITH_ACCESS.has(statusOf(account))
+      ? ApiAccess.ALLOWED
+      : ApiAccess.ACCOUNT_INACTIVE;
+  return create(AuthenticateApiKeyResponseSchema, {
+    apiKey: apiKeyToProto(key),
+    account: accountToProto(account),
+    plan: planToProto(plan),
+    apiAccess,
+  });
+}
+

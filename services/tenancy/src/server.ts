@@ -1,0 +1,33 @@
+import type { Kysely } from "kysely";
+import { TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
+import { migrateSchema } from "@qrplatform/db";
+import { PageTokens, type GrpcModule } from "@qrplatform/platform";
+import { migrations, SCHEMA } from "../migrations/index.js";
+import { registerRoutes } from "./routes.js";
+import type { TenancyTables } from "./tables.js";
+
+/** What the tenancy service is built from. */
+export interface TenancyOptions {
+  /** The shared database handle; tenancy narrows it to its own schema. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  db: Kysely<any>;
+  /** Signs list page tokens. */
+  pageTokenSecret: string;
+  /** The clock; tests replace it. */
+  now?: () => Date;
+}
+
+/** Migrates tenancy's schema and returns the service, ready to host or call in-process. */
+export async function buildTenancy(options: TenancyOptions): Promise<GrpcModule> {
+  await migrateSchema(options.db, SCHEMA, migrations);
+  const deps = {
+    db: options.db.withSchema(SCHEMA) as Kysely<TenancyTables>,
+    pageTokens: new PageTokens(options.pageTokenSecret),
+    now: options.now ?? (() => new Date()),
+  };
+  return {
+    services: [TenancyService, TenancyAdminService],
+    adminOnly: [TenancyAdminService],
+    routes: (router) => registerRoutes(router, deps),
+  };
+}
