@@ -1,5 +1,7 @@
 import { sql, type Kysely } from "kysely";
 
+// Timestamps are timestamptz(3): millisecond precision, exactly what a JS Date holds, so keyset
+// pagination on created_at compares equal values as equal.
 // Frozen: this file describes the schema as it was on this date and imports no application code.
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -12,8 +14,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("subscription_status", "text", (c) => c.notNull())
     .addColumn("addons", sql`text[]`, (c) => c.notNull().defaultTo(sql`'{}'::text[]`))
     .addColumn("hourly_request_limit_override", "bigint")
-    .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
-    .addColumn("updated_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+    .addColumn("created_at", sql`timestamptz(3)`, (c) => c.notNull().defaultTo(sql`now()`))
+    .addColumn("updated_at", sql`timestamptz(3)`, (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
   await db.schema.createIndex("accounts_created_at_id").on("tenancy.accounts").columns(["created_at", "id"]).execute();
 
@@ -25,9 +27,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("secret_sha256", "text", (c) => c.notNull().unique())
     .addColumn("display_prefix", "text", (c) => c.notNull())
     .addColumn("scopes", sql`text[]`, (c) => c.notNull())
-    .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
-    .addColumn("expires_at", "timestamptz")
-    .addColumn("revoked_at", "timestamptz")
+    .addColumn("created_at", sql`timestamptz(3)`, (c) => c.notNull().defaultTo(sql`now()`))
+    .addColumn("expires_at", sql`timestamptz(3)`)
+    .addColumn("revoked_at", sql`timestamptz(3)`)
     .execute();
   await db.schema.createIndex("api_keys_account_id").on("tenancy.api_keys").column("account_id").execute();
 }
