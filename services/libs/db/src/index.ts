@@ -2,3 +2,4 @@
 export * from "./database.js";
 export * from "./migrate.js";
 export * from "./config.js";
+export * from "./keyset.js";

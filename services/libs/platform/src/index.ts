@@ -13,3 +13,4 @@ export * from "./grpc/reflection.js";
 export * from "./grpc/server.js";
 export * from "./grpc/client.js";
 export * from "./grpc/process.js";
+export * from "./slug.js";

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { invalidArgument } from "./errors.js";
 
 /** The position after the last item of a page in (create_time, id) order, plus what the list was scoped to. */
 export interface PagePosition {
@@ -52,4 +53,53 @@ export class PageTokens {
   #sign(payload: Buffer): Buffer {
     return createHmac("sha256", this.#secret).update(payload).digest();
   }
+}
+
+/** Page sizes: what a list returns when the caller does not say, and the most it ever returns. */
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+/** Where a page starts: after the row with this (created_at, id). */
+export interface Keyset {
+  createdAt: Date;
+  id: string;
+}
+
+/**
+ * Reads the page_size and page_token of a list request scoped to an account and filter. Asks the
+ * repository for one row more than the page, so {@link pageOf} can tell whether another page follows.
+ */
+export function readPageRequest(
+  tokens: PageTokens,
+  req: { pageSize: number; pageToken: string },
+  accountId: string,
+  scope: string,
+): { limit: number; fetch: number; after: Keyset | undefined } {
+  if (req.pageSize < 0 || req.pageSize > MAX_PAGE_SIZE) {
+    throw invalidArgument([{ field: "page_size", reason: "out_of_range", description: `must be 1 to ${MAX_PAGE_SIZE}` }]);
+  }
+  const limit = req.pageSize || DEFAULT_PAGE_SIZE;
+  if (!req.pageToken) return { limit, fetch: limit + 1, after: undefined };
+  const position = tokens.decode(req.pageToken, accountId, scope);
+  if (!position) {
+    throw invalidArgument([{ field: "page_token", reason: "invalid_page_token", description: "is not a token this list issued" }]);
+  }
+  return { limit, fetch: limit + 1, after: { createdAt: new Date(position.after), id: position.afterId } };
+}
+
+/** Cuts the fetched rows to the page and issues the token for the next page, or "" on the last page. */
+export function pageOf<Row extends { created_at: Date; id: string }>(
+  tokens: PageTokens,
+  rows: Row[],
+  limit: number,
+  accountId: string,
+  scope: string,
+): { items: Row[]; nextPageToken: string } {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  const nextPageToken =
+    rows.length > limit && last
+      ? tokens.encode({ accountId, scope, after: last.created_at.toISOString(), afterId: last.id })
+      : "";
+  return { items, nextPageToken };
 }

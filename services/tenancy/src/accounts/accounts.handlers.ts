@@ -19,15 +19,11 @@ import {
   UpdateAccountResponseSchema,
   type UpdateAccountResponse,
 } from "@qrplatform/api/tenancy";
-import { Code, invalidArgument, isUuid, notFound, serviceError, validate } from "@qrplatform/platform";
+import { Code, isUniqueViolation, isUuid, notFound, pageOf, readPageRequest, serviceError, slugCandidates, validate } from "@qrplatform/platform";
 import type { TenancyDeps } from "../deps.js";
 import { PLANS, planOf } from "../plans/plans.js";
 import { accountToProto, addonToken, planToProto, statusToken, tierOf, tierToken } from "./account-mapping.js";
 import { findAccount, findAccountForUpdate, insertAccount, listAccounts, updateAccount } from "./accounts.repository.js";
-import { slugify, withRandomSuffix } from "./slug.js";
-
-const DEFAULT_PAGE_SIZE = 20;
-const MAX_PAGE_SIZE = 100;
 
 const nameSchema = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
 const tierSchema = z.enum(SubscriptionTier).refine((t) => t !== SubscriptionTier.UNSPECIFIED, "a plan is required");
@@ -38,16 +34,10 @@ const createAccountSchema = z.object({
   subscriptionStatus: z.enum(SubscriptionStatus),
 });
 
-function isUniqueViolation(error: unknown): boolean {
-  return typeof error === "object" && error !== null && "code" in error && error.code === "23505";
-}
-
 export async function createAccount(deps: TenancyDeps, req: CreateAccountRequest): Promise<CreateAccountResponse> {
   const input = validate(createAccountSchema, req);
   const status = input.subscriptionStatus === SubscriptionStatus.UNSPECIFIED ? SubscriptionStatus.ACTIVE : input.subscriptionStatus;
-  const base = slugify(input.name);
-  // The plain slug first; on a clash, random suffixes, which practically never clash twice.
-  for (const slug of [base, withRandomSuffix(base), withRandomSuffix(base)]) {
+  for (const slug of slugCandidates(input.name, "account")) {
     try {
       const row = await insertAccount(deps.db, {
         id: randomUUID(),
@@ -74,24 +64,11 @@ export async function getAccount(deps: TenancyDeps, req: GetAccountRequest): Pro
 }
 
 export async function listAccountsPage(deps: TenancyDeps, req: ListAccountsRequest): Promise<ListAccountsResponse> {
-  if (req.pageSize < 0 || req.pageSize > MAX_PAGE_SIZE) {
-    throw invalidArgument([{ field: "page_size", reason: "out_of_range", description: `must be 1 to ${MAX_PAGE_SIZE}` }]);
-  }
-  const limit = req.pageSize || DEFAULT_PAGE_SIZE;
-  let after: { createdAt: Date; id: string } | undefined;
-  if (req.pageToken) {
-    const position = deps.pageTokens.decode(req.pageToken, "", "accounts");
-    if (!position) throw invalidArgument([{ field: "page_token", reason: "invalid", description: "is not a token this list issued" }]);
-    after = { createdAt: new Date(position.after), id: position.afterId };
-  }
-  const rows = await listAccounts(deps.db, { limit: limit + 1, after });
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  const nextPageToken =
-    rows.length > limit && last
-      ? deps.pageTokens.encode({ accountId: "", scope: "accounts", after: last.created_at.toISOString(), afterId: last.id })
-      : "";
-  return create(ListAccountsResponseSchema, { accounts: page.map(accountToProto), nextPageToken });
+  // Accounts are not account-scoped; their page tokens are bound to the empty account instead.
+  const page = readPageRequest(deps.pageTokens, req, "", "accounts");
+  const rows = await listAccounts(deps.db, { limit: page.fetch, after: page.after });
+  const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, "", "accounts");
+  return create(ListAccountsResponseSchema, { accounts: items.map(accountToProto), nextPageToken });
 }
 
 const updateAccountSchema = z.object({

@@ -1,4 +1,5 @@
 import type { Kysely } from "kysely";
+import { afterKeyset } from "@qrplatform/db";
 import type { TenancyTables } from "../tables.js";
 import type { AccountChanges, AccountRow, NewAccountRow } from "./accounts.table.js";
 
@@ -22,12 +23,7 @@ export async function listAccounts(
   page: { limit: number; after?: { createdAt: Date; id: string } | undefined },
 ): Promise<AccountRow[]> {
   let query = db.selectFrom("accounts").selectAll();
-  if (page.after) {
-    const { createdAt, id } = page.after;
-    query = query.where((eb) =>
-      eb.or([eb("created_at", ">", createdAt), eb.and([eb("created_at", "=", createdAt), eb("id", ">", id)])]),
-    );
-  }
+  if (page.after) query = query.where(afterKeyset("accounts", page.after));
   return query.orderBy("created_at").orderBy("id").limit(page.limit).execute();
 }
 

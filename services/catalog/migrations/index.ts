@@ -1,0 +1,10 @@
+import type { Migrations } from "@qrplatform/db";
+import * as workspacesAndQrCodes from "./20261122T1600_workspaces_and_qr_codes.js";
+
+/** The catalog schema's migrations, oldest first. */
+export const migrations: Migrations = {
+  "20261122T1600_workspaces_and_qr_codes": workspacesAndQrCodes,
+};
+
+/** The Postgres schema that holds the catalog's tables. */
+export const SCHEMA = "catalog";

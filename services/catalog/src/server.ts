@@ -1,0 +1,38 @@
+import { createClient, type Transport } from "@connectrpc/connect";
+import type { Kysely } from "kysely";
+import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
+import { LinkService } from "@qrplatform/api/links";
+import { RenderingService } from "@qrplatform/api/rendering";
+import { TenancyService } from "@qrplatform/api/tenancy";
+import { migrateSchema } from "@qrplatform/db";
+import { PageTokens, type GrpcModule } from "@qrplatform/platform";
+import { migrations, SCHEMA } from "../migrations/index.js";
+import { registerRoutes } from "./routes.js";
+import type { CatalogTables } from "./tables.js";
+
+/** What the catalog service is built from. */
+export interface CatalogOptions {
+  /** The shared database handle; the catalog narrows it to its own schema. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  db: Kysely<any>;
+  /** Signs list page tokens. */
+  pageTokenSecret: string;
+  /** How to reach the services the catalog calls: remote gRPC or in-process, the handlers do not care. */
+  transports: { tenancy: Transport; links: Transport; rendering: Transport };
+}
+
+/** Migrates the catalog schema and returns the service: workspaces and QR codes. */
+export async function buildCatalog(options: CatalogOptions): Promise<GrpcModule> {
+  await migrateSchema(options.db, SCHEMA, migrations);
+  const deps = {
+    db: options.db.withSchema(SCHEMA) as Kysely<CatalogTables>,
+    pageTokens: new PageTokens(options.pageTokenSecret),
+    tenancy: createClient(TenancyService, options.transports.tenancy),
+    links: createClient(LinkService, options.transports.links),
+    rendering: createClient(RenderingService, options.transports.rendering),
+  };
+  return {
+    services: [WorkspaceService, QrCodeService],
+    routes: (router) => registerRoutes(router, deps),
+  };
+}

@@ -1,0 +1,97 @@
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { z } from "zod";
+import {
+  CreateWorkspaceResponseSchema,
+  GetWorkspaceResponseSchema,
+  ListWorkspacesResponseSchema,
+  UpdateWorkspaceResponseSchema,
+  type CreateWorkspaceRequest,
+  type CreateWorkspaceResponse,
+  type GetWorkspaceRequest,
+  type GetWorkspaceResponse,
+  type ListWorkspacesRequest,
+  type ListWorkspacesResponse,
+  type UpdateWorkspaceRequest,
+  type UpdateWorkspaceResponse,
+} from "@qrplatform/api/catalog";
+import {
+  Code,
+  isUniqueViolation,
+  isUuid,
+  notFound,
+  pageOf,
+  readPageRequest,
+  serviceError,
+  slugCandidates,
+  validate,
+} from "@qrplatform/platform";
+import type { CatalogDeps } from "../deps.js";
+import { workspaceToProto } from "./workspace-mapping.js";
+import { workspaceDescription, workspaceLogoUrl, workspaceName } from "./workspace-rules.js";
+import { findWorkspace, insertWorkspace, listWorkspaces, updateWorkspace } from "./workspaces.repository.js";
+
+const accountIdSchema = z.string().refine(isUuid, "must be a UUID");
+
+const createSchema = z.object({
+  accountId: accountIdSchema,
+  name: workspaceName,
+  description: workspaceDescription.optional(),
+  logoUrl: workspaceLogoUrl.optional(),
+});
+
+export async function createWorkspace(deps: CatalogDeps, req: CreateWorkspaceRequest): Promise<CreateWorkspaceResponse> {
+  const input = validate(createSchema, req);
+  for (const slug of slugCandidates(input.name, "workspace")) {
+    try {
+      const row = await insertWorkspace(deps.db, {
+        id: randomUUID(),
+        account_id: input.accountId,
+        name: input.name,
+        slug,
+        description: input.description ?? null,
+        logo_url: input.logoUrl ?? null,
+      });
+      return create(CreateWorkspaceResponseSchema, { workspace: workspaceToProto(row) });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+    }
+  }
+  throw serviceError(Code.Aborted, "slug_conflict", "Could not choose a unique workspace slug; try again.");
+}
+
+export async function getWorkspace(deps: CatalogDeps, req: GetWorkspaceRequest): Promise<GetWorkspaceResponse> {
+  const row = isUuid(req.accountId) && isUuid(req.workspaceId) ? await findWorkspace(deps.db, req.accountId, req.workspaceId) : undefined;
+  if (!row) throw notFound("workspace");
+  return create(GetWorkspaceResponseSchema, { workspace: workspaceToProto(row) });
+}
+
+export async function listWorkspacesPage(deps: CatalogDeps, req: ListWorkspacesRequest): Promise<ListWorkspacesResponse> {
+  const { accountId } = validate(z.object({ accountId: accountIdSchema }), req);
+  const page = readPageRequest(deps.pageTokens, req, accountId, "workspaces");
+  const rows = await listWorkspaces(deps.db, accountId, { limit: page.fetch, after: page.after });
+  const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, accountId, "workspaces");
+  return create(ListWorkspacesResponseSchema, { workspaces: items.map(workspaceToProto), nextPageToken });
+}
+
+const updateSchema = z.object({
+  name: workspaceName.optional(),
+  description: workspaceDescription.optional(),
+  logoUrl: workspaceLogoUrl.optional(),
+});
+
+export async function updateWorkspaceFields(deps: CatalogDeps, req: UpdateWorkspaceRequest): Promise<UpdateWorkspaceResponse> {
+  const input = validate(updateSchema, req);
+  if (!isUuid(req.accountId) || !isUuid(req.workspaceId)) throw notFound("workspace");
+  const updated = await updateWorkspace(deps.db, req.accountId, req.workspaceId, {
+    ...(input.name !== undefined && { name: input.name }),
+    ...(input.description !== undefined && { description: input.description }),
+    ...(req.clearDescription && { description: null }),
+    ...(input.logoUrl !== undefined && { logo_url: input.logoUrl }),
+    ...(req.clearLogoUrl && { logo_url: null }),
+  });
+  if (!updated) throw notFound("workspace");
+  return create(UpdateWorkspaceResponseSchema, {
+    workspace: workspaceToProto((await findWorkspace(deps.db, req.accountId, req.workspaceId))!),
+  });
+}

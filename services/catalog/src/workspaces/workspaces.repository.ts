@@ -1,0 +1,64 @@
+import { sql, type Kysely } from "kysely";
+import { afterKeyset } from "@qrplatform/db";
+import type { CatalogTables } from "../tables.js";
+import type { NewWorkspaceRow, WorkspaceChanges, WorkspaceWithCount } from "./workspaces.table.js";
+
+// Every function takes the account id and every query filters on it: a workspace of another account
+// is invisible here, not merely forbidden higher up.
+
+/** Workspaces with a live count of their QR codes: counted on read, so it is never stale. */
+function selectWithCount(db: Kysely<CatalogTables>, accountId: string) {
+  return db
+    .selectFrom("workspaces")
+    .selectAll("workspaces")
+    .select((eb) =>
+      eb
+        .selectFrom("qr_codes")
+        .select(sql<number>`count(*)::int`.as("n"))
+        .whereRef("qr_codes.workspace_id", "=", "workspaces.id")
+        .where("qr_codes.account_id", "=", accountId)
+        .as("qr_code_count"),
+    )
+    .where("workspaces.account_id", "=", accountId);
+}
+
+export async function insertWorkspace(db: Kysely<CatalogTables>, row: NewWorkspaceRow): Promise<WorkspaceWithCount> {
+  const inserted = await db.insertInto("workspaces").values(row).returningAll().executeTakeFirstOrThrow();
+  return { ...inserted, qr_code_count: 0 };
+}
+
+export async function findWorkspace(
+  db: Kysely<CatalogTables>,
+  accountId: string,
+  id: string,
+): Promise<WorkspaceWithCount | undefined> {
+  const row = await selectWithCount(db, accountId).where("workspaces.id", "=", id).executeTakeFirst();
+  return row && { ...row, qr_code_count: row.qr_code_count ?? 0 };
+}
+
+export async function listWorkspaces(
+  db: Kysely<CatalogTables>,
+  accountId: string,
+  page: { limit: number; after: { createdAt: Date; id: string } | undefined },
+): Promise<WorkspaceWithCount[]> {
+  let query = selectWithCount(db, accountId);
+  if (page.after) query = query.where(afterKeyset("workspaces", page.after));
+  const rows = await query.orderBy("workspaces.created_at").orderBy("workspaces.id").limit(page.limit).execute();
+  return rows.map((row) => ({ ...row, qr_code_count: row.qr_code_count ?? 0 }));
+}
+
+/** Applies the changes; undefined when the workspace is not the account's. */
+export async function updateWorkspace(
+  db: Kysely<CatalogTables>,
+  accountId: string,
+  id: string,
+  changes: WorkspaceChanges,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("workspaces")
+    .set({ ...changes, updated_at: new Date() })
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
