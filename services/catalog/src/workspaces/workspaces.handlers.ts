@@ -83,15 +83,16 @@ const updateSchema = z.object({
 export async function updateWorkspaceFields(deps: CatalogDeps, req: UpdateWorkspaceRequest): Promise<UpdateWorkspaceResponse> {
   const input = validate(updateSchema, req);
   if (!isUuid(req.accountId) || !isUuid(req.workspaceId)) throw notFound("workspace");
-  const updated = await updateWorkspace(deps.db, req.accountId, req.workspaceId, {
+  const changes = {
     ...(input.name !== undefined && { name: input.name }),
     ...(input.description !== undefined && { description: input.description }),
     ...(req.clearDescription && { description: null }),
     ...(input.logoUrl !== undefined && { logo_url: input.logoUrl }),
     ...(req.clearLogoUrl && { logo_url: null }),
-  });
-  if (!updated) throw notFound("workspace");
-  return create(UpdateWorkspaceResponseSchema, {
-    workspace: workspaceToProto((await findWorkspace(deps.db, req.accountId, req.workspaceId))!),
-  });
+  };
+  // An update that changes nothing leaves updated_at alone.
+  const updated = Object.keys(changes).length === 0 || (await updateWorkspace(deps.db, req.accountId, req.workspaceId, changes));
+  const row = updated ? await findWorkspace(deps.db, req.accountId, req.workspaceId) : undefined;
+  if (!row) throw notFound("workspace");
+  return create(UpdateWorkspaceResponseSchema, { workspace: workspaceToProto(row) });
 }

@@ -7,6 +7,7 @@ export * from "./enums.js";
 export * from "./validation.js";
 export * from "./page-token.js";
 export * from "./shutdown.js";
+export * from "./http-server.js";
 export * from "./grpc/credentials.js";
 export * from "./grpc/health.js";
 export * from "./grpc/reflection.js";

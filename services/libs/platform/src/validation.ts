@@ -1,13 +1,25 @@
 import type { z } from "zod";
 import { invalidArgument, type FieldProblem } from "./errors.js";
 
-/** Field problems from a failed zod parse, with dotted field paths and zod's issue codes as reasons. */
+/** A protobuf-es field name in proto spelling: logoUrl -> logo_url. */
+const protoFieldName = (segment: PropertyKey) => String(segment).replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * Field problems from a failed zod parse: dotted paths in proto spelling (what REST and gRPC clients
+ * both see), zod's issue codes as reasons, and one problem per unknown key.
+ */
 export function fieldProblemsOf(error: z.ZodError): FieldProblem[] {
-  return error.issues.map((issue) => ({
-    field: issue.path.map(String).join(".") || "(body)",
-    reason: issue.code,
-    description: issue.message,
-  }));
+  return error.issues.flatMap((issue) => {
+    const path = issue.path.map(protoFieldName);
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({
+        field: [...path, key].join("."),
+        reason: "unknown_field",
+        description: "is not a field of this request",
+      }));
+    }
+    return [{ field: path.join(".") || "(body)", reason: issue.code, description: issue.message }];
+  });
 }
 
 /** Parses input with a zod schema or throws INVALID_ARGUMENT naming every invalid field. */

@@ -1,0 +1,35 @@
+/** One invalid input field, as the public error envelope reports it under `details.fields`. */
+export interface FieldDetail {
+  /** The field as the client named it: `name`, `limit`, `design.frame.color`. */
+  field: string;
+  /** A stable snake_case reason, such as `too_big` or `unknown_field`. */
+  reason: string;
+  /** What is wrong, in English. */
+  message: string;
+}
+
+/**
+ * An error the edge answers with: an HTTP status and the public envelope's stable `code`, message and
+ * optional details. Route handlers throw these; the error handler writes them.
+ */
+export class ApiError extends Error {
+  override name = "ApiError";
+
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  static validation(fields: FieldDetail[], message = "The request is not valid; see details.fields."): ApiError {
+    return new ApiError(400, "validation_error", message, { fields });
+  }
+
+  static notFound(resource: string): ApiError {
+    return new ApiError(404, "not_found", `The ${resource} was not found.`, { resource });
+  }
+}

@@ -1,0 +1,41 @@
+// The REST edge as its own process, calling tenancy and catalog over gRPC. Configuration: see the README.
+import { z } from "zod";
+import {
+  createLogger,
+  listenHttp,
+  logLevelVar,
+  onShutdownSignal,
+  portVar,
+  readConfig,
+  remoteTransport,
+  secretVar,
+} from "@qrplatform/platform";
+import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "./server.js";
+
+const config = readConfig(
+  z.object({
+    HOST: z.string().default("0.0.0.0"),
+    PORT: portVar(8080),
+    TENANCY_URL: z.string().url(),
+    CATALOG_URL: z.string().url(),
+    SERVICE_TOKEN: secretVar(),
+    MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
+    LOG_LEVEL: logLevelVar(),
+  }),
+);
+const logger = createLogger({ service: "edge", level: config.LOG_LEVEL });
+const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SERVICE_TOKEN });
+
+let draining = false;
+const app = buildEdge({
+  transports: { tenancy: remote(config.TENANCY_URL), catalog: remote(config.CATALOG_URL) },
+  logger,
+  maxBodyBytes: config.MAX_BODY_BYTES,
+  isDraining: () => draining,
+});
+const server = await listenHttp({ handler: app, host: config.HOST, port: config.PORT, logger, name: "REST edge" });
+
+onShutdownSignal(logger, async () => {
+  draining = true;
+  await server.close();
+});

@@ -1,0 +1,81 @@
+import type { Client } from "@connectrpc/connect";
+import type { RequestHandler } from "express";
+import { z } from "zod";
+import type { Workspace, WorkspaceService } from "@qrplatform/api/catalog";
+import { callerOf } from "../http/auth.js";
+import { jsonBody, parseInput } from "../http/input.js";
+import { listEnvelope, pageRequestOf } from "../http/pagination.js";
+import { dateTime } from "./json.js";
+import { uuidParam } from "./params.js";
+
+/** The public Workspace. */
+export function workspaceJson(workspace: Workspace) {
+  return {
+    id: workspace.id,
+    account_id: workspace.accountId,
+    name: workspace.name,
+    slug: workspace.slug,
+    description: workspace.description ?? null,
+    logo_url: workspace.logoUrl ?? null,
+    qr_code_count: Number(workspace.qrCodeCount),
+    created_at: dateTime(workspace.createTime),
+    updated_at: dateTime(workspace.updateTime),
+  };
+}
+
+// The edge checks shape (types, unknown and read-only fields); the catalog owns the rules (lengths, URLs).
+const createBody = z.strictObject({
+  name: z.string(),
+  description: z.string().nullish(),
+  logo_url: z.string().nullish(),
+});
+
+// PATCH: an absent field stays as it is; null clears the optional ones.
+const updateBody = z.strictObject({
+  name: z.string().optional(),
+  description: z.string().nullable().optional(),
+  logo_url: z.string().nullable().optional(),
+});
+
+/** The workspace routes' handlers, calling the catalog over whatever transport the client was built on. */
+export function workspaceHandlers(workspaces: Client<typeof WorkspaceService>) {
+  const list: RequestHandler = async (req, res) => {
+    const page = pageRequestOf(req);
+    const found = await workspaces.listWorkspaces({ accountId: callerOf(res).accountId, ...page });
+    res.json(listEnvelope(found.workspaces.map(workspaceJson), found.nextPageToken));
+  };
+
+  const create: RequestHandler = async (req, res) => {
+    const body = parseInput(createBody, jsonBody(req));
+    const { workspace } = await workspaces.createWorkspace({
+      accountId: callerOf(res).accountId,
+      name: body.name,
+      description: body.description ?? undefined,
+      logoUrl: body.logo_url ?? undefined,
+    });
+    res.status(201).location(`${req.baseUrl}/workspaces/${workspace!.id}`).json(workspaceJson(workspace!));
+  };
+
+  const get: RequestHandler = async (req, res) => {
+    const workspaceId = uuidParam(req, "workspace_id");
+    const { workspace } = await workspaces.getWorkspace({ accountId: callerOf(res).accountId, workspaceId });
+    res.json(workspaceJson(workspace!));
+  };
+
+  const update: RequestHandler = async (req, res) => {
+    const workspaceId = uuidParam(req, "workspace_id");
+    const body = parseInput(updateBody, jsonBody(req));
+    const { workspace } = await workspaces.updateWorkspace({
+      accountId: callerOf(res).accountId,
+      workspaceId,
+      name: body.name,
+      description: body.description ?? undefined,
+      clearDescription: body.description === null,
+      logoUrl: body.logo_url ?? undefined,
+      clearLogoUrl: body.logo_url === null,
+    });
+    res.json(workspaceJson(workspace!));
+  };
+
+  return { list, create, get, update };
+}

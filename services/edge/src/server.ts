@@ -1,0 +1,77 @@
+import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import express from "express";
+import { pinoHttp } from "pino-http";
+import type { Logger } from "pino";
+import { WorkspaceService } from "@qrplatform/api/catalog";
+import { TenancyService } from "@qrplatform/api/tenancy";
+import { errorHandler, routeNotFound } from "./http/error-handler.js";
+import { registerHealthRoutes } from "./http/health.js";
+import { requestIdOf } from "./http/request-id.js";
+import { registerApiRoutes } from "./routes.js";
+
+/** How the edge reaches the services: remote gRPC or in-process, the routes do not care. */
+export interface EdgeTransports {
+  tenancy: Transport;
+  catalog: Transport;
+}
+
+/** The service clients the routes call. */
+export interface EdgeClients {
+  tenancy: Client<typeof TenancyService>;
+  workspaces: Client<typeof WorkspaceService>;
+}
+
+/** What the edge is built from. */
+export interface EdgeOptions {
+  transports: EdgeTransports;
+  logger: Logger;
+  /** The largest JSON body accepted, in bytes; larger ones get 413. */
+  maxBodyBytes?: number;
+  /** True once shutdown has begun, so /readyz turns 503 before connections drain. */
+  isDraining?: () => boolean;
+}
+
+/** Room for a QR code with an inline logo; anything bigger is a mistake or an attack. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** The public API base path. */
+export const API_BASE_PATH = "/api/v1";
+
+/** Builds the REST edge as an Express app; the caller decides where it listens. */
+export function buildEdge(options: EdgeOptions): express.Express {
+  const { transports, logger } = options;
+  const clients: EdgeClients = {
+    tenancy: createClient(TenancyService, transports.tenancy),
+    workspaces: createClient(WorkspaceService, transports.catalog),
+  };
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req, res) => requestIdOf(req, res),
+      customProps: (_req, res) => ({ accountId: (res as express.Response).locals?.caller?.accountId }),
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? "error" : "info"),
+    }),
+  );
+
+  const health = express.Router();
+  registerHealthRoutes(health, { tenancy: transports.tenancy, catalog: transports.catalog }, options.isDraining ?? (() => false));
+  app.use(health);
+
+  const api = express.Router({ caseSensitive: true, strict: false });
+  api.use((_req, res, next) => {
+    // Responses carry the caller's data: never store them in shared caches.
+    res.setHeader("Cache-Control", "no-store");
+    next();
+  });
+  registerApiRoutes(api, clients, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  app.use(API_BASE_PATH, api);
+
+  app.use(routeNotFound);
+  app.use(errorHandler(logger));
+  return app;
+}

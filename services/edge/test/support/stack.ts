@@ -1,0 +1,165 @@
+// The platform under test, in one of two shapes: every service in this process behind in-process
+// transports, or every service (and the edge) as its own process talking real gRPC.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@qrplatform/api/grpc-health";
+import { TenancyAdminService } from "@qrplatform/api/tenancy";
+import { buildCatalog } from "@qrplatform/catalog";
+import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing";
+import { buildLinks } from "@qrplatform/links";
+import { createLogger, inProcessTransport, listenHttp, remoteTransport, type GrpcModule } from "@qrplatform/platform";
+import { buildRendering } from "@qrplatform/rendering";
+import { buildTenancy } from "@qrplatform/tenancy";
+import { buildEdge } from "../../src/server.js";
+
+export type StackMode = "in-process" | "processes";
+
+/** A running platform: the REST base URL and an admin client of tenancy to set accounts up. */
+export interface Stack {
+  readonly baseUrl: string;
+  readonly admin: Client<typeof TenancyAdminService>;
+  close(): Promise<void>;
+}
+
+export const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
+const pageTokenSecret = "p".repeat(32);
+const logger = createLogger({ service: "test", level: process.env.LOG_LEVEL ?? "silent" });
+const REPO_ROOT = resolve(import.meta.dirname, "../../../..");
+
+export async function startStack(mode: StackMode): Promise<Stack> {
+  return mode === "in-process" ? startInProcess() : startProcesses();
+}
+
+async function startInProcess(): Promise<Stack> {
+  const database = await openTestDatabase();
+  const local = (modules: GrpcModule[], token = credentials.serviceToken): Transport =>
+    inProcessTransport({ modules, credentials, logger, token });
+  const tenancy = await buildTenancy({ db: database.db, pageTokenSecret });
+  const links = await buildLinks({ db: database.db });
+  const rendering = await buildRendering();
+  const catalog = await buildCatalog({
+    db: database.db,
+    pageTokenSecret,
+    transports: { tenancy: local([tenancy]), links: local([links]), rendering: local([rendering]) },
+  });
+  const edge = buildEdge({ transports: { tenancy: local([tenancy]), catalog: local([catalog]) }, logger, maxBodyBytes: 64 * 1024 });
+  const http = await listenHttp({ handler: edge, host: "127.0.0.1", port: 0, logger, name: "edge" });
+  return {
+    baseUrl: `http://127.0.0.1:${http.port}/api/v1`,
+    admin: createClient(TenancyAdminService, local([tenancy], credentials.adminToken)),
+    async close() {
+      await http.close();
+      await database.close();
+    },
+  };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+/** One service process; its output is kept so a failed start can say why. */
+function launch(entry: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  let output = "";
+  const child = spawn(process.execPath, ["--import", "tsx", entry], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout!.on("data", (chunk) => (output += chunk));
+  child.stderr!.on("data", (chunk) => (output += chunk));
+  return { child, output: () => output };
+}
+
+async function waitUntil(what: string, ready: () => Promise<boolean>, output: () => string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await ready().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not become ready:\n${output()}`);
+}
+
+async function startProcesses(): Promise<Stack> {
+  const scratch = await createScratchDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), "qrp-stack-"));
+  const [tenancyPort, linksPort, renderingPort, catalogPort, edgePort] = await Promise.all([
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+    freePort(),
+  ]);
+  const url = (port: number) => `http://127.0.0.1:${port}`;
+  const common = {
+    SERVICE_TOKEN: credentials.serviceToken,
+    ADMIN_TOKEN: credentials.adminToken,
+    PAGE_TOKEN_SECRET: pageTokenSecret,
+    GRPC_HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    ...(scratch && { DATABASE_URL: scratch.url }),
+  };
+  const services = {
+    tenancy: launch("services/tenancy/src/main.ts", { ...common, GRPC_PORT: String(tenancyPort) }),
+    links: launch("services/links/src/main.ts", { ...common, GRPC_PORT: String(linksPort) }),
+    rendering: launch("services/rendering/src/main.ts", { ...common, GRPC_PORT: String(renderingPort) }),
+    catalog: launch("services/catalog/src/main.ts", {
+      ...common,
+      GRPC_PORT: String(catalogPort),
+      TENANCY_URL: url(tenancyPort),
+      LINKS_URL: url(linksPort),
+      RENDERING_URL: url(renderingPort),
+    }),
+  };
+  const edge = launch("services/edge/src/main.ts", {
+    SERVICE_TOKEN: credentials.serviceToken,
+    HOST: "127.0.0.1",
+    PORT: String(edgePort),
+    TENANCY_URL: url(tenancyPort),
+    CATALOG_URL: url(catalogPort),
+    MAX_BODY_BYTES: String(64 * 1024),
+  });
+  const all = [...Object.values(services), edge];
+  const stopAll = async () => {
+    await Promise.all(
+      all.map(({ child }) =>
+        child.exitCode !== null ? undefined : new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))),
+      ),
+    );
+    rmSync(dataDir, { recursive: true, force: true });
+    await scratch?.drop();
+  };
+
+  try {
+    const ports = { tenancy: tenancyPort, links: linksPort, rendering: renderingPort, catalog: catalogPort };
+    for (const [name, port] of Object.entries(ports)) {
+      const health = createClient(Health, remoteTransport({ baseUrl: url(port), token: "" }));
+      await waitUntil(
+        name,
+        async () => (await health.check({ service: "" })).status === ServingStatus.SERVING,
+        services[name as keyof typeof services].output,
+      );
+    }
+    await waitUntil("edge", async () => (await fetch(`${url(edgePort)}/readyz`)).ok, edge.output);
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+
+  return {
+    baseUrl: `${url(edgePort)}/api/v1`,
+    admin: createClient(TenancyAdminService, remoteTransport({ baseUrl: url(tenancyPort), token: credentials.adminToken })),
+    close: stopAll,
+  };
+}

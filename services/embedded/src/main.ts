@@ -1,0 +1,40 @@
+// `npm start`: the whole platform in one process. Configuration: see the README.
+import { z } from "zod";
+import { databaseEnv } from "@qrplatform/db";
+import { createLogger, logLevelVar, onShutdownSignal, portVar, readConfig } from "@qrplatform/platform";
+import { startPlatform } from "./platform.js";
+
+const config = readConfig(
+  databaseEnv.extend({
+    HOST: z.string().default("127.0.0.1"),
+    PORT: portVar(8080),
+    GRPC_HOST: z.string().default("127.0.0.1"),
+    GRPC_PORT: portVar(9090),
+    LOG_LEVEL: logLevelVar(),
+  }),
+);
+const logger = createLogger({ service: "embedded", level: config.LOG_LEVEL });
+
+const platform = await startPlatform({
+  dataDir: config.DATA_DIR,
+  databaseUrl: config.DATABASE_URL,
+  host: config.HOST,
+  port: config.PORT,
+  grpcHost: config.GRPC_HOST,
+  grpcPort: config.GRPC_PORT,
+  logger,
+});
+onShutdownSignal(logger, () => platform.close());
+
+process.stdout.write(`
+qr-platform is running.
+  REST API   ${platform.apiUrl}
+  gRPC       ${platform.grpcUrl}  (admin credential in ${platform.adminCredentialPath})
+  data       ${config.DATABASE_URL ? "Postgres at DATABASE_URL" : `${config.DATA_DIR}/pglite`}
+
+Create an account and an API key, then call the API:
+  npx qrctl accounts create --name "Acme" --plan origin
+  npx qrctl keys create --account <account id>
+  curl -H "Authorization: Bearer <key>" ${platform.apiUrl}/account
+
+`);
