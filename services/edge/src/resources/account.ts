@@ -16,7 +16,7 @@ export function accountJson(account: Account, plan: Plan) {
     addons: account.addons.map((addon) => enumToken(AddonSchema, addon)),
     limits: {
       qr_codes: optionalCount(plan.qrCodeCapacity),
-      links: optionalCount(plan.customLinkCapacity),
+      custom_links: optionalCount(plan.customLinkCapacity),
       hourly_requests: optionalCount(hourlyLimit),
     },
     created_at: dateTime(account.createTime),

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs tenancy, links, rendering, catalog and the REST edge as separate processes on this machine,
+# talking gRPC to each other, against the PostgreSQL database in DATABASE_URL (each service in its
+# own schema). Ctrl-C stops them all gracefully.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export PATH="$PWD/node_modules/.bin:$PATH"
+
+: "${DATABASE_URL:?set DATABASE_URL to a PostgreSQL database, e.g. postgres://postgres@127.0.0.1:5432/qrplatform}"
+secret() { node -e 'console.log(require("node:crypto").randomBytes(32).toString("base64url"))'; }
+export SERVICE_TOKEN="${SERVICE_TOKEN:-$(secret)}"
+export ADMIN_TOKEN="${ADMIN_TOKEN:-$(secret)}"
+export PAGE_TOKEN_SECRET="${PAGE_TOKEN_SECRET:-$(secret)}"
+export GRPC_HOST=127.0.0.1 LOG_LEVEL="${LOG_LEVEL:-info}"
+
+TENANCY_PORT=9091 LINKS_PORT=9092 RENDERING_PORT=9093 CATALOG_PORT=9094 EDGE_PORT="${PORT:-8080}"
+pids=()
+run() { local port=$1; shift; GRPC_PORT=$port "$@" & pids+=($!); }
+trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait' INT TERM EXIT
+
+run $TENANCY_PORT tsx services/tenancy/src/main.ts
+run $LINKS_PORT tsx services/links/src/main.ts
+run $RENDERING_PORT tsx services/rendering/src/main.ts
+TENANCY_URL=http://127.0.0.1:$TENANCY_PORT LINKS_URL=http://127.0.0.1:$LINKS_PORT RENDERING_URL=http://127.0.0.1:$RENDERING_PORT \
+  run $CATALOG_PORT tsx services/catalog/src/main.ts
+HOST=127.0.0.1 PORT=$EDGE_PORT TENANCY_URL=http://127.0.0.1:$TENANCY_PORT CATALOG_URL=http://127.0.0.1:$CATALOG_PORT \
+  run 0 tsx services/edge/src/main.ts
+
+cat >&2 <<INFO
+
+REST API on http://127.0.0.1:$EDGE_PORT/api/v1
+For qrctl in another terminal:
+  export QRCTL_ADDRESS=http://127.0.0.1:$TENANCY_PORT QRCTL_TOKEN=$ADMIN_TOKEN
+
+INFO
+wait
