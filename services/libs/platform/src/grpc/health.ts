@@ -61,8 +61,11 @@ export function registerHealth(router: ConnectRouter, state: HealthState): void 
       let changed: () => void = () => {};
       const unwatch = state.watch(() => changed());
       try {
-        while (!context.signal.aborted) {
+        for (;;) {
+          // Report before checking for the end: a shutdown changes the status and aborts in the same
+          // tick, and the watcher must still hear NOT_SERVING.
           yield { status: state.statusOf(req.service) ?? ServingStatus.SERVICE_UNKNOWN };
+          if (context.signal.aborted) return;
           await new Promise<void>((resolve) => {
             changed = resolve;
             context.signal.addEventListener("abort", () => resolve(), { once: true });

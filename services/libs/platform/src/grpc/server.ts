@@ -4,6 +4,8 @@ import type { DescService } from "@bufbuild/protobuf";
 import { ConnectError, createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
+import { Health } from "@qrplatform/api/grpc-health";
+import { ServerReflection } from "@qrplatform/api/grpc-reflection";
 import { presentCredential, requireInternalCredentials, type InternalCredentials } from "./credentials.js";
 import { HealthState, registerHealth } from "./health.js";
 import { registerReflection } from "./reflection.js";
@@ -51,7 +53,8 @@ function routesOf(modules: readonly GrpcModule[], health: HealthState) {
   return (router: ConnectRouter) => {
     for (const module of modules) module.routes(router);
     registerHealth(router, health);
-    registerReflection(router, services);
+    // Reflection describes health and itself too, so tools need no local schema for either.
+    registerReflection(router, [...services, Health, ServerReflection]);
   };
 }
 
