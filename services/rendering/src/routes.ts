@@ -1,10 +1,13 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { RenderingService } from "@qrplatform/api/rendering";
+import { validateDesign } from "./design/design.handlers.js";
 
 /**
- * Registers the rendering service. Rendering and design validation arrive with the export work;
- * until a method is implemented here, Connect answers it with UNIMPLEMENTED.
+ * Registers the rendering service. RenderQrCode arrives with the export work; until it is implemented
+ * here, Connect answers it with UNIMPLEMENTED.
  */
 export function registerRoutes(router: ConnectRouter): void {
-  router.service(RenderingService, {});
+  router.service(RenderingService, {
+    validateDesign: (req) => validateDesign(req),
+  });
 }

@@ -13,48 +13,49 @@ export const file_qrplatform_rendering_v1_design: GenFile = /*@__PURE__*/
   fileDesc("CiRxcnBsYXRmb3JtL3JlbmRlcmluZy92MS9kZXNpZ24ucHJvdG8SF3FycGxhdGZvcm0ucmVuZGVyaW5nLnYxIpwBCgVGcmFtZRIPCgdlbmFibGVkGAEgASgIEjAKBHR5cGUYAiABKA4yIi5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5GcmFtZVR5cGUSDQoFY29sb3IYAyABKAkSGAoQYm9yZGVyX3RoaWNrbmVzcxgEIAEoBRIRCglsYWJlbF90b3AYBSABKAkSFAoMbGFiZWxfYm90dG9tGAYgASgJIicKBExvZ28SEAoIZGF0YV91cmkYASABKAkSDQoFc2NhbGUYAiABKAEinwMKBkRlc2lnbhISCgpmb3JlZ3JvdW5kGAEgASgJEhIKCmJhY2tncm91bmQYAiABKAkSMwoFc3R5bGUYAyABKA4yJC5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5Nb2R1bGVTdHlsZRJCChBlcnJvcl9jb3JyZWN0aW9uGAQgASgOMigucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuRXJyb3JDb3JyZWN0aW9uEgwKBHNpemUYBSABKAUSRwoTY29ybmVyX3NxdWFyZV9zaGFwZRgGIAEoDjIqLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLkNvcm5lclNxdWFyZVNoYXBlEkEKEGNvcm5lcl9kb3Rfc2hhcGUYByABKA4yJy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5Db3JuZXJEb3RTaGFwZRItCgVmcmFtZRgIIAEoCzIeLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLkZyYW1lEisKBGxvZ28YCSABKAsyHS5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5Mb2dvKs8BCgtNb2R1bGVTdHlsZRIcChhNT0RVTEVfU1RZTEVfVU5TUEVDSUZJRUQQABIXChNNT0RVTEVfU1RZTEVfU1FVQVJFEAESFQoRTU9EVUxFX1NUWUxFX0RPVFMQAhIYChRNT0RVTEVfU1RZTEVfUk9VTkRFRBADEh4KGk1PRFVMRV9TVFlMRV9FWFRSQV9ST1VOREVEEAQSFwoTTU9EVUxFX1NUWUxFX0NMQVNTWRAFEh8KG01PRFVMRV9TVFlMRV9DTEFTU1lfUk9VTkRFRBAGKpkBChFDb3JuZXJTcXVhcmVTaGFwZRIjCh9DT1JORVJfU1FVQVJFX1NIQVBFX1VOU1BFQ0lGSUVEEAASHgoaQ09STkVSX1NRVUFSRV9TSEFQRV9TUVVBUkUQARIfChtDT1JORVJfU1FVQVJFX1NIQVBFX1JPVU5ERUQQAhIeChpDT1JORVJfU1FVQVJFX1NIQVBFX0NJUkNMRRADKooBCg5Db3JuZXJEb3RTaGFwZRIgChxDT1JORVJfRE9UX1NIQVBFX1VOU1BFQ0lGSUVEEAASGwoXQ09STkVSX0RPVF9TSEFQRV9TUVVBUkUQARIcChhDT1JORVJfRE9UX1NIQVBFX1JPVU5ERUQQAhIbChdDT1JORVJfRE9UX1NIQVBFX0NJUkNMRRADKpMBCg9FcnJvckNvcnJlY3Rpb24SIAocRVJST1JfQ09SUkVDVElPTl9VTlNQRUNJRklFRBAAEhYKEkVSUk9SX0NPUlJFQ1RJT05fTBABEhYKEkVSUk9SX0NPUlJFQ1RJT05fTRACEhYKEkVSUk9SX0NPUlJFQ1RJT05fURADEhYKEkVSUk9SX0NPUlJFQ1RJT05fSBAEKm0KCUZyYW1lVHlwZRIaChZGUkFNRV9UWVBFX1VOU1BFQ0lGSUVEEAASFQoRRlJBTUVfVFlQRV9TUVVBUkUQARIWChJGUkFNRV9UWVBFX1JPVU5ERUQQAhIVChFGUkFNRV9UWVBFX0NJUkNMRRADYgZwcm90bzM");
 
 /**
- * Frame is an optional border with labels around the code.
+ * Frame is an optional border with labels around the code. A frame that is not enabled is kept but not drawn.
  *
  * @generated from message qrplatform.rendering.v1.Frame
  */
 export type Frame = Message<"qrplatform.rendering.v1.Frame"> & {
   /**
-   * Whether the frame is drawn.
+   * Whether the frame is drawn; false by default.
    *
    * @generated from field: bool enabled = 1;
    */
   enabled: boolean;
 
   /**
-   * The frame's shape.
+   * The frame's shape; square when not set.
    *
    * @generated from field: qrplatform.rendering.v1.FrameType type = 2;
    */
   type: FrameType;
 
   /**
-   * The frame colour as #RRGGBB.
+   * The frame colour as "#rgb" or "#rrggbb", any case, stored as lower-case "#rrggbb"; "#000000" when empty.
    *
    * @generated from field: string color = 3;
    */
   color: string;
 
   /**
-   * The border thickness in pixels of the design size.
+   * The border thickness in pixels of the design size, 1 to 40; 8 when zero.
    *
    * @generated from field: int32 border_thickness = 4;
    */
   borderThickness: number;
 
   /**
-   * Text above the code; needs the premium frames add-on.
+   * Text above the code: at most 30 characters without control characters, trimmed; a non-empty label on an enabled
+   * frame needs the premium frames add-on.
    *
    * @generated from field: string label_top = 5;
    */
   labelTop: string;
 
   /**
-   * Text below the code; needs the premium frames add-on.
+   * Text below the code, with the same rules as label_top.
    *
    * @generated from field: string label_bottom = 6;
    */
@@ -69,20 +70,22 @@ export const FrameSchema: GenMessage<Frame> = /*@__PURE__*/
   messageDesc(file_qrplatform_rendering_v1_design, 0);
 
 /**
- * Logo is an image placed in the centre of the code, with the modules behind it cleared.
+ * Logo is an image placed in the centre of the code, with the modules behind it cleared. Only inline images are
+ * accepted for now; logos fetched from a URL come later.
  *
  * @generated from message qrplatform.rendering.v1.Logo
  */
 export type Logo = Message<"qrplatform.rendering.v1.Logo"> & {
   /**
-   * The image as a data URI (image/png, image/jpeg or image/svg+xml).
+   * The image as a base64 data URI, "data:image/png;base64,..." or "data:image/jpeg;base64,...", whose bytes must
+   * be a PNG or JPEG of the declared type, at most 256 KiB decoded. Required when a logo is given.
    *
    * @generated from field: string data_uri = 1;
    */
   dataUri: string;
 
   /**
-   * The logo's width as a fraction of the code's width, 0.05 to 0.3.
+   * The logo's width as a fraction of the code's width, 0.1 to 0.3; 0.2 when zero.
    *
    * @generated from field: double scale = 2;
    */
@@ -97,69 +100,70 @@ export const LogoSchema: GenMessage<Logo> = /*@__PURE__*/
   messageDesc(file_qrplatform_rendering_v1_design, 1);
 
 /**
- * Design is everything that styles a QR code image; every field has a default, so an empty design renders a plain code.
+ * Design is everything that styles a QR code image. Every field has a default, so an empty design renders a plain
+ * black-on-white code; unset fields (empty strings, zero, UNSPECIFIED) mean "use the default".
  *
  * @generated from message qrplatform.rendering.v1.Design
  */
 export type Design = Message<"qrplatform.rendering.v1.Design"> & {
   /**
-   * Module colour as #RRGGBB.
+   * Module colour as "#rgb" or "#rrggbb", any case, stored as lower-case "#rrggbb"; "#000000" when empty.
    *
    * @generated from field: string foreground = 1;
    */
   foreground: string;
 
   /**
-   * Background colour as #RRGGBB.
+   * Background colour, with the same forms as foreground; "#ffffff" when empty.
    *
    * @generated from field: string background = 2;
    */
   background: string;
 
   /**
-   * The data module shape.
+   * The data module shape; square when not set.
    *
    * @generated from field: qrplatform.rendering.v1.ModuleStyle style = 3;
    */
   style: ModuleStyle;
 
   /**
-   * The error-correction level.
+   * The error-correction level; M when not set, or H when the design has a logo.
    *
    * @generated from field: qrplatform.rendering.v1.ErrorCorrection error_correction = 4;
    */
   errorCorrection: ErrorCorrection;
 
   /**
-   * The nominal image width in pixels the design was made for.
+   * The nominal image width in pixels the design was made for, 128 to 4096; 1024 when zero.
    *
    * @generated from field: int32 size = 5;
    */
   size: number;
 
   /**
-   * The finder patterns' outer ring shape.
+   * The finder patterns' outer ring shape; square when not set.
    *
    * @generated from field: qrplatform.rendering.v1.CornerSquareShape corner_square_shape = 6;
    */
   cornerSquareShape: CornerSquareShape;
 
   /**
-   * The finder patterns' inner dot shape.
+   * The finder patterns' inner dot shape; square when not set.
    *
    * @generated from field: qrplatform.rendering.v1.CornerDotShape corner_dot_shape = 7;
    */
   cornerDotShape: CornerDotShape;
 
   /**
-   * The frame, when one is drawn.
+   * The frame; a normalized design always has one, disabled unless asked for.
    *
    * @generated from field: qrplatform.rendering.v1.Frame frame = 8;
    */
   frame?: Frame | undefined;
 
   /**
-   * The centre logo, when one is placed.
+   * The centre logo; absent when the code has none.
    *
    * @generated from field: qrplatform.rendering.v1.Logo logo = 9;
    */
@@ -174,7 +178,8 @@ export const DesignSchema: GenMessage<Design> = /*@__PURE__*/
   messageDesc(file_qrplatform_rendering_v1_design, 2);
 
 /**
- * ModuleStyle is the shape of the small data modules of a QR code.
+ * ModuleStyle is the shape of the small data modules of a QR code. Its public token is the value's short name in
+ * kebab case, such as "extra-rounded".
  *
  * @generated from enum qrplatform.rendering.v1.ModuleStyle
  */
@@ -318,41 +323,42 @@ export const CornerDotShapeSchema: GenEnum<CornerDotShape> = /*@__PURE__*/
   enumDesc(file_qrplatform_rendering_v1_design, 2);
 
 /**
- * ErrorCorrection is the QR error-correction level: how much of the symbol can be lost and still decode.
+ * ErrorCorrection is the QR error-correction level: how much of the symbol can be lost and still decode. Its public
+ * token is the level's letter in upper case, such as "H".
  *
  * @generated from enum qrplatform.rendering.v1.ErrorCorrection
  */
 export enum ErrorCorrection {
   /**
-   * Not set: M, or H when a logo is placed.
+   * Not set: M, or H when the design has a logo.
    *
    * @generated from enum value: ERROR_CORRECTION_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
-   * About 7% recoverable.
+   * About 7% recoverable; up to 2953 bytes of content.
    *
    * @generated from enum value: ERROR_CORRECTION_L = 1;
    */
   L = 1,
 
   /**
-   * About 15% recoverable.
+   * About 15% recoverable; up to 2331 bytes of content.
    *
    * @generated from enum value: ERROR_CORRECTION_M = 2;
    */
   M = 2,
 
   /**
-   * About 25% recoverable.
+   * About 25% recoverable; up to 1663 bytes of content.
    *
    * @generated from enum value: ERROR_CORRECTION_Q = 3;
    */
   Q = 3,
 
   /**
-   * About 30% recoverable.
+   * About 30% recoverable; up to 1273 bytes of content.
    *
    * @generated from enum value: ERROR_CORRECTION_H = 4;
    */
@@ -366,13 +372,13 @@ export const ErrorCorrectionSchema: GenEnum<ErrorCorrection> = /*@__PURE__*/
   enumDesc(file_qrplatform_rendering_v1_design, 3);
 
 /**
- * FrameType is the decoration drawn around the code.
+ * FrameType is the shape of the border drawn around the code when its frame is enabled.
  *
  * @generated from enum qrplatform.rendering.v1.FrameType
  */
 export enum FrameType {
   /**
-   * Not set: no frame.
+   * Not set: square.
    *
    * @generated from enum value: FRAME_TYPE_UNSPECIFIED = 0;
    */

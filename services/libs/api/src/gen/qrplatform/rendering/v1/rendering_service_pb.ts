@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/rendering/v1/rendering_service.proto.
  */
 export const file_qrplatform_rendering_v1_rendering_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci9xcnBsYXRmb3JtL3JlbmRlcmluZy92MS9yZW5kZXJpbmdfc2VydmljZS5wcm90bxIXcXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEimwEKE1JlbmRlclFyQ29kZVJlcXVlc3QSDwoHY29udGVudBgBIAEoCRIvCgZkZXNpZ24YAiABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SNAoGZm9ybWF0GAMgASgOMiQucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuSW1hZ2VGb3JtYXQSDAoEc2l6ZRgEIAEoBSJJChRSZW5kZXJRckNvZGVSZXNwb25zZRINCgVpbWFnZRgBIAEoDBIUCgxjb250ZW50X3R5cGUYAiABKAkSDAoEZXRhZxgDIAEoCSJZChVWYWxpZGF0ZURlc2lnblJlcXVlc3QSLwoGZGVzaWduGAEgASgLMh8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuRGVzaWduEg8KB2NvbnRlbnQYAiABKAkiVgoWVmFsaWRhdGVEZXNpZ25SZXNwb25zZRI8Cgp2aW9sYXRpb25zGAEgAygLMigucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuRGVzaWduVmlvbGF0aW9uIkUKD0Rlc2lnblZpb2xhdGlvbhINCgVmaWVsZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkqbQoLSW1hZ2VGb3JtYXQSHAoYSU1BR0VfRk9STUFUX1VOU1BFQ0lGSUVEEAASFAoQSU1BR0VfRk9STUFUX1BORxABEhQKEElNQUdFX0ZPUk1BVF9KUEcQAhIUChBJTUFHRV9GT1JNQVRfU1ZHEAMy8gEKEFJlbmRlcmluZ1NlcnZpY2USawoMUmVuZGVyUXJDb2RlEiwucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuUmVuZGVyUXJDb2RlUmVxdWVzdBotLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLlJlbmRlclFyQ29kZVJlc3BvbnNlEnEKDlZhbGlkYXRlRGVzaWduEi4ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuVmFsaWRhdGVEZXNpZ25SZXF1ZXN0Gi8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuVmFsaWRhdGVEZXNpZ25SZXNwb25zZWIGcHJvdG8z", [file_qrplatform_rendering_v1_design]);
+  fileDesc("Ci9xcnBsYXRmb3JtL3JlbmRlcmluZy92MS9yZW5kZXJpbmdfc2VydmljZS5wcm90bxIXcXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEimwEKE1JlbmRlclFyQ29kZVJlcXVlc3QSDwoHY29udGVudBgBIAEoCRIvCgZkZXNpZ24YAiABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SNAoGZm9ybWF0GAMgASgOMiQucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuSW1hZ2VGb3JtYXQSDAoEc2l6ZRgEIAEoBSJJChRSZW5kZXJRckNvZGVSZXNwb25zZRINCgVpbWFnZRgBIAEoDBIUCgxjb250ZW50X3R5cGUYAiABKAkSDAoEZXRhZxgDIAEoCSJZChVWYWxpZGF0ZURlc2lnblJlcXVlc3QSLwoGZGVzaWduGAEgASgLMh8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuRGVzaWduEg8KB2NvbnRlbnQYAiABKAkiZwoWVmFsaWRhdGVEZXNpZ25SZXNwb25zZRIvCgZkZXNpZ24YASABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SHAoUcHJlbWl1bV9mcmFtZV9maWVsZHMYAiADKAkqbQoLSW1hZ2VGb3JtYXQSHAoYSU1BR0VfRk9STUFUX1VOU1BFQ0lGSUVEEAASFAoQSU1BR0VfRk9STUFUX1BORxABEhQKEElNQUdFX0ZPUk1BVF9KUEcQAhIUChBJTUFHRV9GT1JNQVRfU1ZHEAMy8gEKEFJlbmRlcmluZ1NlcnZpY2USawoMUmVuZGVyUXJDb2RlEiwucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuUmVuZGVyUXJDb2RlUmVxdWVzdBotLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLlJlbmRlclFyQ29kZVJlc3BvbnNlEnEKDlZhbGlkYXRlRGVzaWduEi4ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuVmFsaWRhdGVEZXNpZ25SZXF1ZXN0Gi8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuVmFsaWRhdGVEZXNpZ25SZXNwb25zZWIGcHJvdG8z", [file_qrplatform_rendering_v1_design]);
 
 /**
  * RenderQrCodeRequest describes the image to render.
@@ -92,20 +92,21 @@ export const RenderQrCodeResponseSchema: GenMessage<RenderQrCodeResponse> = /*@_
   messageDesc(file_qrplatform_rendering_v1_rendering_service, 1);
 
 /**
- * ValidateDesignRequest carries the design to check.
+ * ValidateDesignRequest carries the design to check and, optionally, what it will encode.
  *
  * @generated from message qrplatform.rendering.v1.ValidateDesignRequest
  */
 export type ValidateDesignRequest = Message<"qrplatform.rendering.v1.ValidateDesignRequest"> & {
   /**
-   * The design.
+   * The design; absent means the default design.
    *
    * @generated from field: qrplatform.rendering.v1.Design design = 1;
    */
   design?: Design | undefined;
 
   /**
-   * The content the design will encode, to judge capacity with a logo.
+   * The text the code will encode, usually its short link URL; refused when it is longer than a QR code holds at the
+   * design's error-correction level. Empty skips that check.
    *
    * @generated from field: string content = 2;
    */
@@ -120,17 +121,27 @@ export const ValidateDesignRequestSchema: GenMessage<ValidateDesignRequest> = /*
   messageDesc(file_qrplatform_rendering_v1_rendering_service, 2);
 
 /**
- * ValidateDesignResponse reports whether the design can be used.
+ * ValidateDesignResponse holds a valid design with every default filled in.
  *
  * @generated from message qrplatform.rendering.v1.ValidateDesignResponse
  */
 export type ValidateDesignResponse = Message<"qrplatform.rendering.v1.ValidateDesignResponse"> & {
   /**
-   * The problems found; empty when the design is valid.
+   * The normalized design: colours as lower-case "#rrggbb", trimmed labels, and every unset field set to its default,
+   * so storing it pins the look even if defaults change later.
    *
-   * @generated from field: repeated qrplatform.rendering.v1.DesignViolation violations = 1;
+   * @generated from field: qrplatform.rendering.v1.Design design = 1;
    */
-  violations: DesignViolation[];
+  design?: Design | undefined;
+
+  /**
+   * The fields that need the premium frames add-on, such as "design.frame.type" for a circle frame or
+   * "design.frame.label_top" for a label on an enabled frame; empty when the design needs no add-on. Whether the
+   * account has the add-on is the caller's decision.
+   *
+   * @generated from field: repeated string premium_frame_fields = 2;
+   */
+  premiumFrameFields: string[];
 };
 
 /**
@@ -139,41 +150,6 @@ export type ValidateDesignResponse = Message<"qrplatform.rendering.v1.ValidateDe
  */
 export const ValidateDesignResponseSchema: GenMessage<ValidateDesignResponse> = /*@__PURE__*/
   messageDesc(file_qrplatform_rendering_v1_rendering_service, 3);
-
-/**
- * DesignViolation is one reason a design cannot be used.
- *
- * @generated from message qrplatform.rendering.v1.DesignViolation
- */
-export type DesignViolation = Message<"qrplatform.rendering.v1.DesignViolation"> & {
-  /**
-   * The path of the offending field, such as "design.foreground".
-   *
-   * @generated from field: string field = 1;
-   */
-  field: string;
-
-  /**
-   * A stable machine-readable reason, such as "low_contrast".
-   *
-   * @generated from field: string reason = 2;
-   */
-  reason: string;
-
-  /**
-   * A human-readable explanation.
-   *
-   * @generated from field: string description = 3;
-   */
-  description: string;
-};
-
-/**
- * Describes the message qrplatform.rendering.v1.DesignViolation.
- * Use `create(DesignViolationSchema)` to create a new message.
- */
-export const DesignViolationSchema: GenMessage<DesignViolation> = /*@__PURE__*/
-  messageDesc(file_qrplatform_rendering_v1_rendering_service, 4);
 
 /**
  * ImageFormat is the encoding of a rendered image.
@@ -233,7 +209,9 @@ export const RenderingService: GenService<{
     output: typeof RenderQrCodeResponseSchema;
   },
   /**
-   * ValidateDesign checks that a design is well formed and will scan, without rendering it.
+   * ValidateDesign checks a design and returns it normalized, without rendering it. An invalid design or content fails
+   * with INVALID_ARGUMENT, reason "validation_error", and one field violation per problem, with paths relative to
+   * the request such as "design.frame.label_top" or "content".
    *
    * @generated from rpc qrplatform.rendering.v1.RenderingService.ValidateDesign
    */

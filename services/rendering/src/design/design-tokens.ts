@@ -1,0 +1,63 @@
+import type { DescEnum } from "@bufbuild/protobuf";
+import type { GenEnum } from "@bufbuild/protobuf/codegenv2";
+import {
+  CornerDotShapeSchema,
+  CornerSquareShapeSchema,
+  ErrorCorrectionSchema,
+  FrameTypeSchema,
+  ModuleStyleSchema,
+} from "@qrplatform/api/rendering";
+
+/**
+ * The design's enums, keyed by the public JSON path of the field that holds them. The REST edge maps
+ * JSON to proto with these instead of its own lists, so a value added to the proto appears in the API.
+ */
+export const designEnums = {
+  style: ModuleStyleSchema,
+  errorCorrection: ErrorCorrectionSchema,
+  cornerSquareShape: CornerSquareShapeSchema,
+  cornerDotShape: CornerDotShapeSchema,
+  "frame.type": FrameTypeSchema,
+} as const;
+
+/** The public JSON path of a design field that holds an enum. */
+export type DesignEnumField = keyof typeof designEnums;
+
+/** Error-correction levels keep the standard's upper-case letters; every other token is kebab case. */
+const UPPER_CASE_TOKENS: ReadonlySet<DescEnum> = new Set([ErrorCorrectionSchema]);
+
+function tokenOfName(schema: DescEnum, localName: string): string {
+  return UPPER_CASE_TOKENS.has(schema) ? localName.toUpperCase() : localName.toLowerCase().replaceAll("_", "-");
+}
+
+/**
+ * The public token of a design enum value: its short name in kebab case (MODULE_STYLE_EXTRA_ROUNDED ->
+ * "extra-rounded"), or the upper-case letter for error correction (ERROR_CORRECTION_H -> "H").
+ * Throws a RangeError for UNSPECIFIED and unknown numbers: a normalized design never holds them.
+ */
+export function tokenOf(schema: DescEnum, value: number): string {
+  const found = schema.values.find((v) => v.number === value && v.number !== 0);
+  if (!found) throw new RangeError(`${value} has no public token in ${schema.typeName}`);
+  return tokenOfName(schema, found.localName);
+}
+
+/** The enum value for a public token (exact spelling), or undefined when the token names no value. */
+export function valueOf<E extends number>(schema: GenEnum<E>, token: string): E | undefined;
+export function valueOf(schema: DescEnum, token: string): number | undefined;
+export function valueOf(schema: DescEnum, token: string): number | undefined {
+  return schema.values.find((v) => v.number !== 0 && tokenOfName(schema, v.localName) === token)?.number;
+}
+
+/** Every public token of an enum, UNSPECIFIED excluded, in declaration order. */
+export function tokensOf(schema: DescEnum): string[] {
+  return schema.values.filter((v) => v.number !== 0).map((v) => tokenOfName(schema, v.localName));
+}
+
+/** The accepted tokens of each design enum field, for request validation and the OpenAPI document. */
+export const designTokens: { readonly [F in DesignEnumField]: readonly string[] } = {
+  style: tokensOf(ModuleStyleSchema),
+  errorCorrection: tokensOf(ErrorCorrectionSchema),
+  cornerSquareShape: tokensOf(CornerSquareShapeSchema),
+  cornerDotShape: tokensOf(CornerDotShapeSchema),
+  "frame.type": tokensOf(FrameTypeSchema),
+};

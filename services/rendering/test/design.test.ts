@@ -1,0 +1,410 @@
+import { crc32, deflateSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import {
+  CornerDotShape,
+  CornerSquareShape,
+  DesignSchema,
+  ErrorCorrection,
+  ErrorCorrectionSchema,
+  FrameType,
+  ModuleStyle,
+  RenderingService,
+  type Design,
+} from "@qrplatform/api/rendering";
+import { createLogger, errorInfoOf, inProcessTransport } from "@qrplatform/platform";
+import { checkDesign, normalizeDesign, premiumFrameFields } from "../src/design/design-rules.js";
+import { MAX_LOGO_BYTES } from "../src/design/logo-data-uri.js";
+import { buildRendering } from "../src/server.js";
+import { designEnums, designTokens, tokenOf, valueOf } from "@qrplatform/rendering/design-tokens";
+
+type DesignInit = MessageInitShape<typeof DesignSchema>;
+
+const design = (init: DesignInit = {}): Design => create(DesignSchema, init);
+
+/** The problems of a design as "field reason" strings, for compact assertions. */
+function problemsOf(init: DesignInit, content = ""): string[] {
+  return checkDesign(design(init), content).problems.map((p) => `${p.field} ${p.reason}`);
+}
+
+/** A real 1x1 PNG: signature, IHDR, one IDAT row, IEND, each chunk with its CRC. */
+function tinyPng(): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(body));
+    return Buffer.concat([length, body, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(1, 0); // width
+  ihdr.writeUInt32BE(1, 4); // height
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB, deflate, no filter, no interlace
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", deflateSync(Buffer.from([0, 0x1a, 0x2b, 0x3c]))),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
+/** The start of a JFIF file: SOI, then an APP0 marker. */
+const jpegBytes = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0xff, 0xd9]);
+
+const dataUri = (mediaType: string, bytes: Buffer) => `data:${mediaType};base64,${bytes.toString("base64")}`;
+
+/** A PNG padded with trailing bytes to exactly `size` bytes. */
+const pngOfSize = (size: number) => Buffer.concat([tinyPng(), Buffer.alloc(size - tinyPng().length, 7)]);
+
+describe("defaults", () => {
+  it("fills in every field of an absent or empty design", () => {
+    const expected = {
+      foreground: "#000000",
+      background: "#ffffff",
+      style: ModuleStyle.SQUARE,
+      errorCorrection: ErrorCorrection.M,
+      size: 1024,
+      cornerSquareShape: CornerSquareShape.SQUARE,
+      cornerDotShape: CornerDotShape.SQUARE,
+      frame: { enabled: false, type: FrameType.SQUARE, color: "#000000", borderThickness: 8, labelTop: "", labelBottom: "" },
+    };
+    for (const input of [undefined, design()]) {
+      const { design: normalized, problems } = normalizeDesign(input);
+      expect(problems).toEqual([]);
+      expect(normalized).toMatchObject(expected);
+      expect(normalized.logo).toBeUndefined();
+    }
+  });
+
+  it("defaults error correction to H when a logo is placed, but keeps a level that was given", () => {
+    const logo = { dataUri: dataUri("image/png", tinyPng()) };
+    const withLogo = normalizeDesign(design({ logo }));
+    expect(withLogo.problems).toEqual([]);
+    expect(withLogo.design.errorCorrection).toBe(ErrorCorrection.H);
+    expect(withLogo.design.logo?.scale).toBe(0.2);
+    expect(normalizeDesign(design({ logo, errorCorrection: ErrorCorrection.L })).design.errorCorrection).toBe(ErrorCorrection.L);
+  });
+
+  it("keeps values that were given", () => {
+    const given = {
+      foreground: "#112233",
+      background: "#fefefe",
+      style: ModuleStyle.CLASSY_ROUNDED,
+      errorCorrection: ErrorCorrection.Q,
+      size: 2048,
+      cornerSquareShape: CornerSquareShape.CIRCLE,
+      cornerDotShape: CornerDotShape.ROUNDED,
+      frame: { enabled: true, type: FrameType.ROUNDED, color: "#123456", borderThickness: 12, labelTop: "Scan", labelBottom: "me" },
+    };
+    const { design: normalized, problems } = normalizeDesign(design(given));
+    expect(problems).toEqual([]);
+    expect(normalized).toMatchObject(given);
+  });
+});
+
+describe("colours", () => {
+  it("accepts #rgb and #rrggbb in any case and stores lower-case #rrggbb", () => {
+    const { design: normalized, problems } = normalizeDesign(
+      design({ foreground: "#AbC", background: "#A1B2C3", frame: { color: "#0f0" } }),
+    );
+    expect(problems).toEqual([]);
+    expect(normalized.foreground).toBe("#aabbcc");
+    expect(normalized.background).toBe("#a1b2c3");
+    expect(normalized.frame?.color).toBe("#00ff00");
+  });
+
+  it.each(["fff", "#ffff", "#12345", "#1234567", "#gggggg", " #ffffff", "#ffffff ", "red", "rgb(0,0,0)", "#"])(
+    "refuses %j in every colour field",
+    (color) => {
+      expect(problemsOf({ foreground: color, background: color, frame: { color } })).toEqual([
+        "design.foreground invalid_color",
+        "design.background invalid_color",
+        "design.frame.color invalid_color",
+      ]);
+    },
+  );
+});
+
+describe("bounds", () => {
+  it.each([
+    [128, true],
+    [4096, true],
+    [127, false],
+    [4097, false],
+    [-1024, false],
+  ])("size %d valid: %s", (size, valid) => {
+    const { design: normalized, problems } = normalizeDesign(design({ size }));
+    expect(problems.map((p) => `${p.field} ${p.reason}`)).toEqual(valid ? [] : ["size out_of_range"]);
+    if (valid) expect(normalized.size).toBe(size);
+  });
+
+  it.each([
+    [1, true],
+    [40, true],
+    [41, false],
+    [-1, false],
+  ])("frame border thickness %d valid: %s", (borderThickness, valid) => {
+    const { design: normalized, problems } = normalizeDesign(design({ frame: { borderThickness } }));
+    expect(problems.map((p) => `${p.field} ${p.reason}`)).toEqual(valid ? [] : ["frame.border_thickness out_of_range"]);
+    if (valid) expect(normalized.frame?.borderThickness).toBe(borderThickness);
+  });
+
+  it.each([
+    [0.1, true],
+    [0.3, true],
+    [0.15, true],
+    [0.0999, false],
+    [0.3001, false],
+    [-0.2, false],
+    [1, false],
+    [Number.NaN, false],
+  ])("logo scale %d valid: %s", (scale, valid) => {
+    const { design: normalized, problems } = normalizeDesign(design({ logo: { dataUri: dataUri("image/png", tinyPng()), scale } }));
+    expect(problems.map((p) => `${p.field} ${p.reason}`)).toEqual(valid ? [] : ["logo.scale out_of_range"]);
+    if (valid) expect(normalized.logo?.scale).toBe(scale);
+  });
+
+  it("allows labels of 30 characters after trimming, counting characters rather than UTF-16 units", () => {
+    const thirty = "x".repeat(30);
+    const emoji = "😀".repeat(30); // 60 UTF-16 units, 30 characters
+    const { design: normalized, problems } = normalizeDesign(design({ frame: { labelTop: `  ${thirty}  `, labelBottom: emoji } }));
+    expect(problems).toEqual([]);
+    expect(normalized.frame?.labelTop).toBe(thirty);
+    expect(normalized.frame?.labelBottom).toBe(emoji);
+  });
+
+  it("refuses labels of 31 characters", () => {
+    expect(problemsOf({ frame: { labelTop: "x".repeat(31), labelBottom: "😀".repeat(31) } })).toEqual([
+      "design.frame.label_top too_long",
+      "design.frame.label_bottom too_long",
+    ]);
+  });
+
+  it.each(["Scan\nme", "tab\there", "bell\u0007", "del\u007f", "trailing\r\n"])("refuses the control characters in %j", (label) => {
+    expect(problemsOf({ frame: { labelTop: label } })).toEqual(["design.frame.label_top invalid_characters"]);
+  });
+
+  it("trims labels, so a blank label is no label", () => {
+    expect(normalizeDesign(design({ frame: { labelTop: "   ", labelBottom: " Hello " } })).design.frame).toMatchObject({
+      labelTop: "",
+      labelBottom: "Hello",
+    });
+  });
+
+  it("refuses enum numbers the proto does not define", () => {
+    expect(
+      problemsOf({
+        style: 99 as ModuleStyle,
+        errorCorrection: 9 as ErrorCorrection,
+        cornerSquareShape: 7 as CornerSquareShape,
+        cornerDotShape: 7 as CornerDotShape,
+        frame: { type: 8 as FrameType },
+      }),
+    ).toEqual([
+      "design.style unknown_value",
+      "design.error_correction unknown_value",
+      "design.corner_square_shape unknown_value",
+      "design.corner_dot_shape unknown_value",
+      "design.frame.type unknown_value",
+    ]);
+  });
+});
+
+describe("tokens", () => {
+  it("round-trips every value of every design enum through its token", () => {
+    for (const schema of Object.values(designEnums)) {
+      const values = schema.values.filter((v) => v.number !== 0);
+      expect(values.length).toBeGreaterThan(0);
+      for (const { number } of values) {
+        const token = tokenOf(schema, number);
+        expect(valueOf(schema, token)).toBe(number);
+      }
+    }
+  });
+
+  it("spells tokens as kebab case of the short name, and error-correction levels as upper-case letters", () => {
+    for (const [field, schema] of Object.entries(designEnums)) {
+      const tokens = schema.values.filter((v) => v.number !== 0).map((v) => tokenOf(schema, v.number));
+      expect(designTokens[field as keyof typeof designTokens]).toEqual(tokens);
+      for (const token of tokens) expect(token).toMatch(schema === ErrorCorrectionSchema ? /^[LMQH]$/ : /^[a-z]+(-[a-z]+)*$/);
+    }
+    expect(designTokens).toEqual({
+      style: ["square", "dots", "rounded", "extra-rounded", "classy", "classy-rounded"],
+      errorCorrection: ["L", "M", "Q", "H"],
+      cornerSquareShape: ["square", "rounded", "circle"],
+      cornerDotShape: ["square", "rounded", "circle"],
+      "frame.type": ["square", "rounded", "circle"],
+    });
+    expect(tokenOf(designEnums.style, ModuleStyle.EXTRA_ROUNDED)).toBe("extra-rounded");
+    expect(valueOf(designEnums.errorCorrection, "H")).toBe(ErrorCorrection.H);
+  });
+
+  it("has no token for UNSPECIFIED and no value for unknown or misspelled tokens", () => {
+    expect(() => tokenOf(designEnums.style, ModuleStyle.UNSPECIFIED)).toThrow(RangeError);
+    expect(() => tokenOf(designEnums.style, 42 as ModuleStyle)).toThrow(RangeError);
+    for (const token of ["unspecified", "", "extra_rounded", "EXTRA_ROUNDED", "Square", "h", "MODULE_STYLE_DOTS"]) {
+      expect(valueOf(designEnums.style, token)).toBeUndefined();
+    }
+    expect(valueOf(designEnums.errorCorrection, "h")).toBeUndefined();
+  });
+});
+
+describe("logos", () => {
+  it("accepts a real PNG and a JPEG, storing a canonical data URI", () => {
+    const png = tinyPng();
+    const accepted = normalizeDesign(design({ logo: { dataUri: `data:IMAGE/PNG;base64,${png.toString("base64")}` } }));
+    expect(accepted.problems).toEqual([]);
+    expect(accepted.design.logo?.dataUri).toBe(dataUri("image/png", png));
+    expect(problemsOf({ logo: { dataUri: dataUri("image/jpeg", jpegBytes) } })).toEqual([]);
+  });
+
+  it("refuses bytes that are not of the declared type", () => {
+    expect(problemsOf({ logo: { dataUri: dataUri("image/png", jpegBytes) } })).toEqual(["design.logo.data_uri invalid_logo"]);
+    expect(problemsOf({ logo: { dataUri: dataUri("image/jpeg", tinyPng()) } })).toEqual(["design.logo.data_uri invalid_logo"]);
+    const pngTextThenJpeg = Buffer.concat([Buffer.from("PNG"), jpegBytes]);
+    expect(problemsOf({ logo: { dataUri: dataUri("image/png", pngTextThenJpeg) } })).toEqual(["design.logo.data_uri invalid_logo"]);
+  });
+
+  it.each([
+    ["an SVG", dataUri("image/svg+xml", Buffer.from("<svg xmlns='http://www.w3.org/2000/svg'/>"))],
+    ["a GIF", dataUri("image/gif", Buffer.from("GIF89a"))],
+    ["a URL", "https://example.com/logo.png"],
+    ["a data URI without base64", `data:image/png,${tinyPng().toString("latin1")}`],
+    ["broken base64", `data:image/png;base64,${tinyPng().toString("base64").slice(0, -1)}`],
+    ["base64 with other characters", `data:image/png;base64,${tinyPng().toString("base64")}!!!!`],
+    ["a media type parameter", `data:image/png;charset=utf-8;base64,${tinyPng().toString("base64")}`],
+  ])("refuses %s", (_, uri) => {
+    expect(problemsOf({ logo: { dataUri: uri } })).toEqual(["design.logo.data_uri invalid_logo"]);
+  });
+
+  it("accepts 256 KiB and refuses one byte more", () => {
+    expect(MAX_LOGO_BYTES).toBe(256 * 1024);
+    expect(problemsOf({ logo: { dataUri: dataUri("image/png", pngOfSize(MAX_LOGO_BYTES)) } })).toEqual([]);
+    expect(problemsOf({ logo: { dataUri: dataUri("image/png", pngOfSize(MAX_LOGO_BYTES + 1)) } })).toEqual(["design.logo.data_uri too_large"]);
+    expect(problemsOf({ logo: { dataUri: dataUri("image/png", pngOfSize(4 * MAX_LOGO_BYTES)) } })).toEqual(["design.logo.data_uri too_large"]);
+  });
+
+  it("requires the image when a logo is given", () => {
+    expect(problemsOf({ logo: { scale: 0.2 } })).toEqual(["design.logo.data_uri required"]);
+  });
+});
+
+describe("premium frames", () => {
+  const premium = (frame: DesignInit["frame"]) => premiumFrameFields(normalizeDesign(design({ frame })).design);
+
+  it("asks for the add-on for a circle or a label on an enabled frame", () => {
+    expect(premium({ enabled: true, type: FrameType.CIRCLE })).toEqual(["frame.type"]);
+    expect(premium({ enabled: true, labelTop: "Scan me" })).toEqual(["frame.label_top"]);
+    expect(premium({ enabled: true, type: FrameType.ROUNDED, labelBottom: "Menu" })).toEqual(["frame.label_bottom"]);
+    expect(premium({ enabled: true, type: FrameType.CIRCLE, labelTop: "a", labelBottom: "b" })).toEqual([
+      "frame.type",
+      "frame.label_top",
+      "frame.label_bottom",
+    ]);
+  });
+
+  it("needs no add-on for plain frames, blank labels or a frame that is not drawn", () => {
+    expect(premium(undefined)).toEqual([]);
+    expect(premium({ enabled: true })).toEqual([]);
+    expect(premium({ enabled: true, type: FrameType.ROUNDED, labelTop: "   " })).toEqual([]);
+    expect(premium({ enabled: false, type: FrameType.CIRCLE, labelTop: "a", labelBottom: "b" })).toEqual([]);
+  });
+
+  it("reports premium fields in request spelling", () => {
+    expect(checkDesign(design({ frame: { enabled: true, type: FrameType.CIRCLE } }), "").premiumFrameFields).toEqual(["design.frame.type"]);
+  });
+});
+
+describe("content capacity", () => {
+  // Version 40, byte mode, from ISO/IEC 18004 table 7.
+  it.each([
+    [ErrorCorrection.L, 2953],
+    [ErrorCorrection.M, 2331],
+    [ErrorCorrection.Q, 1663],
+    [ErrorCorrection.H, 1273],
+  ])("level %d holds %d bytes and not one more", (errorCorrection, capacity) => {
+    expect(problemsOf({ errorCorrection }, "a".repeat(capacity))).toEqual([]);
+    const tooLong = checkDesign(design({ errorCorrection }), "a".repeat(capacity + 1)).problems;
+    expect(tooLong.map((p) => `${p.field} ${p.reason}`)).toEqual(["content too_long"]);
+    expect(tooLong[0]?.description).toContain(tokenOf(ErrorCorrectionSchema, errorCorrection));
+  });
+
+  it("counts UTF-8 bytes, not characters", () => {
+    const twoByteCharacters = "é".repeat(1166); // 2332 bytes
+    expect(problemsOf({}, twoByteCharacters)).toEqual(["content too_long"]);
+    expect(problemsOf({}, twoByteCharacters.slice(1))).toEqual([]);
+  });
+
+  it("judges content at the level a logo implies", () => {
+    const content = "a".repeat(1274);
+    expect(problemsOf({}, content)).toEqual([]);
+    expect(problemsOf({ logo: { dataUri: dataUri("image/png", tinyPng()) } }, content)).toEqual(["content too_long"]);
+  });
+
+  it("does not judge content against an invalid level, nor empty content", () => {
+    expect(problemsOf({ errorCorrection: 9 as ErrorCorrection }, "a".repeat(5000))).toEqual(["design.error_correction unknown_value"]);
+    expect(problemsOf({ errorCorrection: ErrorCorrection.H }, "")).toEqual([]);
+  });
+});
+
+describe("RenderingService over the service credential", () => {
+  const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
+  const logger = createLogger({ service: "test", level: "silent" });
+  const clientWith = async (token: string) =>
+    createClient(RenderingService, inProcessTransport({ modules: [await buildRendering()], credentials, logger, token }));
+
+  it("returns the normalized design and the premium fields", async () => {
+    const rendering = await clientWith(credentials.serviceToken);
+    const res = await rendering.validateDesign({
+      design: { foreground: "#F00", frame: { enabled: true, labelTop: "  Scan me " } },
+      content: "https://qr.example/abcdefgh",
+    });
+    expect(res.design).toMatchObject({
+      foreground: "#ff0000",
+      background: "#ffffff",
+      errorCorrection: ErrorCorrection.M,
+      size: 1024,
+      frame: { enabled: true, type: FrameType.SQUARE, labelTop: "Scan me", borderThickness: 8 },
+    });
+    expect(res.premiumFrameFields).toEqual(["design.frame.label_top"]);
+
+    const plain = await rendering.validateDesign({});
+    expect(plain.design?.style).toBe(ModuleStyle.SQUARE);
+    expect(plain.premiumFrameFields).toEqual([]);
+  });
+
+  it("fails with INVALID_ARGUMENT naming every invalid field", async () => {
+    const rendering = await clientWith(credentials.serviceToken);
+    const error = ConnectError.from(
+      await rendering
+        .validateDesign({
+          design: { background: "white", size: 64, frame: { labelBottom: "x".repeat(31) }, logo: { dataUri: dataUri("image/png", jpegBytes) } },
+          content: "a".repeat(3000),
+        })
+        .catch((e) => e),
+    );
+    expect(error.code).toBe(Code.InvalidArgument);
+    const info = errorInfoOf(error);
+    expect(info?.reason).toBe("validation_error");
+    expect(info?.fieldViolations.map((v) => [v.field, v.reason])).toEqual([
+      ["design.background", "invalid_color"],
+      ["design.size", "out_of_range"],
+      ["design.frame.label_bottom", "too_long"],
+      ["design.logo.data_uri", "invalid_logo"],
+      ["content", "too_long"],
+    ]);
+    expect(info?.fieldViolations.every((v) => v.description.length > 0)).toBe(true);
+  });
+
+  it("leaves rendering unimplemented and refuses callers without a credential", async () => {
+    const rendering = await clientWith(credentials.serviceToken);
+    const unimplemented = ConnectError.from(await rendering.renderQrCode({ content: "x" }).catch((e) => e));
+    expect(unimplemented.code).toBe(Code.Unimplemented);
+
+    const stranger = await clientWith("not-a-credential");
+    const refused = ConnectError.from(await stranger.validateDesign({}).catch((e) => e));
+    expect(refused.code).toBe(Code.Unauthenticated);
+  });
+});
