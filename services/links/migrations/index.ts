@@ -1,7 +1,10 @@
 import type { Migrations } from "@qrplatform/db";
+import * as linksAndDomains from "./20261123T1000_links_and_domains.js";
 
 /** The links schema's migrations, oldest first. */
-export const migrations: Migrations = {};
+export const migrations: Migrations = {
+  "20261123T1000_links_and_domains": linksAndDomains,
+};
 
 /** The Postgres schema that holds the links service's tables. */
 export const SCHEMA = "links";

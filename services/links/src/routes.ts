@@ -1,13 +1,36 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { AnalyticsService, DomainService, LinkService, RedirectService } from "@qrplatform/api/links";
+import type { LinksDeps } from "./deps.js";
+import {
+  createDomain,
+  deleteDomain,
+  getDomain,
+  listDomainsPage,
+  verifyDomain,
+} from "./domains/domains.handlers.js";
+import { createLink, deleteLinkById, getLink, updateLinkFields } from "./links/links.handlers.js";
+import { resolveRedirect } from "./redirects/redirects.handlers.js";
 
 /**
- * Registers the links services. Their methods arrive with the QR-code, redirect and analytics work;
- * until a method is implemented here, Connect answers it with UNIMPLEMENTED.
+ * Registers the links services. RedirectService.RecordScans and AnalyticsService arrive with the
+ * analytics work; until then Connect answers them with UNIMPLEMENTED.
  */
-export function registerRoutes(router: ConnectRouter): void {
-  router.service(LinkService, {});
-  router.service(DomainService, {});
-  router.service(RedirectService, {});
+export function registerRoutes(router: ConnectRouter, deps: LinksDeps): void {
+  router.service(LinkService, {
+    createLink: (req) => createLink(deps, req),
+    getLink: (req) => getLink(deps, req),
+    updateLink: (req) => updateLinkFields(deps, req),
+    deleteLink: (req) => deleteLinkById(deps, req),
+  });
+  router.service(DomainService, {
+    createDomain: (req) => createDomain(deps, req),
+    getDomain: (req, context) => getDomain(deps, req, context),
+    listDomains: (req, context) => listDomainsPage(deps, req, context),
+    verifyDomain: (req, context) => verifyDomain(deps, req, context),
+    deleteDomain: (req, context) => deleteDomain(deps, req, context),
+  });
+  router.service(RedirectService, {
+    resolveRedirect: (req) => resolveRedirect(deps, req),
+  });
   router.service(AnalyticsService, {});
 }

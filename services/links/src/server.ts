@@ -1,22 +1,83 @@
 import type { Kysely } from "kysely";
 import { AnalyticsService, DomainService, LinkService, RedirectService } from "@qrplatform/api/links";
 import { migrateSchema } from "@qrplatform/db";
-import type { GrpcModule } from "@qrplatform/platform";
+import { ConfigError, PageTokens, type GrpcModule } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
+import type { LinksDeps } from "./deps.js";
+import { dnsTxtLookup, isDnsServerAddress } from "./domains/dns-lookup.js";
+import { generateSlug } from "./links/slugs.js";
+import { shortDomainMatcher } from "./redirects/hosts.js";
 import { registerRoutes } from "./routes.js";
+import type { LinksTables } from "./tables.js";
+
+export { buildRedirector, resolveVia, type RedirectorOptions, type RedirectTarget, type ResolveLink } from "./redirects/redirector.js";
+export { destinationUrlProblem } from "./links/destination-url.js";
 
 /** What the links service is built from. */
 export interface LinksOptions {
   /** The shared database handle; links narrows it to its own schema. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   db: Kysely<any>;
+  /**
+   * The default short domain, an http(s) origin without a path, such as "https://qr.example" or
+   * "http://127.0.0.1:8080": canonical URLs are `${shortLinkBaseUrl}/${slug}`, and requests to its host
+   * resolve generated slugs. A trailing slash is ignored.
+   */
+  shortLinkBaseUrl: string;
+  /** The scheme of vanity URLs on custom domains; "https" unless a deployment serves them over plain HTTP. */
+  customDomainScheme?: "https" | "http";
+  /** The DNS server ("host:port", an IP address) that domain verification asks; the system's resolvers when unset. */
+  dnsResolver?: string | undefined;
+  /** How long one DNS attempt may take, in milliseconds (default 2000; two attempts are made). */
+  dnsTimeoutMs?: number;
+  /** Signs list page tokens. */
+  pageTokenSecret: string;
+  /** The clock; tests replace it. */
+  now?: () => Date;
+  /** Makes generated slugs; tests replace it to force collisions. Defaults to the CSPRNG. */
+  generateSlug?: () => string;
+}
+
+/** The origin of a short-link base URL, or a ConfigError saying what is wrong with it. */
+function shortLinkOrigin(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`The short link base URL "${value}" is not a URL.`);
+  }
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.username || url.password) {
+    throw new ConfigError(`The short link base URL "${value}" must be an http or https URL without credentials.`);
+  }
+  if (url.pathname !== "/" || url.search || url.hash) {
+    throw new ConfigError(`The short link base URL "${value}" must be an origin without a path, such as https://qr.example.`);
+  }
+  return url.origin;
 }
 
 /** Migrates the links schema and returns the service: short links, custom domains, redirects and analytics. */
 export async function buildLinks(options: LinksOptions): Promise<GrpcModule> {
+  const origin = shortLinkOrigin(options.shortLinkBaseUrl);
+  if (options.dnsResolver !== undefined && !isDnsServerAddress(options.dnsResolver)) {
+    throw new ConfigError(`The DNS resolver "${options.dnsResolver}" must be an IP address with an optional port, such as 10.0.0.2:53.`);
+  }
+  const scheme = options.customDomainScheme ?? "https";
   await migrateSchema(options.db, SCHEMA, migrations);
+  const deps: LinksDeps = {
+    db: options.db.withSchema(SCHEMA) as Kysely<LinksTables>,
+    pageTokens: new PageTokens(options.pageTokenSecret),
+    urls: {
+      canonical: (slug) => `${origin}/${slug}`,
+      vanity: (hostname, vanitySlug) => `${scheme}://${hostname}/${vanitySlug}`,
+    },
+    isShortDomain: shortDomainMatcher(origin),
+    shortDomainHostname: new URL(origin).hostname,
+    lookupTxt: dnsTxtLookup({ server: options.dnsResolver, timeoutMs: options.dnsTimeoutMs ?? 2000, tries: 2 }),
+    generateSlug: options.generateSlug ?? generateSlug,
+    now: options.now ?? (() => new Date()),
+  };
   return {
     services: [LinkService, DomainService, RedirectService, AnalyticsService],
-    routes: (router) => registerRoutes(router),
+    routes: (router) => registerRoutes(router, deps),
   };
 }

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { registerAccounts } from "./commands/accounts.js";
+import { registerDomains } from "./commands/domains.js";
 import { registerKeys } from "./commands/keys.js";
 import { registerPlans } from "./commands/plans.js";
 import { CliError, describeRpcFailure, EXIT_FAILURE, EXIT_USAGE, RpcFailure } from "./errors.js";
@@ -10,7 +11,7 @@ import { CliError, describeRpcFailure, EXIT_FAILURE, EXIT_USAGE, RpcFailure } fr
  */
 export function buildProgram(): Command {
   const program = new Command("qrctl")
-    .description("Administer qr-platform: accounts, plans and API keys.")
+    .description("Administer qr-platform: accounts, plans, API keys and custom domains.")
     .addHelpText(
       "after",
       "\nThe admin credential comes from --address and --token, else QRCTL_ADDRESS and QRCTL_TOKEN,\n" +
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerAccounts(program);
   registerPlans(program);
   registerKeys(program);
+  registerDomains(program);
   return program;
 }
 

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/links/v1/domain.proto.
  */
 export const file_qrplatform_links_v1_domain: GenFile = /*@__PURE__*/
-  fileDesc("CiBxcnBsYXRmb3JtL2xpbmtzL3YxL2RvbWFpbi5wcm90bxITcXJwbGF0Zm9ybS5saW5rcy52MSK5AgoGRG9tYWluEgoKAmlkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSEAoIaG9zdG5hbWUYAyABKAkSLwoFc3RhdGUYBCABKA4yIC5xcnBsYXRmb3JtLmxpbmtzLnYxLkRvbWFpblN0YXRlEh0KFWNoYWxsZW5nZV9yZWNvcmRfbmFtZRgFIAEoCRIeChZjaGFsbGVuZ2VfcmVjb3JkX3ZhbHVlGAYgASgJEhYKDmZhaWx1cmVfcmVhc29uGAcgASgJEi8KC2NyZWF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0Cgt2ZXJpZnlfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBAUIOCgxfdmVyaWZ5X3RpbWUqeQoLRG9tYWluU3RhdGUSHAoYRE9NQUlOX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoURE9NQUlOX1NUQVRFX1BFTkRJTkcQARIZChVET01BSU5fU1RBVEVfVkVSSUZJRUQQAhIXChNET01BSU5fU1RBVEVfRkFJTEVEEANiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CiBxcnBsYXRmb3JtL2xpbmtzL3YxL2RvbWFpbi5wcm90bxITcXJwbGF0Zm9ybS5saW5rcy52MSK4AwoGRG9tYWluEgoKAmlkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSEAoIaG9zdG5hbWUYAyABKAkSLwoFc3RhdGUYBCABKA4yIC5xcnBsYXRmb3JtLmxpbmtzLnYxLkRvbWFpblN0YXRlEh0KFWNoYWxsZW5nZV9yZWNvcmRfbmFtZRgFIAEoCRIeChZjaGFsbGVuZ2VfcmVjb3JkX3ZhbHVlGAYgASgJEhYKDmZhaWx1cmVfcmVhc29uGAcgASgJEi8KC2NyZWF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0Cgt2ZXJpZnlfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIvCgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASOAoPbGFzdF9jaGVja190aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBQg4KDF92ZXJpZnlfdGltZUISChBfbGFzdF9jaGVja190aW1lKnkKC0RvbWFpblN0YXRlEhwKGERPTUFJTl9TVEFURV9VTlNQRUNJRklFRBAAEhgKFERPTUFJTl9TVEFURV9QRU5ESU5HEAESGQoVRE9NQUlOX1NUQVRFX1ZFUklGSUVEEAISFwoTRE9NQUlOX1NUQVRFX0ZBSUxFRBADYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * Domain is a custom hostname an account uses for vanity short links.
@@ -35,7 +35,7 @@ export type Domain = Message<"qrplatform.links.v1.Domain"> & {
   accountId: string;
 
   /**
-   * The hostname, lower case, unique across all accounts.
+   * The hostname in lower-case ASCII (IDNA), unique across all accounts.
    *
    * @generated from field: string hostname = 3;
    */
@@ -49,21 +49,21 @@ export type Domain = Message<"qrplatform.links.v1.Domain"> & {
   state: DomainState;
 
   /**
-   * The DNS name that must hold the TXT challenge, such as "_qrplatform-challenge.example.com".
+   * The DNS name that must hold the TXT challenge, such as "_qr-platform-challenge.go.example.com".
    *
    * @generated from field: string challenge_record_name = 5;
    */
   challengeRecordName: string;
 
   /**
-   * The TXT value that proves control of the hostname.
+   * The TXT value that proves control of the hostname, "qr-platform-verification=" and a token.
    *
    * @generated from field: string challenge_record_value = 6;
    */
   challengeRecordValue: string;
 
   /**
-   * Why the last verification failed, when it did.
+   * What the last failed verification saw, when the state is failed; empty otherwise.
    *
    * @generated from field: string failure_reason = 7;
    */
@@ -77,11 +77,25 @@ export type Domain = Message<"qrplatform.links.v1.Domain"> & {
   createTime?: Timestamp | undefined;
 
   /**
-   * When the domain was verified, if it was.
+   * Since when the domain has been verified without interruption, while it is verified.
    *
    * @generated from field: optional google.protobuf.Timestamp verify_time = 9;
    */
   verifyTime?: Timestamp | undefined;
+
+  /**
+   * When the domain last changed.
+   *
+   * @generated from field: google.protobuf.Timestamp update_time = 10;
+   */
+  updateTime?: Timestamp | undefined;
+
+  /**
+   * When the challenge was last looked up in DNS, if ever.
+   *
+   * @generated from field: optional google.protobuf.Timestamp last_check_time = 11;
+   */
+  lastCheckTime?: Timestamp | undefined;
 };
 
 /**

@@ -21,14 +21,15 @@ export const file_qrplatform_links_v1_domain_service: GenFile = /*@__PURE__*/
  */
 export type CreateDomainRequest = Message<"qrplatform.links.v1.CreateDomainRequest"> & {
   /**
-   * The owning account.
+   * The owning account; required, also for the admin credential.
    *
    * @generated from field: string account_id = 1;
    */
   accountId: string;
 
   /**
-   * The hostname, such as "go.example.com".
+   * The hostname, such as "go.example.com"; trimmed, lower-cased, one trailing dot dropped and
+   * converted to ASCII (IDNA). IP addresses, localhost and single-label names are refused.
    *
    * @generated from field: string hostname = 2;
    */
@@ -274,13 +275,16 @@ export const DeleteDomainResponseSchema: GenMessage<DeleteDomainResponse> = /*@_
   messageDesc(file_qrplatform_links_v1_domain_service, 9);
 
 /**
- * DomainService registers and verifies custom domains. Calls that name an account act only within it.
+ * DomainService registers and verifies custom domains. Calls that name an account act only within it;
+ * only the admin credential may leave account_id empty to act on any account (qrctl), and the service
+ * credential must always name one.
  *
  * @generated from service qrplatform.links.v1.DomainService
  */
 export const DomainService: GenService<{
   /**
-   * CreateDomain registers a hostname for the account and returns its DNS TXT challenge.
+   * CreateDomain registers a hostname for the account and returns its DNS TXT challenge. Hostnames are
+   * unique across all accounts (ALREADY_EXISTS, reason domain_taken).
    *
    * @generated from rpc qrplatform.links.v1.DomainService.CreateDomain
    */
@@ -310,7 +314,10 @@ export const DomainService: GenService<{
     output: typeof ListDomainsResponseSchema;
   },
   /**
-   * VerifyDomain looks the TXT challenge up in DNS and moves the domain to verified or failed.
+   * VerifyDomain looks the TXT challenge up in DNS and moves the domain to verified or failed, with
+   * failure_reason saying what was seen. UNAVAILABLE (reason dns_unavailable) when the lookup could not
+   * be made: the resolver refused the connection, or a verified domain's check timed out, which leaves
+   * it verified.
    *
    * @generated from rpc qrplatform.links.v1.DomainService.VerifyDomain
    */
@@ -320,7 +327,8 @@ export const DomainService: GenService<{
     output: typeof VerifyDomainResponseSchema;
   },
   /**
-   * DeleteDomain removes a domain; links with vanity slugs on it stop redirecting there.
+   * DeleteDomain removes a domain; FAILED_PRECONDITION (reason domain_in_use) while live links use it.
+   * The hostname may then be registered again, by any account.
    *
    * @generated from rpc qrplatform.links.v1.DomainService.DeleteDomain
    */

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/links/v1/link.proto.
  */
 export const file_qrplatform_links_v1_link: GenFile = /*@__PURE__*/
-  fileDesc("Ch5xcnBsYXRmb3JtL2xpbmtzL3YxL2xpbmsucHJvdG8SE3FycGxhdGZvcm0ubGlua3MudjEi3QMKBExpbmsSCgoCaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIWCglkb21haW5faWQYAyABKAlIAIgBARIMCgRzbHVnGAQgASgJEhgKC3Zhbml0eV9zbHVnGAUgASgJSAGIAQESFwoPZGVzdGluYXRpb25fdXJsGAYgASgJEkgKEHF1ZXJ5X3BhcmFtZXRlcnMYByADKAsyLi5xcnBsYXRmb3JtLmxpbmtzLnYxLkxpbmsuUXVlcnlQYXJhbWV0ZXJzRW50cnkSLwoGc3RhdHVzGAggASgOMh8ucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rU3RhdHVzEhIKCnZhbml0eV91cmwYCSABKAkSFQoNY2Fub25pY2FsX3VybBgKIAEoCRIvCgtjcmVhdGVfdGltZRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLdXBkYXRlX3RpbWUYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGjYKFFF1ZXJ5UGFyYW1ldGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCDAoKX2RvbWFpbl9pZEIOCgxfdmFuaXR5X3NsdWcqWQoKTGlua1N0YXR1cxIbChdMSU5LX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKEkxJTktfU1RBVFVTX0FDVElWRRABEhYKEkxJTktfU1RBVFVTX1BBVVNFRBACYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("Ch5xcnBsYXRmb3JtL2xpbmtzL3YxL2xpbmsucHJvdG8SE3FycGxhdGZvcm0ubGlua3MudjEi6wMKBExpbmsSCgoCaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIdChB2YW5pdHlfZG9tYWluX2lkGAMgASgJSACIAQESDAoEc2x1ZxgEIAEoCRIYCgt2YW5pdHlfc2x1ZxgFIAEoCUgBiAEBEhcKD2Rlc3RpbmF0aW9uX3VybBgGIAEoCRJIChBxdWVyeV9wYXJhbWV0ZXJzGAcgAygLMi4ucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rLlF1ZXJ5UGFyYW1ldGVyc0VudHJ5Ei8KBnN0YXR1cxgIIAEoDjIfLnFycGxhdGZvcm0ubGlua3MudjEuTGlua1N0YXR1cxISCgp2YW5pdHlfdXJsGAkgASgJEhUKDWNhbm9uaWNhbF91cmwYCiABKAkSLwoLY3JlYXRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBo2ChRRdWVyeVBhcmFtZXRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQhMKEV92YW5pdHlfZG9tYWluX2lkQg4KDF92YW5pdHlfc2x1ZypZCgpMaW5rU3RhdHVzEhsKF0xJTktfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSTElOS19TVEFUVVNfQUNUSVZFEAESFgoSTElOS19TVEFUVVNfUEFVU0VEEAJiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * Link is a short link: a slug on a domain that redirects to a destination.
@@ -35,21 +35,21 @@ export type Link = Message<"qrplatform.links.v1.Link"> & {
   accountId: string;
 
   /**
-   * The verified custom domain the vanity slug lives on; unset for the default short domain.
+   * The custom domain the vanity slug lives on; unset when the link has only its generated slug.
    *
-   * @generated from field: optional string domain_id = 3;
+   * @generated from field: optional string vanity_domain_id = 3;
    */
-  domainId?: string | undefined;
+  vanityDomainId?: string | undefined;
 
   /**
-   * The slug on the default short domain.
+   * The generated slug on the default short domain: 8 characters of 23456789abcdefghjkmnpqrstuvwxyz.
    *
    * @generated from field: string slug = 4;
    */
   slug: string;
 
   /**
-   * The slug on the custom domain, when there is one.
+   * The slug on the custom domain, in lower case, when there is one.
    *
    * @generated from field: optional string vanity_slug = 5;
    */
@@ -77,14 +77,14 @@ export type Link = Message<"qrplatform.links.v1.Link"> & {
   status: LinkStatus;
 
   /**
-   * The link on the chosen domain: the custom domain when there is one, else the default short domain.
+   * The absolute URL on the chosen domain: the custom domain with the vanity slug when there is one, else canonical_url.
    *
    * @generated from field: string vanity_url = 9;
    */
   vanityUrl: string;
 
   /**
-   * The link on the default short domain.
+   * The absolute URL on the default short domain, with the generated slug.
    *
    * @generated from field: string canonical_url = 10;
    */

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/links/v1/link_service.proto.
  */
 export const file_qrplatform_links_v1_link_service: GenFile = /*@__PURE__*/
-  fileDesc("CiZxcnBsYXRmb3JtL2xpbmtzL3YxL2xpbmtfc2VydmljZS5wcm90bxITcXJwbGF0Zm9ybS5saW5rcy52MSKfAgoRQ3JlYXRlTGlua1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIXCg9kZXN0aW5hdGlvbl91cmwYAiABKAkSVQoQcXVlcnlfcGFyYW1ldGVycxgDIAMoCzI7LnFycGxhdGZvcm0ubGlua3MudjEuQ3JlYXRlTGlua1JlcXVlc3QuUXVlcnlQYXJhbWV0ZXJzRW50cnkSFgoJZG9tYWluX2lkGAQgASgJSACIAQESGAoLdmFuaXR5X3NsdWcYBSABKAlIAYgBARo2ChRRdWVyeVBhcmFtZXRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQgwKCl9kb21haW5faWRCDgoMX3Zhbml0eV9zbHVnIj0KEkNyZWF0ZUxpbmtSZXNwb25zZRInCgRsaW5rGAEgASgLMhkucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rIjUKDkdldExpbmtSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHbGlua19pZBgCIAEoCSI6Cg9HZXRMaW5rUmVzcG9uc2USJwoEbGluaxgBIAEoCzIZLnFycGxhdGZvcm0ubGlua3MudjEuTGluayKrAQoRVXBkYXRlTGlua1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgdsaW5rX2lkGAIgASgJEhwKD2Rlc3RpbmF0aW9uX3VybBgDIAEoCUgAiAEBEjQKBnN0YXR1cxgEIAEoDjIfLnFycGxhdGZvcm0ubGlua3MudjEuTGlua1N0YXR1c0gBiAEBQhIKEF9kZXN0aW5hdGlvbl91cmxCCQoHX3N0YXR1cyI9ChJVcGRhdGVMaW5rUmVzcG9uc2USJwoEbGluaxgBIAEoCzIZLnFycGxhdGZvcm0ubGlua3MudjEuTGluayI4ChFEZWxldGVMaW5rUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg8KB2xpbmtfaWQYAiABKAkiJQoSRGVsZXRlTGlua1Jlc3BvbnNlEg8KB2xpbmtfaWQYASABKAkygAMKC0xpbmtTZXJ2aWNlEl0KCkNyZWF0ZUxpbmsSJi5xcnBsYXRmb3JtLmxpbmtzLnYxLkNyZWF0ZUxpbmtSZXF1ZXN0GicucXJwbGF0Zm9ybS5saW5rcy52MS5DcmVhdGVMaW5rUmVzcG9uc2USVAoHR2V0TGluaxIjLnFycGxhdGZvcm0ubGlua3MudjEuR2V0TGlua1JlcXVlc3QaJC5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldExpbmtSZXNwb25zZRJdCgpVcGRhdGVMaW5rEiYucXJwbGF0Zm9ybS5saW5rcy52MS5VcGRhdGVMaW5rUmVxdWVzdBonLnFycGxhdGZvcm0ubGlua3MudjEuVXBkYXRlTGlua1Jlc3BvbnNlEl0KCkRlbGV0ZUxpbmsSJi5xcnBsYXRmb3JtLmxpbmtzLnYxLkRlbGV0ZUxpbmtSZXF1ZXN0GicucXJwbGF0Zm9ybS5saW5rcy52MS5EZWxldGVMaW5rUmVzcG9uc2ViBnByb3RvMw", [file_qrplatform_links_v1_link]);
+  fileDesc("CiZxcnBsYXRmb3JtL2xpbmtzL3YxL2xpbmtfc2VydmljZS5wcm90bxITcXJwbGF0Zm9ybS5saW5rcy52MSKtAgoRQ3JlYXRlTGlua1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIXCg9kZXN0aW5hdGlvbl91cmwYAiABKAkSVQoQcXVlcnlfcGFyYW1ldGVycxgDIAMoCzI7LnFycGxhdGZvcm0ubGlua3MudjEuQ3JlYXRlTGlua1JlcXVlc3QuUXVlcnlQYXJhbWV0ZXJzRW50cnkSHQoQdmFuaXR5X2RvbWFpbl9pZBgEIAEoCUgAiAEBEhgKC3Zhbml0eV9zbHVnGAUgASgJSAGIAQEaNgoUUXVlcnlQYXJhbWV0ZXJzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUITChFfdmFuaXR5X2RvbWFpbl9pZEIOCgxfdmFuaXR5X3NsdWciPQoSQ3JlYXRlTGlua1Jlc3BvbnNlEicKBGxpbmsYASABKAsyGS5xcnBsYXRmb3JtLmxpbmtzLnYxLkxpbmsiNQoOR2V0TGlua1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgdsaW5rX2lkGAIgASgJIjoKD0dldExpbmtSZXNwb25zZRInCgRsaW5rGAEgASgLMhkucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rIqsBChFVcGRhdGVMaW5rUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg8KB2xpbmtfaWQYAiABKAkSHAoPZGVzdGluYXRpb25fdXJsGAMgASgJSACIAQESNAoGc3RhdHVzGAQgASgOMh8ucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rU3RhdHVzSAGIAQFCEgoQX2Rlc3RpbmF0aW9uX3VybEIJCgdfc3RhdHVzIj0KElVwZGF0ZUxpbmtSZXNwb25zZRInCgRsaW5rGAEgASgLMhkucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rIkcKEURlbGV0ZUxpbmtSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHbGlua19pZBgCIAEoCRINCgVwdXJnZRgDIAEoCCIlChJEZWxldGVMaW5rUmVzcG9uc2USDwoHbGlua19pZBgBIAEoCTKAAwoLTGlua1NlcnZpY2USXQoKQ3JlYXRlTGluaxImLnFycGxhdGZvcm0ubGlua3MudjEuQ3JlYXRlTGlua1JlcXVlc3QaJy5xcnBsYXRmb3JtLmxpbmtzLnYxLkNyZWF0ZUxpbmtSZXNwb25zZRJUCgdHZXRMaW5rEiMucXJwbGF0Zm9ybS5saW5rcy52MS5HZXRMaW5rUmVxdWVzdBokLnFycGxhdGZvcm0ubGlua3MudjEuR2V0TGlua1Jlc3BvbnNlEl0KClVwZGF0ZUxpbmsSJi5xcnBsYXRmb3JtLmxpbmtzLnYxLlVwZGF0ZUxpbmtSZXF1ZXN0GicucXJwbGF0Zm9ybS5saW5rcy52MS5VcGRhdGVMaW5rUmVzcG9uc2USXQoKRGVsZXRlTGluaxImLnFycGxhdGZvcm0ubGlua3MudjEuRGVsZXRlTGlua1JlcXVlc3QaJy5xcnBsYXRmb3JtLmxpbmtzLnYxLkRlbGV0ZUxpbmtSZXNwb25zZWIGcHJvdG8z", [file_qrplatform_links_v1_link]);
 
 /**
  * CreateLinkRequest describes the link to create.
@@ -28,28 +28,31 @@ export type CreateLinkRequest = Message<"qrplatform.links.v1.CreateLinkRequest">
   accountId: string;
 
   /**
-   * Where the link redirects; http or https.
+   * Where the link redirects: an absolute http or https URL of at most 2048 characters, with a host,
+   * without user name, password or control characters.
    *
    * @generated from field: string destination_url = 2;
    */
   destinationUrl: string;
 
   /**
-   * Query parameters merged into the destination on redirect.
+   * Query parameters set on the destination on redirect, replacing parameters of the same name; at
+   * most 20, names of 1 to 100 characters, values of at most 1000.
    *
    * @generated from field: map<string, string> query_parameters = 3;
    */
   queryParameters: { [key: string]: string };
 
   /**
-   * A verified custom domain of the account; needs vanity_slug.
+   * A verified custom domain of the account for a vanity slug; needs vanity_slug.
    *
-   * @generated from field: optional string domain_id = 4;
+   * @generated from field: optional string vanity_domain_id = 4;
    */
-  domainId?: string | undefined;
+  vanityDomainId?: string | undefined;
 
   /**
-   * The slug on that domain.
+   * The slug on that domain: 3 to 64 characters of a-z, 0-9, "-" and "_", starting and ending with a
+   * letter or digit, matched case-insensitively; needs vanity_domain_id.
    *
    * @generated from field: optional string vanity_slug = 5;
    */
@@ -215,6 +218,15 @@ export type DeleteLinkRequest = Message<"qrplatform.links.v1.DeleteLinkRequest">
    * @generated from field: string link_id = 2;
    */
   linkId: string;
+
+  /**
+   * Removes the link entirely so its slugs may be used again. Only for undoing a creation the caller
+   * could not complete, when the link was never shown to anyone; every other deletion keeps the slugs
+   * reserved forever, so a printed code can never be made to point somewhere its owner did not choose.
+   *
+   * @generated from field: bool purge = 3;
+   */
+  purge: boolean;
 };
 
 /**
@@ -282,7 +294,7 @@ export const LinkService: GenService<{
     output: typeof UpdateLinkResponseSchema;
   },
   /**
-   * DeleteLink deletes a link; its slugs stop redirecting at once.
+   * DeleteLink deletes a link; its slugs stop redirecting at once and are never given out again.
    *
    * @generated from rpc qrplatform.links.v1.LinkService.DeleteLink
    */

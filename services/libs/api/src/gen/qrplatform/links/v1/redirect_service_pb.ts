@@ -21,14 +21,16 @@ export const file_qrplatform_links_v1_redirect_service: GenFile = /*@__PURE__*/
  */
 export type ResolveRedirectRequest = Message<"qrplatform.links.v1.ResolveRedirectRequest"> & {
   /**
-   * The Host the request was made to.
+   * The Host the request was made to, with its port if it had one: the default short domain's host, or
+   * a verified custom domain's hostname.
    *
    * @generated from field: string host = 1;
    */
   host: string;
 
   /**
-   * The slug from the path.
+   * The slug from the path, matched case-insensitively: a generated slug on the default short domain,
+   * a vanity slug on a custom domain.
    *
    * @generated from field: string slug = 2;
    */
@@ -210,7 +212,8 @@ export const RecordScansResponseSchema: GenMessage<RecordScansResponse> = /*@__P
  */
 export const RedirectService: GenService<{
   /**
-   * ResolveRedirect finds where a slug on a host sends its visitors.
+   * ResolveRedirect finds where a slug on a host sends its visitors; NOT_FOUND for a deleted or unknown
+   * link, an unknown host, and a custom domain that is not verified.
    *
    * @generated from rpc qrplatform.links.v1.RedirectService.ResolveRedirect
    */
@@ -220,7 +223,8 @@ export const RedirectService: GenService<{
     output: typeof ResolveRedirectResponseSchema;
   },
   /**
-   * RecordScans stores a batch of scans; each scan is stored once even if the batch is sent again.
+   * RecordScans stores a batch of scans; each scan is stored once even if the batch is sent again. Not
+   * implemented yet: it answers UNIMPLEMENTED.
    *
    * @generated from rpc qrplatform.links.v1.RedirectService.RecordScans
    */

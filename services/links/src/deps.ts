@@ -1,0 +1,29 @@
+import type { Kysely } from "kysely";
+import type { PageTokens } from "@qrplatform/platform";
+import type { LookupTxt } from "./domains/dns-lookup.js";
+import type { RequestHost } from "./redirects/hosts.js";
+import type { LinksTables } from "./tables.js";
+
+/** How a link's absolute URLs are spelled. */
+export interface LinkUrls {
+  /** The link on the default short domain. */
+  canonical(slug: string): string;
+  /** The link on a custom domain. */
+  vanity(hostname: string, vanitySlug: string): string;
+}
+
+/** What the links service's handlers need; built once by server.ts. */
+export interface LinksDeps {
+  readonly db: Kysely<LinksTables>;
+  readonly pageTokens: PageTokens;
+  readonly urls: LinkUrls;
+  /** Whether a request's Host is the default short domain. */
+  readonly isShortDomain: (host: RequestHost) => boolean;
+  /** The hostname of the default short domain, which no account may register as its own. */
+  readonly shortDomainHostname: string;
+  readonly lookupTxt: LookupTxt;
+  /** A new random slug; tests replace it to force collisions. */
+  readonly generateSlug: () => string;
+  /** The current time; replaceable so tests control it. */
+  readonly now: () => Date;
+}

@@ -1,0 +1,24 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { DomainSchema, DomainState, DomainStateSchema, type Domain } from "@qrplatform/api/links";
+import { enumFromToken, enumToken } from "@qrplatform/platform";
+import { challengeRecordName, challengeRecordValue } from "./challenge.js";
+import type { DomainRow } from "./domains.table.js";
+
+export const domainStateToken = (state: DomainState) => enumToken(DomainStateSchema, state);
+
+export function domainToProto(row: DomainRow): Domain {
+  return create(DomainSchema, {
+    id: row.id,
+    accountId: row.account_id,
+    hostname: row.hostname,
+    state: (enumFromToken(DomainStateSchema, row.state) ?? DomainState.UNSPECIFIED) as DomainState,
+    challengeRecordName: challengeRecordName(row.hostname),
+    challengeRecordValue: challengeRecordValue(row.challenge_token),
+    failureReason: row.failure_reason ?? "",
+    createTime: timestampFromDate(row.created_at),
+    updateTime: timestampFromDate(row.updated_at),
+    verifyTime: row.verified_at ? timestampFromDate(row.verified_at) : undefined,
+    lastCheckTime: row.last_checked_at ? timestampFromDate(row.last_checked_at) : undefined,
+  });
+}

@@ -1,0 +1,165 @@
+import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import {
+  CreateDomainResponseSchema,
+  DeleteDomainResponseSchema,
+  DomainState,
+  GetDomainResponseSchema,
+  ListDomainsResponseSchema,
+  VerifyDomainResponseSchema,
+  type CreateDomainRequest,
+  type CreateDomainResponse,
+  type DeleteDomainRequest,
+  type DeleteDomainResponse,
+  type GetDomainRequest,
+  type GetDomainResponse,
+  type ListDomainsRequest,
+  type ListDomainsResponse,
+  type VerifyDomainRequest,
+  type VerifyDomainResponse,
+} from "@qrplatform/api/links";
+import {
+  callerKey,
+  Code,
+  invalidArgument,
+  isUniqueViolation,
+  isUuid,
+  notFound,
+  pageOf,
+  readPageRequest,
+  serviceError,
+  type FieldProblem,
+} from "@qrplatform/platform";
+import type { LinksDeps } from "../deps.js";
+import { countLiveLinksOnDomain } from "../links/links.repository.js";
+import { challengeRecordName, challengeRecordValue, newChallengeToken, verificationOutcome } from "./challenge.js";
+import { domainStateToken, domainToProto } from "./domain-mapping.js";
+import {
+  findDomain,
+  findDomainForUpdate,
+  insertDomain,
+  listDomains,
+  recordCheck,
+  removeDomain,
+  type AccountScope,
+} from "./domains.repository.js";
+import { parseHostname } from "./hostname.js";
+
+const accountRequired: FieldProblem = { field: "account_id", reason: "required", description: "is required" };
+const accountNotUuid: FieldProblem = { field: "account_id", reason: "invalid_format", description: "must be a UUID" };
+
+/**
+ * The accounts a request may act on. An empty account_id means every account, which only the admin
+ * credential (qrctl, the operator) may ask for; services acting for a customer must always name one.
+ * Undefined when the account id is malformed, so it can name nothing.
+ */
+function scopeOf(accountId: string, context: HandlerContext): AccountScope | undefined {
+  if (accountId === "") {
+    if (context.values.get(callerKey) === "admin") return { anyAccount: true };
+    throw invalidArgument([accountRequired]);
+  }
+  return isUuid(accountId) ? { accountId } : undefined;
+}
+
+/** The live domain the request names in its scope, or NOT_FOUND. */
+async function domainIn(deps: LinksDeps, req: { accountId: string; domainId: string }, context: HandlerContext) {
+  const scope = scopeOf(req.accountId, context);
+  const row = scope && isUuid(req.domainId) ? await findDomain(deps.db, scope, req.domainId) : undefined;
+  if (!row) throw notFound("domain");
+  return row;
+}
+
+export async function createDomain(deps: LinksDeps, req: CreateDomainRequest): Promise<CreateDomainResponse> {
+  const problems: FieldProblem[] = [];
+  if (req.accountId === "") problems.push(accountRequired);
+  else if (!isUuid(req.accountId)) problems.push(accountNotUuid);
+  const parsed = parseHostname(req.hostname);
+  if ("problem" in parsed) problems.push(parsed.problem);
+  else if (parsed.hostname === deps.shortDomainHostname) {
+    problems.push({ field: "hostname", reason: "reserved", description: "is the platform's own short domain" });
+  }
+  if (problems.length > 0 || !("hostname" in parsed)) throw invalidArgument(problems);
+
+  const now = deps.now();
+  try {
+    const row = await insertDomain(deps.db, {
+      id: randomUUID(),
+      account_id: req.accountId,
+      hostname: parsed.hostname,
+      state: domainStateToken(DomainState.PENDING),
+      challenge_token: newChallengeToken(),
+      failure_reason: null,
+      created_at: now,
+      updated_at: now,
+      verified_at: null,
+      last_checked_at: null,
+      deleted_at: null,
+    });
+    return create(CreateDomainResponseSchema, { domain: domainToProto(row) });
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    throw serviceError(Code.AlreadyExists, "domain_taken", `The hostname ${parsed.hostname} is already registered.`, {
+      metadata: { hostname: parsed.hostname },
+    });
+  }
+}
+
+export async function getDomain(deps: LinksDeps, req: GetDomainRequest, context: HandlerContext): Promise<GetDomainResponse> {
+  return create(GetDomainResponseSchema, { domain: domainToProto(await domainIn(deps, req, context)) });
+}
+
+export async function listDomainsPage(deps: LinksDeps, req: ListDomainsRequest, context: HandlerContext): Promise<ListDomainsResponse> {
+  const scope = scopeOf(req.accountId, context);
+  if (!scope) throw invalidArgument([accountNotUuid]);
+  // Page tokens are bound to the account listed; an admin's list of every account is bound to "".
+  const page = readPageRequest(deps.pageTokens, req, req.accountId, "domains");
+  const rows = await listDomains(deps.db, scope, { limit: page.fetch, after: page.after });
+  const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, req.accountId, "domains");
+  return create(ListDomainsResponseSchema, { domains: items.map(domainToProto), nextPageToken });
+}
+
+export async function verifyDomain(deps: LinksDeps, req: VerifyDomainRequest, context: HandlerContext): Promise<VerifyDomainResponse> {
+  const domain = await domainIn(deps, req, context);
+  // The lookup happens outside any transaction: it may take seconds, and no lock should wait on DNS.
+  const name = challengeRecordName(domain.hostname);
+  const outcome = verificationOutcome(domain.state, name, challengeRecordValue(domain.challenge_token), await deps.lookupTxt(name));
+  if ("unavailable" in outcome) throw serviceError(Code.Unavailable, "dns_unavailable", outcome.unavailable);
+
+  const now = deps.now();
+  const verified = outcome.state === "verified";
+  const row = await deps.db.transaction().execute(async (trx) => {
+    // Removed while DNS was asked: nothing to record.
+    const current = await findDomainForUpdate(trx, { accountId: domain.account_id }, domain.id);
+    if (!current) return undefined;
+    return recordCheck(trx, domain.id, {
+      state: outcome.state,
+      failure_reason: verified ? null : outcome.reason,
+      // A domain that stays verified keeps the time it was first verified.
+      verified_at: verified ? (current.state === "verified" && current.verified_at ? current.verified_at : now) : null,
+      checked_at: now,
+    });
+  });
+  if (!row) throw notFound("domain");
+  return create(VerifyDomainResponseSchema, { domain: domainToProto(row) });
+}
+
+export async function deleteDomain(deps: LinksDeps, req: DeleteDomainRequest, context: HandlerContext): Promise<DeleteDomainResponse> {
+  const scope = scopeOf(req.accountId, context);
+  await deps.db.transaction().execute(async (trx) => {
+    // The row lock waits for links being created on the domain, so the count below sees them.
+    const domain = scope && isUuid(req.domainId) ? await findDomainForUpdate(trx, scope, req.domainId) : undefined;
+    if (!domain) throw notFound("domain");
+    const inUse = await countLiveLinksOnDomain(trx, domain.id);
+    if (inUse > 0) {
+      throw serviceError(
+        Code.FailedPrecondition,
+        "domain_in_use",
+        `The domain ${domain.hostname} is used by ${inUse} live QR code${inUse === 1 ? "" : "s"}; delete them first.`,
+        { metadata: { domain_id: domain.id, links: String(inUse) } },
+      );
+    }
+    await removeDomain(trx, domain.id, deps.now());
+  });
+  return create(DeleteDomainResponseSchema, { domainId: req.domainId });
+}

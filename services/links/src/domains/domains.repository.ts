@@ -1,0 +1,76 @@
+import type { Kysely } from "kysely";
+import { afterKeyset } from "@qrplatform/db";
+import type { LinksTables } from "../tables.js";
+import type { DomainRow, NewDomainRow } from "./domains.table.js";
+
+/**
+ * Whose domains a query may see: one account's, or, for the admin credential only, every account's.
+ * Every function takes one, so a query can never forget to filter by account.
+ */
+export type AccountScope = { accountId: string } | { anyAccount: true };
+
+type Db = Kysely<LinksTables>;
+
+function live(db: Db, scope: AccountScope) {
+  let query = db.selectFrom("domains").selectAll().where("deleted_at", "is", null);
+  if ("accountId" in scope) query = query.where("account_id", "=", scope.accountId);
+  return query;
+}
+
+/** Inserts a domain; rejects with a unique violation when a live domain has the hostname. */
+export async function insertDomain(db: Db, row: NewDomainRow): Promise<DomainRow> {
+  return db.insertInto("domains").values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function findDomain(db: Db, scope: AccountScope, id: string): Promise<DomainRow | undefined> {
+  return live(db, scope).where("id", "=", id).executeTakeFirst();
+}
+
+/**
+ * Reads the domain and holds a share lock on it for the rest of the transaction, so it cannot be
+ * removed while a link is being put on it.
+ */
+export async function findDomainForShare(db: Db, scope: AccountScope, id: string): Promise<DomainRow | undefined> {
+  return live(db, scope).where("id", "=", id).forShare().executeTakeFirst();
+}
+
+/** Reads the domain and locks it for the rest of the transaction, before it is checked or removed. */
+export async function findDomainForUpdate(db: Db, scope: AccountScope, id: string): Promise<DomainRow | undefined> {
+  return live(db, scope).where("id", "=", id).forUpdate().executeTakeFirst();
+}
+
+/** Live domains in (created_at, id) order, starting after the given position. */
+export async function listDomains(
+  db: Db,
+  scope: AccountScope,
+  page: { limit: number; after: { createdAt: Date; id: string } | undefined },
+): Promise<DomainRow[]> {
+  let query = live(db, scope);
+  if (page.after) query = query.where(afterKeyset("domains", page.after));
+  return query.orderBy("created_at").orderBy("id").limit(page.limit).execute();
+}
+
+/** Records the result of a verification. */
+export async function recordCheck(
+  db: Db,
+  id: string,
+  check: { state: string; failure_reason: string | null; verified_at: Date | null; checked_at: Date },
+): Promise<DomainRow> {
+  return db
+    .updateTable("domains")
+    .set({
+      state: check.state,
+      failure_reason: check.failure_reason,
+      verified_at: check.verified_at,
+      last_checked_at: check.checked_at,
+      updated_at: check.checked_at,
+    })
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Marks the domain removed; its hostname is free again from then on. */
+export async function removeDomain(db: Db, id: string, at: Date): Promise<void> {
+  await db.updateTable("domains").set({ deleted_at: at, updated_at: at }).where("id", "=", id).execute();
+}

@@ -1,0 +1,113 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { RedirectService } from "@qrplatform/api/links";
+import type { Logger } from "@qrplatform/platform";
+import { couldBeSlug } from "../links/slugs.js";
+import { NOT_FOUND_PAGE, PAUSED_PAGE, UNAVAILABLE_PAGE } from "./pages.js";
+
+/** Where a link sends its visitor. */
+export interface RedirectTarget {
+  linkId: string;
+  accountId: string;
+  /** The destination with the link's parameters merged in; empty when paused. */
+  location: string;
+  paused: boolean;
+}
+
+/** Finds the link a host and slug name; undefined when there is none. Throws only when it cannot tell. */
+export type ResolveLink = (host: string, slug: string) => Promise<RedirectTarget | undefined>;
+
+/** A {@link ResolveLink} that asks RedirectService.ResolveRedirect over a transport (in-process or gRPC). */
+export function resolveVia(transport: Transport): ResolveLink {
+  const client = createClient(RedirectService, transport);
+  return async (host, slug) => {
+    try {
+      const { linkId, accountId, location, paused } = await client.resolveRedirect({ host, slug });
+      return { linkId, accountId, location, paused };
+    } catch (error) {
+      if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
+      throw error;
+    }
+  };
+}
+
+/** What the redirector is built from. */
+export interface RedirectorOptions {
+  resolve: ResolveLink;
+  logger: Logger;
+}
+
+// A Location is only ever sent if it is plain visible ASCII, whatever the resolver returned.
+const SAFE_LOCATION = /^https?:\/\/[\x21-\x7e]+$/;
+
+/**
+ * The public redirector: `GET` or `HEAD /{slug}` on the default short domain or a custom domain.
+ * Active links answer 302 to their destination; paused ones a 404 "paused" page; everything else one
+ * uniform 404 page, the same bytes whatever the reason. Nothing is cacheable, so a change or a
+ * deletion takes effect on the next scan.
+ *
+ * It is a plain request listener, so it can be served alone (`listenHttp`) or mounted as the
+ * last handler of an Express app, after every route the app owns.
+ */
+export function buildRedirector(options: RedirectorOptions): RequestListener {
+  const { resolve, logger } = options;
+
+  const send = (res: ServerResponse, status: number, body: Buffer, headers: Record<string, string> = {}) => {
+    res.writeHead(status, {
+      "Cache-Control": "no-store",
+      "Content-Type": "text/html; charset=utf-8",
+      "Content-Length": String(body.length),
+      "X-Content-Type-Options": "nosniff",
+      "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+      ...headers,
+    });
+    // For HEAD, Node sends the headers only.
+    res.end(body);
+  };
+
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      send(res, 405, NOT_FOUND_PAGE, { Allow: "GET, HEAD" });
+      return;
+    }
+    const slug = slugOf(req.url ?? "");
+    const host = req.headers.host;
+    if (slug === undefined || !host) {
+      send(res, 404, NOT_FOUND_PAGE);
+      return;
+    }
+    resolve(host, slug).then(
+      (target) => {
+        if (!target) return send(res, 404, NOT_FOUND_PAGE);
+        if (target.paused) return send(res, 404, PAUSED_PAGE);
+        if (!SAFE_LOCATION.test(target.location)) {
+          logger.error({ linkId: target.linkId }, "refusing to redirect to a location that is not plain ASCII");
+          return send(res, 404, NOT_FOUND_PAGE);
+        }
+        res.writeHead(302, { Location: target.location, "Cache-Control": "no-store", "Content-Length": "0" });
+        res.end();
+      },
+      (error: unknown) => {
+        logger.error({ err: error, host, slug }, "could not resolve a short link");
+        send(res, 503, UNAVAILABLE_PAGE, { "Retry-After": "5" });
+      },
+    );
+  };
+}
+
+/** The slug of a single-segment path such as "/abc123" (a query string is ignored); undefined for any other path. */
+function slugOf(target: string): string | undefined {
+  let path: string | undefined;
+  if (target.startsWith("/")) {
+    path = target.split(/[?#]/, 1)[0];
+  } else {
+    // The absolute form a proxy may send: GET http://host/slug HTTP/1.1.
+    try {
+      path = new URL(target).pathname;
+    } catch {
+      path = undefined;
+    }
+  }
+  const match = path === undefined ? null : /^\/([^/]+)$/.exec(path);
+  return match && couldBeSlug(match[1]!) ? match[1] : undefined;
+}

@@ -1,0 +1,63 @@
+import { randomUUID } from "node:crypto";
+import { createClient, type Client } from "@connectrpc/connect";
+import { DomainService, LinkService, RedirectService, type Domain } from "@qrplatform/api/links";
+import type { Database } from "@qrplatform/db";
+import { openTestDatabase } from "@qrplatform/db/testing";
+import { createLogger, inProcessTransport, type GrpcModule } from "@qrplatform/platform";
+import { buildLinks, type LinksOptions } from "../../src/server.js";
+import { TestDnsServer } from "./dns-server.js";
+
+export const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
+export const logger = createLogger({ service: "test", level: "silent" });
+export const SHORT_BASE = "https://s.qr.example";
+export const SHORT_HOST = "s.qr.example";
+
+/** The links service on a test database, with a test DNS server, and clients with either credential. */
+export interface LinksStack {
+  database: Database;
+  dns: TestDnsServer;
+  module: GrpcModule;
+  links: Client<typeof LinkService>;
+  domains: Client<typeof DomainService>;
+  redirects: Client<typeof RedirectService>;
+  /** DomainService with the admin credential, as qrctl calls it. */
+  adminDomains: Client<typeof DomainService>;
+  /** Registers a hostname for the account and verifies it through the test DNS server. */
+  verifiedDomain(accountId: string, hostname?: string): Promise<Domain>;
+  close(): Promise<void>;
+}
+
+export async function startLinks(options: Partial<LinksOptions> = {}): Promise<LinksStack> {
+  const database = await openTestDatabase();
+  const dns = await new TestDnsServer().start();
+  const module = await buildLinks({
+    db: database.db,
+    shortLinkBaseUrl: SHORT_BASE,
+    dnsResolver: dns.address,
+    dnsTimeoutMs: 300,
+    pageTokenSecret: "p".repeat(32),
+    ...options,
+  });
+  const asService = inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });
+  const asAdmin = inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken });
+  const domains = createClient(DomainService, asService);
+  return {
+    database,
+    dns,
+    module,
+    links: createClient(LinkService, asService),
+    domains,
+    redirects: createClient(RedirectService, asService),
+    adminDomains: createClient(DomainService, asAdmin),
+    async verifiedDomain(accountId, hostname = `go-${randomUUID().slice(0, 8)}.brand.example`) {
+      const { domain } = await domains.createDomain({ accountId, hostname });
+      dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
+      const verified = await domains.verifyDomain({ accountId, domainId: domain!.id });
+      return verified.domain!;
+    },
+    async close() {
+      await dns.close();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,198 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "@connectrpc/connect";
+import { DomainService, DomainState, LinkService } from "@qrplatform/api/links";
+import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
+import type { Database } from "@qrplatform/db";
+import { openTestDatabase } from "@qrplatform/db/testing";
+import { buildLinks } from "@qrplatform/links";
+import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
+import { buildTenancy } from "@qrplatform/tenancy";
+import { TestDnsServer } from "../../../services/links/test/support/dns-server.js";
+
+// Runs `qrctl domains` as a real subprocess against tenancy and links on one real gRPC port, as in
+// the embedded platform, with a real DNS server for verification.
+
+const BIN = fileURLToPath(new URL("../bin/qrctl.js", import.meta.url));
+const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+let database: Database;
+let dns: TestDnsServer;
+let server: GrpcServer;
+let address: string;
+let tenancyAdmin: ReturnType<typeof createClient<typeof TenancyAdminService>>;
+let domains: ReturnType<typeof createClient<typeof DomainService>>;
+let links: ReturnType<typeof createClient<typeof LinkService>>;
+
+const { QRCTL_ADDRESS: _a, QRCTL_TOKEN: _t, DATA_DIR: _d, ...baseEnv } = process.env;
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function qrctl(args: string[], token = credentials.adminToken): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...baseEnv, QRCTL_ADDRESS: address, QRCTL_TOKEN: token }, timeout: 20_000 },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the shape is what the assertions check
+function json(result: Result): any {
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  return JSON.parse(result.stdout);
+}
+
+let hostCounter = 0;
+const uniqueHost = (prefix: string) => `${prefix}-${++hostCounter}-${Date.now().toString(36)}.qrctl.example`;
+
+async function newAccount(name: string): Promise<string> {
+  return (await tenancyAdmin.createAccount({ name, subscriptionTier: SubscriptionTier.ORIGIN })).account!.id;
+}
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  dns = await new TestDnsServer().start();
+  const logger = createLogger({ service: "test", level: "silent" });
+  const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: "p".repeat(32) });
+  const linksModule = await buildLinks({
+    db: database.db,
+    shortLinkBaseUrl: "http://127.0.0.1:8080",
+    dnsResolver: dns.address,
+    dnsTimeoutMs: 300,
+    pageTokenSecret: "p".repeat(32),
+  });
+  server = await serveGrpc({ modules: [tenancy, linksModule], credentials, logger, host: "127.0.0.1", port: 0 });
+  address = `http://127.0.0.1:${server.port}`;
+  tenancyAdmin = createClient(TenancyAdminService, remoteTransport({ baseUrl: address, token: credentials.adminToken }));
+  domains = createClient(DomainService, remoteTransport({ baseUrl: address, token: credentials.serviceToken }));
+  links = createClient(LinkService, remoteTransport({ baseUrl: address, token: credentials.serviceToken }));
+});
+
+afterAll(async () => {
+  await server?.close();
+  await dns?.close();
+  await database?.close();
+});
+
+describe.concurrent("qrctl domains", () => {
+  it("adds a domain and prints its TXT challenge, as JSON and as text", async () => {
+    const accountId = await newAccount("Domains add");
+    const hostname = uniqueHost("Add");
+    const added = json(await qrctl(["domains", "add", "--account", accountId, "--hostname", `${hostname.toUpperCase()}.`, "--json"]));
+    expect(added.id).toMatch(UUID);
+    expect(added).toMatchObject({
+      account_id: accountId,
+      hostname: hostname.toLowerCase(),
+      state: "pending",
+      challenge_record_name: `_qr-platform-challenge.${hostname.toLowerCase()}`,
+      failure_reason: null,
+      verified_at: null,
+    });
+    expect(added.challenge_record_value).toMatch(/^qr-platform-verification=[A-Za-z0-9_-]{43}$/);
+    const stored = await domains.getDomain({ accountId, domainId: added.id });
+    expect(stored.domain?.challengeRecordValue).toBe(added.challenge_record_value);
+
+    const text = await qrctl(["domains", "add", "--account", accountId, "--hostname", uniqueHost("text")]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/_qr-platform-challenge\.text-.*TXT\s+"qr-platform-verification=/);
+    expect(text.stdout).toMatch(/qrctl domains verify [0-9a-f-]{36}/);
+  });
+
+  it("reports an unknown account, a bad hostname and a taken hostname with the platform's reason", async () => {
+    const unknown = await qrctl(["domains", "add", "--account", "00000000-0000-4000-8000-000000000000", "--hostname", uniqueHost("orphan")]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stdout).toBe("");
+    expect(unknown.stderr).toMatch(/account was not found.*NOT_FOUND/);
+
+    const accountId = await newAccount("Domains errors");
+    const bad = await qrctl(["domains", "add", "--account", accountId, "--hostname", "127.0.0.1"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/hostname: must be a DNS name/);
+    expect(bad.stderr).toMatch(/validation_error/);
+
+    const hostname = uniqueHost("taken");
+    await domains.createDomain({ accountId: await newAccount("Owner"), hostname });
+    const taken = await qrctl(["domains", "add", "--account", accountId, "--hostname", hostname]);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toMatch(/ALREADY_EXISTS, reason domain_taken/);
+  });
+
+  it("lists every account's domains, or one account's", async () => {
+    const first = await newAccount("List A");
+    const second = await newAccount("List B");
+    const a = (await domains.createDomain({ accountId: first, hostname: uniqueHost("list-a") })).domain!;
+    const b = (await domains.createDomain({ accountId: second, hostname: uniqueHost("list-b") })).domain!;
+
+    const all = json(await qrctl(["domains", "list", "--page-size", "1", "--json"])).domains.map((d: { id: string }) => d.id);
+    expect(all).toEqual(expect.arrayContaining([a.id, b.id]));
+    expect(new Set(all).size).toBe(all.length);
+
+    const mine = json(await qrctl(["domains", "list", "--account", first, "--json"])).domains;
+    expect(mine.map((d: { id: string }) => d.id)).toEqual([a.id]);
+
+    const table = await qrctl(["domains", "list", "--account", second]);
+    expect(table.code).toBe(0);
+    expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+HOSTNAME\s+ACCOUNT\s+STATE/);
+    expect(table.stdout).toContain(b.hostname);
+    expect(table.stdout).not.toContain(a.hostname);
+  });
+
+  it("verifies a domain by id alone: exit 1 with the reason while the record is missing, 0 once it is there", async () => {
+    const accountId = await newAccount("Verify");
+    const domain = (await domains.createDomain({ accountId, hostname: uniqueHost("verify") })).domain!;
+
+    const missing = await qrctl(["domains", "verify", domain.id, "--json"]);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ id: domain.id, state: "failed", failure_reason: expect.stringMatching(/NXDOMAIN/) });
+    expect(missing.stderr).toMatch(/is not verified: .*NXDOMAIN/);
+
+    dns.setTxt(domain.challengeRecordName, "qr-platform-verification=wrong");
+    const wrong = await qrctl(["domains", "verify", domain.id]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stdout).toMatch(/Domain not verified/);
+    expect(wrong.stdout).toMatch(/do not include the expected value/);
+
+    dns.setTxt(domain.challengeRecordName, domain.challengeRecordValue);
+    const verified = json(await qrctl(["domains", "verify", domain.id, "--json"]));
+    expect(verified).toMatchObject({ id: domain.id, state: "verified", failure_reason: null });
+    expect((await domains.getDomain({ accountId, domainId: domain.id })).domain?.state).toBe(DomainState.VERIFIED);
+  });
+
+  it("removes a domain by id alone, but not while a live QR code uses it", async () => {
+    const accountId = await newAccount("Remove");
+    const domain = (await domains.createDomain({ accountId, hostname: uniqueHost("remove") })).domain!;
+    dns.setTxt(domain.challengeRecordName, domain.challengeRecordValue);
+    await domains.verifyDomain({ accountId, domainId: domain.id });
+    const { link } = await links.createLink({ accountId, destinationUrl: "https://example.com/", vanityDomainId: domain.id, vanitySlug: "menu" });
+
+    const inUse = await qrctl(["domains", "remove", domain.id]);
+    expect(inUse.code).toBe(1);
+    expect(inUse.stderr).toMatch(/FAILED_PRECONDITION, reason domain_in_use/);
+
+    await links.deleteLink({ accountId, linkId: link!.id });
+    const removed = json(await qrctl(["domains", "remove", domain.id, "--json"]));
+    expect(removed).toEqual({ id: domain.id, hostname: domain.hostname, account_id: accountId, removed: true });
+    const listed = json(await qrctl(["domains", "list", "--account", accountId, "--json"]));
+    expect(listed.domains).toEqual([]);
+
+    const again = await qrctl(["domains", "remove", domain.id]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/NOT_FOUND/);
+  });
+
+  it("needs the admin credential to act without an account", async () => {
+    const result = await qrctl(["domains", "list"], credentials.serviceToken);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/account_id: is required/);
+  });
+});
