@@ -19,11 +19,12 @@ run() { local port=$1; shift; GRPC_PORT=$port "$@" & pids+=($!); }
 trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait' INT TERM EXIT
 
 run $TENANCY_PORT tsx services/tenancy/src/main.ts
-run $LINKS_PORT tsx services/links/src/main.ts
+REDIRECT_HOST=127.0.0.1 REDIRECT_PORT=8081 SHORT_LINK_BASE_URL="${SHORT_LINK_BASE_URL:-http://127.0.0.1:8081}" \
+  run $LINKS_PORT tsx services/links/src/main.ts
 run $RENDERING_PORT tsx services/rendering/src/main.ts
 TENANCY_URL=http://127.0.0.1:$TENANCY_PORT LINKS_URL=http://127.0.0.1:$LINKS_PORT RENDERING_URL=http://127.0.0.1:$RENDERING_PORT \
   run $CATALOG_PORT tsx services/catalog/src/main.ts
-HOST=127.0.0.1 PORT=$EDGE_PORT TENANCY_URL=http://127.0.0.1:$TENANCY_PORT CATALOG_URL=http://127.0.0.1:$CATALOG_PORT \
+HOST=127.0.0.1 PORT=$EDGE_PORT TENANCY_URL=http://127.0.0.1:$TENANCY_PORT CATALOG_URL=http://127.0.0.1:$CATALOG_PORT LINKS_URL=http://127.0.0.1:$LINKS_PORT \
   run 0 tsx services/edge/src/main.ts
 
 cat >&2 <<INFO

@@ -23,6 +23,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(["account_id", "created_at", "id"])
     .execute();
 
+  // A row with no link_id is a code being provisioned: it holds its place in the account's capacity
+  // while its short link is created, and is invisible to reads.
   await db.schema
     .createTable("catalog.qr_codes")
     .addColumn("id", "uuid", (c) => c.primaryKey())
@@ -32,13 +34,21 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("destination_url", "text", (c) => c.notNull())
     .addColumn("status", "text", (c) => c.notNull())
     .addColumn("tags", sql`text[]`, (c) => c.notNull().defaultTo(sql`'{}'::text[]`))
-    .addColumn("link_id", "uuid", (c) => c.notNull().unique())
-    .addColumn("vanity_url", "text", (c) => c.notNull())
-    .addColumn("canonical_url", "text", (c) => c.notNull())
+    .addColumn("link_id", "uuid", (c) => c.unique())
+    .addColumn("vanity_domain_id", "uuid")
+    .addColumn("vanity_url", "text")
+    .addColumn("canonical_url", "text")
     .addColumn("design", "jsonb", (c) => c.notNull())
-    .addColumn("utm", "jsonb", (c) => c.notNull())
+    .addColumn("utm", "jsonb")
+    .addColumn("total_scans", "bigint", (c) => c.notNull().defaultTo(0))
     .addColumn("created_at", sql`timestamptz(3)`, (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn("updated_at", sql`timestamptz(3)`, (c) => c.notNull().defaultTo(sql`now()`))
+    .execute();
+
+  // One row per account that has ever created a code: creates lock it, so capacity checks serialize.
+  await db.schema
+    .createTable("catalog.account_capacity_locks")
+    .addColumn("account_id", "uuid", (c) => c.primaryKey())
     .execute();
   await db.schema
     .createIndex("qr_codes_account_id_created_at_id")
@@ -53,6 +63,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropTable("catalog.account_capacity_locks").execute();
   await db.schema.dropTable("catalog.qr_codes").execute();
   await db.schema.dropTable("catalog.workspaces").execute();
 }

@@ -13,12 +13,13 @@ await runGrpcService({
     LINKS_URL: z.string().url(),
     RENDERING_URL: z.string().url(),
   }),
-  async start(config) {
+  async start(config, logger) {
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "catalog") });
     const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SERVICE_TOKEN });
     const catalog = await buildCatalog({
       db: database.db,
       pageTokenSecret: config.PAGE_TOKEN_SECRET,
+      logger,
       transports: {
         tenancy: remote(config.TENANCY_URL),
         links: remote(config.LINKS_URL),

@@ -1,6 +1,20 @@
+import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
+import {
+  MoveQrCodeResponseSchema,
+  QrCodeService,
+  UpdateQrCodeRequestSchema,
+  WorkspaceService,
+} from "@qrplatform/api/catalog";
 import type { CatalogDeps } from "./deps.js";
+import {
+  createQrCode,
+  deleteQrCodeById,
+  getCapacity,
+  getQrCode,
+  listQrCodesPage,
+  updateQrCodeFields,
+} from "./qr-codes/qr-codes.handlers.js";
 import {
   createWorkspace,
   getWorkspace,
@@ -8,7 +22,7 @@ import {
   updateWorkspaceFields,
 } from "./workspaces/workspaces.handlers.js";
 
-/** Registers the catalog's services. QR-code methods not implemented here answer UNIMPLEMENTED. */
+/** Registers the catalog's services. */
 export function registerRoutes(router: ConnectRouter, deps: CatalogDeps): void {
   router.service(WorkspaceService, {
     createWorkspace: (req) => createWorkspace(deps, req),
@@ -16,5 +30,22 @@ export function registerRoutes(router: ConnectRouter, deps: CatalogDeps): void {
     listWorkspaces: (req) => listWorkspacesPage(deps, req),
     updateWorkspace: (req) => updateWorkspaceFields(deps, req),
   });
-  router.service(QrCodeService, {});
+  router.service(QrCodeService, {
+    createQrCode: (req) => createQrCode(deps, req),
+    getQrCode: (req) => getQrCode(deps, req),
+    listQrCodes: (req) => listQrCodesPage(deps, req),
+    updateQrCode: (req) => updateQrCodeFields(deps, req),
+    // A move is an update of the workspace alone.
+    moveQrCode: async (req) => {
+      const update = create(UpdateQrCodeRequestSchema, {
+        accountId: req.accountId,
+        qrCodeId: req.qrCodeId,
+        workspaceId: req.workspaceId,
+        clearWorkspace: req.workspaceId === undefined,
+      });
+      return create(MoveQrCodeResponseSchema, { qrCode: (await updateQrCodeFields(deps, update)).qrCode });
+    },
+    deleteQrCode: (req) => deleteQrCodeById(deps, req),
+    getCapacity: (req) => getCapacity(deps, req),
+  });
 }

@@ -5,7 +5,7 @@ import { LinkService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
 import { TenancyService } from "@qrplatform/api/tenancy";
 import { migrateSchema } from "@qrplatform/db";
-import { PageTokens, type GrpcModule } from "@qrplatform/platform";
+import { PageTokens, type GrpcModule, type Logger } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import { registerRoutes } from "./routes.js";
 import type { CatalogTables } from "./tables.js";
@@ -19,6 +19,9 @@ export interface CatalogOptions {
   pageTokenSecret: string;
   /** How to reach the services the catalog calls: remote gRPC or in-process, the handlers do not care. */
   transports: { tenancy: Transport; links: Transport; rendering: Transport };
+  logger: Logger;
+  /** The clock; tests replace it. */
+  now?: () => Date;
 }
 
 /** Migrates the catalog schema and returns the service: workspaces and QR codes. */
@@ -27,6 +30,8 @@ export async function buildCatalog(options: CatalogOptions): Promise<GrpcModule>
   const deps = {
     db: options.db.withSchema(SCHEMA) as Kysely<CatalogTables>,
     pageTokens: new PageTokens(options.pageTokenSecret),
+    logger: options.logger,
+    now: options.now ?? (() => new Date()),
     tenancy: createClient(TenancyService, options.transports.tenancy),
     links: createClient(LinkService, options.transports.links),
     rendering: createClient(RenderingService, options.transports.rendering),

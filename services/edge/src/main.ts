@@ -4,6 +4,7 @@ import {
   createLogger,
   listenHttp,
   logLevelVar,
+  optionalVar,
   onShutdownSignal,
   portVar,
   readConfig,
@@ -18,6 +19,8 @@ const config = readConfig(
     PORT: portVar(8080),
     TENANCY_URL: z.string().url(),
     CATALOG_URL: z.string().url(),
+    LINKS_URL: z.string().url(),
+    PUBLIC_BASE_URL: optionalVar(z.string().url()),
     SERVICE_TOKEN: secretVar(),
     MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
     LOG_LEVEL: logLevelVar(),
@@ -28,7 +31,8 @@ const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SER
 
 let draining = false;
 const app = buildEdge({
-  transports: { tenancy: remote(config.TENANCY_URL), catalog: remote(config.CATALOG_URL) },
+  transports: { tenancy: remote(config.TENANCY_URL), catalog: remote(config.CATALOG_URL), links: remote(config.LINKS_URL) },
+  publicBaseUrl: config.PUBLIC_BASE_URL?.replace(/\/$/, ""),
   logger,
   maxBodyBytes: config.MAX_BODY_BYTES,
   isDraining: () => draining,

@@ -1,16 +1,22 @@
-import express, { type RequestHandler, type Router } from "express";
+import express, { type Request, type RequestHandler, type Router } from "express";
 import { methodNotAllowed } from "./http/error-handler.js";
 import type { EdgeClients } from "./server.js";
 import { authenticate } from "./http/auth.js";
 import { getAccount } from "./resources/account.js";
+import { domainHandlers } from "./resources/domains.js";
+import { qrCodeHandlers } from "./resources/qr-codes.js";
 import { workspaceHandlers } from "./resources/workspaces.js";
 
 type Method = "get" | "post" | "patch" | "delete";
 
 /** The public routes of /api/v1: each with the scope it needs, and a 405 for every other method. */
-export function registerApiRoutes(api: Router, clients: EdgeClients, maxBodyBytes: number): void {
+export function registerApiRoutes(
+  api: Router,
+  clients: EdgeClients,
+  options: { maxBodyBytes: number; apiBaseUrl: (req: Request) => string },
+): void {
   // Bodies are read only after the key is accepted, so anonymous callers cannot make us parse them.
-  const json = express.json({ limit: maxBodyBytes, type: "application/json" });
+  const json = express.json({ limit: options.maxBodyBytes, type: "application/json" });
   const route = (path: string, methods: Partial<Record<Method, [scope: string, handler: RequestHandler]>>) => {
     const entry = api.route(path);
     for (const [method, [scope, handler]] of Object.entries(methods) as [Method, [string, RequestHandler]][]) {
@@ -21,8 +27,21 @@ export function registerApiRoutes(api: Router, clients: EdgeClients, maxBodyByte
   };
 
   const workspaces = workspaceHandlers(clients.workspaces);
+  const qrCodes = qrCodeHandlers(clients.qrCodes, options.apiBaseUrl);
+  const domains = domainHandlers(clients.domains);
 
   route("/account", { get: ["account:read", getAccount] });
   route("/workspaces", { get: ["workspaces:read", workspaces.list], post: ["workspaces:write", workspaces.create] });
   route("/workspaces/:workspace_id", { get: ["workspaces:read", workspaces.get], patch: ["workspaces:write", workspaces.update] });
+  route("/workspaces/:workspace_id/qr-codes", {
+    get: ["qr_codes:read", qrCodes.listInWorkspace],
+    post: ["qr_codes:write", qrCodes.create],
+  });
+  route("/qr-codes", { get: ["qr_codes:read", qrCodes.listAll] });
+  route("/qr-codes/:id", {
+    get: ["qr_codes:read", qrCodes.get],
+    patch: ["qr_codes:write", qrCodes.update],
+    delete: ["qr_codes:write", qrCodes.remove],
+  });
+  route("/domains", { get: ["domains:read", domains.list] });
 }

@@ -1,9 +1,12 @@
+import type { RequestListener } from "node:http";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Logger } from "pino";
-import { WorkspaceService } from "@qrplatform/api/catalog";
+import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
+import { DomainService } from "@qrplatform/api/links";
 import { TenancyService } from "@qrplatform/api/tenancy";
+import { docsRouter } from "./http/docs.js";
 import { errorHandler, routeNotFound } from "./http/error-handler.js";
 import { registerHealthRoutes } from "./http/health.js";
 import { requestIdOf } from "./http/request-id.js";
@@ -13,12 +16,15 @@ import { registerApiRoutes } from "./routes.js";
 export interface EdgeTransports {
   tenancy: Transport;
   catalog: Transport;
+  links: Transport;
 }
 
 /** The service clients the routes call. */
 export interface EdgeClients {
   tenancy: Client<typeof TenancyService>;
   workspaces: Client<typeof WorkspaceService>;
+  qrCodes: Client<typeof QrCodeService>;
+  domains: Client<typeof DomainService>;
 }
 
 /** What the edge is built from. */
@@ -27,6 +33,16 @@ export interface EdgeOptions {
   logger: Logger;
   /** The largest JSON body accepted, in bytes; larger ones get 413. */
   maxBodyBytes?: number;
+  /**
+   * The public origin of the API, such as "https://api.example.com", for the absolute URLs it hands out
+   * (`qr_image_url`). Unset: taken from each request's Host.
+   */
+  publicBaseUrl?: string | undefined;
+  /**
+   * Serves every request outside the API, docs and health routes; the embedded platform's short-link
+   * redirector goes here. Without it, such requests get the 404 envelope.
+   */
+  fallback?: RequestListener;
   /** True once shutdown has begun, so /readyz turns 503 before connections drain. */
   isDraining?: () => boolean;
 }
@@ -43,7 +59,11 @@ export function buildEdge(options: EdgeOptions): express.Express {
   const clients: EdgeClients = {
     tenancy: createClient(TenancyService, transports.tenancy),
     workspaces: createClient(WorkspaceService, transports.catalog),
+    qrCodes: createClient(QrCodeService, transports.catalog),
+    domains: createClient(DomainService, transports.links),
   };
+  const apiBaseUrl = (req: express.Request) =>
+    `${options.publicBaseUrl ?? `${req.protocol}://${req.get("host")}`}${API_BASE_PATH}`;
 
   const app = express();
   app.disable("x-powered-by");
@@ -59,8 +79,15 @@ export function buildEdge(options: EdgeOptions): express.Express {
   );
 
   const health = express.Router();
-  registerHealthRoutes(health, { tenancy: transports.tenancy, catalog: transports.catalog }, options.isDraining ?? (() => false));
+  registerHealthRoutes(
+    health,
+    { tenancy: transports.tenancy, catalog: transports.catalog, links: transports.links },
+    options.isDraining ?? (() => false),
+  );
   app.use(health);
+
+  // The OpenAPI document and the reference page are public: mounted before the API's key checks and 404.
+  app.use(docsRouter(API_BASE_PATH));
 
   const api = express.Router({ caseSensitive: true, strict: false });
   api.use((_req, res, next) => {
@@ -68,8 +95,11 @@ export function buildEdge(options: EdgeOptions): express.Express {
     res.setHeader("Cache-Control", "no-store");
     next();
   });
-  registerApiRoutes(api, clients, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  registerApiRoutes(api, clients, { maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, apiBaseUrl });
   app.use(API_BASE_PATH, api);
+  app.use(API_BASE_PATH, routeNotFound);
+  const fallback = options.fallback;
+  if (fallback) app.use((req, res) => fallback(req, res));
 
   app.use(routeNotFound);
   app.use(errorHandler(logger));

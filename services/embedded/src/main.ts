@@ -1,7 +1,7 @@
 // `npm start`: the whole platform in one process. Configuration: see the README.
 import { z } from "zod";
 import { databaseEnv } from "@qrplatform/db";
-import { createLogger, logLevelVar, onShutdownSignal, portVar, readConfig } from "@qrplatform/platform";
+import { createLogger, logLevelVar, onShutdownSignal, optionalVar, portVar, readConfig } from "@qrplatform/platform";
 import { startPlatform } from "./platform.js";
 
 const config = readConfig(
@@ -10,6 +10,9 @@ const config = readConfig(
     PORT: portVar(8080),
     GRPC_HOST: z.string().default("127.0.0.1"),
     GRPC_PORT: portVar(9090),
+    SHORT_LINK_BASE_URL: optionalVar(z.string().url()),
+    CUSTOM_DOMAIN_SCHEME: z.enum(["https", "http"]).default("https"),
+    DNS_RESOLVER: optionalVar(z.string()),
     LOG_LEVEL: logLevelVar(),
   }),
 );
@@ -22,13 +25,17 @@ const platform = await startPlatform({
   port: config.PORT,
   grpcHost: config.GRPC_HOST,
   grpcPort: config.GRPC_PORT,
+  shortLinkBaseUrl: config.SHORT_LINK_BASE_URL,
+  customDomainScheme: config.CUSTOM_DOMAIN_SCHEME,
+  dnsResolver: config.DNS_RESOLVER,
   logger,
 });
 onShutdownSignal(logger, () => platform.close());
 
 process.stdout.write(`
 qr-platform is running.
-  REST API   ${platform.apiUrl}
+  REST API   ${platform.apiUrl}   (reference: ${platform.apiUrl.replace(/\/api\/v1$/, "")}/docs)
+  Short links ${platform.shortLinkBaseUrl}/<slug>
   gRPC       ${platform.grpcUrl}  (admin credential in ${platform.adminCredentialPath})
   data       ${config.DATABASE_URL ? "Postgres at DATABASE_URL" : `${config.DATA_DIR}/pglite`}
 

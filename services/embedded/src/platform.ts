@@ -3,9 +3,10 @@ import type { Transport } from "@connectrpc/connect";
 import { buildCatalog } from "@qrplatform/catalog";
 import { openDatabase } from "@qrplatform/db";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "@qrplatform/edge";
-import { buildLinks } from "@qrplatform/links";
+import { buildLinks, buildRedirector, resolveVia } from "@qrplatform/links";
 import {
   inProcessTransport,
+  lateHandler,
   listenHttp,
   serveGrpc,
   type GrpcModule,
@@ -30,12 +31,20 @@ export interface PlatformOptions {
   grpcPort: number;
   logger: Logger;
   maxBodyBytes?: number;
+  /** The short domain links are made on; by default this process's own address, which serves them. */
+  shortLinkBaseUrl?: string | undefined;
+  /** The scheme of vanity links on custom domains. */
+  customDomainScheme?: "https" | "http";
+  /** A DNS server ("ip:port") for custom-domain verification; the system's resolvers when unset. */
+  dnsResolver?: string | undefined;
 }
 
 /** A running embedded platform. */
 export interface Platform {
   /** The REST API's base URL, ending in /api/v1. */
   readonly apiUrl: string;
+  /** The short domain of generated links. */
+  readonly shortLinkBaseUrl: string;
   /** The base URL of the gRPC port. */
   readonly grpcUrl: string;
   /** The file holding the admin credential for qrctl. */
@@ -57,13 +66,26 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const local = (modules: GrpcModule[]): Transport =>
     inProcessTransport({ modules, credentials, logger, token: credentials.serviceToken });
 
+  // The HTTP port listens first: its address is the default short domain the links are made on.
+  const handler = lateHandler();
+  const http = await listenHttp({ handler: handler.listener, host: options.host, port: options.port, logger, name: "REST edge and short links" });
+  const ownUrl = `http://${urlHost(options.host)}:${http.port}`;
+  const shortLinkBaseUrl = options.shortLinkBaseUrl ?? ownUrl;
+
   const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: secrets.pageTokenSecret });
-  const links = await buildLinks({ db: database.db });
+  const links = await buildLinks({
+    db: database.db,
+    pageTokenSecret: secrets.pageTokenSecret,
+    shortLinkBaseUrl,
+    customDomainScheme: options.customDomainScheme,
+    dnsResolver: options.dnsResolver,
+  });
   const rendering = await buildRendering();
   const catalog = await buildCatalog({
     db: database.db,
     pageTokenSecret: secrets.pageTokenSecret,
     transports: { tenancy: local([tenancy]), links: local([links]), rendering: local([rendering]) },
+    logger,
   });
   const modules = [tenancy, catalog, links, rendering];
 
@@ -72,16 +94,19 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const adminCredentialPath = writeAdminCredential(options.dataDir, grpcUrl, credentials.adminToken);
 
   let draining = false;
-  const edge = buildEdge({
-    transports: { tenancy: local([tenancy]), catalog: local([catalog]) },
-    logger,
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    isDraining: () => draining,
-  });
-  const http = await listenHttp({ handler: edge, host: options.host, port: options.port, logger, name: "REST edge" });
+  handler.set(
+    buildEdge({
+      transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]) },
+      logger,
+      maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      isDraining: () => draining,
+      fallback: buildRedirector({ resolve: resolveVia(local([links])), logger }),
+    }),
+  );
 
   return {
-    apiUrl: `http://${urlHost(options.host)}:${http.port}/api/v1`,
+    apiUrl: `${ownUrl}/api/v1`,
+    shortLinkBaseUrl,
     grpcUrl,
     adminCredentialPath,
     async close() {

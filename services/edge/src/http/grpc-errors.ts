@@ -27,8 +27,20 @@ const STATUS_BY_REASON: Record<string, number> = {
   premium_frames_required: 403,
 };
 
+/** Metadata that carries counts; ErrorInfo holds strings, the API shows numbers. */
+const NUMERIC_METADATA = new Set(["limit", "used"]);
+
 /** Service field names that the REST API spells differently. */
-const PUBLIC_FIELD_NAMES: Record<string, string> = { page_size: "limit", page_token: "cursor" };
+const PUBLIC_FIELD_NAMES: Record<string, string> = { page_size: "limit", page_token: "cursor", domain_id: "vanity_domain_id" };
+
+/**
+ * A service's field path as the REST client wrote it: renamed where the API differs, and camelCase
+ * inside `design`, whose keys the contract spells that way (design.frame.label_top -> design.frame.labelTop).
+ */
+function publicFieldName(field: string): string {
+  if (field.startsWith("design.")) return field.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  return PUBLIC_FIELD_NAMES[field] ?? field;
+}
 
 /**
  * Turns a service's error into the public error: the ErrorInfo reason becomes the code, field
@@ -46,9 +58,11 @@ export function apiErrorFromGrpc(error: ConnectError): ApiError {
   if (mapped.status >= 500) return new ApiError(mapped.status, mapped.code, publicMessage(mapped.status));
 
   const status = (info?.reason && STATUS_BY_REASON[info.reason]) || mapped.status;
-  const details: Record<string, unknown> = { ...info?.metadata };
+  const details: Record<string, unknown> = Object.fromEntries(
+    Object.entries(info?.metadata ?? {}).map(([key, value]) => [key, NUMERIC_METADATA.has(key) ? Number(value) : value]),
+  );
   if (info && info.fieldViolations.length > 0) {
-    details.fields = info.fieldViolations.map((v) => ({ field: PUBLIC_FIELD_NAMES[v.field] ?? v.field, reason: v.reason, message: v.description }));
+    details.fields = info.fieldViolations.map((v) => ({ field: publicFieldName(v.field), reason: v.reason, message: v.description }));
   }
   return new ApiError(status, info?.reason || mapped.code, error.rawMessage, Object.keys(details).length > 0 ? details : undefined);
 }

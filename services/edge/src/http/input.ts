@@ -17,11 +17,33 @@ function fieldDetailsOf(error: z.ZodError, prefix: string[] = []): FieldDetail[]
   });
 }
 
-/** Parses a value with a zod schema, or throws 400 `validation_error` naming every invalid field. */
-export function parseInput<Schema extends z.ZodType>(schema: Schema, value: unknown): z.infer<Schema> {
-  const result = schema.safeParse(value);
-  if (!result.success) throw ApiError.validation(fieldDetailsOf(result.error));
-  return result.data;
+/** Fields a client may see but not send, with why: `read_only` or `creation_only`. */
+export type FixedFields = Readonly<Record<string, "read_only" | "creation_only">>;
+
+const FIXED_MESSAGES = {
+  read_only: "is read-only and cannot be sent",
+  creation_only: "is set when the resource is created and cannot be changed",
+} as const;
+
+/**
+ * Parses a value with a zod schema, or throws 400 `validation_error` naming every invalid field.
+ * Fields listed in `fixed` are refused with their own reason, so a client learns why it cannot send them.
+ */
+export function parseInput<Schema extends z.ZodType>(schema: Schema, value: unknown, fixed: FixedFields = {}): z.infer<Schema> {
+  const problems: FieldDetail[] = [];
+  let rest = value;
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    const entries = Object.entries(value);
+    for (const [key] of entries) {
+      const reason = Object.hasOwn(fixed, key) ? fixed[key] : undefined;
+      if (reason) problems.push({ field: key, reason, message: FIXED_MESSAGES[reason] });
+    }
+    rest = Object.fromEntries(entries.filter(([key]) => !Object.hasOwn(fixed, key)));
+  }
+  const result = schema.safeParse(rest);
+  if (!result.success) problems.push(...fieldDetailsOf(result.error));
+  if (problems.length > 0) throw ApiError.validation(problems);
+  return result.data as z.infer<Schema>;
 }
 
 /** The JSON body of a POST or PATCH; a body of any other content type is 415. */

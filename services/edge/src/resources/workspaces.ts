@@ -23,6 +23,16 @@ export function workspaceJson(workspace: Workspace) {
   };
 }
 
+/** What a workspace shows but never takes. */
+const WORKSPACE_READ_ONLY = {
+  id: "read_only",
+  account_id: "read_only",
+  slug: "read_only",
+  qr_code_count: "read_only",
+  created_at: "read_only",
+  updated_at: "read_only",
+} as const;
+
 // The edge checks shape (types, unknown and read-only fields); the catalog owns the rules (lengths, URLs).
 const createBody = z.strictObject({
   name: z.string(),
@@ -46,7 +56,7 @@ export function workspaceHandlers(workspaces: Client<typeof WorkspaceService>) {
   };
 
   const create: RequestHandler = async (req, res) => {
-    const body = parseInput(createBody, jsonBody(req));
+    const body = parseInput(createBody, jsonBody(req), WORKSPACE_READ_ONLY);
     const { workspace } = await workspaces.createWorkspace({
       accountId: callerOf(res).accountId,
       name: body.name,
@@ -64,7 +74,7 @@ export function workspaceHandlers(workspaces: Client<typeof WorkspaceService>) {
 
   const update: RequestHandler = async (req, res) => {
     const workspaceId = uuidParam(req, "workspace_id");
-    const body = parseInput(updateBody, jsonBody(req));
+    const body = parseInput(updateBody, jsonBody(req), WORKSPACE_READ_ONLY);
     const { workspace } = await workspaces.updateWorkspace({
       accountId: callerOf(res).accountId,
       workspaceId,

@@ -1,4 +1,6 @@
 import { expect } from "vitest";
+import { createApiClient, type ApiClient } from "@qrplatform/api-client";
+import { apiBasePath, validateResponse } from "./openapi.js";
 
 /** A response as the tests look at it. */
 export interface ApiResponse {
@@ -9,7 +11,24 @@ export interface ApiResponse {
   body: any;
 }
 
-/** Calls the REST API with an optional key; JSON bodies are sent as JSON, strings as they are. */
+/**
+ * Checks a response against the OpenAPI document when its URL is under the API's base path; other
+ * URLs (/healthz, /docs, short links) are not part of the document.
+ */
+function checkAgainstDocument(method: string, url: URL, status: number, headers: Headers, body: unknown): void {
+  if (url.pathname !== apiBasePath && !url.pathname.startsWith(`${apiBasePath}/`)) return;
+  validateResponse(method, `${url.pathname.slice(apiBasePath.length) || "/"}${url.search}`, status, headers, body);
+}
+
+/** The body as the tests read it: parsed when the response says it is JSON, else the text ("" for none, as after HEAD). */
+function parseBody(text: string, headers: Headers): unknown {
+  return text && headers.get("content-type")?.includes("application/json") ? JSON.parse(text) : text;
+}
+
+/**
+ * Calls the REST API with an optional key; JSON bodies are sent as JSON, strings as they are. Every
+ * response of the API is validated against the OpenAPI document: one it does not describe fails the test.
+ */
 export async function call(
   baseUrl: string,
   method: string,
@@ -24,11 +43,27 @@ export async function call(
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
-  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
-  const text = await res.text();
-  let parsed: unknown = text;
-  if (res.headers.get("content-type")?.includes("application/json")) parsed = JSON.parse(text);
+  const url = new URL(`${baseUrl}${path}`);
+  const res = await fetch(url, { method, headers, body });
+  const parsed = parseBody(await res.text(), res.headers);
+  checkAgainstDocument(method, url, res.status, res.headers, parsed);
   return { status: res.status, headers: res.headers, body: parsed };
+}
+
+/**
+ * The typed client generated from the OpenAPI document, for `baseUrl` (ending in /api/v1) and `key`.
+ * Like `call`, it validates every response against the document.
+ */
+export function typedClient(baseUrl: string, key: string): ApiClient {
+  const client = createApiClient({ baseUrl, key });
+  client.use({
+    async onResponse({ request, response }) {
+      const parsed = parseBody(await response.clone().text(), response.headers);
+      checkAgainstDocument(request.method, new URL(request.url), response.status, response.headers, parsed);
+      return undefined;
+    },
+  });
+  return client;
 }
 
 /** Asserts the public error envelope: status, code, a message, and the request id of the header. */

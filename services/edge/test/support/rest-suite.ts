@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
-import { SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
+import { Addon, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
 import { call, expectError, invalidFields } from "./http.js";
 import { startStack, type Stack, type StackMode } from "./stack.js";
 
@@ -155,7 +155,11 @@ export function defineRestSuite(mode: StackMode): void {
       const readOnly = await api("POST", "/workspaces", { key, body: { name: "x", id: "a", qr_code_count: 9 } });
       expectError(readOnly, 400, "validation_error");
       expect(invalidFields(readOnly).sort()).toEqual(["id", "qr_code_count"]);
-      expect(readOnly.body.error.details.fields[0].reason).toBe("unknown_field");
+      expect(readOnly.body.error.details.fields.map((f: { reason: string }) => f.reason)).toEqual(["read_only", "read_only"]);
+      const unknown = await api("POST", "/workspaces", { key, body: { name: "x", colour: "red" } });
+      expect(unknown.body.error.details.fields).toEqual([
+        { field: "colour", reason: "unknown_field", message: expect.any(String) },
+      ]);
 
       expectError(await api("POST", "/workspaces", { key, body: [1, 2] }), 400, "validation_error");
     });
@@ -273,6 +277,230 @@ export function defineRestSuite(mode: StackMode): void {
       expect(invalidFields(await api("GET", `/workspaces?cursor=${encodeURIComponent(tampered)}`, { key: owner.key }))).toEqual([
         "cursor",
       ]);
+    });
+  });
+
+  describe(`[${mode}] QR codes`, () => {
+    /** A new Origin account with a workspace to put codes in. */
+    async function accountWithWorkspace(tier = SubscriptionTier.ORIGIN) {
+      const account = await newAccount(tier);
+      const { body: workspace } = await api("POST", "/workspaces", { key: account.key, body: { name: "Codes" } });
+      return { ...account, workspaceId: workspace.id as string };
+    }
+
+    const createCode = (key: string, workspaceId: string, body: Record<string, unknown>) =>
+      api("POST", `/workspaces/${workspaceId}/qr-codes`, { key, body: { name: "Poster", destination_url: "https://example.com/menu", ...body } });
+
+    /** Follows a short link once, without following the redirect. */
+    const scan = (url: string, headers: Record<string, string> = {}) => fetch(url, { redirect: "manual", headers });
+
+    it("creates a code with its short link, design defaults and utm, and the link redirects", async () => {
+      const { accountId, key, workspaceId } = await accountWithWorkspace();
+      const created = await createCode(key, workspaceId, {
+        name: "  Spring poster ",
+        destination_url: "https://example.com/menu?table=4",
+        tags: ["print", "spring", "print"],
+        utm: { source: "poster", campaign: "spring" },
+      });
+      expect(created.status).toBe(201);
+      const code = created.body;
+      expect(code).toMatchObject({
+        account_id: accountId,
+        workspace_id: workspaceId,
+        name: "Spring poster",
+        destination_url: "https://example.com/menu?table=4",
+        status: "active",
+        tags: ["print", "spring"],
+        total_scans: 0,
+        utm: { source: "poster", campaign: "spring" },
+        design: {
+          foreground: "#000000",
+          background: "#ffffff",
+          style: "square",
+          errorCorrection: "M",
+          size: 1024,
+          cornerSquareShape: "square",
+          cornerDotShape: "square",
+          frame: { enabled: false },
+          logo: null,
+        },
+      });
+      expect(code.id).toMatch(UUID);
+      expect(code.vanity_url).toBe(code.canonical_url);
+      expect(code.canonical_url).toMatch(/\/[23456789abcdefghjkmnpqrstuvwxyz]{8}$/);
+      expect(code.qr_image_url).toBe(`${stack.baseUrl}/qr-codes/${code.id}/export`);
+      expect(created.headers.get("location")).toBe(`/api/v1/qr-codes/${code.id}`);
+
+      const redirect = await scan(code.vanity_url);
+      expect(redirect.status).toBe(302);
+      expect(redirect.headers.get("location")).toBe("https://example.com/menu?table=4&utm_source=poster&utm_campaign=spring");
+      expect(redirect.headers.get("cache-control")).toBe("no-store");
+
+      expect((await api("GET", `/qr-codes/${code.id}`, { key })).body).toEqual(code);
+      expect((await api("GET", `/workspaces/${workspaceId}`, { key })).body.qr_code_count).toBe(1);
+    });
+
+    it("validates the body with per-field details and leaves nothing behind", async () => {
+      const { key, workspaceId } = await accountWithWorkspace();
+      const cases: [Record<string, unknown>, string[]][] = [
+        [{ name: "n".repeat(201) }, ["name"]],
+        [{ destination_url: "javascript:alert(1)" }, ["destination_url"]],
+        [{ destination_url: "https://user:pw@example.com/" }, ["destination_url"]],
+        [{ destination_url: "https://example.com/\r\nSet-Cookie: x=1" }, ["destination_url"]],
+        [{ destination_url: `https://example.com/${"a".repeat(2100)}` }, ["destination_url"]],
+        [{ tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }, ["tags"]],
+        [{ design: { foreground: "black" } }, ["design.foreground"]],
+        [{ design: { style: "zigzag" } }, ["design.style"]],
+        [{ design: { frame: { labelTop: "x".repeat(31) } } }, ["design.frame.labelTop"]],
+        [{ design: { sparkle: true } }, ["design.sparkle"]],
+        [{ vanity_slug: "menu" }, ["vanity_domain_id"]],
+        [{ id: "x", status: "paused", total_scans: 5 }, ["id", "status", "total_scans"]],
+      ];
+      for (const [body, fields] of cases) {
+        const res = await createCode(key, workspaceId, body);
+        expectError(res, 400, "validation_error");
+        expect(invalidFields(res).sort(), JSON.stringify(body).slice(0, 80)).toEqual(fields);
+      }
+      const unknownDomain = await createCode(key, workspaceId, { vanity_domain_id: "6f1c2b1e-0000-4000-8000-000000000000", vanity_slug: "menu" });
+      expectError(unknownDomain, 404, "not_found");
+      expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
+      expect((await api("GET", `/workspaces/${workspaceId}`, { key })).body.qr_code_count).toBe(0);
+    });
+
+    it("requires the premium frames add-on for circle frames and labels", async () => {
+      const { accountId, key, workspaceId } = await accountWithWorkspace();
+      const circle = { design: { frame: { enabled: true, type: "circle" } } };
+      const labelled = { design: { frame: { enabled: true, type: "square", labelBottom: "Scan me" } } };
+      expectError(await createCode(key, workspaceId, circle), 403, "premium_frames_required");
+      expectError(await createCode(key, workspaceId, labelled), 403, "premium_frames_required");
+      expect((await createCode(key, workspaceId, { design: { frame: { enabled: true, type: "rounded" } } })).status).toBe(201);
+
+      await stack.admin.updateAccount({ accountId, addAddons: [Addon.PREMIUM_FRAMES] });
+      const premium = await createCode(key, workspaceId, labelled);
+      expect(premium.status).toBe(201);
+      expect(premium.body.design.frame).toMatchObject({ enabled: true, type: "square", labelBottom: "Scan me" });
+    });
+
+    it("lists, pages and filters codes by workspace, hiding other accounts' workspaces", async () => {
+      const { key, workspaceId } = await accountWithWorkspace();
+      const { body: other } = await api("POST", "/workspaces", { key, body: { name: "Other" } });
+      for (const name of ["a", "b", "c"]) await createCode(key, workspaceId, { name });
+      await createCode(key, other.id, { name: "d" });
+
+      const names = (res: { body: { data: { name: string }[] } }) => res.body.data.map((c) => c.name);
+      expect(names(await api("GET", "/qr-codes", { key }))).toEqual(["a", "b", "c", "d"]);
+      expect(names(await api("GET", `/qr-codes?workspace_id=${workspaceId}`, { key }))).toEqual(["a", "b", "c"]);
+      const first = await api("GET", `/workspaces/${workspaceId}/qr-codes?limit=2`, { key });
+      expect(names(first)).toEqual(["a", "b"]);
+      const second = await api("GET", `/workspaces/${workspaceId}/qr-codes?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`, { key });
+      expect(names(second)).toEqual(["c"]);
+      expect(second.body.next_cursor).toBeNull();
+      // A cursor of one list is refused by another.
+      const crossed = await api("GET", `/qr-codes?cursor=${encodeURIComponent(first.body.next_cursor)}`, { key });
+      expect(invalidFields(crossed)).toEqual(["cursor"]);
+      expect(invalidFields(await api("GET", `/workspaces/${workspaceId}/qr-codes?limit=101`, { key }))).toEqual(["limit"]);
+
+      const stranger = await accountWithWorkspace();
+      expectError(await api("GET", `/workspaces/${workspaceId}/qr-codes`, { key: stranger.key }), 404, "not_found");
+      expectError(await api("GET", `/qr-codes?workspace_id=${workspaceId}`, { key: stranger.key }), 404, "not_found");
+      expect(invalidFields(await api("GET", "/qr-codes?workspace_id=nope", { key }))).toEqual(["workspace_id"]);
+      expect((await api("GET", "/qr-codes", { key: stranger.key })).body.data).toEqual([]);
+    });
+
+    it("renames, re-points, pauses, tags and moves a code; creation-only and read-only fields are refused", async () => {
+      const { key, workspaceId } = await accountWithWorkspace();
+      const { body: second } = await api("POST", "/workspaces", { key, body: { name: "Second" } });
+      const { body: code } = await createCode(key, workspaceId, { utm: { medium: "print" } });
+
+      const updated = await api("PATCH", `/qr-codes/${code.id}`, {
+        key,
+        body: { name: "Renamed", destination_url: "https://example.org/new", tags: ["a"], workspace_id: second.id },
+      });
+      expect(updated.status).toBe(200);
+      expect(updated.body).toMatchObject({ name: "Renamed", destination_url: "https://example.org/new", tags: ["a"], workspace_id: second.id });
+      expect(updated.body.vanity_url).toBe(code.vanity_url);
+      expect((await scan(code.vanity_url)).headers.get("location")).toBe("https://example.org/new?utm_medium=print");
+      expect((await api("GET", `/workspaces/${workspaceId}`, { key })).body.qr_code_count).toBe(0);
+      expect((await api("GET", `/workspaces/${second.id}`, { key })).body.qr_code_count).toBe(1);
+
+      const paused = await api("PATCH", `/qr-codes/${code.id}`, { key, body: { status: "paused" } });
+      expect(paused.body.status).toBe("paused");
+      const pausedScan = await scan(code.vanity_url);
+      expect(pausedScan.status).toBe(404);
+      expect(pausedScan.headers.get("cache-control")).toBe("no-store");
+      await api("PATCH", `/qr-codes/${code.id}`, { key, body: { status: "active" } });
+      expect((await scan(code.vanity_url)).status).toBe(302);
+
+      const unfiled = await api("PATCH", `/qr-codes/${code.id}`, { key, body: { workspace_id: null } });
+      expect(unfiled.body.workspace_id).toBeNull();
+
+      const refused = await api("PATCH", `/qr-codes/${code.id}`, {
+        key,
+        body: { design: { style: "dots" }, utm: {}, total_scans: 9, vanity_url: "https://evil.example/", account_id: code.id },
+      });
+      expectError(refused, 400, "validation_error");
+      expect(refused.body.error.details.fields).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ field: "design", reason: "creation_only" }),
+          expect.objectContaining({ field: "utm", reason: "creation_only" }),
+          expect.objectContaining({ field: "total_scans", reason: "read_only" }),
+          expect.objectContaining({ field: "vanity_url", reason: "read_only" }),
+          expect.objectContaining({ field: "account_id", reason: "read_only" }),
+        ]),
+      );
+      expect(invalidFields(await api("PATCH", `/qr-codes/${code.id}`, { key, body: { status: "deleted" } }))).toEqual(["status"]);
+      expect(invalidFields(await api("PATCH", `/qr-codes/${code.id}`, { key, body: { destination_url: "ftp://x" } }))).toEqual([
+        "destination_url",
+      ]);
+      expect((await api("GET", `/qr-codes/${code.id}`, { key })).body).toMatchObject({ destination_url: "https://example.org/new", status: "active" });
+    });
+
+    it("keeps codes inside their account: foreign reads, changes, moves and deletes are 404 and change nothing", async () => {
+      const owner = await accountWithWorkspace();
+      const stranger = await accountWithWorkspace();
+      const { body: code } = await createCode(owner.key, owner.workspaceId, {});
+
+      expectError(await api("GET", `/qr-codes/${code.id}`, { key: stranger.key }), 404, "not_found");
+      expectError(await api("PATCH", `/qr-codes/${code.id}`, { key: stranger.key, body: { name: "Mine" } }), 404, "not_found");
+      expectError(await api("DELETE", `/qr-codes/${code.id}`, { key: stranger.key }), 404, "not_found");
+      const intoForeign = await api("PATCH", `/qr-codes/${code.id}`, { key: owner.key, body: { workspace_id: stranger.workspaceId, name: "Moved" } });
+      expectError(intoForeign, 404, "not_found");
+      expect(intoForeign.body.error.details).toMatchObject({ resource: "workspace" });
+      expectError(await createCode(stranger.key, owner.workspaceId, {}), 404, "not_found");
+
+      expect((await api("GET", `/qr-codes/${code.id}`, { key: owner.key })).body).toEqual(code);
+      expect((await scan(code.vanity_url)).status).toBe(302);
+    });
+
+    it("deletes a code: 200 with a body, then 404, the link stops, and the capacity is free", async () => {
+      const { accountId, key, workspaceId } = await accountWithWorkspace();
+      const { body: code } = await createCode(key, workspaceId, {});
+      const deleted = await api("DELETE", `/qr-codes/${code.id}`, { key });
+      expect(deleted).toMatchObject({ status: 200, body: { id: code.id, deleted: true } });
+      expectError(await api("GET", `/qr-codes/${code.id}`, { key }), 404, "not_found");
+      expectError(await api("DELETE", `/qr-codes/${code.id}`, { key }), 404, "not_found");
+      const gone = await scan(code.vanity_url);
+      expect(gone.status).toBe(404);
+      const unknown = await scan(code.vanity_url.replace(/[^/]{8}$/, "zzzzzzzz"));
+      expect(await gone.text()).toBe(await unknown.text());
+      const { capacity } = await stack.catalog.getCapacity({ accountId });
+      expect(capacity?.qrCodesUsed).toBe(0n);
+    });
+
+    it("enforces the plan's capacity at account level and frees it on delete", async () => {
+      const { key, workspaceId } = await accountWithWorkspace();
+      const { body: other } = await api("POST", "/workspaces", { key, body: { name: "Other" } });
+      const codes: string[] = [];
+      for (let i = 0; i < 100; i++) {
+        const res = await createCode(key, i % 2 ? workspaceId : other.id, { name: `c${i}` });
+        expect(res.status).toBe(201);
+        codes.push(res.body.id);
+      }
+      const refused = await createCode(key, workspaceId, { name: "one too many" });
+      expectError(refused, 403, "qr_code_limit_reached");
+      expect(refused.body.error.details).toEqual({ limit: 100, used: 100 });
+      await api("DELETE", `/qr-codes/${codes[0]}`, { key });
+      expect((await createCode(key, workspaceId, { name: "fits again" })).status).toBe(201);
     });
   });
 

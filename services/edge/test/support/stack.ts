@@ -8,10 +8,11 @@ import { join, resolve } from "node:path";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@qrplatform/api/grpc-health";
 import { TenancyAdminService } from "@qrplatform/api/tenancy";
+import { QrCodeService } from "@qrplatform/api/catalog";
 import { buildCatalog } from "@qrplatform/catalog";
 import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing";
-import { buildLinks } from "@qrplatform/links";
-import { createLogger, inProcessTransport, listenHttp, remoteTransport, type GrpcModule } from "@qrplatform/platform";
+import { buildLinks, buildRedirector, resolveVia } from "@qrplatform/links";
+import { createLogger, inProcessTransport, lateHandler, listenHttp, remoteTransport, type GrpcModule } from "@qrplatform/platform";
 import { buildRendering } from "@qrplatform/rendering";
 import { buildTenancy } from "@qrplatform/tenancy";
 import { buildEdge } from "../../src/server.js";
@@ -22,6 +23,8 @@ export type StackMode = "in-process" | "processes";
 export interface Stack {
   readonly baseUrl: string;
   readonly admin: Client<typeof TenancyAdminService>;
+  /** The catalog's QR-code service, called with the service credential. */
+  readonly catalog: Client<typeof QrCodeService>;
   close(): Promise<void>;
 }
 
@@ -38,19 +41,31 @@ async function startInProcess(): Promise<Stack> {
   const database = await openTestDatabase();
   const local = (modules: GrpcModule[], token = credentials.serviceToken): Transport =>
     inProcessTransport({ modules, credentials, logger, token });
+  // Like the embedded platform: one port for the API and the short links it hands out.
+  const handler = lateHandler();
+  const http = await listenHttp({ handler: handler.listener, host: "127.0.0.1", port: 0, logger, name: "edge" });
+  const origin = `http://127.0.0.1:${http.port}`;
   const tenancy = await buildTenancy({ db: database.db, pageTokenSecret });
-  const links = await buildLinks({ db: database.db });
+  const links = await buildLinks({ db: database.db, pageTokenSecret, shortLinkBaseUrl: origin });
   const rendering = await buildRendering();
   const catalog = await buildCatalog({
     db: database.db,
     pageTokenSecret,
     transports: { tenancy: local([tenancy]), links: local([links]), rendering: local([rendering]) },
+    logger,
   });
-  const edge = buildEdge({ transports: { tenancy: local([tenancy]), catalog: local([catalog]) }, logger, maxBodyBytes: 64 * 1024 });
-  const http = await listenHttp({ handler: edge, host: "127.0.0.1", port: 0, logger, name: "edge" });
+  handler.set(
+    buildEdge({
+      transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]) },
+      logger,
+      maxBodyBytes: 64 * 1024,
+      fallback: buildRedirector({ resolve: resolveVia(local([links])), logger }),
+    }),
+  );
   return {
-    baseUrl: `http://127.0.0.1:${http.port}/api/v1`,
+    baseUrl: `${origin}/api/v1`,
     admin: createClient(TenancyAdminService, local([tenancy], credentials.adminToken)),
+    catalog: createClient(QrCodeService, local([catalog])),
     async close() {
       await http.close();
       await database.close();
@@ -94,7 +109,8 @@ async function waitUntil(what: string, ready: () => Promise<boolean>, output: ()
 async function startProcesses(): Promise<Stack> {
   const scratch = await createScratchDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), "qrp-stack-"));
-  const [tenancyPort, linksPort, renderingPort, catalogPort, edgePort] = await Promise.all([
+  const [tenancyPort, linksPort, renderingPort, catalogPort, edgePort, redirectPort] = await Promise.all([
+    freePort(),
     freePort(),
     freePort(),
     freePort(),
@@ -112,7 +128,13 @@ async function startProcesses(): Promise<Stack> {
   };
   const services = {
     tenancy: launch("services/tenancy/src/main.ts", { ...common, GRPC_PORT: String(tenancyPort) }),
-    links: launch("services/links/src/main.ts", { ...common, GRPC_PORT: String(linksPort) }),
+    links: launch("services/links/src/main.ts", {
+      ...common,
+      GRPC_PORT: String(linksPort),
+      REDIRECT_HOST: "127.0.0.1",
+      REDIRECT_PORT: String(redirectPort),
+      SHORT_LINK_BASE_URL: url(redirectPort),
+    }),
     rendering: launch("services/rendering/src/main.ts", { ...common, GRPC_PORT: String(renderingPort) }),
     catalog: launch("services/catalog/src/main.ts", {
       ...common,
@@ -128,6 +150,7 @@ async function startProcesses(): Promise<Stack> {
     PORT: String(edgePort),
     TENANCY_URL: url(tenancyPort),
     CATALOG_URL: url(catalogPort),
+    LINKS_URL: url(linksPort),
     MAX_BODY_BYTES: String(64 * 1024),
   });
   const all = [...Object.values(services), edge];
@@ -160,6 +183,7 @@ async function startProcesses(): Promise<Stack> {
   return {
     baseUrl: `${url(edgePort)}/api/v1`,
     admin: createClient(TenancyAdminService, remoteTransport({ baseUrl: url(tenancyPort), token: credentials.adminToken })),
+    catalog: createClient(QrCodeService, remoteTransport({ baseUrl: url(catalogPort), token: credentials.serviceToken })),
     close: stopAll,
   };
 }

@@ -1,0 +1,215 @@
+import { randomUUID } from "node:crypto";
+import { create, toJson } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { z } from "zod";
+import {
+  CreateQrCodeResponseSchema,
+  DeleteQrCodeResponseSchema,
+  GetCapacityResponseSchema,
+  GetQrCodeResponseSchema,
+  ListQrCodesResponseSchema,
+  QrCodeStatus,
+  UpdateQrCodeResponseSchema,
+  type CreateQrCodeRequest,
+  type CreateQrCodeResponse,
+  type DeleteQrCodeRequest,
+  type DeleteQrCodeResponse,
+  type GetCapacityRequest,
+  type GetCapacityResponse,
+  type GetQrCodeRequest,
+  type GetQrCodeResponse,
+  type ListQrCodesRequest,
+  type ListQrCodesResponse,
+  type UpdateQrCodeRequest,
+  type UpdateQrCodeResponse,
+} from "@qrplatform/api/catalog";
+import { DesignSchema } from "@qrplatform/api/rendering";
+import { isUuid, notFound, pageOf, readPageRequest, serviceError, validate } from "@qrplatform/platform";
+import type { CatalogDeps } from "../deps.js";
+import { findWorkspace } from "../workspaces/workspaces.repository.js";
+import { checkDesign } from "./design-check.js";
+import { linkStatusOf, qrCodeToProto, statusToken } from "./qr-code-mapping.js";
+import { presentUtm, qrCodeName, qrCodeTags, qrCodeUtm, utmQueryParameters, uuidField } from "./qr-code-rules.js";
+import {
+  completeQrCode,
+  countAccountQrCodes,
+  deleteQrCode,
+  discardReservation,
+  findQrCode,
+  listQrCodes,
+  reserveQrCode,
+  updateQrCode,
+  type CapacityRefusal,
+} from "./qr-codes.repository.js";
+
+const createSchema = z.object({
+  accountId: uuidField,
+  workspaceId: uuidField.optional(),
+  name: qrCodeName,
+  tags: qrCodeTags,
+  utm: qrCodeUtm.optional(),
+});
+
+function capacityError(refusal: CapacityRefusal): ConnectError {
+  const metadata = { limit: String(refusal.max), used: String(refusal.used) };
+  return refusal.limit === "qr_codes"
+    ? serviceError(
+        Code.ResourceExhausted,
+        "qr_code_limit_reached",
+        `This account's plan allows ${refusal.max} QR codes and all are in use; delete one or upgrade the plan.`,
+        { metadata },
+      )
+    : serviceError(
+        Code.ResourceExhausted,
+        "link_limit_reached",
+        `This account's plan allows ${refusal.max} QR codes on custom domains and all are in use.`,
+        { metadata },
+      );
+}
+
+async function requireWorkspace(deps: CatalogDeps, accountId: string, workspaceId: string): Promise<void> {
+  if (!(await findWorkspace(deps.db, accountId, workspaceId))) throw notFound("workspace");
+}
+
+/**
+ * Creates a QR code and its short link as one unit: a place in the account's capacity is reserved
+ * first, the link is created, then the reservation is completed. Any failure undoes what was done,
+ * so neither a code without a link nor a link without a code is left, and no capacity is consumed.
+ */
+export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest): Promise<CreateQrCodeResponse> {
+  const input = validate(createSchema, req);
+  const { account, plan } = await deps.tenancy.getAccount({ accountId: input.accountId });
+  if (input.workspaceId) await requireWorkspace(deps, input.accountId, input.workspaceId);
+  const design = await checkDesign(deps, req.design, account!);
+  const utm = presentUtm(input.utm);
+
+  const id = randomUUID();
+  const refusal = await reserveQrCode(
+    deps.db,
+    {
+      id,
+      account_id: input.accountId,
+      workspace_id: input.workspaceId ?? null,
+      name: input.name,
+      destination_url: req.destinationUrl,
+      status: statusToken(QrCodeStatus.ACTIVE),
+      tags: input.tags,
+      vanity_domain_id: req.vanityDomainId ?? null,
+      design: JSON.stringify(toJson(DesignSchema, design)),
+      utm: utm && JSON.stringify(utm),
+    },
+    {
+      qrCodes: plan?.qrCodeCapacity === undefined ? undefined : Number(plan.qrCodeCapacity),
+      customLinks: plan?.customLinkCapacity === undefined ? undefined : Number(plan.customLinkCapacity),
+    },
+    deps.now(),
+  );
+  if (refusal) throw capacityError(refusal);
+
+  let linkId: string | undefined;
+  try {
+    const { link } = await deps.links.createLink({
+      accountId: input.accountId,
+      destinationUrl: req.destinationUrl,
+      queryParameters: utmQueryParameters(utm),
+      vanityDomainId: req.vanityDomainId,
+      vanitySlug: req.vanitySlug,
+    });
+    linkId = link!.id;
+    const row = await completeQrCode(deps.db, input.accountId, id, {
+      link_id: link!.id,
+      vanity_url: link!.vanityUrl,
+      canonical_url: link!.canonicalUrl,
+      destination_url: link!.destinationUrl,
+    });
+    return create(CreateQrCodeResponseSchema, { qrCode: qrCodeToProto(row) });
+  } catch (error) {
+    if (linkId) {
+      // Purged, not just deleted: the code never existed, so its slugs must not stay reserved.
+      await deps.links.deleteLink({ accountId: input.accountId, linkId, purge: true }).catch((cleanup: unknown) => {
+        deps.logger.error({ err: cleanup, linkId }, "could not delete the link of a failed QR-code create");
+      });
+    }
+    await discardReservation(deps.db, input.accountId, id);
+    throw error;
+  }
+}
+
+export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promise<GetQrCodeResponse> {
+  const row = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await findQrCode(deps.db, req.accountId, req.qrCodeId) : undefined;
+  if (!row) throw notFound("QR code");
+  return create(GetQrCodeResponseSchema, { qrCode: qrCodeToProto(row) });
+}
+
+export async function listQrCodesPage(deps: CatalogDeps, req: ListQrCodesRequest): Promise<ListQrCodesResponse> {
+  const { accountId, workspaceId } = validate(z.object({ accountId: uuidField, workspaceId: uuidField.optional() }), req);
+  if (workspaceId) await requireWorkspace(deps, accountId, workspaceId);
+  // A cursor is valid only for the list (account and workspace filter) that issued it.
+  const scope = `qr_codes:${workspaceId ?? "*"}`;
+  const page = readPageRequest(deps.pageTokens, req, accountId, scope);
+  const rows = await listQrCodes(deps.db, accountId, { workspaceId }, { limit: page.fetch, after: page.after });
+  const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, accountId, scope);
+  return create(ListQrCodesResponseSchema, { qrCodes: items.map(qrCodeToProto), nextPageToken });
+}
+
+const updateSchema = z.object({
+  name: qrCodeName.optional(),
+  status: z.enum(QrCodeStatus).refine((s) => s !== QrCodeStatus.UNSPECIFIED, "must be active or paused").optional(),
+  tags: qrCodeTags,
+  workspaceId: uuidField.optional(),
+});
+
+/**
+ * Changes a QR code. Destination and status live on the link too, so the link is changed first: if
+ * it refuses (an invalid destination, say), the code is left as it was.
+ */
+export async function updateQrCodeFields(deps: CatalogDeps, req: UpdateQrCodeRequest): Promise<UpdateQrCodeResponse> {
+  const input = validate(updateSchema, req);
+  const existing = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await findQrCode(deps.db, req.accountId, req.qrCodeId) : undefined;
+  if (!existing) throw notFound("QR code");
+  if (input.workspaceId) await requireWorkspace(deps, req.accountId, input.workspaceId);
+
+  let destinationUrl: string | undefined;
+  if (req.destinationUrl !== undefined || input.status !== undefined) {
+    const { link } = await deps.links.updateLink({
+      accountId: req.accountId,
+      linkId: existing.link_id,
+      destinationUrl: req.destinationUrl,
+      status: input.status === undefined ? undefined : linkStatusOf(input.status),
+    });
+    if (req.destinationUrl !== undefined) destinationUrl = link!.destinationUrl;
+  }
+  const changes = {
+    ...(input.name !== undefined && { name: input.name }),
+    ...(destinationUrl !== undefined && { destination_url: destinationUrl }),
+    ...(input.status !== undefined && { status: statusToken(input.status) }),
+    ...(req.replaceTags && { tags: input.tags }),
+    ...(input.workspaceId !== undefined ? { workspace_id: input.workspaceId } : req.clearWorkspace ? { workspace_id: null } : {}),
+  };
+  const row = Object.keys(changes).length === 0 ? existing : await updateQrCode(deps.db, req.accountId, req.qrCodeId, changes);
+  if (!row) throw notFound("QR code");
+  return create(UpdateQrCodeResponseSchema, { qrCode: qrCodeToProto(row) });
+}
+
+/**
+ * Deletes a QR code. The link goes first, so the code stops redirecting even if the second step
+ * fails; a retried delete then finds the link already gone and finishes the job.
+ */
+export async function deleteQrCodeById(deps: CatalogDeps, req: DeleteQrCodeRequest): Promise<DeleteQrCodeResponse> {
+  const existing = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await findQrCode(deps.db, req.accountId, req.qrCodeId) : undefined;
+  if (!existing) throw notFound("QR code");
+  await deps.links.deleteLink({ accountId: req.accountId, linkId: existing.link_id }).catch((error: unknown) => {
+    if (ConnectError.from(error).code !== Code.NotFound) throw error;
+  });
+  if (!(await deleteQrCode(deps.db, req.accountId, req.qrCodeId))) throw notFound("QR code");
+  return create(DeleteQrCodeResponseSchema, { qrCodeId: req.qrCodeId });
+}
+
+export async function getCapacity(deps: CatalogDeps, req: GetCapacityRequest): Promise<GetCapacityResponse> {
+  const { accountId } = validate(z.object({ accountId: uuidField }), req);
+  const { plan } = await deps.tenancy.getAccount({ accountId });
+  const used = await countAccountQrCodes(deps.db, accountId);
+  return create(GetCapacityResponseSchema, {
+    capacity: { qrCodesUsed: BigInt(used), qrCodesLimit: plan?.qrCodeCapacity },
+  });
+}

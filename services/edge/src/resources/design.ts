@@ -1,0 +1,103 @@
+import { create } from "@bufbuild/protobuf";
+import type { GenEnum } from "@bufbuild/protobuf/codegenv2";
+import { z } from "zod";
+import { DesignSchema, type Design } from "@qrplatform/api/rendering";
+import { designEnums, designTokens, tokenOf, valueOf } from "@qrplatform/rendering/design-tokens";
+
+// The design as the API shows it: camelCase keys (the contract's), enum tokens from the rendering
+// service's vocabulary. The edge checks shape and tokens; rendering checks values and fills defaults.
+
+const token = (field: keyof typeof designTokens) => z.enum(designTokens[field] as [string, ...string[]]).optional();
+
+const frameBody = z.strictObject({
+  enabled: z.boolean().optional(),
+  type: token("frame.type"),
+  color: z.string().optional(),
+  borderThickness: z.number().int().optional(),
+  labelTop: z.string().optional(),
+  labelBottom: z.string().optional(),
+});
+
+const logoBody = z.strictObject({
+  dataUri: z.string(),
+  scale: z.number().optional(),
+});
+
+/** The `design` object of a create request. */
+export const designBody = z.strictObject({
+  foreground: z.string().optional(),
+  background: z.string().optional(),
+  style: token("style"),
+  errorCorrection: token("errorCorrection"),
+  size: z.number().int().optional(),
+  cornerSquareShape: token("cornerSquareShape"),
+  cornerDotShape: token("cornerDotShape"),
+  frame: frameBody.optional(),
+  logo: logoBody.nullish(),
+});
+
+export type DesignBody = z.infer<typeof designBody>;
+
+function enumOf<E extends number>(schema: GenEnum<E>, token: string | undefined): E | undefined {
+  return token === undefined ? undefined : valueOf(schema, token);
+}
+
+/** A create request's design as the proto Design; absent fields stay unset so rendering applies defaults. */
+export function designFromBody(body: DesignBody | undefined): Design | undefined {
+  if (!body) return undefined;
+  return create(DesignSchema, {
+    foreground: body.foreground,
+    background: body.background,
+    style: enumOf(designEnums.style, body.style),
+    errorCorrection: enumOf(designEnums.errorCorrection, body.errorCorrection),
+    size: body.size,
+    cornerSquareShape: enumOf(designEnums.cornerSquareShape, body.cornerSquareShape),
+    cornerDotShape: enumOf(designEnums.cornerDotShape, body.cornerDotShape),
+    frame: body.frame && {
+      enabled: body.frame.enabled,
+      type: enumOf(designEnums["frame.type"], body.frame.type),
+      color: body.frame.color,
+      borderThickness: body.frame.borderThickness,
+      labelTop: body.frame.labelTop,
+      labelBottom: body.frame.labelBottom,
+    },
+    logo: body.logo ? { dataUri: body.logo.dataUri, scale: body.logo.scale } : undefined,
+  });
+}
+
+/** The media type of a data URI, such as "image/png". */
+function mediaTypeOf(dataUri: string): string {
+  return /^data:([^;,]+)/.exec(dataUri)?.[1] ?? "application/octet-stream";
+}
+
+/**
+ * A stored (normalized) design as the API shows it. The logo's bytes are not echoed: they can be a
+ * quarter of a megabyte, and lists would carry them for every code.
+ */
+export function designJson(design: Design) {
+  const frame = design.frame!;
+  return {
+    foreground: design.foreground,
+    background: design.background,
+    style: tokenOf(designEnums.style, design.style),
+    errorCorrection: tokenOf(designEnums.errorCorrection, design.errorCorrection),
+    size: design.size,
+    cornerSquareShape: tokenOf(designEnums.cornerSquareShape, design.cornerSquareShape),
+    cornerDotShape: tokenOf(designEnums.cornerDotShape, design.cornerDotShape),
+    frame: {
+      enabled: frame.enabled,
+      type: tokenOf(designEnums["frame.type"], frame.type),
+      color: frame.color,
+      borderThickness: frame.borderThickness,
+      labelTop: frame.labelTop,
+      labelBottom: frame.labelBottom,
+    },
+    logo: design.logo?.dataUri
+      ? {
+          mediaType: mediaTypeOf(design.logo.dataUri),
+          byteLength: Buffer.from(design.logo.dataUri.slice(design.logo.dataUri.indexOf(",") + 1), "base64").length,
+          scale: design.logo.scale,
+        }
+      : null,
+  };
+}

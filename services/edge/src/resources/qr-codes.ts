@@ -1,0 +1,148 @@
+import type { Client } from "@connectrpc/connect";
+import type { Request, RequestHandler } from "express";
+import { z } from "zod";
+import { QrCodeStatus, QrCodeStatusSchema, type QrCode, type QrCodeService } from "@qrplatform/api/catalog";
+import { enumFromToken, enumToken, enumTokens, isUuid } from "@qrplatform/platform";
+import { callerOf } from "../http/auth.js";
+import { jsonBody, parseInput, type FixedFields } from "../http/input.js";
+import { listEnvelope, pageRequestOf } from "../http/pagination.js";
+import { designBody, designFromBody, designJson } from "./design.js";
+import { dateTime } from "./json.js";
+import { uuidParam } from "./params.js";
+
+/** The public QR code. `qr_image_url` is the export endpoint of the code, called with the same key. */
+export function qrCodeJson(qrCode: QrCode, apiBaseUrl: string) {
+  const utm = Object.fromEntries(
+    Object.entries({ source: qrCode.utm?.source, medium: qrCode.utm?.medium, campaign: qrCode.utm?.campaign }).filter(([, v]) => v),
+  );
+  return {
+    id: qrCode.id,
+    account_id: qrCode.accountId,
+    workspace_id: qrCode.workspaceId ?? null,
+    name: qrCode.name,
+    destination_url: qrCode.destinationUrl,
+    status: enumToken(QrCodeStatusSchema, qrCode.status),
+    tags: qrCode.tags,
+    total_scans: Number(qrCode.totalScans),
+    vanity_url: qrCode.vanityUrl,
+    canonical_url: qrCode.canonicalUrl,
+    qr_image_url: `${apiBaseUrl}/qr-codes/${qrCode.id}/export`,
+    design: designJson(qrCode.design!),
+    utm: Object.keys(utm).length > 0 ? utm : null,
+    created_at: dateTime(qrCode.createTime),
+    updated_at: dateTime(qrCode.updateTime),
+  };
+}
+
+const READ_ONLY: FixedFields = {
+  id: "read_only",
+  account_id: "read_only",
+  total_scans: "read_only",
+  vanity_url: "read_only",
+  canonical_url: "read_only",
+  qr_image_url: "read_only",
+  created_at: "read_only",
+  updated_at: "read_only",
+};
+
+const CREATE_FIXED: FixedFields = { ...READ_ONLY, status: "read_only", workspace_id: "read_only" };
+const UPDATE_FIXED: FixedFields = {
+  ...READ_ONLY,
+  design: "creation_only",
+  utm: "creation_only",
+  vanity_domain_id: "creation_only",
+  vanity_slug: "creation_only",
+};
+
+const uuidString = z.string().refine(isUuid, "must be a UUID");
+
+const createBody = z.strictObject({
+  name: z.string(),
+  destination_url: z.string(),
+  tags: z.array(z.string()).optional(),
+  vanity_domain_id: uuidString.optional(),
+  vanity_slug: z.string().optional(),
+  design: designBody.optional(),
+  utm: z
+    .strictObject({ source: z.string().optional(), medium: z.string().optional(), campaign: z.string().optional() })
+    .optional(),
+});
+
+const updateBody = z.strictObject({
+  name: z.string().optional(),
+  destination_url: z.string().optional(),
+  status: z.enum(enumTokens(QrCodeStatusSchema) as [string, ...string[]]).optional(),
+  tags: z.array(z.string()).optional(),
+  workspace_id: uuidString.nullable().optional(),
+});
+
+const listQuery = z.object({ workspace_id: uuidString.optional() });
+
+/** The QR-code routes' handlers. `apiBaseUrl` gives the absolute base of links the API hands out. */
+export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl: (req: Request) => string) {
+  const json = (req: Request, qrCode: QrCode | undefined) => qrCodeJson(qrCode!, apiBaseUrl(req));
+
+  const list = async (req: Request, accountId: string, workspaceId: string | undefined) => {
+    const page = pageRequestOf(req);
+    const found = await qrCodes.listQrCodes({ accountId, workspaceId, ...page });
+    return listEnvelope(
+      found.qrCodes.map((qrCode) => json(req, qrCode)),
+      found.nextPageToken,
+    );
+  };
+
+  const listInWorkspace: RequestHandler = async (req, res) => {
+    res.json(await list(req, callerOf(res).accountId, uuidParam(req, "workspace_id")));
+  };
+
+  const listAll: RequestHandler = async (req, res) => {
+    const { workspace_id } = parseInput(listQuery, { workspace_id: req.query.workspace_id });
+    res.json(await list(req, callerOf(res).accountId, workspace_id?.toLowerCase()));
+  };
+
+  const create: RequestHandler = async (req, res) => {
+    const workspaceId = uuidParam(req, "workspace_id");
+    const body = parseInput(createBody, jsonBody(req), CREATE_FIXED);
+    const { qrCode } = await qrCodes.createQrCode({
+      accountId: callerOf(res).accountId,
+      workspaceId,
+      name: body.name,
+      destinationUrl: body.destination_url,
+      tags: body.tags ?? [],
+      vanityDomainId: body.vanity_domain_id?.toLowerCase(),
+      vanitySlug: body.vanity_slug,
+      design: designFromBody(body.design),
+      utm: body.utm && { source: body.utm.source ?? "", medium: body.utm.medium ?? "", campaign: body.utm.campaign ?? "" },
+    });
+    res.status(201).location(`${req.baseUrl}/qr-codes/${qrCode!.id}`).json(json(req, qrCode));
+  };
+
+  const get: RequestHandler = async (req, res) => {
+    const { qrCode } = await qrCodes.getQrCode({ accountId: callerOf(res).accountId, qrCodeId: uuidParam(req, "id") });
+    res.json(json(req, qrCode));
+  };
+
+  const update: RequestHandler = async (req, res) => {
+    const qrCodeId = uuidParam(req, "id");
+    const body = parseInput(updateBody, jsonBody(req), UPDATE_FIXED);
+    const { qrCode } = await qrCodes.updateQrCode({
+      accountId: callerOf(res).accountId,
+      qrCodeId,
+      name: body.name,
+      destinationUrl: body.destination_url,
+      status: body.status === undefined ? undefined : (enumFromToken(QrCodeStatusSchema, body.status) as QrCodeStatus),
+      replaceTags: body.tags !== undefined,
+      tags: body.tags ?? [],
+      workspaceId: body.workspace_id?.toLowerCase() ?? undefined,
+      clearWorkspace: body.workspace_id === null,
+    });
+    res.json(json(req, qrCode));
+  };
+
+  const remove: RequestHandler = async (req, res) => {
+    const { qrCodeId } = await qrCodes.deleteQrCode({ accountId: callerOf(res).accountId, qrCodeId: uuidParam(req, "id") });
+    res.json({ id: qrCodeId, deleted: true });
+  };
+
+  return { listInWorkspace, listAll, create, get, update, remove };
+}
