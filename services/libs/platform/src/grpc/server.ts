@@ -126,11 +126,13 @@ export function inProcessTransport(options: {
   credentials: InternalCredentials;
   logger: Logger;
   token: string;
+  /** Client-side interceptors run before the credential is attached; tests use them to inject faults. */
+  interceptors?: Interceptor[];
 }): Transport {
   const { modules, credentials, logger } = options;
   const health = new HealthState(modules.flatMap((m) => m.services));
   return createRouterTransport(routesOf(modules, health), {
     router: { interceptors: serverInterceptors(modules, credentials, logger) },
-    transport: { interceptors: [presentCredential(options.token)] },
+    transport: { interceptors: [...(options.interceptors ?? []), presentCredential(options.token)] },
   });
 }
