@@ -1,5 +1,6 @@
 // The REST contract of accounts, keys and workspaces, run against either shape of the platform.
 import { randomBytes } from "node:crypto";
+import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Addon, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
@@ -485,6 +486,54 @@ export function defineRestSuite(mode: StackMode): void {
       expect(await gone.text()).toBe(await unknown.text());
       const { capacity } = await stack.catalog.getCapacity({ accountId });
       expect(capacity?.qrCodesUsed).toBe(0n);
+    });
+
+    it("gives vanity links on a custom domain verified through DNS, with the contract's slug rules", async () => {
+      const { accountId, key, workspaceId } = await accountWithWorkspace();
+      const hostname = `qr-${randomBytes(4).toString("hex")}.acme.example`;
+      const { domain } = await stack.domains.createDomain({ accountId, hostname });
+
+      const listed = await api("GET", "/domains", { key });
+      expect(listed.body.data).toEqual([
+        expect.objectContaining({
+          id: domain!.id,
+          hostname,
+          status: "pending",
+          verification: { type: "TXT", name: `_qr-platform-challenge.${hostname}`, value: domain!.challengeRecordValue },
+        }),
+      ]);
+      const vanity = { vanity_domain_id: domain!.id, vanity_slug: "Menu" };
+      expectError(await createCode(key, workspaceId, vanity), 409, "domain_not_verified");
+
+      stack.dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
+      await stack.domains.verifyDomain({ accountId, domainId: domain!.id });
+      expect((await api("GET", "/domains", { key })).body.data[0]).toMatchObject({ status: "verified", failure_reason: null });
+
+      const created = await createCode(key, workspaceId, { ...vanity, utm: { source: "door" } });
+      expect(created.status).toBe(201);
+      expect(created.body.vanity_url).toBe(`http://${hostname}/menu`);
+      expect(created.body.canonical_url).not.toBe(created.body.vanity_url);
+
+      // The redirector picks the link by the Host header, as it would behind the custom domain's DNS.
+      const viaDomain = await new Promise<{ status: number; location?: string }>((done, fail) => {
+        const target = new URL(stack.redirectorUrl);
+        http
+          .get({ host: target.hostname, port: target.port, path: "/MENU", headers: { host: hostname } }, (res) => {
+            res.resume();
+            done({ status: res.statusCode!, location: res.headers.location });
+          })
+          .on("error", fail);
+      });
+      expect(viaDomain).toEqual({ status: 302, location: "https://example.com/menu?utm_source=door" });
+
+      expectError(await createCode(key, workspaceId, { ...vanity, vanity_slug: "menu" }), 409, "slug_taken");
+      expect(invalidFields(await createCode(key, workspaceId, { ...vanity, vanity_slug: "api" }))).toEqual(["vanity_slug"]);
+      expect(invalidFields(await createCode(key, workspaceId, { vanity_domain_id: domain!.id }))).toEqual(["vanity_slug"]);
+      const stranger = await accountWithWorkspace();
+      const foreign = await createCode(stranger.key, stranger.workspaceId, { ...vanity, vanity_slug: "theirs" });
+      expectError(foreign, 404, "not_found");
+      expect(foreign.body.error.details).toMatchObject({ resource: "domain" });
+      expect((await api("GET", "/domains", { key: stranger.key })).body.data).toEqual([]);
     });
 
     it("enforces the plan's capacity at account level and frees it on delete", async () => {

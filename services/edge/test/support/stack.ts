@@ -9,6 +9,8 @@ import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@qrplatform/api/grpc-health";
 import { TenancyAdminService } from "@qrplatform/api/tenancy";
 import { QrCodeService } from "@qrplatform/api/catalog";
+import { DomainService } from "@qrplatform/api/links";
+import { TestDnsServer } from "../../../links/test/support/dns-server.js";
 import { buildCatalog } from "@qrplatform/catalog";
 import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing";
 import { buildLinks, buildRedirector, resolveVia } from "@qrplatform/links";
@@ -25,6 +27,12 @@ export interface Stack {
   readonly admin: Client<typeof TenancyAdminService>;
   /** The catalog's QR-code service, called with the service credential. */
   readonly catalog: Client<typeof QrCodeService>;
+  /** The links service's domains, called with the admin credential (as qrctl does). */
+  readonly domains: Client<typeof DomainService>;
+  /** Where short links are answered, whatever the Host header names. */
+  readonly redirectorUrl: string;
+  /** The DNS server the links service verifies custom domains against. */
+  readonly dns: TestDnsServer;
   close(): Promise<void>;
 }
 
@@ -39,6 +47,7 @@ export async function startStack(mode: StackMode): Promise<Stack> {
 
 async function startInProcess(): Promise<Stack> {
   const database = await openTestDatabase();
+  const dns = await new TestDnsServer().start();
   const local = (modules: GrpcModule[], token = credentials.serviceToken): Transport =>
     inProcessTransport({ modules, credentials, logger, token });
   // Like the embedded platform: one port for the API and the short links it hands out.
@@ -46,7 +55,13 @@ async function startInProcess(): Promise<Stack> {
   const http = await listenHttp({ handler: handler.listener, host: "127.0.0.1", port: 0, logger, name: "edge" });
   const origin = `http://127.0.0.1:${http.port}`;
   const tenancy = await buildTenancy({ db: database.db, pageTokenSecret });
-  const links = await buildLinks({ db: database.db, pageTokenSecret, shortLinkBaseUrl: origin });
+  const links = await buildLinks({
+    db: database.db,
+    pageTokenSecret,
+    shortLinkBaseUrl: origin,
+    customDomainScheme: "http",
+    dnsResolver: dns.address,
+  });
   const rendering = await buildRendering();
   const catalog = await buildCatalog({
     db: database.db,
@@ -66,8 +81,12 @@ async function startInProcess(): Promise<Stack> {
     baseUrl: `${origin}/api/v1`,
     admin: createClient(TenancyAdminService, local([tenancy], credentials.adminToken)),
     catalog: createClient(QrCodeService, local([catalog])),
+    domains: createClient(DomainService, local([links], credentials.adminToken)),
+    redirectorUrl: origin,
+    dns,
     async close() {
       await http.close();
+      await dns.close();
       await database.close();
     },
   };
@@ -108,6 +127,7 @@ async function waitUntil(what: string, ready: () => Promise<boolean>, output: ()
 
 async function startProcesses(): Promise<Stack> {
   const scratch = await createScratchDatabase();
+  const dns = await new TestDnsServer().start();
   const dataDir = mkdtempSync(join(tmpdir(), "qrp-stack-"));
   const [tenancyPort, linksPort, renderingPort, catalogPort, edgePort, redirectPort] = await Promise.all([
     freePort(),
@@ -134,6 +154,8 @@ async function startProcesses(): Promise<Stack> {
       REDIRECT_HOST: "127.0.0.1",
       REDIRECT_PORT: String(redirectPort),
       SHORT_LINK_BASE_URL: url(redirectPort),
+      CUSTOM_DOMAIN_SCHEME: "http",
+      DNS_RESOLVER: dns.address,
     }),
     rendering: launch("services/rendering/src/main.ts", { ...common, GRPC_PORT: String(renderingPort) }),
     catalog: launch("services/catalog/src/main.ts", {
@@ -161,6 +183,7 @@ async function startProcesses(): Promise<Stack> {
       ),
     );
     rmSync(dataDir, { recursive: true, force: true });
+    await dns.close();
     await scratch?.drop();
   };
 
@@ -184,6 +207,9 @@ async function startProcesses(): Promise<Stack> {
     baseUrl: `${url(edgePort)}/api/v1`,
     admin: createClient(TenancyAdminService, remoteTransport({ baseUrl: url(tenancyPort), token: credentials.adminToken })),
     catalog: createClient(QrCodeService, remoteTransport({ baseUrl: url(catalogPort), token: credentials.serviceToken })),
+    domains: createClient(DomainService, remoteTransport({ baseUrl: url(linksPort), token: credentials.adminToken })),
+    redirectorUrl: url(redirectPort),
+    dns,
     close: stopAll,
   };
 }

@@ -32,6 +32,9 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if (config.databaseUrl) {
     const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.poolSize ?? 10 });
+    // An idle connection that the server drops (a restart, a terminated backend) is discarded by the
+    // pool and replaced on demand; without a listener its error event would crash the process.
+    pool.on("error", () => {});
     const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
     return { db, engine: "postgres", close: () => db.destroy() };
   }
