@@ -1,8 +1,9 @@
 // The catalog's QR codes against real tenancy, links and rendering modules on one test database.
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
-import { LinkService } from "@qrplatform/api/links";
+import { DomainService, LinkService } from "@qrplatform/api/links";
 import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
@@ -10,6 +11,7 @@ import { buildLinks } from "@qrplatform/links";
 import { createLogger, errorInfoOf, inProcessTransport, type GrpcModule } from "@qrplatform/platform";
 import { buildRendering } from "@qrplatform/rendering";
 import { buildTenancy } from "@qrplatform/tenancy";
+import { TestDnsServer } from "../../links/test/support/dns-server.js";
 import { buildCatalog } from "../src/server.js";
 
 const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
@@ -75,6 +77,59 @@ describe("capacity", () => {
       await qrCodes.deleteQrCode({ accountId, qrCodeId: winner.id });
     }
   }, 120_000);
+});
+
+describe("custom-link capacity", () => {
+  it("limits codes on custom domains to the plan's links figure, apart from the QR-code capacity", async () => {
+    const dns = await new TestDnsServer().start();
+    try {
+      const links = await buildLinks({ db: database.db, pageTokenSecret, shortLinkBaseUrl: "http://qr.test", dnsResolver: dns.address });
+      const module = await buildCatalog({
+        db: database.db,
+        pageTokenSecret,
+        logger,
+        transports: { tenancy: local([tenancyModule]), links: local([links]), rendering: local([renderingModule]) },
+      });
+      const qrCodes = createClient(QrCodeService, local([module]));
+      const { account } = await admin.createAccount({ name: "Scale", subscriptionTier: SubscriptionTier.SCALE });
+      const accountId = account!.id;
+      const domains = createClient(DomainService, local([links]));
+      const { domain } = await domains.createDomain({ accountId, hostname: "go.scale.example" });
+      dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
+      await domains.verifyDomain({ accountId, domainId: domain!.id });
+
+      // 999 codes already on the custom domain (written directly: 999 creates would only slow the test).
+      await database.db
+        .withSchema("catalog")
+        .insertInto("qr_codes")
+        .values(
+          Array.from({ length: 999 }, () => ({
+            id: randomUUID(),
+            account_id: accountId,
+            name: "existing",
+            destination_url: "https://example.com/",
+            status: "active",
+            link_id: randomUUID(),
+            vanity_domain_id: domain!.id,
+            vanity_url: "https://go.scale.example/x",
+            canonical_url: "http://qr.test/x",
+            design: "{}",
+          })),
+        )
+        .execute();
+
+      const vanity = (slug: string) =>
+        qrCodes.createQrCode({ accountId, name: slug, destinationUrl: "https://example.com/", vanityDomainId: domain!.id, vanitySlug: slug });
+      expect((await vanity("last-one")).qrCode?.vanityUrl).toBe("https://go.scale.example/last-one");
+      const refused = await vanity("one-too-many").catch((e: unknown) => ConnectError.from(e));
+      expect(reasonOf(refused)).toBe("link_limit_reached");
+      expect(errorInfoOf(refused as ConnectError)?.metadata).toEqual({ limit: "1000", used: "1000" });
+      // Codes on the short domain still fit: the QR-code capacity (5,000) is separate.
+      expect((await qrCodes.createQrCode({ accountId, name: "plain", destinationUrl: "https://example.com/" })).qrCode).toBeDefined();
+    } finally {
+      await dns.close();
+    }
+  });
 });
 
 describe("atomic creation", () => {
