@@ -1,6 +1,5 @@
 // The tenancy service as its own process. Configuration: see the README's table.
 import { join } from "node:path";
-import { z } from "zod";
 import { databaseEnv, openDatabase } from "@qrplatform/db";
 import { runGrpcService, secretVar } from "@qrplatform/platform";
 import { buildTenancy } from "./server.js";

@@ -1,11 +1,10 @@
 // `buf curl`, a stock non-Node gRPC client, against each running service: discovery through
 // grpc.reflection.v1, calls described only by what reflection returns, and grpc.health.v1.
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GrpcServer } from "@qrplatform/platform";
 import { bufCurl, bufErrorOf } from "./support/buf-curl.js";
 import { loadServiceClients } from "./support/grpc-js.js";
-import { CREDENTIALS, REPO_ROOT, startPlatform, type Platform } from "./support/platform.js";
+import { CREDENTIALS, startPlatform, type Platform } from "./support/platform.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
