@@ -4,7 +4,7 @@ import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Addon, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
-import { call, expectError, invalidFields } from "./http.js";
+import { call, expectError, invalidFields, typedClient } from "./http.js";
 import { startStack, type Stack, type StackMode } from "./stack.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -534,6 +534,33 @@ export function defineRestSuite(mode: StackMode): void {
       expectError(foreign, 404, "not_found");
       expect(foreign.body.error.details).toMatchObject({ resource: "domain" });
       expect((await api("GET", "/domains", { key: stranger.key })).body.data).toEqual([]);
+    });
+
+    it("walks a new user's journey through the typed client generated from the OpenAPI document", async () => {
+      const { key } = await newAccount();
+      const client = typedClient(stack.baseUrl, key);
+      const workspace = await client.POST("/workspaces", { body: { name: "Launch" } });
+      expect(workspace.response.status).toBe(201);
+      const workspaceId = workspace.data!.id;
+      const created = await client.POST("/workspaces/{workspace_id}/qr-codes", {
+        params: { path: { workspace_id: workspaceId } },
+        body: { name: "Flyer", destination_url: "https://example.com/launch", utm: { medium: "flyer" } },
+      });
+      expect(created.response.status).toBe(201);
+      const code = created.data!;
+      expect((await fetch(code.vanity_url, { redirect: "manual" })).headers.get("location")).toBe(
+        "https://example.com/launch?utm_medium=flyer",
+      );
+
+      const page = await client.GET("/qr-codes", { params: { query: { workspace_id: workspaceId, limit: 1 } } });
+      expect(page.data).toEqual({ data: [expect.objectContaining({ id: code.id })], next_cursor: null });
+      const renamed = await client.PATCH("/qr-codes/{id}", { params: { path: { id: code.id } }, body: { name: "Flyer v2", workspace_id: null } });
+      expect(renamed.data).toMatchObject({ name: "Flyer v2", workspace_id: null });
+      const deleted = await client.DELETE("/qr-codes/{id}", { params: { path: { id: code.id } } });
+      expect(deleted.data).toEqual({ id: code.id, deleted: true });
+      const missing = await client.GET("/qr-codes/{id}", { params: { path: { id: code.id } } });
+      expect(missing.response.status).toBe(404);
+      expect(missing.error?.error.code).toBe("not_found");
     });
 
     it("enforces the plan's capacity at account level and frees it on delete", async () => {
