@@ -1,0 +1,119 @@
+{{/*
+The Deployment of one qr-platform process. Takes a dict:
+  root       the top-level context ($)
+  component  tenancy, catalog, links, rendering or edge
+  values     that component's values (replicas, resources)
+  env        the container's env list, rendered YAML
+  ports      the container's ports list, rendered YAML
+  probes     the container's probes, rendered YAML
+*/}}
+{{- define "qr-platform.deployment" -}}
+{{- $root := .root -}}
+{{- $ctx := dict "root" $root "component" .component -}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "qr-platform.componentName" $ctx }}
+  labels:
+    {{- include "qr-platform.labels" $ctx | nindent 4 }}
+spec:
+  replicas: {{ .values.replicas }}
+  selector:
+    matchLabels:
+      {{- include "qr-platform.selectorLabels" $ctx | nindent 6 }}
+  template:
+    metadata:
+      labels:
+        {{- include "qr-platform.labels" $ctx | nindent 8 }}
+    spec:
+      automountServiceAccountToken: false
+      {{- with $root.Values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      securityContext:
+        {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
+      # SIGTERM turns readiness off, drains in-flight calls, then closes connections.
+      terminationGracePeriodSeconds: 30
+      containers:
+        - name: {{ .component }}
+          image: {{ include "qr-platform.image" $root }}
+          imagePullPolicy: {{ $root.Values.image.pullPolicy }}
+          workingDir: {{ $root.Values.image.workingDir }}
+          command: ["node", "--import", "tsx", "services/{{ .component }}/src/main.ts"]
+          env:
+            {{- .env | nindent 12 }}
+          ports:
+            {{- .ports | nindent 12 }}
+          {{- .probes | nindent 10 }}
+          resources:
+            {{- toYaml .values.resources | nindent 12 }}
+          securityContext:
+            {{- toYaml $root.Values.securityContext | nindent 12 }}
+          volumeMounts:
+            # tsx's compile cache and any scratch files; the root filesystem is read-only.
+            - name: tmp
+              mountPath: /tmp
+      volumes:
+        - name: tmp
+          emptyDir: {}
+{{- end }}
+
+{{/* Environment every gRPC service reads. */}}
+{{- define "qr-platform.grpcEnv" -}}
+- name: GRPC_HOST
+  value: "0.0.0.0"
+- name: GRPC_PORT
+  value: "9090"
+- name: LOG_LEVEL
+  value: {{ .Values.logLevel | quote }}
+{{ include "qr-platform.internalSecretEnv" (dict "root" . "key" "SERVICE_TOKEN") }}
+{{ include "qr-platform.internalSecretEnv" (dict "root" . "key" "ADMIN_TOKEN") }}
+{{- end }}
+
+{{- define "qr-platform.grpcPorts" -}}
+- name: grpc
+  containerPort: 9090
+  protocol: TCP
+{{- end }}
+
+{{/* Native gRPC health probes (grpc.health.v1, overall server status). */}}
+{{- define "qr-platform.grpcProbes" -}}
+startupProbe:
+  grpc:
+    port: 9090
+  periodSeconds: 2
+  failureThreshold: 60
+livenessProbe:
+  grpc:
+    port: 9090
+  periodSeconds: 10
+  timeoutSeconds: 3
+  failureThreshold: 3
+readinessProbe:
+  grpc:
+    port: 9090
+  periodSeconds: 5
+  timeoutSeconds: 3
+  failureThreshold: 2
+{{- end }}
+
+{{/* The ClusterIP Service in front of a gRPC service. Takes (dict "root" $ "component" "tenancy"). */}}
+{{- define "qr-platform.grpcService" -}}
+apiVersion: v1
+kind: Service
+metadata:
+  name: {{ include "qr-platform.componentName" . }}
+  labels:
+    {{- include "qr-platform.labels" . | nindent 4 }}
+spec:
+  type: ClusterIP
+  selector:
+    {{- include "qr-platform.selectorLabels" . | nindent 4 }}
+  ports:
+    - name: grpc
+      port: 9090
+      targetPort: grpc
+      protocol: TCP
+      appProtocol: kubernetes.io/h2c
+{{- end }}

@@ -1,0 +1,181 @@
+// The Helm chart under charts/qr-platform: lint, render, and the values schema, with a real helm.
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { obtainHelm } from "../helm.ts";
+
+const chart = resolve(import.meta.dirname, "../../../charts/qr-platform");
+const required = [
+  "--set", "databaseUrl.secretName=qrp-db",
+  "--set", "internalSecret.name=qrp-internal",
+  "--set", "shortLinkBaseUrl=https://qr.example",
+];
+const grpcServices = ["tenancy", "catalog", "links", "rendering"] as const;
+
+let helmBin = "";
+function helm(...args: string[]) {
+  const result = spawnSync(helmBin, args, { encoding: "utf8" });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+type Manifest = { kind: string; metadata: { name: string; labels?: Record<string, string> }; spec: any };
+function render(...extra: string[]): Manifest[] {
+  const result = helm("template", "qrp", chart, ...required, ...extra);
+  expect(result.stderr).toBe("");
+  expect(result.status).toBe(0);
+  return parseAllDocuments(result.stdout)
+    .map((doc) => doc.toJS() as Manifest | null)
+    .filter((doc): doc is Manifest => doc !== null);
+}
+function find(manifests: Manifest[], kind: string, name: string): Manifest {
+  const found = manifests.find((m) => m.kind === kind && m.metadata.name === name);
+  if (!found) throw new Error(`no ${kind} ${name} rendered`);
+  return found;
+}
+function envOf(deployment: Manifest): Record<string, unknown> {
+  const container = deployment.spec.template.spec.containers[0];
+  return Object.fromEntries(
+    container.env.map((e: { name: string; value?: string; valueFrom?: unknown }) => [e.name, e.value ?? e.valueFrom]),
+  );
+}
+const fromSecret = (name: string, key: string) => ({ secretKeyRef: { name, key } });
+
+describe("charts/qr-platform", () => {
+  beforeAll(() => {
+    helmBin = obtainHelm();
+    expect(helm("version", "--short").stdout).toMatch(/^v3\./);
+  }, 180_000);
+
+  it("passes helm lint --strict, with the defaults and with the required values", () => {
+    const bare = helm("lint", "--strict", chart);
+    expect(bare.status, bare.stdout + bare.stderr).toBe(0);
+    const filled = helm("lint", "--strict", chart, ...required);
+    expect(filled.status, filled.stdout + filled.stderr).toBe(0);
+  });
+
+  it("renders a Deployment and a Service per process, with the standard labels", () => {
+    const manifests = render();
+    for (const name of [...grpcServices, "edge"]) {
+      const deployment = find(manifests, "Deployment", `qrp-${name}`);
+      const service = find(manifests, "Service", `qrp-${name}`);
+      expect(deployment.metadata.labels).toMatchObject({
+        "app.kubernetes.io/name": "qr-platform",
+        "app.kubernetes.io/instance": "qrp",
+        "app.kubernetes.io/component": name,
+        "app.kubernetes.io/managed-by": "Helm",
+        "app.kubernetes.io/version": "0.1.0",
+      });
+      expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
+      expect(deployment.spec.template.metadata.labels).toMatchObject(deployment.spec.selector.matchLabels);
+    }
+    const redirect = find(manifests, "Service", "qrp-links-redirect");
+    expect(redirect.spec.ports).toEqual([{ name: "http", port: 8081, targetPort: "redirect", protocol: "TCP" }]);
+    expect(manifests.some((m) => m.kind === "Ingress")).toBe(false);
+  });
+
+  it("runs every pod non-root on a read-only root filesystem without capabilities", () => {
+    for (const deployment of render().filter((m) => m.kind === "Deployment")) {
+      const pod = deployment.spec.template.spec;
+      const container = pod.containers[0];
+      expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+      expect(container.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ["ALL"] },
+      });
+      expect(pod.terminationGracePeriodSeconds).toBe(30);
+      expect(pod.volumes).toContainEqual({ name: "tmp", emptyDir: {} });
+      expect(container.volumeMounts).toContainEqual({ name: "tmp", mountPath: "/tmp" });
+      const name = deployment.metadata.labels!["app.kubernetes.io/component"];
+      expect(container.command).toEqual(["node", "--import", "tsx", `services/${name}/src/main.ts`]);
+    }
+  });
+
+  it("probes the gRPC services with native gRPC probes and the edge on /healthz and /readyz", () => {
+    const manifests = render();
+    for (const name of grpcServices) {
+      const container = find(manifests, "Deployment", `qrp-${name}`).spec.template.spec.containers[0];
+      expect(container.ports).toContainEqual({ name: "grpc", containerPort: 9090, protocol: "TCP" });
+      expect(container.livenessProbe.grpc).toEqual({ port: 9090 });
+      expect(container.readinessProbe.grpc).toEqual({ port: 9090 });
+    }
+    const edge = find(manifests, "Deployment", "qrp-edge").spec.template.spec.containers[0];
+    expect(edge.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
+    expect(edge.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
+    expect(edge.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
+  });
+
+  it("wires the environment as the README describes", () => {
+    const manifests = render("--set", "dnsResolver=10.0.0.10:53", "--set", "publicBaseUrl=https://api.qr.example");
+    const env = (name: string) => envOf(find(manifests, "Deployment", `qrp-${name}`));
+    const internal = (key: string) => fromSecret("qrp-internal", key);
+    const database = fromSecret("qrp-db", "DATABASE_URL");
+
+    for (const name of grpcServices) {
+      expect(env(name)).toMatchObject({
+        GRPC_PORT: "9090",
+        SERVICE_TOKEN: internal("SERVICE_TOKEN"),
+        ADMIN_TOKEN: internal("ADMIN_TOKEN"),
+        LOG_LEVEL: "info",
+      });
+    }
+    for (const name of ["tenancy", "catalog", "links"]) {
+      expect(env(name)).toMatchObject({ DATABASE_URL: database, PAGE_TOKEN_SECRET: internal("PAGE_TOKEN_SECRET") });
+    }
+    expect(env("rendering")).not.toHaveProperty("DATABASE_URL");
+    expect(env("catalog")).toMatchObject({
+      TENANCY_URL: "http://qrp-tenancy:9090",
+      LINKS_URL: "http://qrp-links:9090",
+      RENDERING_URL: "http://qrp-rendering:9090",
+    });
+    expect(env("links")).toMatchObject({
+      SHORT_LINK_BASE_URL: "https://qr.example",
+      CUSTOM_DOMAIN_SCHEME: "https",
+      DNS_RESOLVER: "10.0.0.10:53",
+      REDIRECT_PORT: "8081",
+    });
+    expect(env("edge")).toEqual({
+      HOST: "0.0.0.0",
+      PORT: "8080",
+      LOG_LEVEL: "info",
+      TENANCY_URL: "http://qrp-tenancy:9090",
+      CATALOG_URL: "http://qrp-catalog:9090",
+      LINKS_URL: "http://qrp-links:9090",
+      SERVICE_TOKEN: internal("SERVICE_TOKEN"),
+      PUBLIC_BASE_URL: "https://api.qr.example",
+    });
+  });
+
+  it("renders the optional Ingress and the helm test pod", () => {
+    const manifests = render("--set", "ingress.enabled=true", "--set", "ingress.redirectHosts[0]=qr.example");
+    const ingress = find(manifests, "Ingress", "qrp");
+    const backends = ingress.spec.rules.map((rule: any) => [rule.host, rule.http.paths[0].backend.service.name]);
+    expect(backends).toEqual([["api.qr.example", "qrp-edge"], ["qr.example", "qrp-links-redirect"]]);
+
+    const test = helm("template", "qrp", chart, ...required, "--show-only", "templates/tests/test-connection.yaml");
+    expect(test.status, test.stderr).toBe(0);
+    const pod = parseAllDocuments(test.stdout)[0]!.toJS();
+    expect(pod.metadata.annotations["helm.sh/hook"]).toBe("test");
+    expect(pod.spec.containers[0].args).toEqual(["http://qrp-edge:8080/readyz"]);
+  });
+
+  it("refuses values that break the schema, and missing required values", () => {
+    const cases: string[][] = [
+      ["--set-string", "tenancy.replicas=two"],
+      ["--set", "customDomainScheme=ftp"],
+      ["--set", "edge.service.port=70000"],
+      ["--set", "shortLinkBaseUrl=qr.example"],
+      ["--set", "image.pullPolicy=Sometimes"],
+    ];
+    for (const values of cases) {
+      const result = helm("template", "qrp", chart, ...required, ...values);
+      expect(result.status, values.join(" ")).not.toBe(0);
+      expect(result.stderr).toMatch(/values don't meet the specifications of the schema/);
+    }
+    const missing = helm("template", "qrp", chart);
+    expect(missing.status).not.toBe(0);
+    expect(missing.stderr).toMatch(/is required/);
+  });
+});
