@@ -1,12 +1,16 @@
 // The rendering service as its own process. Configuration: see the README's table.
 import { z } from "zod";
-import { runGrpcService } from "@qrplatform/platform";
+import { optionalVar, runGrpcService } from "@qrplatform/platform";
 import { buildRendering } from "./server.js";
 
 await runGrpcService({
   service: "rendering",
-  env: z.object({}),
-  async start() {
-    return { modules: [await buildRendering()], close: async () => {} };
+  env: z.object({
+    RENDER_CACHE_BYTES: optionalVar(z.coerce.number().int().min(1)),
+    RENDER_CONCURRENCY: optionalVar(z.coerce.number().int().min(1)),
+  }),
+  async start(config) {
+    const rendering = await buildRendering({ cacheBytes: config.RENDER_CACHE_BYTES, concurrency: config.RENDER_CONCURRENCY });
+    return { modules: [rendering], close: async () => {} };
   },
 });

@@ -1,13 +1,11 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { RenderingService } from "@qrplatform/api/rendering";
 import { validateDesign } from "./design/design.handlers.js";
+import type { Renderer } from "./render/renderer.js";
 
-/**
- * Registers the rendering service. RenderQrCode arrives with the export work; until it is implemented
- * here, Connect answers it with UNIMPLEMENTED.
- */
-export function registerRoutes(router: ConnectRouter): void {
+export function registerRoutes(router: ConnectRouter, renderer: Renderer): void {
   router.service(RenderingService, {
     validateDesign: (req) => validateDesign(req),
+    renderQrCode: (req) => renderer.render(req),
   });
 }

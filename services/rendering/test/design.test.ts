@@ -398,13 +398,16 @@ describe("RenderingService over the service credential", () => {
     expect(info?.fieldViolations.every((v) => v.description.length > 0)).toBe(true);
   });
 
-  it("leaves rendering unimplemented and refuses callers without a credential", async () => {
+  it("renders for a caller with the service credential and refuses callers without one", async () => {
     const rendering = await clientWith(credentials.serviceToken);
-    const unimplemented = ConnectError.from(await rendering.renderQrCode({ content: "x" }).catch((e) => e));
-    expect(unimplemented.code).toBe(Code.Unimplemented);
+    const rendered = await rendering.renderQrCode({ content: "x", size: 128 });
+    expect(rendered.contentType).toBe("image/png");
+    expect(rendered.image.length).toBeGreaterThan(0);
 
     const stranger = await clientWith("not-a-credential");
     const refused = ConnectError.from(await stranger.validateDesign({}).catch((e) => e));
     expect(refused.code).toBe(Code.Unauthenticated);
+    const refusedRender = ConnectError.from(await stranger.renderQrCode({ content: "x" }).catch((e) => e));
+    expect(refusedRender.code).toBe(Code.Unauthenticated);
   });
 });

@@ -116,6 +116,8 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
       vanitySlug: req.vanitySlug,
     });
     linkId = link!.id;
+    // Whether a logo leaves the code recoverable depends on the symbol's version, so on the link it encodes.
+    await deps.rendering.validateDesign({ design, content: link!.vanityUrl });
     const row = await completeQrCode(deps.db, input.accountId, id, {
       link_id: link!.id,
       vanity_url: link!.vanityUrl,

@@ -21,6 +21,7 @@ import type { FieldProblem } from "@qrplatform/platform";
 import { tokenOf } from "./design-tokens.js";
 import { isLogoProblem, readLogoDataUri } from "./logo-data-uri.js";
 import { byteCapacity, contentBytes } from "./qr-capacity.js";
+import { colourProblems, logoProblems } from "./scannability.js";
 
 /** The bounds of the design's numbers and texts, inclusive. */
 export const DESIGN_LIMITS = {
@@ -185,15 +186,19 @@ export interface DesignCheck {
 }
 
 /**
- * Checks a design and the content it will encode. The content is judged at the design's normalized
- * error-correction level, so not when that level is itself invalid; empty content is not judged.
+ * Checks a design and the content it will encode: the vocabulary, whether the colours scan, and, when
+ * the content is given, whether it fits and whether the logo leaves enough of the code to recover. The
+ * content is judged at the design's normalized error-correction level, so not when that level is itself
+ * invalid; empty content is not judged, so a design can be checked before its link exists.
  */
 export function checkDesign(input: Design | undefined, content: string): DesignCheck {
   const { design, problems } = normalizeDesign(input);
+  const invalid = (field: string) => problems.some((p) => p.field === field || p.field.startsWith(`${field}.`));
+  if (!invalid("foreground") && !invalid("background")) problems.push(...colourProblems(design));
+  const tooLong = content !== "" && !invalid("error_correction") ? contentProblem(content, design.errorCorrection) : undefined;
+  if (!tooLong && !invalid("error_correction") && !invalid("logo")) problems.push(...logoProblems(design, content));
   const inRequest = (field: string) => `design.${field}`;
   const all = problems.map((p) => ({ ...p, field: inRequest(p.field) }));
-  const levelIsValid = !problems.some((p) => p.field === "error_correction");
-  const tooLong = content !== "" && levelIsValid ? contentProblem(content, design.errorCorrection) : undefined;
   if (tooLong) all.push(tooLong);
   return { design, problems: all, premiumFrameFields: premiumFrameFields(design).map(inRequest) };
 }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/rendering/v1/rendering_service.proto.
  */
 export const file_qrplatform_rendering_v1_rendering_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci9xcnBsYXRmb3JtL3JlbmRlcmluZy92MS9yZW5kZXJpbmdfc2VydmljZS5wcm90bxIXcXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEimwEKE1JlbmRlclFyQ29kZVJlcXVlc3QSDwoHY29udGVudBgBIAEoCRIvCgZkZXNpZ24YAiABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SNAoGZm9ybWF0GAMgASgOMiQucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuSW1hZ2VGb3JtYXQSDAoEc2l6ZRgEIAEoBSJJChRSZW5kZXJRckNvZGVSZXNwb25zZRINCgVpbWFnZRgBIAEoDBIUCgxjb250ZW50X3R5cGUYAiABKAkSDAoEZXRhZxgDIAEoCSJZChVWYWxpZGF0ZURlc2lnblJlcXVlc3QSLwoGZGVzaWduGAEgASgLMh8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuRGVzaWduEg8KB2NvbnRlbnQYAiABKAkiZwoWVmFsaWRhdGVEZXNpZ25SZXNwb25zZRIvCgZkZXNpZ24YASABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SHAoUcHJlbWl1bV9mcmFtZV9maWVsZHMYAiADKAkqbQoLSW1hZ2VGb3JtYXQSHAoYSU1BR0VfRk9STUFUX1VOU1BFQ0lGSUVEEAASFAoQSU1BR0VfRk9STUFUX1BORxABEhQKEElNQUdFX0ZPUk1BVF9KUEcQAhIUChBJTUFHRV9GT1JNQVRfU1ZHEAMy8gEKEFJlbmRlcmluZ1NlcnZpY2USawoMUmVuZGVyUXJDb2RlEiwucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuUmVuZGVyUXJDb2RlUmVxdWVzdBotLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLlJlbmRlclFyQ29kZVJlc3BvbnNlEnEKDlZhbGlkYXRlRGVzaWduEi4ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuVmFsaWRhdGVEZXNpZ25SZXF1ZXN0Gi8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuVmFsaWRhdGVEZXNpZ25SZXNwb25zZWIGcHJvdG8z", [file_qrplatform_rendering_v1_design]);
+  fileDesc("Ci9xcnBsYXRmb3JtL3JlbmRlcmluZy92MS9yZW5kZXJpbmdfc2VydmljZS5wcm90bxIXcXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEisgEKE1JlbmRlclFyQ29kZVJlcXVlc3QSDwoHY29udGVudBgBIAEoCRIvCgZkZXNpZ24YAiABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SNAoGZm9ybWF0GAMgASgOMiQucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuSW1hZ2VGb3JtYXQSDAoEc2l6ZRgEIAEoBRIVCg1pZl9ub25lX21hdGNoGAUgASgJIl8KFFJlbmRlclFyQ29kZVJlc3BvbnNlEg0KBWltYWdlGAEgASgMEhQKDGNvbnRlbnRfdHlwZRgCIAEoCRIMCgRldGFnGAMgASgJEhQKDG5vdF9tb2RpZmllZBgEIAEoCCJZChVWYWxpZGF0ZURlc2lnblJlcXVlc3QSLwoGZGVzaWduGAEgASgLMh8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuRGVzaWduEg8KB2NvbnRlbnQYAiABKAkiZwoWVmFsaWRhdGVEZXNpZ25SZXNwb25zZRIvCgZkZXNpZ24YASABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SHAoUcHJlbWl1bV9mcmFtZV9maWVsZHMYAiADKAkqbQoLSW1hZ2VGb3JtYXQSHAoYSU1BR0VfRk9STUFUX1VOU1BFQ0lGSUVEEAASFAoQSU1BR0VfRk9STUFUX1BORxABEhQKEElNQUdFX0ZPUk1BVF9KUEcQAhIUChBJTUFHRV9GT1JNQVRfU1ZHEAMy8gEKEFJlbmRlcmluZ1NlcnZpY2USawoMUmVuZGVyUXJDb2RlEiwucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuUmVuZGVyUXJDb2RlUmVxdWVzdBotLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLlJlbmRlclFyQ29kZVJlc3BvbnNlEnEKDlZhbGlkYXRlRGVzaWduEi4ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuVmFsaWRhdGVEZXNpZ25SZXF1ZXN0Gi8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuVmFsaWRhdGVEZXNpZ25SZXNwb25zZWIGcHJvdG8z", [file_qrplatform_rendering_v1_design]);
 
 /**
  * RenderQrCodeRequest describes the image to render.
@@ -21,32 +21,40 @@ export const file_qrplatform_rendering_v1_rendering_service: GenFile = /*@__PURE
  */
 export type RenderQrCodeRequest = Message<"qrplatform.rendering.v1.RenderQrCodeRequest"> & {
   /**
-   * The text to encode, usually a short link URL.
+   * The text to encode, usually a short link URL; required.
    *
    * @generated from field: string content = 1;
    */
   content: string;
 
   /**
-   * The design to apply.
+   * The design to apply; absent means the default design.
    *
    * @generated from field: qrplatform.rendering.v1.Design design = 2;
    */
   design?: Design | undefined;
 
   /**
-   * The output encoding.
+   * The output encoding; PNG when not set.
    *
    * @generated from field: qrplatform.rendering.v1.ImageFormat format = 3;
    */
   format: ImageFormat;
 
   /**
-   * The output width and height in pixels.
+   * The output width and height in pixels, 128 to 4096; 1024 when zero. The whole design scales to it: the design's
+   * own size is the canvas its pixel values (such as the frame's border thickness) are measured on.
    *
    * @generated from field: int32 size = 4;
    */
   size: number;
+
+  /**
+   * The If-None-Match value the client sent, if any: "*" or a list of entity tags, weak or strong.
+   *
+   * @generated from field: string if_none_match = 5;
+   */
+  ifNoneMatch: string;
 };
 
 /**
@@ -77,11 +85,19 @@ export type RenderQrCodeResponse = Message<"qrplatform.rendering.v1.RenderQrCode
   contentType: string;
 
   /**
-   * A strong validator of the image bytes, usable as an HTTP ETag.
+   * A strong validator of the image bytes, usable as an HTTP ETag: the same content, design, format, size and
+   * renderer give the same bytes and the same ETag.
    *
    * @generated from field: string etag = 3;
    */
   etag: string;
+
+  /**
+   * True when if_none_match already names this image; image is then empty.
+   *
+   * @generated from field: bool not_modified = 4;
+   */
+  notModified: boolean;
 };
 
 /**
@@ -199,7 +215,11 @@ export const ImageFormatSchema: GenEnum<ImageFormat> = /*@__PURE__*/
  */
 export const RenderingService: GenService<{
   /**
-   * RenderQrCode encodes the content as a QR code styled by the design and returns the image.
+   * RenderQrCode encodes the content as a QR code styled by the design and returns the image. Images are cached by
+   * what determines them (content, design, format, size), so a repeated request costs no rendering, and a request
+   * whose if_none_match holds the image's ETag is answered with not_modified and no image. The design is checked
+   * against the vocabulary only: the scannability rules of ValidateDesign apply when a design is chosen, so a code
+   * made before a rule tightened still exports. Bad input fails with INVALID_ARGUMENT, reason "validation_error".
    *
    * @generated from rpc qrplatform.rendering.v1.RenderingService.RenderQrCode
    */

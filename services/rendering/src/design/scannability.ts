@@ -1,0 +1,86 @@
+import { ErrorCorrectionSchema, type Design } from "@qrplatform/api/rendering";
+import type { FieldProblem } from "@qrplatform/platform";
+import { tokenOf } from "./design-tokens.js";
+import { logoArea } from "../render/layout.js";
+import { encodeQr, type Level } from "../render/qr-matrix.js";
+
+/**
+ * The least contrast between modules and background we accept, as a WCAG 2 contrast ratio: the
+ * success criterion for graphics that must be told apart (1.4.11). Below it, phone cameras in poor
+ * light stop separating dark from light modules.
+ */
+export const MIN_CONTRAST_RATIO = 3;
+
+/**
+ * The share of a Reed-Solomon block's correction a logo may use. The rest is kept for what a printed
+ * code meets in the world: smudges, glare, folds and a camera's blur.
+ */
+export const LOGO_CORRECTION_BUDGET = 0.75;
+
+/** Problems that would make a normalized design print a code that does not scan, with paths relative to the design. */
+export function colourProblems(design: Design): FieldProblem[] {
+  const fg = relativeLuminance(design.foreground);
+  const bg = relativeLuminance(design.background);
+  const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+  if (fg > bg) {
+    return [{ field: "foreground", reason: "inverted_colors", description: "must be darker than the background: many scanners cannot read light modules on a dark background" }];
+  }
+  if (ratio < MIN_CONTRAST_RATIO) {
+    return [{
+      field: "foreground",
+      reason: "low_contrast",
+      description: `has a contrast of ${ratio.toFixed(2)}:1 with the background; at least ${MIN_CONTRAST_RATIO}:1 is needed to scan reliably`,
+    }];
+  }
+  return [];
+}
+
+/**
+ * Whether the modules hidden behind the logo can be recovered: we find every codeword the cleared area
+ * touches, count them per Reed-Solomon block, and compare with what each block corrects. Function
+ * patterns (alignment, timing, version information) cannot be recovered at all, so a logo may not hide
+ * any. The answer depends on the content, whose length picks the symbol's version.
+ */
+export function logoProblems(design: Design, content: string): FieldProblem[] {
+  if (!design.logo || content === "") return [];
+  const matrix = encodeQr(content, design.errorCorrection as Level);
+  const area = logoArea(matrix.size, design.logo.scale);
+  const hidden = new Set<number>();
+  let hiddenFunctionModules = 0;
+  for (let row = area.first; row <= area.last; row++) {
+    for (let col = area.first; col <= area.last; col++) {
+      if (matrix.isFunction(row, col)) hiddenFunctionModules++;
+      const codeword = matrix.codewordOf(row, col);
+      if (codeword >= 0) hidden.add(codeword);
+    }
+  }
+  if (hiddenFunctionModules > 0) {
+    return [{
+      field: "logo",
+      reason: "logo_hides_pattern",
+      description: `would hide an alignment pattern of this version-${matrix.version} code; a shorter link or a lower error correction gives a smaller code without one in the centre`,
+    }];
+  }
+  const perBlock = matrix.blocks.map(() => 0);
+  for (const codeword of hidden) perBlock[matrix.codewordBlocks[codeword]!]!++;
+  const worst = Math.max(...perBlock.map((n, i) => n / matrix.blocks[i]!.correctable));
+  if (worst <= LOGO_CORRECTION_BUDGET) return [];
+  const block = perBlock.findIndex((n, i) => n / matrix.blocks[i]!.correctable === worst);
+  return [{
+    field: "logo.scale",
+    reason: "logo_too_large",
+    description:
+      `hides ${perBlock[block]} codewords of a block that corrects ${matrix.blocks[block]!.correctable} at error correction ` +
+      `${tokenOf(ErrorCorrectionSchema, matrix.level)}; we allow ${Math.round(LOGO_CORRECTION_BUDGET * 100)}% ` +
+      `so the code survives real-world damage. Use a smaller scale or a higher error correction`,
+  }];
+}
+
+/** WCAG 2 relative luminance of a "#rrggbb" colour. */
+function relativeLuminance(hex: string): number {
+  const [r, g, b] = [1, 3, 5].map((i) => {
+    const channel = parseInt(hex.slice(i, i + 2), 16) / 255;
+    return channel <= 0.04045 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+}
