@@ -25,7 +25,7 @@ run $RENDERING_PORT tsx services/rendering/src/main.ts
 TENANCY_URL=http://127.0.0.1:$TENANCY_PORT LINKS_URL=http://127.0.0.1:$LINKS_PORT RENDERING_URL=http://127.0.0.1:$RENDERING_PORT \
   run $CATALOG_PORT tsx services/catalog/src/main.ts
 HOST=127.0.0.1 PORT=$EDGE_PORT TENANCY_URL=http://127.0.0.1:$TENANCY_PORT CATALOG_URL=http://127.0.0.1:$CATALOG_PORT LINKS_URL=http://127.0.0.1:$LINKS_PORT \
-  run 0 tsx services/edge/src/main.ts
+  RENDERING_URL=http://127.0.0.1:$RENDERING_PORT run 0 tsx services/edge/src/main.ts
 
 cat >&2 <<INFO
 

@@ -20,6 +20,7 @@ const config = readConfig(
     TENANCY_URL: z.string().url(),
     CATALOG_URL: z.string().url(),
     LINKS_URL: z.string().url(),
+    RENDERING_URL: z.string().url(),
     PUBLIC_BASE_URL: optionalVar(z.string().url()),
     SERVICE_TOKEN: secretVar(),
     MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
@@ -31,7 +32,7 @@ const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SER
 
 let draining = false;
 const app = buildEdge({
-  transports: { tenancy: remote(config.TENANCY_URL), catalog: remote(config.CATALOG_URL), links: remote(config.LINKS_URL) },
+  transports: { tenancy: remote(config.TENANCY_URL), catalog: remote(config.CATALOG_URL), links: remote(config.LINKS_URL), rendering: remote(config.RENDERING_URL) },
   publicBaseUrl: config.PUBLIC_BASE_URL?.replace(/\/$/, ""),
   logger,
   maxBodyBytes: config.MAX_BODY_BYTES,

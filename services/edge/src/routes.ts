@@ -4,6 +4,7 @@ import type { EdgeClients } from "./server.js";
 import { authenticate } from "./http/auth.js";
 import { getAccount } from "./resources/account.js";
 import { domainHandlers } from "./resources/domains.js";
+import { exportHandler } from "./resources/export.js";
 import { qrCodeHandlers } from "./resources/qr-codes.js";
 import { workspaceHandlers } from "./resources/workspaces.js";
 
@@ -43,5 +44,6 @@ export function registerApiRoutes(
     patch: ["qr_codes:write", qrCodes.update],
     delete: ["qr_codes:write", qrCodes.remove],
   });
+  route("/qr-codes/:id/export", { get: ["export:read", exportHandler(clients.qrCodes, clients.rendering)] });
   route("/domains", { get: ["domains:read", domains.list] });
 }

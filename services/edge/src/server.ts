@@ -5,6 +5,7 @@ import { pinoHttp } from "pino-http";
 import type { Logger } from "pino";
 import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
 import { DomainService } from "@qrplatform/api/links";
+import { RenderingService } from "@qrplatform/api/rendering";
 import { TenancyService } from "@qrplatform/api/tenancy";
 import { docsRouter } from "./http/docs.js";
 import { errorHandler, routeNotFound } from "./http/error-handler.js";
@@ -17,6 +18,7 @@ export interface EdgeTransports {
   tenancy: Transport;
   catalog: Transport;
   links: Transport;
+  rendering: Transport;
 }
 
 /** The service clients the routes call. */
@@ -25,6 +27,7 @@ export interface EdgeClients {
   workspaces: Client<typeof WorkspaceService>;
   qrCodes: Client<typeof QrCodeService>;
   domains: Client<typeof DomainService>;
+  rendering: Client<typeof RenderingService>;
 }
 
 /** What the edge is built from. */
@@ -61,6 +64,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
     workspaces: createClient(WorkspaceService, transports.catalog),
     qrCodes: createClient(QrCodeService, transports.catalog),
     domains: createClient(DomainService, transports.links),
+    rendering: createClient(RenderingService, transports.rendering),
   };
   const apiBaseUrl = (req: express.Request) =>
     `${options.publicBaseUrl ?? `${req.protocol}://${req.get("host")}`}${API_BASE_PATH}`;
@@ -81,7 +85,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
   const health = express.Router();
   registerHealthRoutes(
     health,
-    { tenancy: transports.tenancy, catalog: transports.catalog, links: transports.links },
+    { tenancy: transports.tenancy, catalog: transports.catalog, links: transports.links, rendering: transports.rendering },
     options.isDraining ?? (() => false),
   );
   app.use(health);

@@ -96,7 +96,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   let draining = false;
   handler.set(
     buildEdge({
-      transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]) },
+      transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]), rendering: local([rendering]) },
       logger,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       isDraining: () => draining,

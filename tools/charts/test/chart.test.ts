@@ -143,6 +143,7 @@ describe("charts/qr-platform", () => {
       TENANCY_URL: "http://qrp-tenancy:9090",
       CATALOG_URL: "http://qrp-catalog:9090",
       LINKS_URL: "http://qrp-links:9090",
+      RENDERING_URL: "http://qrp-rendering:9090",
       SERVICE_TOKEN: internal("SERVICE_TOKEN"),
       PUBLIC_BASE_URL: "https://api.qr.example",
     });

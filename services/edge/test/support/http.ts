@@ -25,9 +25,15 @@ function parseBody(text: string, headers: Headers): unknown {
   return text && headers.get("content-type")?.includes("application/json") ? JSON.parse(text) : text;
 }
 
+/** Images stay bytes; everything else is read as parseBody reads it. */
+function readBody(bytes: ArrayBuffer, headers: Headers): unknown {
+  if (headers.get("content-type")?.startsWith("image/") && bytes.byteLength > 0) return Buffer.from(bytes);
+  return parseBody(new TextDecoder().decode(bytes), headers);
+}
+
 /**
- * Calls the REST API with an optional key; JSON bodies are sent as JSON, strings as they are. Every
- * response of the API is validated against the OpenAPI document: one it does not describe fails the test.
+ * Calls the REST API with an optional key; JSON bodies are sent as JSON, strings as they are. An image
+ * response's body is a Buffer. Every response of the API is validated against the OpenAPI document: one it does not describe fails the test.
  */
 export async function call(
   baseUrl: string,
@@ -45,7 +51,7 @@ export async function call(
   }
   const url = new URL(`${baseUrl}${path}`);
   const res = await fetch(url, { method, headers, body });
-  const parsed = parseBody(await res.text(), res.headers);
+  const parsed = readBody(await res.arrayBuffer(), res.headers);
   checkAgainstDocument(method, url, res.status, res.headers, parsed);
   return { status: res.status, headers: res.headers, body: parsed };
 }

@@ -1,13 +1,17 @@
 // The REST contract of accounts, keys and workspaces, run against either shape of the platform.
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Addon, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
+import sharp from "sharp";
 import { call, expectError, invalidFields, typedClient } from "./http.js";
 import { startStack, type Stack, type StackMode } from "./stack.js";
+import { jsqrDecode, rsvgToPng, zbarDecode } from "../../../rendering/test/support/decoders.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** A real 1x1 PNG, as a logo. */
+const TINY_PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function defineRestSuite(mode: StackMode): void {
@@ -577,6 +581,106 @@ export function defineRestSuite(mode: StackMode): void {
       expect(refused.body.error.details).toEqual({ limit: 100, used: 100 });
       await api("DELETE", `/qr-codes/${codes[0]}`, { key });
       expect((await createCode(key, workspaceId, { name: "fits again" })).status).toBe(201);
+    });
+  });
+
+  describe(`[${mode}] image export`, () => {
+    async function newCode(design: Record<string, unknown> = {}) {
+      const account = await newAccount();
+      const { body: workspace } = await api("POST", "/workspaces", { key: account.key, body: { name: "Print" } });
+      const created = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+        key: account.key,
+        body: { name: "Spring Menü – Café", destination_url: "https://example.com/menu", design },
+      });
+      expect(created.status).toBe(201);
+      return { ...account, code: created.body };
+    }
+
+    it("exports a styled JPEG that zbarimg reads as the vanity_url, with the documented headers", async () => {
+      const { key, code } = await newCode({ foreground: "#1a237e", style: "rounded", cornerSquareShape: "rounded", cornerDotShape: "rounded" });
+      const res = await api("GET", `/qr-codes/${code.id}/export?format=jpg&size=512`, { key });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toBe("image/jpeg");
+      expect(res.headers.get("content-disposition")).toBe('attachment; filename="spring-menu-cafe-512.jpg"');
+      expect(res.headers.get("cache-control")).toBe("private, no-cache");
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(await sharp(res.body).metadata()).toMatchObject({ format: "jpeg", width: 512, height: 512 });
+      expect(await zbarDecode([res.body], "jpg")).toEqual([code.vanity_url]);
+    });
+
+    it("serves qr_image_url as a 1024 px PNG, and SVG that another renderer rasterizes to the same link", async () => {
+      const { key, code } = await newCode();
+      const png = await call(code.qr_image_url, "GET", "", { key });
+      expect(png.status).toBe(200);
+      expect(png.headers.get("content-type")).toBe("image/png");
+      expect(await sharp(png.body).metadata()).toMatchObject({ width: 1024, height: 1024 });
+      expect(await jsqrDecode(png.body)).toBe(code.vanity_url);
+
+      const svg = await api("GET", `/qr-codes/${code.id}/export?format=svg&size=300`, { key });
+      expect(svg.headers.get("content-type")).toBe("image/svg+xml");
+      expect(svg.headers.get("content-security-policy")).toContain("default-src 'none'");
+      expect(await zbarDecode([await rsvgToPng(svg.body)], "png")).toEqual([code.vanity_url]);
+    });
+
+    it("answers If-None-Match with 304 and no body; another size is another ETag", async () => {
+      const { key, code } = await newCode();
+      const first = await api("GET", `/qr-codes/${code.id}/export?size=256`, { key });
+      const etag = first.headers.get("etag")!;
+      const rendersBefore = stack.renderCount?.();
+      const again = await api("GET", `/qr-codes/${code.id}/export?size=256`, { key, headers: { "if-none-match": etag } });
+      expect(again.status).toBe(304);
+      expect(again.body).toBe("");
+      expect(again.headers.get("etag")).toBe(etag);
+      if (rendersBefore !== undefined) expect(stack.renderCount?.()).toBe(rendersBefore);
+      const other = await api("GET", `/qr-codes/${code.id}/export?size=257`, { key, headers: { "if-none-match": etag } });
+      expect(other.status).toBe(200);
+      expect(other.headers.get("etag")).not.toBe(etag);
+    });
+
+    it("refuses a bad format or size with 400 before rendering anything", async () => {
+      const { key, code } = await newCode();
+      const rendersBefore = stack.renderCount?.();
+      for (const [query, field] of [
+        ["format=gif", "format"],
+        ["format=PNG", "format"],
+        ["size=127", "size"],
+        ["size=4097", "size"],
+        ["size=1.5", "size"],
+        ["size=abc", "size"],
+        ["size=", "size"],
+        ["size=512&size=256", "size"],
+      ]) {
+        const res = await api("GET", `/qr-codes/${code.id}/export?${query}`, { key });
+        expectError(res, 400, "validation_error");
+        expect(invalidFields(res)).toEqual([field]);
+      }
+      if (rendersBefore !== undefined) expect(stack.renderCount?.()).toBe(rendersBefore);
+    });
+
+    it("keeps images inside their account", async () => {
+      const { code } = await newCode();
+      const stranger = await newAccount();
+      expectError(await api("GET", `/qr-codes/${code.id}/export`, { key: stranger.key }), 404, "not_found");
+      expectError(await api("GET", `/qr-codes/${randomUUID()}/export`, { key: stranger.key }), 404, "not_found");
+      expectError(await api("GET", `/qr-codes/not-a-uuid/export`, { key: stranger.key }), 400, "validation_error");
+      expectError(await api("GET", `/qr-codes/${code.id}/export`), 401, "missing_api_key");
+    });
+
+    it("refuses designs that would not scan, and creates nothing", async () => {
+      const { key } = await newAccount();
+      const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Print" } });
+      const attempt = (design: Record<string, unknown>) =>
+        api("POST", `/workspaces/${workspace.id}/qr-codes`, { key, body: { name: "x", destination_url: "https://example.com", design } });
+      const lowContrast = await attempt({ foreground: "#aaaaaa" });
+      expectError(lowContrast, 400, "validation_error");
+      expect(lowContrast.body.error.details.fields).toEqual([expect.objectContaining({ field: "design.foreground", reason: "low_contrast" })]);
+      const inverted = await attempt({ foreground: "#ffffff", background: "#000000" });
+      expect(inverted.body.error.details.fields).toEqual([expect.objectContaining({ field: "design.foreground", reason: "inverted_colors" })]);
+      const logo = await attempt({ errorCorrection: "L", logo: { dataUri: TINY_PNG, scale: 0.2 } });
+      expectError(logo, 400, "validation_error");
+      expect(logo.body.error.details.fields).toEqual([expect.objectContaining({ field: "design.logo.scale", reason: "logo_too_large" })]);
+      expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
+      expect((await attempt({ logo: { dataUri: TINY_PNG, scale: 0.2 } })).status).toBe(201);
     });
   });
 

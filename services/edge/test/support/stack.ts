@@ -33,6 +33,8 @@ export interface Stack {
   readonly redirectorUrl: string;
   /** The DNS server the links service verifies custom domains against. */
   readonly dns: TestDnsServer;
+  /** How many images the rendering service has drawn; only the in-process shape can count them. */
+  readonly renderCount?: () => number;
   close(): Promise<void>;
 }
 
@@ -71,7 +73,7 @@ async function startInProcess(): Promise<Stack> {
   });
   handler.set(
     buildEdge({
-      transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]) },
+      transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]), rendering: local([rendering]) },
       logger,
       maxBodyBytes: 64 * 1024,
       fallback: buildRedirector({ resolve: resolveVia(local([links])), logger }),
@@ -84,6 +86,7 @@ async function startInProcess(): Promise<Stack> {
     domains: createClient(DomainService, local([links], credentials.adminToken)),
     redirectorUrl: origin,
     dns,
+    renderCount: () => rendering.renderer.renders,
     async close() {
       await http.close();
       await dns.close();
@@ -173,6 +176,7 @@ async function startProcesses(): Promise<Stack> {
     TENANCY_URL: url(tenancyPort),
     CATALOG_URL: url(catalogPort),
     LINKS_URL: url(linksPort),
+    RENDERING_URL: url(renderingPort),
     MAX_BODY_BYTES: String(64 * 1024),
   });
   const all = [...Object.values(services), edge];

@@ -246,6 +246,53 @@ export interface paths {
         patch: operations["updateQrCode"];
         trace?: never;
     };
+    "/qr-codes/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The QR code's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["QrCodeIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export the QR code image
+         * @description The code's image in its stored design, encoding its `vanity_url`. This is the URL in the code's
+         *     `qr_image_url`; like every operation it needs an API key of the code's account (there is no
+         *     public image URL: put the exported file on your own storage or CDN to publish it).
+         *
+         *     - `format`: `png` (default), `jpg` or `svg`. `size`: the width and height in pixels, 128 to
+         *       4096, default 1024. The whole design scales to `size`: the design's own `size` is the canvas
+         *       its pixel values (such as `frame.borderThickness`) are measured on, so an export at any size
+         *       has the same proportions. A bad `format` or `size` is `400 validation_error` before anything
+         *       is rendered.
+         *     - The image is the same bytes for the same code, format and size, and `ETag` identifies it. Send
+         *       it back in `If-None-Match` to get `304 Not Modified` with no body and no rendering.
+         *     - `Cache-Control: private, no-cache`: only the caller's own cache may keep the image (it belongs
+         *       to an account), and it revalidates with the `ETag`.
+         *     - `Content-Disposition: attachment` with a filename made of the code's name in lower-case ASCII,
+         *       the size and the format, such as `spring-menu-1024.png`.
+         *     - SVG images are self-contained (the logo is embedded): no script, event handler or external
+         *       reference; the response also carries a `Content-Security-Policy` that forbids them.
+         *
+         *     Scope: `export:read`.
+         */
+        get: operations["exportQrCode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/domains": {
         parameters: {
             query?: never;
@@ -397,8 +444,9 @@ export interface components {
             /**
              * Format: uri
              * @description The absolute URL of the image export endpoint for this code
-             *     (`<API base URL>/qr-codes/{id}/export`). It is an API operation, not a public image:
-             *     fetching it needs an API key of the same account, like every operation.
+             *     (`<API base URL>/qr-codes/{id}/export`), which answers the PNG at 1024 px; add `format`
+             *     and `size` for others. It is an API operation, not a public image: fetching it needs an
+             *     API key of the same account, like every operation.
              */
             qr_image_url: string;
             design: components["schemas"]["Design"];
@@ -519,6 +567,20 @@ export interface components {
          *     (`403 premium_frames_required` without it). Invalid values are `400 validation_error` with
          *     fields such as `design.frame.labelTop` and reasons such as `invalid_color`, `out_of_range`,
          *     `too_long`, `invalid_characters`, `invalid_logo` and `too_large`.
+         *
+         *     A design that would print a code that does not scan is refused the same way:
+         *     - `design.foreground`, reason `inverted_colors`: the foreground must be darker than the
+         *       background (many scanners cannot read light modules on a dark ground);
+         *     - `design.foreground`, reason `low_contrast`: the WCAG 2 contrast ratio of foreground and
+         *       background must be at least 3:1;
+         *     - `design.logo.scale`, reason `logo_too_large`: the modules hidden behind the logo must leave
+         *       every Reed-Solomon block of the code at least a quarter of its error correction spare. The
+         *       check counts the exact codewords the logo covers in the code for this QR code's link, so the
+         *       message says how many were hidden and how many the block corrects; a smaller `scale` or a
+         *       higher `errorCorrection` fixes it. For short links of about 30 characters, `H` (the default
+         *       with a logo) takes every scale up to 0.3;
+         *     - `design.logo`, reason `logo_hides_pattern`: a logo may not cover an alignment pattern, which
+         *       a code from version 7 (a long link at a high level) has in its centre.
          */
         DesignInput: {
             /** @default #000000 */
@@ -845,7 +907,7 @@ export interface components {
     responses: {
         /**
          * @description `validation_error`: a path id is not a UUID, or a query parameter (`limit`, `cursor`,
-         *     `workspace_id`) is invalid. `details.fields` names each.
+         *     `workspace_id`, `format`, `size`) is invalid. `details.fields` names each.
          */
         ValidationFailed: {
             headers: {
@@ -1029,6 +1091,12 @@ export interface components {
     headers: {
         /** @description The request's id, on every response; error bodies repeat it as `error.request_id`. */
         XRequestId: string;
+        /** @description An exported image may be kept only by the caller's own cache, and is revalidated with its `ETag`. */
+        CacheControlPrivateImage: "private, no-cache";
+        /** @description A strong validator of the image bytes (same code, format and size, same value). */
+        ImageETag: string;
+        /** @description The image is answered per API key. */
+        VaryAuthorization: "Authorization";
         /** @description API responses hold account data and are never stored by shared caches. */
         CacheControlNoStore: "no-store";
         /** @description The path of the created resource, such as `/api/v1/workspaces/{id}`. */
@@ -1573,6 +1641,71 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportQrCode: {
+        parameters: {
+            query?: {
+                /** @description The image format. Any other value is `400 validation_error` on `format`. */
+                format?: "png" | "jpg" | "svg";
+                /** @description Width and height in pixels. A value that is not an integer from 128 to 4096 is `400 validation_error` on `size`. */
+                size?: number;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /** @description An `ETag` from an earlier export of the same image; a match is answered `304`. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The QR code's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["QrCodeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlPrivateImage"];
+                    ETag: components["headers"]["ImageETag"];
+                    Vary: components["headers"]["VaryAuthorization"];
+                    /** @description `attachment` with a safe ASCII filename, such as `attachment; filename="spring-menu-1024.png"`. */
+                    "Content-Disposition": string;
+                    /** @description Forbids scripts and external loads should the image be opened as a document. */
+                    "Content-Security-Policy": string;
+                    /** @description `nosniff`: the image is only ever read as its declared type. */
+                    "X-Content-Type-Options": "nosniff";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                    "image/jpeg": unknown;
+                    "image/svg+xml": unknown;
+                };
+            };
+            /** @description The `If-None-Match` names this image; no body. */
+            304: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlPrivateImage"];
+                    ETag: components["headers"]["ImageETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
