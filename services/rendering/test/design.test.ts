@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { crc32, deflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
@@ -409,5 +411,48 @@ describe("RenderingService over the service credential", () => {
     expect(refused.code).toBe(Code.Unauthenticated);
     const refusedRender = ConnectError.from(await stranger.renderQrCode({ content: "x" }).catch((e) => e));
     expect(refusedRender.code).toBe(Code.Unauthenticated);
+  });
+});
+
+describe("logos given by URL", () => {
+  const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
+  const logger = createLogger({ service: "test", level: "silent" });
+
+  it("are fetched once by ValidateDesign, which answers the image inline and keeps the URL", async () => {
+    const png = tinyPng();
+    let requests = 0;
+    const server = createServer((_req, res) => {
+      requests++;
+      res.writeHead(200, { "content-type": "image/png" }).end(png);
+    });
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    try {
+      const { port } = server.address() as AddressInfo;
+      // Our loopback server stands in for a public host; the real policy refuses loopback.
+      const module = await buildRendering({ logoFetch: { isAllowedAddress: (address) => address === "127.0.0.1" } });
+      const rendering = createClient(RenderingService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }));
+      const url = `http://127.0.0.1:${port}/logo.png`;
+      const { design } = await rendering.validateDesign({ design: { logo: { url } } });
+      expect(design?.logo).toMatchObject({ url, dataUri: `data:image/png;base64,${png.toString("base64")}`, scale: 0.2 });
+      // The normalized design carries its image, so checking it again fetches nothing.
+      await rendering.validateDesign({ design, content: "https://qr.example.com/ab3k9mzq" });
+      expect(requests).toBe(1);
+
+      const refused = ConnectError.from(
+        await (await clientWith(credentials.serviceToken)).validateDesign({ design: { logo: { url } } }).catch((e) => e),
+      );
+      expect(errorInfoOf(refused)?.fieldViolations.map((v) => [v.field, v.reason])).toEqual([["design.logo.url", "forbidden_address"]]);
+      expect(requests).toBe(1);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
+  });
+
+  const clientWith = async (token: string) =>
+    createClient(RenderingService, inProcessTransport({ modules: [await buildRendering()], credentials, logger, token }));
+
+  it("must be http(s) URLs of at most 2048 characters", () => {
+    expect(problemsOf({ logo: { url: `https://example.com/${"a".repeat(2048)}` } })).toEqual(["design.logo.url too_long"]);
+    expect(problemsOf({ logo: {} })).toEqual(["design.logo.data_uri required"]);
   });
 });

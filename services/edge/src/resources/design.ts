@@ -18,10 +18,16 @@ const frameBody = z.strictObject({
   labelBottom: z.string().optional(),
 });
 
-const logoBody = z.strictObject({
-  dataUri: z.string(),
-  scale: z.number().optional(),
-});
+const logoBody = z
+  .strictObject({
+    dataUri: z.string().optional(),
+    url: z.string().optional(),
+    scale: z.number().optional(),
+  })
+  .refine((logo) => (logo.dataUri === undefined) !== (logo.url === undefined), {
+    message: "give exactly one of dataUri and url",
+    path: ["dataUri"],
+  });
 
 /** The `design` object of a create request. */
 export const designBody = z.strictObject({
@@ -61,7 +67,7 @@ export function designFromBody(body: DesignBody | undefined): Design | undefined
       labelTop: body.frame.labelTop,
       labelBottom: body.frame.labelBottom,
     },
-    logo: body.logo ? { dataUri: body.logo.dataUri, scale: body.logo.scale } : undefined,
+    logo: body.logo ? { dataUri: body.logo.dataUri, url: body.logo.url, scale: body.logo.scale } : undefined,
   });
 }
 
@@ -97,6 +103,7 @@ export function designJson(design: Design) {
           mediaType: mediaTypeOf(design.logo.dataUri),
           byteLength: Buffer.from(design.logo.dataUri.slice(design.logo.dataUri.indexOf(",") + 1), "base64").length,
           scale: design.logo.scale,
+          url: design.logo.url || null,
         }
       : null,
   };

@@ -666,6 +666,38 @@ export function defineRestSuite(mode: StackMode): void {
       expectError(await api("GET", `/qr-codes/${code.id}/export`), 401, "missing_api_key");
     });
 
+    it("refuses a logo URL that leads into our own network, without fetching it", async () => {
+      let canaryHits = 0;
+      const canary = http.createServer((_req, res) => {
+        canaryHits++;
+        res.writeHead(200, { "content-type": "image/png" }).end(Buffer.from(TINY_PNG.split(",")[1]!, "base64"));
+      });
+      await new Promise<void>((done) => canary.listen(0, "127.0.0.2", done));
+      try {
+        const { port } = canary.address() as { port: number };
+        const { key } = await newAccount();
+        const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Print" } });
+        for (const url of [`http://127.0.0.2:${port}/logo.png`, `http://[::1]:${port}/logo.png`, "http://169.254.169.254/latest/meta-data"]) {
+          const res = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+            key,
+            body: { name: "x", destination_url: "https://example.com", design: { logo: { url } } },
+          });
+          expectError(res, 400, "validation_error");
+          expect(res.body.error.details.fields).toEqual([expect.objectContaining({ field: "design.logo.url", reason: "forbidden_address" })]);
+          expect(JSON.stringify(res.body)).not.toContain("127.0.0.2:");
+        }
+        const both = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+          key,
+          body: { name: "x", destination_url: "https://example.com", design: { logo: { url: "https://example.com/a.png", dataUri: TINY_PNG } } },
+        });
+        expect(invalidFields(both)).toEqual(["design.logo.dataUri"]);
+        expect(canaryHits).toBe(0);
+        expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
+      } finally {
+        await new Promise((done) => canary.close(done));
+      }
+    });
+
     it("refuses designs that would not scan, and creates nothing", async () => {
       const { key } = await newAccount();
       const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Print" } });

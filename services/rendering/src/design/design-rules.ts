@@ -31,6 +31,8 @@ export const DESIGN_LIMITS = {
   labelCharacters: 30,
 } as const;
 
+export const MAX_LOGO_URL_LENGTH = 2048;
+
 /** What an unset field becomes. */
 export const DESIGN_DEFAULTS = {
   foreground: "#000000",
@@ -104,14 +106,17 @@ function normalizeLogo(logo: Logo, problems: FieldProblem[]): Logo {
     else problems.push({ field: "logo.scale", reason: "out_of_range", description: `must be from ${min} to ${max}` });
   }
   let dataUri = "";
-  if (logo.dataUri === "") {
-    problems.push({ field: "logo.data_uri", reason: "required", description: "is required when a logo is given" });
-  } else {
+  if (logo.url.length > MAX_LOGO_URL_LENGTH) {
+    problems.push({ field: "logo.url", reason: "too_long", description: `must be at most ${MAX_LOGO_URL_LENGTH} characters` });
+  }
+  if (logo.dataUri === "" && logo.url === "") {
+    problems.push({ field: "logo.data_uri", reason: "required", description: "or logo.url is required when a logo is given" });
+  } else if (logo.dataUri !== "") {
     const image = readLogoDataUri(logo.dataUri);
     if (isLogoProblem(image)) problems.push({ field: "logo.data_uri", ...image });
     else dataUri = image.dataUri;
   }
-  return create(LogoSchema, { dataUri, scale });
+  return create(LogoSchema, { dataUri, scale, url: logo.url });
 }
 
 function colorOf(value: string, fallback: string, field: string, problems: FieldProblem[]): string {

@@ -1,14 +1,35 @@
 import { create } from "@bufbuild/protobuf";
-import { ValidateDesignResponseSchema, type ValidateDesignRequest, type ValidateDesignResponse } from "@qrplatform/api/rendering";
-import { invalidArgument } from "@qrplatform/platform";
-import { checkDesign } from "./design-rules.js";
+import {
+  ValidateDesignResponseSchema,
+  type Design,
+  type ValidateDesignRequest,
+  type ValidateDesignResponse,
+} from "@qrplatform/api/rendering";
+import { invalidArgument, type FieldProblem } from "@qrplatform/platform";
+import { fetchLogo, type LogoFetchOptions } from "../logo/fetch-logo.js";
+import { checkDesign, MAX_LOGO_URL_LENGTH } from "./design-rules.js";
 
-/** Answers the normalized design, or fails with INVALID_ARGUMENT naming every invalid field. */
-export function validateDesign(req: ValidateDesignRequest): ValidateDesignResponse {
+/**
+ * Answers the normalized design, or fails with INVALID_ARGUMENT naming every invalid field. A logo given
+ * by URL is fetched here, once: the answer holds its bytes, so nothing fetches it again.
+ */
+export async function validateDesign(req: ValidateDesignRequest, logoFetch: LogoFetchOptions = {}): Promise<ValidateDesignResponse> {
+  const fetchProblems = await fetchLogoOf(req.design, logoFetch);
   const { design, problems, premiumFrameFields } = checkDesign(req.design, req.content);
-  if (problems.length > 0) {
-    const onlyContent = problems.every((p) => p.field === "content");
-    throw invalidArgument(problems, onlyContent ? "The content is too long for a QR code at this error-correction level." : "The design is not valid.");
+  const all = [...fetchProblems, ...problems];
+  if (all.length > 0) {
+    const onlyContent = all.every((p) => p.field === "content");
+    throw invalidArgument(all, onlyContent ? "The content is too long for a QR code at this error-correction level." : "The design is not valid.");
   }
   return create(ValidateDesignResponseSchema, { design, premiumFrameFields });
+}
+
+/** Fills in the image of a logo given only by URL; a URL that cannot be fetched becomes a problem on design.logo.url. */
+async function fetchLogoOf(design: Design | undefined, options: LogoFetchOptions): Promise<FieldProblem[]> {
+  const logo = design?.logo;
+  if (!logo || logo.dataUri !== "" || logo.url === "" || logo.url.length > MAX_LOGO_URL_LENGTH) return [];
+  const fetched = await fetchLogo(logo.url, options);
+  if ("reason" in fetched) return [{ field: "design.logo.url", reason: fetched.reason, description: fetched.description }];
+  logo.dataUri = fetched.dataUri;
+  return [];
 }

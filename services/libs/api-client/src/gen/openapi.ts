@@ -620,15 +620,30 @@ export interface components {
             labelTop?: components["schemas"]["FrameLabel"];
             labelBottom?: components["schemas"]["FrameLabel"];
         };
-        /** @description An image in the centre of the code; the modules behind it are cleared. */
+        /**
+         * @description An image in the centre of the code; the modules behind it are cleared. Give exactly one of
+         *     `dataUri` and `url` (both or neither: `400 validation_error` on `design.logo.dataUri`).
+         */
         LogoInput: {
-            dataUri: components["schemas"]["LogoDataUri"];
+            dataUri?: components["schemas"]["LogoDataUri"];
+            /**
+             * Format: uri
+             * @description An http or https URL of a PNG or JPEG, fetched once, when the code is created; the code
+             *     keeps the image, so later changes at the URL do not change it. Refused with
+             *     `400 validation_error` on `design.logo.url`: reason `forbidden_address` when the host
+             *     resolves to a private, loopback, link-local or otherwise non-public address (checked
+             *     again after every redirect, at most 3; the connection goes only to the checked
+             *     address), `logo_unreachable` when it does not answer 2xx within 5 seconds,
+             *     `invalid_logo` for another scheme, credentials in the URL, a content type other than
+             *     `image/png` or `image/jpeg` or bytes that are not one, and `too_large` past 256 KiB.
+             */
+            url?: string;
             /**
              * @description The logo's width as a fraction of the code's width.
              * @default 0.2
              */
             scale: number;
-        };
+        } & (unknown | unknown);
         /**
          * @description The stored design with every default filled in, so a code keeps its look even if a default
          *     changes later. Colours are normalized to lower-case `#rrggbb`.
@@ -664,6 +679,8 @@ export interface components {
             /** @description The image's size in bytes, once decoded. */
             byteLength: number;
             scale: number;
+            /** @description The URL the logo was fetched from at creation, or null for an inline logo. */
+            url: string | null;
         };
         /** @description A custom hostname the account uses for vanity short links. */
         Domain: {

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/rendering/v1/design.proto.
  */
 export const file_qrplatform_rendering_v1_design: GenFile = /*@__PURE__*/
-  fileDesc("CiRxcnBsYXRmb3JtL3JlbmRlcmluZy92MS9kZXNpZ24ucHJvdG8SF3FycGxhdGZvcm0ucmVuZGVyaW5nLnYxIpwBCgVGcmFtZRIPCgdlbmFibGVkGAEgASgIEjAKBHR5cGUYAiABKA4yIi5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5GcmFtZVR5cGUSDQoFY29sb3IYAyABKAkSGAoQYm9yZGVyX3RoaWNrbmVzcxgEIAEoBRIRCglsYWJlbF90b3AYBSABKAkSFAoMbGFiZWxfYm90dG9tGAYgASgJIicKBExvZ28SEAoIZGF0YV91cmkYASABKAkSDQoFc2NhbGUYAiABKAEinwMKBkRlc2lnbhISCgpmb3JlZ3JvdW5kGAEgASgJEhIKCmJhY2tncm91bmQYAiABKAkSMwoFc3R5bGUYAyABKA4yJC5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5Nb2R1bGVTdHlsZRJCChBlcnJvcl9jb3JyZWN0aW9uGAQgASgOMigucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuRXJyb3JDb3JyZWN0aW9uEgwKBHNpemUYBSABKAUSRwoTY29ybmVyX3NxdWFyZV9zaGFwZRgGIAEoDjIqLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLkNvcm5lclNxdWFyZVNoYXBlEkEKEGNvcm5lcl9kb3Rfc2hhcGUYByABKA4yJy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5Db3JuZXJEb3RTaGFwZRItCgVmcmFtZRgIIAEoCzIeLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLkZyYW1lEisKBGxvZ28YCSABKAsyHS5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5Mb2dvKs8BCgtNb2R1bGVTdHlsZRIcChhNT0RVTEVfU1RZTEVfVU5TUEVDSUZJRUQQABIXChNNT0RVTEVfU1RZTEVfU1FVQVJFEAESFQoRTU9EVUxFX1NUWUxFX0RPVFMQAhIYChRNT0RVTEVfU1RZTEVfUk9VTkRFRBADEh4KGk1PRFVMRV9TVFlMRV9FWFRSQV9ST1VOREVEEAQSFwoTTU9EVUxFX1NUWUxFX0NMQVNTWRAFEh8KG01PRFVMRV9TVFlMRV9DTEFTU1lfUk9VTkRFRBAGKpkBChFDb3JuZXJTcXVhcmVTaGFwZRIjCh9DT1JORVJfU1FVQVJFX1NIQVBFX1VOU1BFQ0lGSUVEEAASHgoaQ09STkVSX1NRVUFSRV9TSEFQRV9TUVVBUkUQARIfChtDT1JORVJfU1FVQVJFX1NIQVBFX1JPVU5ERUQQAhIeChpDT1JORVJfU1FVQVJFX1NIQVBFX0NJUkNMRRADKooBCg5Db3JuZXJEb3RTaGFwZRIgChxDT1JORVJfRE9UX1NIQVBFX1VOU1BFQ0lGSUVEEAASGwoXQ09STkVSX0RPVF9TSEFQRV9TUVVBUkUQARIcChhDT1JORVJfRE9UX1NIQVBFX1JPVU5ERUQQAhIbChdDT1JORVJfRE9UX1NIQVBFX0NJUkNMRRADKpMBCg9FcnJvckNvcnJlY3Rpb24SIAocRVJST1JfQ09SUkVDVElPTl9VTlNQRUNJRklFRBAAEhYKEkVSUk9SX0NPUlJFQ1RJT05fTBABEhYKEkVSUk9SX0NPUlJFQ1RJT05fTRACEhYKEkVSUk9SX0NPUlJFQ1RJT05fURADEhYKEkVSUk9SX0NPUlJFQ1RJT05fSBAEKm0KCUZyYW1lVHlwZRIaChZGUkFNRV9UWVBFX1VOU1BFQ0lGSUVEEAASFQoRRlJBTUVfVFlQRV9TUVVBUkUQARIWChJGUkFNRV9UWVBFX1JPVU5ERUQQAhIVChFGUkFNRV9UWVBFX0NJUkNMRRADYgZwcm90bzM");
+  fileDesc("CiRxcnBsYXRmb3JtL3JlbmRlcmluZy92MS9kZXNpZ24ucHJvdG8SF3FycGxhdGZvcm0ucmVuZGVyaW5nLnYxIpwBCgVGcmFtZRIPCgdlbmFibGVkGAEgASgIEjAKBHR5cGUYAiABKA4yIi5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5GcmFtZVR5cGUSDQoFY29sb3IYAyABKAkSGAoQYm9yZGVyX3RoaWNrbmVzcxgEIAEoBRIRCglsYWJlbF90b3AYBSABKAkSFAoMbGFiZWxfYm90dG9tGAYgASgJIjQKBExvZ28SEAoIZGF0YV91cmkYASABKAkSDQoFc2NhbGUYAiABKAESCwoDdXJsGAMgASgJIp8DCgZEZXNpZ24SEgoKZm9yZWdyb3VuZBgBIAEoCRISCgpiYWNrZ3JvdW5kGAIgASgJEjMKBXN0eWxlGAMgASgOMiQucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuTW9kdWxlU3R5bGUSQgoQZXJyb3JfY29ycmVjdGlvbhgEIAEoDjIoLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLkVycm9yQ29ycmVjdGlvbhIMCgRzaXplGAUgASgFEkcKE2Nvcm5lcl9zcXVhcmVfc2hhcGUYBiABKA4yKi5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5Db3JuZXJTcXVhcmVTaGFwZRJBChBjb3JuZXJfZG90X3NoYXBlGAcgASgOMicucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuQ29ybmVyRG90U2hhcGUSLQoFZnJhbWUYCCABKAsyHi5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5GcmFtZRIrCgRsb2dvGAkgASgLMh0ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuTG9nbyrPAQoLTW9kdWxlU3R5bGUSHAoYTU9EVUxFX1NUWUxFX1VOU1BFQ0lGSUVEEAASFwoTTU9EVUxFX1NUWUxFX1NRVUFSRRABEhUKEU1PRFVMRV9TVFlMRV9ET1RTEAISGAoUTU9EVUxFX1NUWUxFX1JPVU5ERUQQAxIeChpNT0RVTEVfU1RZTEVfRVhUUkFfUk9VTkRFRBAEEhcKE01PRFVMRV9TVFlMRV9DTEFTU1kQBRIfChtNT0RVTEVfU1RZTEVfQ0xBU1NZX1JPVU5ERUQQBiqZAQoRQ29ybmVyU3F1YXJlU2hhcGUSIwofQ09STkVSX1NRVUFSRV9TSEFQRV9VTlNQRUNJRklFRBAAEh4KGkNPUk5FUl9TUVVBUkVfU0hBUEVfU1FVQVJFEAESHwobQ09STkVSX1NRVUFSRV9TSEFQRV9ST1VOREVEEAISHgoaQ09STkVSX1NRVUFSRV9TSEFQRV9DSVJDTEUQAyqKAQoOQ29ybmVyRG90U2hhcGUSIAocQ09STkVSX0RPVF9TSEFQRV9VTlNQRUNJRklFRBAAEhsKF0NPUk5FUl9ET1RfU0hBUEVfU1FVQVJFEAESHAoYQ09STkVSX0RPVF9TSEFQRV9ST1VOREVEEAISGwoXQ09STkVSX0RPVF9TSEFQRV9DSVJDTEUQAyqTAQoPRXJyb3JDb3JyZWN0aW9uEiAKHEVSUk9SX0NPUlJFQ1RJT05fVU5TUEVDSUZJRUQQABIWChJFUlJPUl9DT1JSRUNUSU9OX0wQARIWChJFUlJPUl9DT1JSRUNUSU9OX00QAhIWChJFUlJPUl9DT1JSRUNUSU9OX1EQAxIWChJFUlJPUl9DT1JSRUNUSU9OX0gQBCptCglGcmFtZVR5cGUSGgoWRlJBTUVfVFlQRV9VTlNQRUNJRklFRBAAEhUKEUZSQU1FX1RZUEVfU1FVQVJFEAESFgoSRlJBTUVfVFlQRV9ST1VOREVEEAISFQoRRlJBTUVfVFlQRV9DSVJDTEUQA2IGcHJvdG8z");
 
 /**
  * Frame is an optional border with labels around the code. A frame that is not enabled is kept but not drawn.
@@ -70,15 +70,17 @@ export const FrameSchema: GenMessage<Frame> = /*@__PURE__*/
   messageDesc(file_qrplatform_rendering_v1_design, 0);
 
 /**
- * Logo is an image placed in the centre of the code, with the modules behind it cleared. Only inline images are
- * accepted for now; logos fetched from a URL come later.
+ * Logo is an image placed in the centre of the code, with the modules behind it cleared. It is given inline
+ * (data_uri) or by URL (url), which ValidateDesign fetches once: the normalized design then holds both, and the
+ * image is never fetched again.
  *
  * @generated from message qrplatform.rendering.v1.Logo
  */
 export type Logo = Message<"qrplatform.rendering.v1.Logo"> & {
   /**
    * The image as a base64 data URI, "data:image/png;base64,..." or "data:image/jpeg;base64,...", whose bytes must
-   * be a PNG or JPEG of the declared type, at most 256 KiB decoded. Required when a logo is given.
+   * be a PNG or JPEG of the declared type, at most 256 KiB decoded. When both this and url are given, this is the
+   * image and url is only kept as its source.
    *
    * @generated from field: string data_uri = 1;
    */
@@ -90,6 +92,15 @@ export type Logo = Message<"qrplatform.rendering.v1.Logo"> & {
    * @generated from field: double scale = 2;
    */
   scale: number;
+
+  /**
+   * An http or https URL of a PNG or JPEG, at most 2048 characters, without credentials. It must resolve only to
+   * public addresses (also after each redirect, at most 3), answer within 5 seconds with image/png or image/jpeg,
+   * and hold at most 256 KiB.
+   *
+   * @generated from field: string url = 3;
+   */
+  url: string;
 };
 
 /**
