@@ -15,7 +15,7 @@ import pLimit from "p-limit";
 import sharp from "sharp";
 import { contentProblem, DESIGN_LIMITS, normalizeDesign } from "../design/design-rules.js";
 import { encodeQr, type Level } from "./qr-matrix.js";
-import { pngToJpeg, svgToPng } from "./raster.js";
+import { svgToJpeg, svgToPng } from "./raster.js";
 import { renderSvg } from "./svg.js";
 
 /** The export size when none is asked for, as the public contract sets it. */
@@ -102,7 +102,7 @@ export class Renderer {
     }
     const rendered = await this.cached(key, async () => {
       const svg = renderSvg(encodeQr(req.content, design.errorCorrection as Level), design, size);
-      const image = format === ImageFormat.SVG ? Buffer.from(svg) : format === ImageFormat.JPG ? await pngToJpeg(await svgToPng(svg)) : await svgToPng(svg);
+      const image = format === ImageFormat.SVG ? Buffer.from(svg) : format === ImageFormat.JPG ? await svgToJpeg(svg) : await svgToPng(svg);
       return { image, contentType, etag };
     });
     return create(RenderQrCodeResponseSchema, rendered);
