@@ -205,9 +205,10 @@ describe("bounds", () => {
         frame: { type: 8 as FrameType },
       }),
     ).toEqual([
+      // The corner square is read first: an unset corner dot follows it.
+      "design.corner_square_shape unknown_value",
       "design.style unknown_value",
       "design.error_correction unknown_value",
-      "design.corner_square_shape unknown_value",
       "design.corner_dot_shape unknown_value",
       "design.frame.type unknown_value",
     ]);

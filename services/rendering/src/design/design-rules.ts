@@ -1,6 +1,5 @@
 import { create, type DescEnum } from "@bufbuild/protobuf";
 import {
-  CornerDotShape,
   CornerSquareShapeSchema,
   CornerDotShapeSchema,
   CornerSquareShape,
@@ -21,7 +20,7 @@ import type { FieldProblem } from "@qrplatform/platform";
 import { tokenOf } from "./design-tokens.js";
 import { isLogoProblem, readLogoDataUri } from "./logo-data-uri.js";
 import { byteCapacity, contentBytes } from "./qr-capacity.js";
-import { colourProblems, logoProblems } from "./scannability.js";
+import { colourProblems, cornerProblems, logoProblems, MATCHING_CORNER_DOT } from "./scannability.js";
 
 /** The bounds of the design's numbers and texts, inclusive. */
 export const DESIGN_LIMITS = {
@@ -43,7 +42,6 @@ export const DESIGN_DEFAULTS = {
   errorCorrectionWithLogo: ErrorCorrection.H,
   size: 1024,
   cornerSquareShape: CornerSquareShape.SQUARE,
-  cornerDotShape: CornerDotShape.SQUARE,
   frameType: FrameType.SQUARE,
   frameColor: "#000000",
   borderThickness: 8,
@@ -67,6 +65,7 @@ export interface NormalizedDesign {
 export function normalizeDesign(input: Design | undefined): NormalizedDesign {
   const given = input ?? create(DesignSchema);
   const problems: FieldProblem[] = [];
+  const cornerSquareShape = enumOf(CornerSquareShapeSchema, given.cornerSquareShape, DESIGN_DEFAULTS.cornerSquareShape, "corner_square_shape", problems);
   const design = create(DesignSchema, {
     foreground: colorOf(given.foreground, DESIGN_DEFAULTS.foreground, "foreground", problems),
     background: colorOf(given.background, DESIGN_DEFAULTS.background, "background", problems),
@@ -79,8 +78,8 @@ export function normalizeDesign(input: Design | undefined): NormalizedDesign {
       problems,
     ),
     size: integerOf(given.size, DESIGN_DEFAULTS.size, DESIGN_LIMITS.size, "size", problems),
-    cornerSquareShape: enumOf(CornerSquareShapeSchema, given.cornerSquareShape, DESIGN_DEFAULTS.cornerSquareShape, "corner_square_shape", problems),
-    cornerDotShape: enumOf(CornerDotShapeSchema, given.cornerDotShape, DESIGN_DEFAULTS.cornerDotShape, "corner_dot_shape", problems),
+    cornerSquareShape,
+    cornerDotShape: enumOf(CornerDotShapeSchema, given.cornerDotShape, MATCHING_CORNER_DOT[cornerSquareShape], "corner_dot_shape", problems),
     frame: normalizeFrame(given.frame ?? create(FrameSchema), problems),
     logo: given.logo && normalizeLogo(given.logo, problems),
   });
@@ -200,6 +199,7 @@ export function checkDesign(input: Design | undefined, content: string): DesignC
   const { design, problems } = normalizeDesign(input);
   const invalid = (field: string) => problems.some((p) => p.field === field || p.field.startsWith(`${field}.`));
   if (!invalid("foreground") && !invalid("background")) problems.push(...colourProblems(design));
+  if (!invalid("corner_square_shape") && !invalid("corner_dot_shape")) problems.push(...cornerProblems(design));
   const tooLong = content !== "" && !invalid("error_correction") ? contentProblem(content, design.errorCorrection) : undefined;
   if (!tooLong && !invalid("error_correction") && !invalid("logo")) problems.push(...logoProblems(design, content));
   const inRequest = (field: string) => `design.${field}`;

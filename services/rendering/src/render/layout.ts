@@ -36,8 +36,13 @@ export interface Layout {
   readonly labels: readonly LabelPlacement[];
 }
 
-/** Lays a symbol of `modules` modules per side out on the design's canvas, inside its frame when it has one. */
-export function layOut(design: Design, modules: number): Layout {
+/**
+ * Lays a symbol of `modules` modules per side out on the design's canvas, inside its frame when it has
+ * one, for an image `outputSize` pixels wide. Modules are a whole number of output pixels and start on
+ * a pixel boundary, so square edges are sharp instead of anti-aliased grey, which decoders misread as
+ * a shifted edge; the few pixels left over widen the quiet zone.
+ */
+export function layOut(design: Design, modules: number, outputSize: number): Layout {
   const canvas = design.size;
   const frame = design.frame?.enabled ? design.frame : undefined;
   let code: Box;
@@ -68,9 +73,11 @@ export function layOut(design: Design, modules: number): Layout {
     if (frame.labelTop) labels.push(label(frame.labelTop, canvas / 2, border + band / 2, band * 0.6, width));
     if (frame.labelBottom) labels.push(label(frame.labelBottom, canvas / 2, canvas - border - band / 2, band * 0.6, width));
   }
-  const moduleSize = code.side / (modules + 2 * QUIET_ZONE_MODULES);
-  const quiet = QUIET_ZONE_MODULES * moduleSize;
-  return { canvas, code, moduleSize, origin: { x: code.x + quiet, y: code.y + quiet }, labels };
+  const pixelsPerUnit = outputSize / canvas;
+  const modulePixels = Math.max(1, Math.floor((code.side * pixelsPerUnit) / (modules + 2 * QUIET_ZONE_MODULES)));
+  const symbolPixels = modulePixels * modules;
+  const snap = (start: number) => Math.round((start + code.side / 2) * pixelsPerUnit - symbolPixels / 2) / pixelsPerUnit;
+  return { canvas, code, moduleSize: modulePixels / pixelsPerUnit, origin: { x: snap(code.x), y: snap(code.y) }, labels };
 }
 
 function label(text: string, x: number, middle: number, fontSize: number, maxWidth: number): LabelPlacement {

@@ -11,7 +11,7 @@ export const LABEL_FONT_FAMILY = "DejaVu Sans";
  * number is formatted here, colours must already be normalized "#rrggbb", and text is escaped.
  */
 export function renderSvg(matrix: QrMatrix, design: Design, outputSize: number): string {
-  const layout = layOut(design, matrix.size);
+  const layout = layOut(design, matrix.size, outputSize);
   const logo = design.logo ? logoArea(matrix.size, design.logo.scale) : undefined;
   const { origin, moduleSize } = layout;
   const parts = [

@@ -580,7 +580,11 @@ export interface components {
          *       higher `errorCorrection` fixes it. For short links of about 30 characters, `H` (the default
          *       with a logo) takes every scale up to 0.3;
          *     - `design.logo`, reason `logo_hides_pattern`: a logo may not cover an alignment pattern, which
-         *       a code from version 7 (a long link at a high level) has in its centre.
+         *       a code from version 7 (a long link at a high level) has in its centre;
+         *     - `design.cornerDotShape`, reason `mismatched_corner_shapes`: the corner dot must have the
+         *       corner square's shape. Decoders find a code by the proportions of these patterns, across and
+         *       diagonally, and differing shapes distort the diagonal ones (one common decoder missed most
+         *       such codes in our tests). Leave `cornerDotShape` out and it follows `cornerSquareShape`.
          */
         DesignInput: {
             /** @default #000000 */
@@ -598,8 +602,8 @@ export interface components {
             size: number;
             /** @default square */
             cornerSquareShape: components["schemas"]["CornerShape"];
-            /** @default square */
-            cornerDotShape: components["schemas"]["CornerShape"];
+            /** @description Must be the same shape as `cornerSquareShape`, which it follows when absent. */
+            cornerDotShape?: components["schemas"]["CornerShape"];
             frame?: components["schemas"]["FrameInput"];
             /** @description The centre logo; absent or null for none. */
             logo?: components["schemas"]["LogoInput"] | null;
@@ -643,7 +647,11 @@ export interface components {
              * @default 0.2
              */
             scale: number;
-        } & (unknown | unknown);
+        } & ({
+            dataUri: unknown;
+        } | {
+            url: unknown;
+        });
         /**
          * @description The stored design with every default filled in, so a code keeps its look even if a default
          *     changes later. Colours are normalized to lower-case `#rrggbb`.

@@ -1,0 +1,146 @@
+// The scannability matrix: every module style x corner square x corner dot x frame (with and without
+// labels) x logo x error-correction level, in PNG, JPEG and SVG, read back by decoders that are not ours.
+// Designs the creation rules refuse are asserted refused instead; everything accepted must decode.
+import { describe, expect, it } from "vitest";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import sharp from "sharp";
+import pLimit from "p-limit";
+import {
+  CornerDotShapeSchema,
+  CornerSquareShapeSchema,
+  DesignSchema,
+  ErrorCorrection,
+  ErrorCorrectionSchema,
+  FrameType,
+  FrameTypeSchema,
+  ImageFormat,
+  ModuleStyleSchema,
+  RenderQrCodeRequestSchema,
+} from "@qrplatform/api/rendering";
+import { designTokens, valueOf } from "@qrplatform/rendering/design-tokens";
+import { checkDesign } from "../src/design/design-rules.js";
+import { Renderer } from "../src/render/renderer.js";
+import { jsqrDecode, rsvgToPng, zbarDecode } from "./support/decoders.js";
+
+/** A vanity URL of the length codes on the default short domain have. */
+const CONTENT = "https://qr.example.com/ab3k9mzq";
+/** Small enough to keep the matrix fast, large enough that a module is several pixels even inside a circle frame. */
+const SIZE = 320;
+
+const logoPng = await sharp({ create: { width: 96, height: 96, channels: 4, background: "#e53935" } })
+  .composite([{ input: Buffer.from('<svg width="96" height="96"><circle cx="48" cy="48" r="30" fill="#fff"/></svg>') }])
+  .png()
+  .toBuffer();
+const LOGO = { dataUri: `data:image/png;base64,${logoPng.toString("base64")}` };
+
+type DesignInit = MessageInitShape<typeof DesignSchema>;
+interface Case {
+  readonly name: string;
+  readonly design: DesignInit;
+}
+
+const FRAMES: { name: string; frame?: DesignInit["frame"] }[] = [
+  { name: "no frame" },
+  ...designTokens["frame.type"].flatMap((type) => [
+    { name: `${type} frame`, frame: { enabled: true, type: valueOf(FrameTypeSchema, type)!, color: "#37474f" } },
+    {
+      name: `${type} frame with labels`,
+      frame: { enabled: true, type: valueOf(FrameTypeSchema, type)!, color: "#37474f", labelTop: "SCAN ME", labelBottom: "Menu & prices <today>" },
+    },
+  ]),
+];
+
+function casesFor(style: string): Case[] {
+  const cases: Case[] = [];
+  for (const square of designTokens.cornerSquareShape)
+    for (const dot of designTokens.cornerDotShape)
+      for (const { name: frameName, frame } of FRAMES)
+        for (const withLogo of [false, true])
+          for (const level of designTokens.errorCorrection)
+            cases.push({
+              name: `${style} / corner ${square} / dot ${dot} / ${frameName} / ${withLogo ? "logo" : "no logo"} / ${level}`,
+              design: {
+                foreground: "#1a237e",
+                style: valueOf(ModuleStyleSchema, style)!,
+                cornerSquareShape: valueOf(CornerSquareShapeSchema, square)!,
+                cornerDotShape: valueOf(CornerDotShapeSchema, dot)!,
+                errorCorrection: valueOf(ErrorCorrectionSchema, level)!,
+                frame,
+                logo: withLogo ? LOGO : undefined,
+              },
+            });
+  return cases;
+}
+
+const renderer = new Renderer();
+const subprocesses = pLimit(4);
+
+/** Renders one accepted case in all three formats and reads each back; returns what failed. */
+async function decodeFailures(cases: Case[]): Promise<string[]> {
+  const images = await Promise.all(
+    cases.map(async ({ design }) => {
+      const render = (format: ImageFormat) => renderer.render(create(RenderQrCodeRequestSchema, { content: CONTENT, design, format, size: SIZE }));
+      const [png, jpg, svg] = await Promise.all([render(ImageFormat.PNG), render(ImageFormat.JPG), render(ImageFormat.SVG)]);
+      const svgRaster = await subprocesses(() => rsvgToPng(Buffer.from(svg.image)));
+      return { png: Buffer.from(png.image), jpg: Buffer.from(jpg.image), svgRaster };
+    }),
+  );
+  const [zbarPng, zbarJpg, zbarSvg] = await Promise.all([
+    zbarDecode(images.map((i) => i.png), "png"),
+    zbarDecode(images.map((i) => i.jpg), "jpg"),
+    zbarDecode(images.map((i) => i.svgRaster), "png"),
+  ]);
+  const failures: string[] = [];
+  for (const [i, { name }] of cases.entries()) {
+    const image = images[i]!;
+    const readings = {
+      "png/zbar": zbarPng[i],
+      "jpg/zbar": zbarJpg[i],
+      "svg/rsvg/zbar": zbarSvg[i],
+      "png/jsqr": await jsqrDecode(image.png),
+      "jpg/jsqr": await jsqrDecode(image.jpg),
+      "svg/rsvg/jsqr": await jsqrDecode(image.svgRaster),
+    };
+    for (const [how, text] of Object.entries(readings)) if (text !== CONTENT) failures.push(`${name}: ${how} read ${JSON.stringify(text)}`);
+  }
+  return failures;
+}
+
+describe("scannability matrix", () => {
+  it.each(designTokens.style)("every %s design the rules accept decodes in png, jpg and svg; the rest are refused", async (style) => {
+    const accepted: Case[] = [];
+    for (const c of casesFor(style)) {
+      const reasons = checkDesign(create(DesignSchema, c.design), CONTENT).problems.map((p) => p.reason).sort();
+      // The rules refuse a corner dot unlike its ring, and a logo at L or M (at this link's length).
+      const expected = [
+        ...(c.design.logo && /\/ [LM]$/.test(c.name) ? ["logo_too_large"] : []),
+        ...(Number(c.design.cornerDotShape) !== Number(c.design.cornerSquareShape) ? ["mismatched_corner_shapes"] : []),
+      ].sort();
+      expect(reasons, c.name).toEqual(expected);
+      if (reasons.length === 0) accepted.push(c);
+    }
+    expect(accepted.length).toBe(3 * FRAMES.length * (4 + 2));
+
+    expect(await decodeFailures(accepted)).toEqual([]);
+  }, 600_000);
+
+  it("decodes a logo at the largest scale the rules accept, at every level that takes one", async () => {
+    const edge: Case[] = [];
+    for (const level of [ErrorCorrection.L, ErrorCorrection.M, ErrorCorrection.Q, ErrorCorrection.H]) {
+      let largest: number | undefined;
+      for (let scale = 0.1; scale <= 0.3 + 1e-9; scale += 0.01) {
+        const design = { errorCorrection: level, logo: { ...LOGO, scale: Math.round(scale * 100) / 100 } };
+        if (checkDesign(create(DesignSchema, design), CONTENT).problems.length === 0) largest = design.logo.scale;
+      }
+      if (largest !== undefined) edge.push({ name: `level ${level} scale ${largest}`, design: { errorCorrection: level, logo: { ...LOGO, scale: largest } } });
+    }
+    expect(edge.map((c) => c.name)).toContain(`level ${ErrorCorrection.H} scale 0.3`);
+    expect(await decodeFailures(edge)).toEqual([]);
+  }, 120_000);
+
+  it("uses a frame of every type in the matrix", () => {
+    expect(FRAMES.filter((f) => f.frame).map((f) => f.frame!.type)).toEqual(
+      expect.arrayContaining([FrameType.SQUARE, FrameType.ROUNDED, FrameType.CIRCLE]),
+    );
+  });
+});
