@@ -5,6 +5,7 @@ import { create, toJsonString } from "@bufbuild/protobuf";
 import {
   DesignSchema,
   ImageFormat,
+  type Design,
   RenderQrCodeResponseSchema,
   type RenderQrCodeRequest,
   type RenderQrCodeResponse,
@@ -77,21 +78,7 @@ export class Renderer {
   }
 
   async render(req: RenderQrCodeRequest): Promise<RenderQrCodeResponse> {
-    const problems: FieldProblem[] = [];
-    const { design, problems: designProblems } = normalizeDesign(req.design);
-    problems.push(...designProblems.map((p) => ({ ...p, field: `design.${p.field}` })));
-    if (req.content === "") problems.push({ field: "content", reason: "required", description: "is required" });
-    const levelIsValid = !designProblems.some((p) => p.field === "error_correction");
-    const tooLong = req.content !== "" && levelIsValid ? contentProblem(req.content, design.errorCorrection) : undefined;
-    if (tooLong) problems.push(tooLong);
-    const size = req.size === 0 ? DEFAULT_EXPORT_SIZE : req.size;
-    if (!Number.isInteger(size) || size < EXPORT_SIZE_LIMITS.min || size > EXPORT_SIZE_LIMITS.max) {
-      problems.push({ field: "size", reason: "out_of_range", description: `must be from ${EXPORT_SIZE_LIMITS.min} to ${EXPORT_SIZE_LIMITS.max}` });
-    }
-    if (!(req.format in MEDIA_TYPES)) problems.push({ field: "format", reason: "unknown_value", description: `${req.format} is not an image format` });
-    if (problems.length > 0) throw invalidArgument(problems, "The render request is not valid.");
-
-    const format = req.format === ImageFormat.UNSPECIFIED ? ImageFormat.PNG : req.format;
+    const { design, format, size } = checkRenderRequest(req);
     const key = createHash("sha256")
       .update(JSON.stringify([RENDERER_VERSION, req.content, toJsonString(DesignSchema, design), format, size]))
       .digest("base64url");
@@ -128,6 +115,26 @@ export class Renderer {
     this.inFlight.set(key, started);
     return started;
   }
+}
+
+/**
+ * The request's design normalized, with its format and size; INVALID_ARGUMENT naming every bad field.
+ * Only the vocabulary is checked, not the scannability rules, so codes made before a rule tightened export.
+ */
+function checkRenderRequest(req: RenderQrCodeRequest): { design: Design; format: ImageFormat; size: number } {
+  const { design, problems: designProblems } = normalizeDesign(req.design);
+  const problems: FieldProblem[] = designProblems.map((p) => ({ ...p, field: `design.${p.field}` }));
+  if (req.content === "") problems.push({ field: "content", reason: "required", description: "is required" });
+  const levelIsValid = !designProblems.some((p) => p.field === "error_correction");
+  const tooLong = req.content !== "" && levelIsValid ? contentProblem(req.content, design.errorCorrection) : undefined;
+  if (tooLong) problems.push(tooLong);
+  const size = req.size === 0 ? DEFAULT_EXPORT_SIZE : req.size;
+  if (!Number.isInteger(size) || size < EXPORT_SIZE_LIMITS.min || size > EXPORT_SIZE_LIMITS.max) {
+    problems.push({ field: "size", reason: "out_of_range", description: `must be from ${EXPORT_SIZE_LIMITS.min} to ${EXPORT_SIZE_LIMITS.max}` });
+  }
+  if (!(req.format in MEDIA_TYPES)) problems.push({ field: "format", reason: "unknown_value", description: `${req.format} is not an image format` });
+  if (problems.length > 0) throw invalidArgument(problems, "The render request is not valid.");
+  return { design, format: req.format === ImageFormat.UNSPECIFIED ? ImageFormat.PNG : req.format, size };
 }
 
 /** If-None-Match uses the weak comparison (RFC 9110 13.1.2): "*" or any listed tag with the same opaque value. */
