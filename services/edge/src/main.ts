@@ -11,6 +11,7 @@ import {
   remoteTransport,
   secretVar,
 } from "@qrplatform/platform";
+import { memoryQuotaStore, redisQuotaStore } from "./http/quota.js";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "./server.js";
 
 const config = readConfig(
@@ -21,6 +22,7 @@ const config = readConfig(
     CATALOG_URL: z.string().url(),
     LINKS_URL: z.string().url(),
     RENDERING_URL: z.string().url(),
+    REDIS_URL: optionalVar(z.string().url()),
     PUBLIC_BASE_URL: optionalVar(z.string().url()),
     SERVICE_TOKEN: secretVar(),
     MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
@@ -30,6 +32,10 @@ const config = readConfig(
 const logger = createLogger({ service: "edge", level: config.LOG_LEVEL });
 const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SERVICE_TOKEN });
 
+// Without Redis every replica counts alone; that is only right for a single edge.
+const quotas = config.REDIS_URL ? await redisQuotaStore(config.REDIS_URL, logger) : memoryQuotaStore();
+if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: hourly quotas are counted per edge process");
+
 let draining = false;
 const app = buildEdge({
   transports: { tenancy: remote(config.TENANCY_URL), catalog: remote(config.CATALOG_URL), links: remote(config.LINKS_URL), rendering: remote(config.RENDERING_URL) },
@@ -37,10 +43,12 @@ const app = buildEdge({
   logger,
   maxBodyBytes: config.MAX_BODY_BYTES,
   isDraining: () => draining,
+  quotas,
 });
 const server = await listenHttp({ handler: app, host: config.HOST, port: config.PORT, logger, name: "REST edge" });
 
 onShutdownSignal(logger, async () => {
   draining = true;
   await server.close();
+  await quotas.close();
 });

@@ -2,6 +2,7 @@ import express, { type Request, type RequestHandler, type Router } from "express
 import { methodNotAllowed } from "./http/error-handler.js";
 import type { EdgeClients } from "./server.js";
 import { authenticate } from "./http/auth.js";
+import { hourlyQuota, type QuotaStore } from "./http/quota.js";
 import { getAccount } from "./resources/account.js";
 import { domainHandlers } from "./resources/domains.js";
 import { exportHandler } from "./resources/export.js";
@@ -14,15 +15,16 @@ type Method = "get" | "post" | "patch" | "delete";
 export function registerApiRoutes(
   api: Router,
   clients: EdgeClients,
-  options: { maxBodyBytes: number; apiBaseUrl: (req: Request) => string },
+  options: { maxBodyBytes: number; apiBaseUrl: (req: Request) => string; quotas: QuotaStore },
 ): void {
-  // Bodies are read only after the key is accepted, so anonymous callers cannot make us parse them.
+  // Bodies are read only after the key is accepted and counted, so anonymous callers cannot make us parse them.
   const json = express.json({ limit: options.maxBodyBytes, type: "application/json" });
+  const quota = hourlyQuota(options.quotas);
   const route = (path: string, methods: Partial<Record<Method, [scope: string, handler: RequestHandler]>>) => {
     const entry = api.route(path);
     for (const [method, [scope, handler]] of Object.entries(methods) as [Method, [string, RequestHandler]][]) {
       const body = method === "post" || method === "patch" ? [json] : [];
-      entry[method](authenticate(clients.tenancy, scope), ...body, handler);
+      entry[method](authenticate(clients.tenancy, scope), quota, ...body, handler);
     }
     entry.all(methodNotAllowed(Object.keys(methods)));
   };

@@ -10,6 +10,7 @@ import { TenancyService } from "@qrplatform/api/tenancy";
 import { docsRouter } from "./http/docs.js";
 import { errorHandler, routeNotFound } from "./http/error-handler.js";
 import { registerHealthRoutes } from "./http/health.js";
+import { memoryQuotaStore, type QuotaStore } from "./http/quota.js";
 import { requestIdOf } from "./http/request-id.js";
 import { registerApiRoutes } from "./routes.js";
 
@@ -46,6 +47,8 @@ export interface EdgeOptions {
    * redirector goes here. Without it, such requests get the 404 envelope.
    */
   fallback?: RequestListener;
+  /** Where hourly request counts live; in this process's memory by default. */
+  quotas?: QuotaStore;
   /** True once shutdown has begun, so /readyz turns 503 before connections drain. */
   isDraining?: () => boolean;
 }
@@ -99,7 +102,11 @@ export function buildEdge(options: EdgeOptions): express.Express {
     res.setHeader("Cache-Control", "no-store");
     next();
   });
-  registerApiRoutes(api, clients, { maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, apiBaseUrl });
+  registerApiRoutes(api, clients, {
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    apiBaseUrl,
+    quotas: options.quotas ?? memoryQuotaStore(),
+  });
   app.use(API_BASE_PATH, api);
   app.use(API_BASE_PATH, routeNotFound);
   const fallback = options.fallback;

@@ -108,7 +108,11 @@ describe("charts/qr-platform", () => {
   });
 
   it("wires the environment as the README describes", () => {
-    const manifests = render("--set", "dnsResolver=10.0.0.10:53", "--set", "publicBaseUrl=https://api.qr.example");
+    const manifests = render(
+      "--set", "dnsResolver=10.0.0.10:53",
+      "--set", "publicBaseUrl=https://api.qr.example",
+      "--set", "redisUrl.secretName=qrp-redis",
+    );
     const env = (name: string) => envOf(find(manifests, "Deployment", `qrp-${name}`));
     const internal = (key: string) => fromSecret("qrp-internal", key);
     const database = fromSecret("qrp-db", "DATABASE_URL");
@@ -145,8 +149,10 @@ describe("charts/qr-platform", () => {
       LINKS_URL: "http://qrp-links:9090",
       RENDERING_URL: "http://qrp-rendering:9090",
       SERVICE_TOKEN: internal("SERVICE_TOKEN"),
+      REDIS_URL: fromSecret("qrp-redis", "REDIS_URL"),
       PUBLIC_BASE_URL: "https://api.qr.example",
     });
+    expect(envOf(find(render(), "Deployment", "qrp-edge"))).not.toHaveProperty("REDIS_URL");
   });
 
   it("renders the optional Ingress and the helm test pod", () => {

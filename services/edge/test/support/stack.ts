@@ -16,6 +16,7 @@ import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing"
 import { buildLinks, buildRedirector, resolveVia } from "@qrplatform/links";
 import { createLogger, inProcessTransport, lateHandler, listenHttp, remoteTransport, type GrpcModule } from "@qrplatform/platform";
 import { buildRendering } from "@qrplatform/rendering";
+import { memoryQuotaStore, redisQuotaStore } from "../../src/http/quota.js";
 import { buildTenancy } from "@qrplatform/tenancy";
 import { buildEdge } from "../../src/server.js";
 
@@ -43,11 +44,16 @@ const pageTokenSecret = "p".repeat(32);
 const logger = createLogger({ service: "test", level: process.env.LOG_LEVEL ?? "silent" });
 const REPO_ROOT = resolve(import.meta.dirname, "../../../..");
 
-export async function startStack(mode: StackMode): Promise<Stack> {
-  return mode === "in-process" ? startInProcess() : startProcesses();
+/** Where the edge counts hourly quotas: this Redis, else REDIS_URL from the environment, else memory. */
+export interface StackOptions {
+  readonly redisUrl?: string;
 }
 
-async function startInProcess(): Promise<Stack> {
+export async function startStack(mode: StackMode, options: StackOptions = {}): Promise<Stack> {
+  return mode === "in-process" ? startInProcess(options) : startProcesses();
+}
+
+async function startInProcess(options: StackOptions): Promise<Stack> {
   const database = await openTestDatabase();
   const dns = await new TestDnsServer().start();
   const local = (modules: GrpcModule[], token = credentials.serviceToken): Transport =>
@@ -65,6 +71,9 @@ async function startInProcess(): Promise<Stack> {
     dnsResolver: dns.address,
   });
   const rendering = await buildRendering();
+  // With REDIS_URL (CI's second pass) quotas are counted in Redis, as in production; else in memory.
+  const redisUrl = options.redisUrl ?? process.env.REDIS_URL;
+  const quotas = redisUrl ? await redisQuotaStore(redisUrl, logger) : memoryQuotaStore();
   const catalog = await buildCatalog({
     db: database.db,
     pageTokenSecret,
@@ -77,6 +86,7 @@ async function startInProcess(): Promise<Stack> {
       logger,
       maxBodyBytes: 64 * 1024,
       fallback: buildRedirector({ resolve: resolveVia(local([links])), logger }),
+      quotas,
     }),
   );
   return {
@@ -89,6 +99,7 @@ async function startInProcess(): Promise<Stack> {
     renderCount: () => rendering.renderer.renders,
     async close() {
       await http.close();
+      await quotas.close();
       await dns.close();
       await database.close();
     },
@@ -177,6 +188,7 @@ async function startProcesses(): Promise<Stack> {
     CATALOG_URL: url(catalogPort),
     LINKS_URL: url(linksPort),
     RENDERING_URL: url(renderingPort),
+    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     MAX_BODY_BYTES: String(64 * 1024),
   });
   const all = [...Object.values(services), edge];

@@ -1060,6 +1060,8 @@ export interface components {
         /** @description `rate_limited`: the key's hourly request limit is used up; retry after `RateLimit-Reset` seconds. */
         TooManyRequests: {
             headers: {
+                /** @description Seconds until the window resets, equal to `RateLimit-Reset`. */
+                "Retry-After": number;
                 "X-Request-ID": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 "RateLimit-Limit": components["headers"]["RateLimitLimit"];

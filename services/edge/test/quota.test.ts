@@ -1,0 +1,136 @@
+// Hourly request quotas at the edge: exact under concurrency, announced on every counted response, and
+// failing open to per-process counts when Redis goes away. Runs on memory, or on Redis when REDIS_URL is set.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SubscriptionTier } from "@qrplatform/api/tenancy";
+import { call, expectError, type ApiResponse } from "./support/http.js";
+import { startStack, type Stack } from "./support/stack.js";
+
+async function keyWithHourlyLimit(stack: Stack, limit: number) {
+  const { account } = await stack.admin.createAccount({ name: "Quota", subscriptionTier: SubscriptionTier.ORIGIN });
+  await stack.admin.updateAccount({ accountId: account!.id, hourlyRequestLimitOverride: BigInt(limit) });
+  const { secret } = await stack.admin.createApiKey({ accountId: account!.id });
+  return { accountId: account!.id, key: secret };
+}
+
+function rateLimitHeaders(res: ApiResponse) {
+  return {
+    limit: Number(res.headers.get("ratelimit-limit")),
+    remaining: Number(res.headers.get("ratelimit-remaining")),
+    reset: Number(res.headers.get("ratelimit-reset")),
+  };
+}
+
+describe(`hourly quotas (${process.env.REDIS_URL ? "Redis" : "memory"})`, () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack("in-process");
+  }, 120_000);
+  afterAll(() => stack?.close());
+
+  it("admits exactly the quota out of 50 concurrent requests, and says so on every response", async () => {
+    const quota = 7;
+    const { key } = await keyWithHourlyLimit(stack, quota);
+    const responses = await Promise.all(Array.from({ length: 50 }, () => call(stack.baseUrl, "GET", "/account", { key })));
+    const admitted = responses.filter((r) => r.status === 200);
+    const refused = responses.filter((r) => r.status === 429);
+    expect([admitted.length, refused.length]).toEqual([quota, 50 - quota]);
+    expect(admitted.map((r) => rateLimitHeaders(r).remaining).sort()).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    for (const res of responses) {
+      const { limit, reset } = rateLimitHeaders(res);
+      expect(limit).toBe(quota);
+      expect(reset).toBeGreaterThanOrEqual(1);
+      expect(reset).toBeLessThanOrEqual(3600);
+    }
+    for (const res of refused) {
+      expectError(res, 429, "rate_limited");
+      expect(rateLimitHeaders(res).remaining).toBe(0);
+      expect(Number(res.headers.get("retry-after"))).toBe(rateLimitHeaders(res).reset);
+      expect(res.body.error.details).toEqual({ limit: quota, reset_seconds: rateLimitHeaders(res).reset });
+    }
+  });
+
+  it("counts per key, and does not count requests refused for their key", async () => {
+    const first = await keyWithHourlyLimit(stack, 2);
+    const { secret: second } = await stack.admin.createApiKey({ accountId: first.accountId, scopes: ["account:read"] });
+    for (let i = 0; i < 2; i++) expect((await call(stack.baseUrl, "GET", "/account", { key: first.key })).status).toBe(200);
+    expectError(await call(stack.baseUrl, "GET", "/account", { key: first.key }), 429, "rate_limited");
+    expect((await call(stack.baseUrl, "GET", "/account", { key: second })).status).toBe(200);
+
+    const refusedForScope = await call(stack.baseUrl, "GET", "/workspaces", { key: second });
+    expectError(refusedForScope, 403, "insufficient_scope");
+    expect(refusedForScope.headers.get("ratelimit-limit")).toBeNull();
+    const unknown = await call(stack.baseUrl, "GET", "/account", { key: "qrp_unknown" });
+    expectError(unknown, 401, "invalid_api_key");
+    expect(unknown.headers.get("ratelimit-limit")).toBeNull();
+    expect(rateLimitHeaders(await call(stack.baseUrl, "GET", "/account", { key: second })).remaining).toBe(0);
+  });
+
+  it("refuses everything when an account's limit is set to zero", async () => {
+    const { key } = await keyWithHourlyLimit(stack, 0);
+    const res = await call(stack.baseUrl, "GET", "/account", { key });
+    expectError(res, 429, "rate_limited");
+    expect(rateLimitHeaders(res)).toEqual({ limit: 0, remaining: 0, reset: 3600 });
+  });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A Redis of this test's own, so stopping it disturbs nothing else. */
+async function startRedis(port: number): Promise<ChildProcess> {
+  const redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "pipe" });
+  await new Promise<void>((resolve, reject) => {
+    redis.once("error", reject);
+    redis.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("Ready to accept connections") && resolve());
+  });
+  return redis;
+}
+
+async function stopRedis(redis: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => redis.once("exit", resolve));
+  redis.kill("SIGKILL");
+  await exited;
+}
+
+describe("hourly quotas when Redis goes away", () => {
+  it("fail open to per-process counts with the same limit, answer no 5xx, and share counts again when Redis is back", async () => {
+    const port = await freePort();
+    let redis = await startRedis(port);
+    const stack = await startStack("in-process", { redisUrl: `redis://127.0.0.1:${port}` });
+    try {
+      const { key } = await keyWithHourlyLimit(stack, 4);
+      const get = () => call(stack.baseUrl, "GET", "/account", { key });
+      expect(rateLimitHeaders(await get()).remaining).toBe(3);
+      expect(rateLimitHeaders(await get()).remaining).toBe(2);
+
+      await stopRedis(redis);
+      const whileDown: ApiResponse[] = [];
+      for (let i = 0; i < 6; i++) whileDown.push(await get());
+      expect(whileDown.map((r) => r.status)).toEqual([200, 200, 200, 200, 429, 429]);
+      expect(whileDown.map((r) => rateLimitHeaders(r).remaining)).toEqual([3, 2, 1, 0, 0, 0]);
+
+      redis = await startRedis(port);
+      let shared: ApiResponse | undefined;
+      for (let attempt = 0; attempt < 50; attempt++) {
+        await new Promise((r) => setTimeout(r, 100));
+        shared = await get();
+        if (shared.status === 200) break; // the restarted Redis has no counts: a new window
+      }
+      expect(shared?.status).toBe(200);
+      expect(rateLimitHeaders(shared!).remaining).toBe(3);
+    } finally {
+      await stack.close();
+      await stopRedis(redis);
+    }
+  }, 60_000);
+});
