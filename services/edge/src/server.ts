@@ -7,6 +7,7 @@ import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
 import { DomainService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
 import { TenancyService } from "@qrplatform/api/tenancy";
+import { apiCors, apiSecurityHeaders } from "./http/browser-policy.js";
 import { docsRouter } from "./http/docs.js";
 import { errorHandler, routeNotFound } from "./http/error-handler.js";
 import { registerHealthRoutes } from "./http/health.js";
@@ -93,6 +94,8 @@ export function buildEdge(options: EdgeOptions): express.Express {
   );
   app.use(health);
 
+  // Everything under the API path, the document and every 404 included, is readable cross-origin and inert.
+  app.use(API_BASE_PATH, apiCors(), apiSecurityHeaders());
   // The OpenAPI document and the reference page are public: mounted before the API's key checks and 404.
   app.use(docsRouter(API_BASE_PATH));
 

@@ -716,6 +716,59 @@ export function defineRestSuite(mode: StackMode): void {
     });
   });
 
+  describe(`[${mode}] browsers`, () => {
+    const origin = "https://app.example";
+
+    it("answers CORS preflights without a key, for any origin, and lets scripts read errors and quota headers", async () => {
+      const preflight = await api("OPTIONS", "/qr-codes", {
+        headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+      expect(preflight.headers.get("access-control-allow-headers")).toBe("Authorization,Content-Type,If-None-Match,X-Request-ID");
+      expect(preflight.headers.get("access-control-allow-methods")).toBe("GET,HEAD,POST,PATCH,DELETE");
+      expect(preflight.headers.get("access-control-max-age")).toBe("600");
+      expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
+
+      const { key } = await newAccount();
+      const ok = await api("GET", "/account", { key, headers: { origin } });
+      expect(ok.headers.get("access-control-allow-origin")).toBe("*");
+      expect(ok.headers.get("access-control-expose-headers")?.split(",")).toEqual(
+        expect.arrayContaining(["X-Request-ID", "RateLimit-Remaining", "Retry-After", "ETag"]),
+      );
+      const refused = await api("GET", "/account", { headers: { origin } });
+      expectError(refused, 401, "missing_api_key");
+      expect(refused.headers.get("access-control-allow-origin")).toBe("*");
+    });
+
+    it("makes API responses inert in a browser, errors and unknown routes included", async () => {
+      const { key } = await newAccount();
+      for (const res of [await api("GET", "/account", { key }), await api("GET", "/account"), await api("GET", "/no-such-route", { key })]) {
+        expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+        expect(res.headers.get("content-security-policy")).toBe("default-src 'none';frame-ancestors 'none'");
+        expect(res.headers.get("x-frame-options")).toBe("DENY");
+        expect(res.headers.get("referrer-policy")).toBe("no-referrer");
+        expect(res.headers.get("x-powered-by")).toBeNull();
+      }
+    });
+
+    it("sends redirects and short-link pages that cannot be sniffed or framed", async () => {
+      const { key } = await newAccount();
+      const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Links" } });
+      const { body: code } = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+        key,
+        body: { name: "x", destination_url: "https://example.com/" },
+      });
+      const redirect = await fetch(code.vanity_url, { redirect: "manual" });
+      expect(redirect.status).toBe(302);
+      expect(redirect.headers.get("x-content-type-options")).toBe("nosniff");
+      const missing = await fetch(`${stack.redirectorUrl}/zzzzzzzz`, { redirect: "manual" });
+      expect(missing.status).toBe(404);
+      expect(missing.headers.get("x-frame-options")).toBe("DENY");
+      expect(missing.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    });
+  });
+
   describe(`[${mode}] routing`, () => {
     it("answers unknown routes with the 404 envelope and wrong methods with 405", async () => {
       const notFound = await api("GET", "/links");

@@ -58,7 +58,9 @@ export function buildRedirector(options: RedirectorOptions): RequestListener {
       "Content-Type": "text/html; charset=utf-8",
       "Content-Length": String(body.length),
       "X-Content-Type-Options": "nosniff",
-      "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+      "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+      "X-Frame-Options": "DENY",
+      "Referrer-Policy": "no-referrer",
       ...headers,
     });
     // For HEAD, Node sends the headers only.
@@ -84,7 +86,13 @@ export function buildRedirector(options: RedirectorOptions): RequestListener {
           logger.error({ linkId: target.linkId }, "refusing to redirect to a location that is not plain ASCII");
           return send(res, 404, NOT_FOUND_PAGE);
         }
-        res.writeHead(302, { Location: target.location, "Cache-Control": "no-store", "Content-Length": "0" });
+        // No Referrer-Policy here: the destination sees the page the scan came from, as with any link.
+        res.writeHead(302, {
+          Location: target.location,
+          "Cache-Control": "no-store",
+          "Content-Length": "0",
+          "X-Content-Type-Options": "nosniff",
+        });
         res.end();
       },
       (error: unknown) => {
