@@ -14,7 +14,7 @@ import { TestDnsServer } from "../../../links/test/support/dns-server.js";
 import { buildCatalog } from "@qrplatform/catalog";
 import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing";
 import { buildLinks, buildRedirector, resolveVia } from "@qrplatform/links";
-import { createLogger, inProcessTransport, lateHandler, listenHttp, remoteTransport, type GrpcModule } from "@qrplatform/platform";
+import { createLogger, inProcessTransport, lateHandler, listenHttp, remoteTransport, type GrpcModule, type Logger } from "@qrplatform/platform";
 import { buildRendering } from "@qrplatform/rendering";
 import { memoryQuotaStore, redisQuotaStore } from "../../src/http/quota.js";
 import { buildTenancy } from "@qrplatform/tenancy";
@@ -41,12 +41,14 @@ export interface Stack {
 
 export const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const pageTokenSecret = "p".repeat(32);
-const logger = createLogger({ service: "test", level: process.env.LOG_LEVEL ?? "silent" });
+const defaultLogger = createLogger({ service: "test", level: process.env.LOG_LEVEL ?? "silent" });
 const REPO_ROOT = resolve(import.meta.dirname, "../../../..");
 
 /** Where the edge counts hourly quotas: this Redis, else REDIS_URL from the environment, else memory. */
 export interface StackOptions {
   readonly redisUrl?: string;
+  /** The in-process shape's logger; silent unless LOG_LEVEL says otherwise. */
+  readonly logger?: Logger;
 }
 
 export async function startStack(mode: StackMode, options: StackOptions = {}): Promise<Stack> {
@@ -54,6 +56,7 @@ export async function startStack(mode: StackMode, options: StackOptions = {}): P
 }
 
 async function startInProcess(options: StackOptions): Promise<Stack> {
+  const logger = options.logger ?? defaultLogger;
   const database = await openTestDatabase();
   const dns = await new TestDnsServer().start();
   const local = (modules: GrpcModule[], token = credentials.serviceToken): Transport =>

@@ -1,4 +1,4 @@
-import { pino, type Logger } from "pino";
+import { pino, type DestinationStream, type Logger } from "pino";
 
 export type { Logger } from "pino";
 
@@ -15,12 +15,13 @@ const REDACTED_PATHS = [
   "*.token",
 ];
 
-/** Creates the structured JSON logger of one process; every line carries the service name. */
-export function createLogger(options: { service: string; level?: string }): Logger {
-  return pino({
+/** Creates the structured JSON logger of one process; every line carries the service name. Lines go to stdout unless `destination` says otherwise. */
+export function createLogger(options: { service: string; level?: string; destination?: DestinationStream }): Logger {
+  const settings = {
     level: options.level ?? "info",
     base: { service: options.service },
     redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,
-  });
+  };
+  return options.destination ? pino(settings, options.destination) : pino(settings);
 }
