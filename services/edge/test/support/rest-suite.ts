@@ -567,6 +567,22 @@ export function defineRestSuite(mode: StackMode): void {
       expect(missing.error?.error.code).toBe("not_found");
     });
 
+    it("refuses destinations that are short links of this platform, which would chain or loop", async () => {
+      const { accountId, key, workspaceId } = await accountWithWorkspace();
+      const { body: code } = await createCode(key, workspaceId, {});
+      const onShortDomain = await createCode(key, workspaceId, { destination_url: code.vanity_url });
+      expectError(onShortDomain, 400, "validation_error");
+      expect(onShortDomain.body.error.details.fields).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
+      const selfLoop = await api("PATCH", `/qr-codes/${code.id}`, { key, body: { destination_url: `${code.vanity_url}?again=1` } });
+      expect(selfLoop.body.error.details.fields).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
+
+      const hostname = `loop-${randomBytes(4).toString("hex")}.example`;
+      await stack.domains.createDomain({ accountId, hostname });
+      const onCustomDomain = await createCode(key, workspaceId, { destination_url: `https://${hostname}/anything` });
+      expect(invalidFields(onCustomDomain)).toEqual(["destination_url"]);
+      expect((await api("GET", `/qr-codes/${code.id}`, { key })).body.destination_url).toBe("https://example.com/menu");
+    });
+
     it("enforces the plan's capacity at account level and frees it on delete", async () => {
       const { key, workspaceId } = await accountWithWorkspace();
       const { body: other } = await api("POST", "/workspaces", { key, body: { name: "Other" } });

@@ -74,3 +74,10 @@ export async function recordCheck(
 export async function removeDomain(db: Db, id: string, at: Date): Promise<void> {
   await db.updateTable("domains").set({ deleted_at: at, updated_at: at }).where("id", "=", id).execute();
 }
+
+/** Whether any account has a live domain with this hostname (lower case): its links are answered by us. */
+export async function isServedHostname(db: Db, hostname: string): Promise<boolean> {
+  const row = await live(db, { anyAccount: true }).where("hostname", "=", hostname).executeTakeFirst();
+  return row !== undefined;
+}
+

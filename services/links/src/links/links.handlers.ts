@@ -17,7 +17,7 @@ import {
 } from "@qrplatform/api/links";
 import { Code, invalidArgument, isUuid, notFound, serviceError, type FieldProblem } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
-import { findDomainForShare } from "../domains/domains.repository.js";
+import { findDomainForShare, isServedHostname } from "../domains/domains.repository.js";
 import { destinationUrlProblem, queryParameterProblems } from "./destination-url.js";
 import { linkStatusToken, linkToProto } from "./link-mapping.js";
 import { deleteLink, findLink, insertLink, purgeLink, updateLink, vanitySlugTaken } from "./links.repository.js";
@@ -36,6 +36,20 @@ interface CreateInput {
   destinationUrl: string;
   queryParameters: Record<string, string>;
   vanity: { domainId: string; slug: string } | undefined;
+}
+
+/**
+ * A destination on a host whose links we answer (the short domain, or any account's custom domain)
+ * would make a chain of short links, or a loop when it points back at itself: refused.
+ */
+async function selfReferenceProblem(deps: LinksDeps, destinationUrl: string): Promise<FieldProblem | undefined> {
+  const hostname = new URL(destinationUrl).hostname.toLowerCase();
+  if (hostname !== deps.shortDomainHostname && !(await isServedHostname(deps.db, hostname))) return undefined;
+  return {
+    field: "destination_url",
+    reason: "short_link_destination",
+    description: "must not be a short link of this platform: point the code at the final page",
+  };
 }
 
 /** Checks everything that can be checked without the database, reporting every bad field at once. */
@@ -64,6 +78,8 @@ function readCreateRequest(req: CreateLinkRequest): CreateInput {
 
 export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promise<CreateLinkResponse> {
   const input = readCreateRequest(req);
+  const loop = await selfReferenceProblem(deps, input.destinationUrl);
+  if (loop) throw invalidArgument([loop]);
   const view = await deps.db.transaction().execute(async (trx) => {
     let hostname: string | null = null;
     if (input.vanity) {
@@ -114,7 +130,7 @@ export async function getLink(deps: LinksDeps, req: GetLinkRequest): Promise<Get
 export async function updateLinkFields(deps: LinksDeps, req: UpdateLinkRequest): Promise<UpdateLinkResponse> {
   const problems: FieldProblem[] = [];
   if (req.destinationUrl !== undefined) {
-    const problem = destinationUrlProblem(req.destinationUrl);
+    const problem = destinationUrlProblem(req.destinationUrl) ?? (await selfReferenceProblem(deps, req.destinationUrl));
     if (problem) problems.push(problem);
   }
   if (req.status !== undefined && req.status !== LinkStatus.ACTIVE && req.status !== LinkStatus.PAUSED) {

@@ -467,7 +467,9 @@ export interface components {
         /**
          * Format: uri
          * @description An absolute `http` or `https` URL of at most 2048 characters, with a host, without user name
-         *     or password and without control characters.
+         *     or password and without control characters. A URL on the platform's short domain or on any
+         *     account's custom domain is refused (`400 validation_error`, reason `short_link_destination`):
+         *     it would chain short links, or loop.
          */
         DestinationUrl: string;
         /**
