@@ -350,6 +350,7 @@ export function defineRestSuite(mode: StackMode): void {
       const cases: [Record<string, unknown>, string[]][] = [
         [{ name: "n".repeat(201) }, ["name"]],
         [{ destination_url: "javascript:alert(1)" }, ["destination_url"]],
+        [{ destination_url: "data:text/html,<script>alert(1)</script>" }, ["destination_url"]],
         [{ destination_url: "https://user:pw@example.com/" }, ["destination_url"]],
         [{ destination_url: "https://example.com/\r\nSet-Cookie: x=1" }, ["destination_url"]],
         [{ destination_url: `https://example.com/${"a".repeat(2100)}` }, ["destination_url"]],
@@ -684,16 +685,27 @@ export function defineRestSuite(mode: StackMode): void {
 
     it("refuses a logo URL that leads into our own network, without fetching it", async () => {
       let canaryHits = 0;
-      const canary = http.createServer((_req, res) => {
+      const serveLogo: http.RequestListener = (_req, res) => {
         canaryHits++;
         res.writeHead(200, { "content-type": "image/png" }).end(Buffer.from(TINY_PNG.split(",")[1]!, "base64"));
-      });
+      };
+      const canary = http.createServer(serveLogo);
       await new Promise<void>((done) => canary.listen(0, "127.0.0.2", done));
+      const { port } = canary.address() as { port: number };
+      // The same canary on loopback proper, so every URL below names a live server.
+      const loopbackCanary = http.createServer(serveLogo);
+      await new Promise<void>((done) => loopbackCanary.listen(0, "127.0.0.1", done));
+      const loopbackPort = (loopbackCanary.address() as { port: number }).port;
       try {
-        const { port } = canary.address() as { port: number };
         const { key } = await newAccount();
         const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Print" } });
-        for (const url of [`http://127.0.0.2:${port}/logo.png`, `http://[::1]:${port}/logo.png`, "http://169.254.169.254/latest/meta-data"]) {
+        for (const url of [
+          `http://127.0.0.2:${port}/logo.png`,
+          `http://127.0.0.1:${loopbackPort}/logo.png`,
+          `http://localhost:${loopbackPort}/logo.png`,
+          `http://[::1]:${loopbackPort}/logo.png`,
+          "http://169.254.169.254/latest/meta-data",
+        ]) {
           const res = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
             key,
             body: { name: "x", destination_url: "https://example.com", design: { logo: { url } } },
@@ -711,6 +723,7 @@ export function defineRestSuite(mode: StackMode): void {
         expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
       } finally {
         await new Promise((done) => canary.close(done));
+        await new Promise((done) => loopbackCanary.close(done));
       }
     });
 
