@@ -1,11 +1,10 @@
 // Hourly request quotas at the edge: exact under concurrency, announced on every counted response, and
 // failing open to per-process counts when Redis goes away. Runs on memory, or on Redis when REDIS_URL is set.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { call, expectError, type ApiResponse } from "./support/http.js";
-import { startStack, type Stack } from "./support/stack.js";
+import { freePort, startStack, type Stack } from "./support/stack.js";
 
 async function keyWithHourlyLimit(stack: Stack, limit: number) {
   const { account } = await stack.admin.createAccount({ name: "Quota", subscriptionTier: SubscriptionTier.ORIGIN });
@@ -74,17 +73,6 @@ describe(`hourly quotas (${process.env.REDIS_URL ? "Redis" : "memory"})`, () => 
     expect(rateLimitHeaders(res)).toEqual({ limit: 0, remaining: 0, reset: 3600 });
   });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A Redis of this test's own, so stopping it disturbs nothing else. */
 async function startRedis(port: number): Promise<ChildProcess> {

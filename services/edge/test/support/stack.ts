@@ -109,7 +109,8 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
   };
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port nothing listens on right now. */
+export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.once("error", reject);
