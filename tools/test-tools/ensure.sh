@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Runs before `npm test`: the image tests read our QR codes back with decoders that are not ours,
-# zbarimg (Debian zbar-tools) and rsvg-convert (Debian librsvg2-bin). Installs them when they are
-# missing and this machine can (root with apt-get); otherwise says what to install.
+# zbarimg (Debian zbar-tools) and rsvg-convert (Debian librsvg2-bin), and the quota test starts and
+# stops a Redis of its own (redis-server). Installs what is missing when this machine can (root with
+# apt-get); otherwise says what to install. No Redis needs to be running: the test starts its own.
 set -euo pipefail
 missing=()
 command -v zbarimg >/dev/null || missing+=(zbar-tools)
 command -v rsvg-convert >/dev/null || missing+=(librsvg2-bin)
+command -v redis-server >/dev/null || missing+=(redis-server)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-  echo "installing ${missing[*]} for the image tests" >&2
+  echo "installing ${missing[*]} for the tests" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null ||
     { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null; }
 else
-  echo "The image tests need: ${missing[*]} (Debian/Ubuntu package names). Install them and run npm test again." >&2
+  echo "The tests need: ${missing[*]} (Debian/Ubuntu package names). Install them and run npm test again." >&2
   exit 1
 fi
