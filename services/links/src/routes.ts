@@ -10,11 +10,9 @@ import {
 } from "./domains/domains.handlers.js";
 import { createLink, deleteLinkById, getLink, updateLinkFields } from "./links/links.handlers.js";
 import { resolveRedirect } from "./redirects/redirects.handlers.js";
+import { getLinkAnalytics, getScanTotals, recordScans } from "./scans/scans.handlers.js";
 
-/**
- * Registers the links services. RedirectService.RecordScans and AnalyticsService arrive with the
- * analytics work; until then Connect answers them with UNIMPLEMENTED.
- */
+/** Registers the links services: short links, custom domains, redirects and scan analytics. */
 export function registerRoutes(router: ConnectRouter, deps: LinksDeps): void {
   router.service(LinkService, {
     createLink: (req) => createLink(deps, req),
@@ -31,6 +29,10 @@ export function registerRoutes(router: ConnectRouter, deps: LinksDeps): void {
   });
   router.service(RedirectService, {
     resolveRedirect: (req) => resolveRedirect(deps, req),
+    recordScans: (req) => recordScans(deps, req),
   });
-  router.service(AnalyticsService, {});
+  router.service(AnalyticsService, {
+    getLinkAnalytics: (req) => getLinkAnalytics(deps, req),
+    getScanTotals: (req) => getScanTotals(deps, req),
+  });
 }

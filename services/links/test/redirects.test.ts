@@ -118,10 +118,6 @@ describe("ResolveRedirect", () => {
       });
     }
   });
-
-  it("leaves RecordScans unimplemented", async () => {
-    expect(await errorOf(stack.redirects.recordScans({ scans: [] }))).toMatchObject({ code: Code.Unimplemented });
-  });
 });
 
 describe("the redirector", () => {

@@ -1,0 +1,53 @@
+import type { FieldProblem } from "@qrplatform/platform";
+
+/** Days in a range when neither end is given: the last 30 days, today included. */
+export const DEFAULT_RANGE_DAYS = 30;
+/** The longest range one request may ask for: a leap year. */
+export const MAX_RANGE_DAYS = 366;
+
+const DAY_MS = 86_400_000;
+
+/** A UTC calendar day "YYYY-MM-DD" as a day number since 1970-01-01, or undefined if it is no real date. */
+function dayNumber(date: string): number | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) return undefined;
+  const ms = Date.parse(`${date}T00:00:00Z`);
+  // Date.parse rolls 2026-02-30 over to March; a real date prints back as itself.
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== date) return undefined;
+  return ms / DAY_MS;
+}
+
+export const dayString = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
+
+/** The days an analytics request covers, both ends included, as day numbers. */
+export interface DayRange {
+  first: number;
+  last: number;
+}
+
+/**
+ * The range an analytics request asks for, in UTC days. `to` defaults to today and `from` to 29 days
+ * before `to`; an empty string means "not given". Problems name the request's fields.
+ */
+export function analyticsRange(fromDate: string, toDate: string, now: Date): DayRange | FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const parse = (value: string, field: string) => {
+    if (value === "") return undefined;
+    const day = dayNumber(value);
+    if (day === undefined) problems.push({ field, reason: "invalid_date", description: "must be a calendar date written YYYY-MM-DD" });
+    return day;
+  };
+  const from = parse(fromDate, "from_date");
+  const to = parse(toDate, "to_date");
+  if (problems.length > 0) return problems;
+
+  const today = Math.floor(now.getTime() / DAY_MS);
+  const last = to ?? today;
+  const first = from ?? last - (DEFAULT_RANGE_DAYS - 1);
+  if (first > last) {
+    return [{ field: "from_date", reason: "invalid_range", description: `must not be after the last day of the range (${dayString(last)})` }];
+  }
+  if (last - first + 1 > MAX_RANGE_DAYS) {
+    return [{ field: "from_date", reason: "range_too_long", description: `the range may cover at most ${MAX_RANGE_DAYS} days` }];
+  }
+  return { first, last };
+}

@@ -1,0 +1,131 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { z } from "zod";
+import {
+  GetLinkAnalyticsResponseSchema,
+  GetScanTotalsResponseSchema,
+  RecordScansResponseSchema,
+  type BreakdownEntry,
+  type GetLinkAnalyticsRequest,
+  type GetLinkAnalyticsResponse,
+  type GetScanTotalsRequest,
+  type GetScanTotalsResponse,
+  type RecordScansRequest,
+  type RecordScansResponse,
+} from "@qrplatform/api/links";
+import { invalidArgument, isUuid, notFound, validate } from "@qrplatform/platform";
+import type { LinksDeps } from "../deps.js";
+import { analyticsRange, dayString } from "./analytics-range.js";
+import { isAccountLink, scanTotals, storeScans, summarizeScans, type Dimension } from "./scans.repository.js";
+
+/** The most scans one RecordScans call may carry. */
+export const MAX_SCANS_PER_BATCH = 5000;
+/** Breakdown values listed one by one; the rest are summed into one "other" entry. */
+export const MAX_BREAKDOWN_VALUES = 50;
+
+const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
+const scanSchema = z.object({
+  id: uuid,
+  linkId: uuid,
+  scanTime: z.date(),
+  country: z.string().regex(/^([A-Z]{2})?$/, "must be an ISO 3166-1 alpha-2 code or empty"),
+  deviceType: z.enum(["mobile", "tablet", "desktop", "other"]),
+  os: z.string().max(64),
+  browser: z.string().max(64),
+  referrerHost: z.string().max(253),
+  visitorKey: z.string().min(1).max(64),
+});
+const batchSchema = z.array(scanSchema).max(MAX_SCANS_PER_BATCH);
+
+/**
+ * Stores a batch of scans from a redirector. Each scan is stored once whatever the retries; a scan of
+ * a link that does not exist (purged after the scan) is dropped. The owning account is read from the
+ * link, never taken from the caller.
+ */
+export async function recordScans(deps: LinksDeps, req: RecordScansRequest): Promise<RecordScansResponse> {
+  const scans = validate(
+    batchSchema,
+    req.scans.map((scan) => ({ ...scan, scanTime: scan.scanTime ? timestampDate(scan.scanTime) : undefined })),
+  );
+  const owners = await linkOwners(deps, [...new Set(scans.map((scan) => scan.linkId.toLowerCase()))]);
+  const rows = scans.flatMap((scan) => {
+    const accountId = owners.get(scan.linkId.toLowerCase());
+    if (!accountId) return [];
+    return [
+      {
+        id: scan.id.toLowerCase(),
+        link_id: scan.linkId.toLowerCase(),
+        account_id: accountId,
+        scanned_at: scan.scanTime,
+        country: scan.country,
+        device_type: scan.deviceType,
+        os: scan.os,
+        browser: scan.browser,
+        referrer_host: scan.referrerHost,
+        visitor_key: scan.visitorKey,
+      },
+    ];
+  });
+  return create(RecordScansResponseSchema, { recordedCount: await storeScans(deps.db, rows) });
+}
+
+async function linkOwners(deps: LinksDeps, linkIds: string[]): Promise<Map<string, string>> {
+  if (linkIds.length === 0) return new Map();
+  const rows = await deps.db.selectFrom("links").select(["id", "account_id"]).where("id", "in", linkIds).execute();
+  return new Map(rows.map((row) => [row.id, row.account_id]));
+}
+
+/** All-time scans of up to 100 of the account's links. */
+export async function getScanTotals(deps: LinksDeps, req: GetScanTotalsRequest): Promise<GetScanTotalsResponse> {
+  if (req.linkIds.length > 100) {
+    throw invalidArgument([{ field: "link_ids", reason: "too_many", description: "at most 100 link ids per request" }]);
+  }
+  const ids = req.linkIds.filter(isUuid).map((id) => id.toLowerCase());
+  const totals = isUuid(req.accountId) ? await scanTotals(deps.db, req.accountId, ids) : new Map<string, number>();
+  return create(GetScanTotalsResponseSchema, {
+    totals: Object.fromEntries([...totals].map(([linkId, scans]) => [linkId, BigInt(scans)])),
+  });
+}
+
+/** What an empty value means in each breakdown. */
+const EMPTY_VALUE: Record<Dimension, string> = { country: "unknown", device: "unknown", os: "unknown", browser: "unknown", referrer: "direct" };
+
+/** One link's scans over a range of UTC days: totals, a zero-filled daily series and breakdowns. */
+export async function getLinkAnalytics(deps: LinksDeps, req: GetLinkAnalyticsRequest): Promise<GetLinkAnalyticsResponse> {
+  const range = analyticsRange(req.fromDate, req.toDate, deps.now());
+  if (Array.isArray(range)) throw invalidArgument(range);
+  if (!isUuid(req.accountId) || !isUuid(req.linkId)) throw notFound("link");
+  const linkId = req.linkId.toLowerCase();
+  if (!(await isAccountLink(deps.db, req.accountId, linkId))) throw notFound("link");
+
+  const summary = await summarizeScans(deps.db, linkId, dayString(range.first), dayString(range.last));
+  const byDay = new Map(summary.daily.map((row) => [row.day, row]));
+  const daily = [];
+  for (let day = range.first; day <= range.last; day++) {
+    const row = byDay.get(dayString(day));
+    daily.push({ date: dayString(day), scans: BigInt(row?.scans ?? 0), uniqueScans: BigInt(row?.uniqueScans ?? 0) });
+  }
+  const breakdown = (dimension: Dimension) =>
+    topValues(
+      summary.breakdowns.filter((row) => row.dimension === dimension).map((row) => ({ value: row.value || EMPTY_VALUE[dimension], scans: row.scans })),
+    );
+  return create(GetLinkAnalyticsResponseSchema, {
+    totalScans: BigInt(summary.daily.reduce((sum, row) => sum + row.scans, 0)),
+    uniqueScans: BigInt(summary.uniqueScans),
+    daily,
+    countries: breakdown("country"),
+    devices: breakdown("device"),
+    operatingSystems: breakdown("os"),
+    browsers: breakdown("browser"),
+    referrers: breakdown("referrer"),
+  });
+}
+
+/** Values most scanned first (ties by value, so the order is stable); past the cap, one "other" entry. */
+function topValues(entries: { value: string; scans: number }[]): Pick<BreakdownEntry, "value" | "scans">[] {
+  const sorted = entries.sort((a, b) => b.scans - a.scans || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+  const shown = sorted.slice(0, MAX_BREAKDOWN_VALUES).map(({ value, scans }) => ({ value, scans: BigInt(scans) }));
+  const rest = sorted.slice(MAX_BREAKDOWN_VALUES).reduce((sum, entry) => sum + entry.scans, 0);
+  return rest > 0 ? [...shown, { value: "other", scans: BigInt(rest) }] : shown;
+}
+

@@ -1,0 +1,189 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code, createClient, type Client } from "@connectrpc/connect";
+import { AnalyticsService, ScanSchema, type Scan } from "@qrplatform/api/links";
+import { inProcessTransport } from "@qrplatform/platform";
+import { errorOf } from "./support/errors.js";
+import { credentials, logger, startLinks, type LinksStack } from "./support/links-stack.js";
+
+// The analytics clock: "today" is 2026-11-23 (UTC), late in the day.
+const NOW = new Date("2026-11-23T22:30:00Z");
+
+let stack: LinksStack;
+let analytics: Client<typeof AnalyticsService>;
+beforeAll(async () => {
+  stack = await startLinks({ now: () => NOW });
+  analytics = createClient(AnalyticsService, inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken }));
+});
+afterAll(() => stack?.close());
+
+async function newLink(accountId = randomUUID()) {
+  const { link } = await stack.links.createLink({ accountId, destinationUrl: "https://example.com/" });
+  return { accountId, linkId: link!.id };
+}
+
+function scan(linkId: string, at: string, fields: Partial<Omit<Scan, "$typeName" | "scanTime">> = {}): Scan {
+  return create(ScanSchema, {
+    id: randomUUID(),
+    linkId,
+    scanTime: timestampFromDate(new Date(at)),
+    country: "DE",
+    deviceType: "mobile",
+    os: "iOS",
+    browser: "Mobile Safari",
+    referrerHost: "",
+    visitorKey: "visitor-a",
+    ...fields,
+  });
+}
+
+describe("recording scans", () => {
+  it("stores each scan once, however often its batch is sent", async () => {
+    const { accountId, linkId } = await newLink();
+    const batch = [scan(linkId, "2026-11-20T10:00:00Z"), scan(linkId, "2026-11-20T11:00:00Z"), scan(linkId, "2026-11-21T09:00:00Z")];
+    expect((await stack.redirects.recordScans({ scans: batch })).recordedCount).toBe(3);
+    expect((await stack.redirects.recordScans({ scans: batch })).recordedCount).toBe(0);
+    // A retry that overlaps a newer batch counts only the new scan.
+    const retry = [...batch.slice(1), scan(linkId, "2026-11-21T12:00:00Z")];
+    expect((await stack.redirects.recordScans({ scans: retry })).recordedCount).toBe(1);
+
+    const { totals } = await analytics.getScanTotals({ accountId, linkIds: [linkId] });
+    expect(totals).toEqual({ [linkId]: 4n });
+    const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-20", toDate: "2026-11-21" });
+    expect(summary.totalScans).toBe(4n);
+    expect(summary.daily.map((d) => [d.date, d.scans])).toEqual([
+      ["2026-11-20", 2n],
+      ["2026-11-21", 2n],
+    ]);
+  });
+
+  it("counts concurrent batches for the same link and day exactly", async () => {
+    const { accountId, linkId } = await newLink();
+    const batches = Array.from({ length: 8 }, (_, i) =>
+      Array.from({ length: 25 }, (_, j) => scan(linkId, "2026-11-22T08:00:00Z", { visitorKey: `v${(i * 25 + j) % 40}`, country: j % 2 ? "FR" : "DE" })),
+    );
+    const results = await Promise.all(batches.map((scans) => stack.redirects.recordScans({ scans })));
+    expect(results.reduce((sum, r) => sum + r.recordedCount, 0)).toBe(200);
+    const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-22", toDate: "2026-11-22" });
+    expect(summary).toMatchObject({ totalScans: 200n, uniqueScans: 40n });
+    expect(summary.daily[0]).toMatchObject({ scans: 200n, uniqueScans: 40n });
+    expect(summary.countries.map((c) => [c.value, c.scans])).toEqual([
+      ["DE", 104n],
+      ["FR", 96n],
+    ]);
+  });
+
+  it("drops scans of links that do not exist and refuses malformed scans", async () => {
+    const { linkId } = await newLink();
+    const recorded = await stack.redirects.recordScans({ scans: [scan(randomUUID(), "2026-11-22T08:00:00Z"), scan(linkId, "2026-11-22T08:00:00Z")] });
+    expect(recorded.recordedCount).toBe(1);
+
+    const bad = await errorOf(
+      stack.redirects.recordScans({ scans: [scan(linkId, "2026-11-22T08:00:00Z", { deviceType: "toaster", country: "Germany", id: "x" })] }),
+    );
+    expect(bad.code).toBe(Code.InvalidArgument);
+    expect(bad.fields.map((f) => f.field).sort()).toEqual(["0.country", "0.device_type", "0.id"]);
+  });
+});
+
+describe("link analytics", () => {
+  it("zero-fills every day, counts a visitor once over the range and once a day", async () => {
+    const { accountId, linkId } = await newLink();
+    await stack.redirects.recordScans({
+      scans: [
+        scan(linkId, "2026-11-01T00:00:00Z", { visitorKey: "a" }),
+        scan(linkId, "2026-11-01T23:59:59.999Z", { visitorKey: "a" }),
+        scan(linkId, "2026-11-03T12:00:00Z", { visitorKey: "a" }),
+        scan(linkId, "2026-11-03T12:00:01Z", { visitorKey: "b" }),
+        // Outside the range asked for.
+        scan(linkId, "2026-10-31T23:59:59.999Z", { visitorKey: "c" }),
+        scan(linkId, "2026-11-04T00:00:00Z", { visitorKey: "d" }),
+      ],
+    });
+    const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-01", toDate: "2026-11-03" });
+    expect(summary.daily.map((d) => [d.date, d.scans, d.uniqueScans])).toEqual([
+      ["2026-11-01", 2n, 1n],
+      ["2026-11-02", 0n, 0n],
+      ["2026-11-03", 2n, 2n],
+    ]);
+    expect(summary.totalScans).toBe(4n);
+    expect(summary.uniqueScans).toBe(2n);
+  });
+
+  it("breaks scans down by every dimension, most first, naming what could not be told", async () => {
+    const { accountId, linkId } = await newLink();
+    await stack.redirects.recordScans({
+      scans: [
+        scan(linkId, "2026-11-23T01:00:00Z", { country: "", deviceType: "desktop", os: "Windows", browser: "Chrome", referrerHost: "news.example" }),
+        scan(linkId, "2026-11-23T02:00:00Z", { country: "US", deviceType: "mobile", os: "Android", browser: "Chrome", referrerHost: "news.example" }),
+        scan(linkId, "2026-11-23T03:00:00Z", { country: "US", deviceType: "mobile", os: "", browser: "", referrerHost: "" }),
+      ],
+    });
+    const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "", toDate: "" });
+    const values = (entries: { value: string; scans: bigint }[]) => entries.map((e) => [e.value, Number(e.scans)]);
+    expect(values(summary.countries)).toEqual([["US", 2], ["unknown", 1]]);
+    expect(values(summary.devices)).toEqual([["mobile", 2], ["desktop", 1]]);
+    expect(values(summary.operatingSystems)).toEqual([["Android", 1], ["Windows", 1], ["unknown", 1]]);
+    expect(values(summary.browsers)).toEqual([["Chrome", 2], ["unknown", 1]]);
+    expect(values(summary.referrers)).toEqual([["news.example", 2], ["direct", 1]]);
+  });
+
+  it("folds values past the fiftieth into one 'other' entry", async () => {
+    const { accountId, linkId } = await newLink();
+    const scans = Array.from({ length: 60 }, (_, i) => scan(linkId, "2026-11-23T05:00:00Z", { referrerHost: `site${String(i).padStart(2, "0")}.example` }));
+    scans.push(scan(linkId, "2026-11-23T05:00:00Z", { referrerHost: "site59.example" }));
+    await stack.redirects.recordScans({ scans });
+    const { referrers } = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-23", toDate: "2026-11-23" });
+    expect(referrers).toHaveLength(51);
+    expect(referrers[0]).toMatchObject({ value: "site59.example", scans: 2n });
+    expect(referrers[1]).toMatchObject({ value: "site00.example", scans: 1n });
+    expect(referrers[50]).toMatchObject({ value: "other", scans: 10n });
+  });
+
+  it("defaults to the 30 days ending today (UTC) and to today when only from is given", async () => {
+    const { accountId, linkId } = await newLink();
+    const whole = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "", toDate: "" });
+    expect(whole.daily).toHaveLength(30);
+    expect([whole.daily[0]!.date, whole.daily.at(-1)!.date]).toEqual(["2026-10-25", "2026-11-23"]);
+    const fromOnly = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-20", toDate: "" });
+    expect(fromOnly.daily.map((d) => d.date)).toEqual(["2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23"]);
+    const toOnly = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "", toDate: "2024-03-01" });
+    expect([toOnly.daily[0]!.date, toOnly.daily.at(-1)!.date]).toEqual(["2024-02-01", "2024-03-01"]);
+    const leapYear = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2024-01-01", toDate: "2024-12-31" });
+    expect(leapYear.daily).toHaveLength(366);
+  });
+
+  it.each([
+    ["2026-02-30", "", "from_date", "invalid_date"],
+    ["", "23-11-2026", "to_date", "invalid_date"],
+    ["2026-11-23T00:00:00Z", "", "from_date", "invalid_date"],
+    ["2026-11-10", "2026-11-09", "from_date", "invalid_range"],
+    ["2026-11-24", "", "from_date", "invalid_range"],
+    ["2025-01-01", "2026-01-02", "from_date", "range_too_long"],
+  ])("refuses from=%j to=%j on %s (%s)", async (fromDate, toDate, field, reason) => {
+    const { accountId, linkId } = await newLink();
+    const error = await errorOf(analytics.getLinkAnalytics({ accountId, linkId, fromDate, toDate }));
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(error.fields).toEqual([{ field, reason }]);
+  });
+
+  it("answers only the link's own account", async () => {
+    const { accountId, linkId } = await newLink();
+    await stack.redirects.recordScans({ scans: [scan(linkId, "2026-11-23T05:00:00Z")] });
+    const stranger = randomUUID();
+    expect((await errorOf(analytics.getLinkAnalytics({ accountId: stranger, linkId, fromDate: "", toDate: "" }))).code).toBe(Code.NotFound);
+    expect((await analytics.getScanTotals({ accountId: stranger, linkIds: [linkId] })).totals).toEqual({});
+    expect((await analytics.getScanTotals({ accountId, linkIds: [linkId, "not-a-uuid"] })).totals).toEqual({ [linkId]: 1n });
+    expect((await errorOf(analytics.getLinkAnalytics({ accountId, linkId: "nope", fromDate: "", toDate: "" }))).code).toBe(Code.NotFound);
+  });
+
+  it("keeps the scans of a deleted link readable by its account", async () => {
+    const { accountId, linkId } = await newLink();
+    await stack.redirects.recordScans({ scans: [scan(linkId, "2026-11-23T05:00:00Z")] });
+    await stack.links.deleteLink({ accountId, linkId });
+    const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "", toDate: "" });
+    expect(summary.totalScans).toBe(1n);
+  });
+});
