@@ -11,6 +11,7 @@ secret() { node -e 'console.log(require("node:crypto").randomBytes(32).toString(
 export SERVICE_TOKEN="${SERVICE_TOKEN:-$(secret)}"
 export ADMIN_TOKEN="${ADMIN_TOKEN:-$(secret)}"
 export PAGE_TOKEN_SECRET="${PAGE_TOKEN_SECRET:-$(secret)}"
+export VISITOR_KEY_SECRET="${VISITOR_KEY_SECRET:-$(secret)}"
 export GRPC_HOST=127.0.0.1 LOG_LEVEL="${LOG_LEVEL:-info}"
 
 TENANCY_PORT=9091 LINKS_PORT=9092 RENDERING_PORT=9093 CATALOG_PORT=9094 EDGE_PORT="${PORT:-8080}"

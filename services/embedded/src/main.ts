@@ -2,10 +2,11 @@
 import { z } from "zod";
 import { databaseEnv } from "@qrplatform/db";
 import { createLogger, logLevelVar, onShutdownSignal, optionalVar, portVar, readConfig } from "@qrplatform/platform";
+import { redirectPathEnv } from "@qrplatform/links";
 import { startPlatform } from "./platform.js";
 
 const config = readConfig(
-  databaseEnv.extend({
+  databaseEnv.merge(redirectPathEnv).extend({
     HOST: z.string().default("127.0.0.1"),
     PORT: portVar(8080),
     GRPC_HOST: z.string().default("127.0.0.1"),
@@ -28,6 +29,8 @@ const platform = await startPlatform({
   shortLinkBaseUrl: config.SHORT_LINK_BASE_URL,
   customDomainScheme: config.CUSTOM_DOMAIN_SCHEME,
   dnsResolver: config.DNS_RESOLVER,
+  trustedProxies: config.TRUSTED_PROXIES,
+  countryHeader: config.COUNTRY_HEADER,
   logger,
 });
 onShutdownSignal(logger, () => platform.close());

@@ -3,7 +3,7 @@ import type { Transport } from "@connectrpc/connect";
 import { buildCatalog } from "@qrplatform/catalog";
 import { openDatabase } from "@qrplatform/db";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "@qrplatform/edge";
-import { buildLinks, buildRedirector, resolveVia } from "@qrplatform/links";
+import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
 import {
   inProcessTransport,
   lateHandler,
@@ -37,6 +37,10 @@ export interface PlatformOptions {
   customDomainScheme?: "https" | "http";
   /** A DNS server ("ip:port") for custom-domain verification; the system's resolvers when unset. */
   dnsResolver?: string | undefined;
+  /** Proxies whose X-Forwarded-For is believed for scans; none by default. */
+  trustedProxies?: readonly string[];
+  /** A trusted proxy's header with the visitor's country; the bundled database otherwise. */
+  countryHeader?: string | undefined;
 }
 
 /** A running embedded platform. */
@@ -49,7 +53,7 @@ export interface Platform {
   readonly grpcUrl: string;
   /** The file holding the admin credential for qrctl. */
   readonly adminCredentialPath: string;
-  /** Drains HTTP and gRPC, then closes the database. */
+  /** Drains HTTP and gRPC, stores the scans still buffered, then closes the database. */
   close(): Promise<void>;
 }
 
@@ -73,12 +77,15 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const shortLinkBaseUrl = options.shortLinkBaseUrl ?? ownUrl;
 
   const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: secrets.pageTokenSecret });
+  // One process: changes to links reach the redirector's cache in memory.
+  const invalidations = memoryInvalidationBus(logger);
   const links = await buildLinks({
     db: database.db,
     pageTokenSecret: secrets.pageTokenSecret,
     shortLinkBaseUrl,
     customDomainScheme: options.customDomainScheme,
     dnsResolver: options.dnsResolver,
+    invalidations,
   });
   const rendering = await buildRendering();
   const catalog = await buildCatalog({
@@ -93,6 +100,14 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const grpcUrl = `http://${urlHost(options.grpcHost)}:${grpc.port}`;
   const adminCredentialPath = writeAdminCredential(options.dataDir, grpcUrl, credentials.adminToken);
 
+  const redirectPath = await startRedirectPath({
+    transport: local([links]),
+    invalidations,
+    visitorKeySecret: secrets.visitorKeySecret,
+    trustedProxies: options.trustedProxies,
+    countryHeader: options.countryHeader,
+    logger,
+  });
   let draining = false;
   handler.set(
     buildEdge({
@@ -100,7 +115,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       logger,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       isDraining: () => draining,
-      fallback: buildRedirector({ resolve: resolveVia(local([links])), logger }),
+      fallback: redirectPath.handler,
     }),
   );
 
@@ -112,6 +127,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     async close() {
       draining = true;
       await Promise.all([http.close(), grpc.close()]);
+      // Every redirect has been answered; its scan is stored before the database closes.
+      await redirectPath.close();
       await database.close();
     },
   };

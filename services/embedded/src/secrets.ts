@@ -8,12 +8,16 @@ export interface EmbeddedSecrets {
   serviceToken: string;
   adminToken: string;
   pageTokenSecret: string;
+  /** Salts the visitor keys of scans; a new one would make every visitor new. */
+  visitorKeySecret: string;
 }
 
 const secretsSchema = z.object({
   serviceToken: z.string().min(32),
   adminToken: z.string().min(32),
   pageTokenSecret: z.string().min(32),
+  // Absent from files written before scans were recorded; added on the next start.
+  visitorKeySecret: z.string().min(32).optional(),
 });
 
 const OWNER_ONLY = 0o600;
@@ -29,9 +33,14 @@ function writeOwnerOnly(path: string, value: unknown): void {
 export function loadOrCreateSecrets(dataDir: string): EmbeddedSecrets {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, "secrets.json");
-  if (existsSync(path)) return secretsSchema.parse(JSON.parse(readFileSync(path, "utf8")));
-  const secrets = { serviceToken: newSecret(), adminToken: newSecret(), pageTokenSecret: newSecret() };
-  writeOwnerOnly(path, secrets);
+  const stored = existsSync(path) ? secretsSchema.parse(JSON.parse(readFileSync(path, "utf8"))) : undefined;
+  const secrets: EmbeddedSecrets = {
+    serviceToken: stored?.serviceToken ?? newSecret(),
+    adminToken: stored?.adminToken ?? newSecret(),
+    pageTokenSecret: stored?.pageTokenSecret ?? newSecret(),
+    visitorKeySecret: stored?.visitorKeySecret ?? newSecret(),
+  };
+  if (!stored?.visitorKeySecret) writeOwnerOnly(path, secrets);
   return secrets;
 }
 

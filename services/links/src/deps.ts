@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { PageTokens } from "@qrplatform/platform";
 import type { LookupTxt } from "./domains/dns-lookup.js";
 import type { RequestHost } from "./redirects/hosts.js";
+import type { InvalidationBus } from "./redirects/invalidations.js";
 import type { LinksTables } from "./tables.js";
 
 /** How a link's absolute URLs are spelled. */
@@ -26,4 +27,6 @@ export interface LinksDeps {
   readonly generateSlug: () => string;
   /** The current time; replaceable so tests control it. */
   readonly now: () => Date;
+  /** Where changes to links and custom domains are announced, so every redirector drops what it cached. */
+  readonly invalidations: InvalidationBus;
 }

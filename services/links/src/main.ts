@@ -4,32 +4,46 @@ import { join } from "node:path";
 import { z } from "zod";
 import { databaseEnv, openDatabase } from "@qrplatform/db";
 import { inProcessTransport, listenHttp, optionalVar, portVar, runGrpcService, secretVar } from "@qrplatform/platform";
-import { buildLinks, buildRedirector, resolveVia } from "./server.js";
+import { buildLinks, memoryInvalidationBus, redirectPathEnv, redisInvalidationBus, startRedirectPath } from "./server.js";
 
 await runGrpcService({
   service: "links",
-  env: databaseEnv.extend({
+  env: databaseEnv.merge(redirectPathEnv).extend({
     PAGE_TOKEN_SECRET: secretVar(),
     SHORT_LINK_BASE_URL: z.string().url(),
     CUSTOM_DOMAIN_SCHEME: z.enum(["https", "http"]).default("https"),
     DNS_RESOLVER: optionalVar(z.string()),
     REDIRECT_HOST: z.string().default("0.0.0.0"),
     REDIRECT_PORT: portVar(8081),
+    REDIS_URL: optionalVar(z.string().url()),
+    VISITOR_KEY_SECRET: secretVar(),
   }),
   async start(config, logger) {
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "links") });
+    // Without Redis an instance hears only its own changes; that is only right for a single instance.
+    const invalidations = config.REDIS_URL ? await redisInvalidationBus(config.REDIS_URL, logger) : memoryInvalidationBus(logger);
+    if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: other links instances do not hear this one's changes");
     const links = await buildLinks({
       db: database.db,
       shortLinkBaseUrl: config.SHORT_LINK_BASE_URL,
       customDomainScheme: config.CUSTOM_DOMAIN_SCHEME,
       dnsResolver: config.DNS_RESOLVER,
       pageTokenSecret: config.PAGE_TOKEN_SECRET,
+      invalidations,
     });
-    // The redirector calls this process's own RedirectService through the same interceptors as gRPC.
+    // The redirector calls this process's own RedirectService through the same interceptors as gRPC,
+    // keeps the answers until a change is announced, and records scans in batches.
     const credentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };
-    const transport = inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN });
+    const redirectPath = await startRedirectPath({
+      transport: inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN }),
+      invalidations,
+      visitorKeySecret: config.VISITOR_KEY_SECRET,
+      trustedProxies: config.TRUSTED_PROXIES,
+      countryHeader: config.COUNTRY_HEADER,
+      logger,
+    });
     const redirector = await listenHttp({
-      handler: buildRedirector({ resolve: resolveVia(transport), logger }),
+      handler: redirectPath.handler,
       host: config.REDIRECT_HOST,
       port: config.REDIRECT_PORT,
       logger,
@@ -37,9 +51,12 @@ await runGrpcService({
     });
     return {
       modules: [links],
-      // Runs after the gRPC server has drained: finish redirects in flight, then close the database.
+      // Runs after the gRPC server has drained: finish redirects in flight, store their scans, then
+      // close the database.
       async close() {
         await redirector.close();
+        await redirectPath.close();
+        await invalidations.close();
         await database.close();
       },
     };

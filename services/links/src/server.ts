@@ -7,11 +7,21 @@ import type { LinksDeps } from "./deps.js";
 import { dnsTxtLookup, isDnsServerAddress } from "./domains/dns-lookup.js";
 import { generateSlug } from "./links/slugs.js";
 import { shortDomainMatcher } from "./redirects/hosts.js";
+import { memoryInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 import { registerRoutes } from "./routes.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, resolveVia, type RedirectorOptions, type RedirectTarget, type ResolveLink } from "./redirects/redirector.js";
+export { cachedResolver, type CachedResolver, type RedirectCacheOptions } from "./redirects/redirect-cache.js";
+export {
+  memoryInvalidationBus,
+  redisInvalidationBus,
+  type InvalidationBus,
+  type InvalidationEvent,
+  type LinkChange,
+} from "./redirects/invalidations.js";
 export { destinationUrlProblem } from "./links/destination-url.js";
+export { redirectPathEnv, startRedirectPath, type RedirectPath, type RedirectPathOptions } from "./redirects/redirect-path.js";
 
 /** What the links service is built from. */
 export interface LinksOptions {
@@ -36,6 +46,11 @@ export interface LinksOptions {
   now?: () => Date;
   /** Makes generated slugs; tests replace it to force collisions. Defaults to the CSPRNG. */
   generateSlug?: () => string;
+  /**
+   * Where changes to links and custom domains are announced; give the redirectors' caches the same
+   * bus. Defaults to one of this process only.
+   */
+  invalidations?: InvalidationBus;
 }
 
 /** The origin of a short-link base URL, or a ConfigError saying what is wrong with it. */
@@ -75,6 +90,7 @@ export async function buildLinks(options: LinksOptions): Promise<GrpcModule> {
     lookupTxt: dnsTxtLookup({ server: options.dnsResolver, timeoutMs: options.dnsTimeoutMs ?? 2000, tries: 2 }),
     generateSlug: options.generateSlug ?? generateSlug,
     now: options.now ?? (() => new Date()),
+    invalidations: options.invalidations ?? memoryInvalidationBus(),
   };
   return {
     services: [LinkService, DomainService, RedirectService, AnalyticsService],

@@ -44,6 +44,7 @@ beforeAll(async () => {
       SERVICE_TOKEN: credentials.serviceToken,
       ADMIN_TOKEN: credentials.adminToken,
       PAGE_TOKEN_SECRET: "p".repeat(32),
+      VISITOR_KEY_SECRET: "v".repeat(32),
       GRPC_HOST: "127.0.0.1",
       GRPC_PORT: String(grpcPort),
       REDIRECT_HOST: "127.0.0.1",

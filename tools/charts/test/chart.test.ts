@@ -128,6 +128,8 @@ describe("charts/qr-platform", () => {
     for (const name of ["tenancy", "catalog", "links"]) {
       expect(env(name)).toMatchObject({ DATABASE_URL: database, PAGE_TOKEN_SECRET: internal("PAGE_TOKEN_SECRET") });
     }
+    expect(env("links")).toMatchObject({ VISITOR_KEY_SECRET: internal("VISITOR_KEY_SECRET") });
+    expect(env("links")).not.toHaveProperty("TRUSTED_PROXIES");
     expect(env("rendering")).not.toHaveProperty("DATABASE_URL");
     expect(env("catalog")).toMatchObject({
       TENANCY_URL: "http://qrp-tenancy:9090",
@@ -139,6 +141,7 @@ describe("charts/qr-platform", () => {
       CUSTOM_DOMAIN_SCHEME: "https",
       DNS_RESOLVER: "10.0.0.10:53",
       REDIRECT_PORT: "8081",
+      REDIS_URL: fromSecret("qrp-redis", "REDIS_URL"),
     });
     expect(env("edge")).toEqual({
       HOST: "0.0.0.0",
@@ -152,7 +155,7 @@ describe("charts/qr-platform", () => {
       REDIS_URL: fromSecret("qrp-redis", "REDIS_URL"),
       PUBLIC_BASE_URL: "https://api.qr.example",
     });
-    expect(envOf(find(render(), "Deployment", "qrp-edge"))).not.toHaveProperty("REDIS_URL");
+    for (const name of ["edge", "links"]) expect(envOf(find(render(), "Deployment", `qrp-${name}`))).not.toHaveProperty("REDIS_URL");
   });
 
   it("renders the optional Ingress and the helm test pod", () => {

@@ -13,7 +13,7 @@ import { DomainService } from "@qrplatform/api/links";
 import { TestDnsServer } from "../../../links/test/support/dns-server.js";
 import { buildCatalog } from "@qrplatform/catalog";
 import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing";
-import { buildLinks, buildRedirector, resolveVia } from "@qrplatform/links";
+import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
 import { createLogger, inProcessTransport, lateHandler, listenHttp, remoteTransport, type GrpcModule, type Logger } from "@qrplatform/platform";
 import { buildRendering } from "@qrplatform/rendering";
 import { memoryQuotaStore, redisQuotaStore } from "../../src/http/quota.js";
@@ -66,12 +66,14 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
   const http = await listenHttp({ handler: handler.listener, host: "127.0.0.1", port: 0, logger, name: "edge" });
   const origin = `http://127.0.0.1:${http.port}`;
   const tenancy = await buildTenancy({ db: database.db, pageTokenSecret });
+  const invalidations = memoryInvalidationBus(logger);
   const links = await buildLinks({
     db: database.db,
     pageTokenSecret,
     shortLinkBaseUrl: origin,
     customDomainScheme: "http",
     dnsResolver: dns.address,
+    invalidations,
   });
   const rendering = await buildRendering();
   // With REDIS_URL (CI's second pass) quotas are counted in Redis, as in production; else in memory.
@@ -83,12 +85,13 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     transports: { tenancy: local([tenancy]), links: local([links]), rendering: local([rendering]) },
     logger,
   });
+  const redirectPath = await startRedirectPath({ transport: local([links]), invalidations, visitorKeySecret: "v".repeat(32), logger });
   handler.set(
     buildEdge({
       transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]), rendering: local([rendering]) },
       logger,
       maxBodyBytes: 64 * 1024,
-      fallback: buildRedirector({ resolve: resolveVia(local([links])), logger }),
+      fallback: redirectPath.handler,
       quotas,
     }),
   );
@@ -102,6 +105,7 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     renderCount: () => rendering.renderer.renders,
     async close() {
       await http.close();
+      await redirectPath.close();
       await quotas.close();
       await dns.close();
       await database.close();
@@ -174,6 +178,8 @@ async function startProcesses(): Promise<Stack> {
       SHORT_LINK_BASE_URL: url(redirectPort),
       CUSTOM_DOMAIN_SCHEME: "http",
       DNS_RESOLVER: dns.address,
+      VISITOR_KEY_SECRET: "v".repeat(32),
+      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     }),
     rendering: launch("services/rendering/src/main.ts", { ...common, GRPC_PORT: String(renderingPort) }),
     catalog: launch("services/catalog/src/main.ts", {

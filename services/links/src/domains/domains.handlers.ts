@@ -128,10 +128,12 @@ export async function verifyDomain(deps: LinksDeps, req: VerifyDomainRequest, co
 
   const now = deps.now();
   const verified = outcome.state === "verified";
+  let stateChanged = false;
   const row = await deps.db.transaction().execute(async (trx) => {
     // Removed while DNS was asked: nothing to record.
     const current = await findDomainForUpdate(trx, { accountId: domain.account_id }, domain.id);
     if (!current) return undefined;
+    stateChanged = current.state !== outcome.state;
     return recordCheck(trx, domain.id, {
       state: outcome.state,
       failure_reason: verified ? null : outcome.reason,
@@ -141,12 +143,14 @@ export async function verifyDomain(deps: LinksDeps, req: VerifyDomainRequest, co
     });
   });
   if (!row) throw notFound("domain");
+  // Its links start or stop answering on this hostname.
+  if (stateChanged) await deps.invalidations.publish({ hostnames: [row.hostname] });
   return create(VerifyDomainResponseSchema, { domain: domainToProto(row) });
 }
 
 export async function deleteDomain(deps: LinksDeps, req: DeleteDomainRequest, context: HandlerContext): Promise<DeleteDomainResponse> {
   const scope = scopeOf(req.accountId, context);
-  await deps.db.transaction().execute(async (trx) => {
+  const hostname = await deps.db.transaction().execute(async (trx) => {
     // The row lock waits for links being created on the domain, so the count below sees them.
     const domain = scope && isUuid(req.domainId) ? await findDomainForUpdate(trx, scope, req.domainId) : undefined;
     if (!domain) throw notFound("domain");
@@ -160,6 +164,8 @@ export async function deleteDomain(deps: LinksDeps, req: DeleteDomainRequest, co
       );
     }
     await removeDomain(trx, domain.id, deps.now());
+    return domain.hostname;
   });
+  await deps.invalidations.publish({ hostnames: [hostname] });
   return create(DeleteDomainResponseSchema, { domainId: req.domainId });
 }

@@ -145,6 +145,7 @@ export async function updateLinkFields(deps: LinksDeps, req: UpdateLinkRequest):
   };
   // An update that changes nothing leaves updated_at alone.
   const found = Object.keys(changes).length === 0 || (await updateLink(deps.db, req.accountId, req.linkId, changes, deps.now()));
+  if (found && Object.keys(changes).length > 0) await deps.invalidations.publish({ linkIds: [req.linkId.toLowerCase()] });
   const row = found ? await findLink(deps.db, req.accountId, req.linkId) : undefined;
   if (!row) throw notFound("link");
   return create(UpdateLinkResponseSchema, { link: linkToProto(row, deps.urls) });
@@ -158,5 +159,6 @@ export async function deleteLinkById(deps: LinksDeps, req: DeleteLinkRequest): P
       ? await purgeLink(deps.db, req.accountId, req.linkId)
       : await deleteLink(deps.db, req.accountId, req.linkId, deps.now()));
   if (!deleted) throw notFound("link");
+  await deps.invalidations.publish({ linkIds: [req.linkId.toLowerCase()] });
   return create(DeleteLinkResponseSchema, { linkId: req.linkId });
 }

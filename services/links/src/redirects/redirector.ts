@@ -35,6 +35,8 @@ export function resolveVia(transport: Transport): ResolveLink {
 export interface RedirectorOptions {
   resolve: ResolveLink;
   logger: Logger;
+  /** Called for every 302 after it is sent; decides itself what counts as a scan. */
+  onRedirect?: (req: IncomingMessage, target: RedirectTarget) => void;
 }
 
 // A Location is only ever sent if it is plain visible ASCII, whatever the resolver returned.
@@ -50,7 +52,7 @@ const SAFE_LOCATION = /^https?:\/\/[\x21-\x7e]+$/;
  * last handler of an Express app, after every route the app owns.
  */
 export function buildRedirector(options: RedirectorOptions): RequestListener {
-  const { resolve, logger } = options;
+  const { resolve, logger, onRedirect } = options;
 
   const send = (res: ServerResponse, status: number, body: Buffer, headers: Record<string, string> = {}) => {
     res.writeHead(status, {
@@ -94,6 +96,12 @@ export function buildRedirector(options: RedirectorOptions): RequestListener {
           "X-Content-Type-Options": "nosniff",
         });
         res.end();
+        try {
+          onRedirect?.(req, target);
+        } catch (error) {
+          // The visitor has their redirect; a recording fault must not turn into an unhandled rejection.
+          logger.error({ err: error, linkId: target.linkId }, "could not record a scan");
+        }
       },
       (error: unknown) => {
         logger.error({ err: error, host, slug }, "could not resolve a short link");

@@ -33,14 +33,14 @@ export type GetLinkAnalyticsRequest = Message<"qrplatform.links.v1.GetLinkAnalyt
   linkId: string;
 
   /**
-   * The first day, as YYYY-MM-DD in UTC.
+   * The first day, as YYYY-MM-DD in UTC; empty for 29 days before to_date.
    *
    * @generated from field: string from_date = 3;
    */
   fromDate: string;
 
   /**
-   * The last day, inclusive, as YYYY-MM-DD in UTC.
+   * The last day, inclusive, as YYYY-MM-DD in UTC; empty for today. At most 366 days in all.
    *
    * @generated from field: string to_date = 4;
    */
@@ -96,7 +96,8 @@ export const DailyCountSchema: GenMessage<DailyCount> = /*@__PURE__*/
  */
 export type BreakdownEntry = Message<"qrplatform.links.v1.BreakdownEntry"> & {
   /**
-   * The value, such as "DE" or "mobile"; "unknown" when it could not be told.
+   * The value, such as "DE" or "mobile"; "unknown" when it could not be told, "direct" for scans
+   * without a referrer, and "other" for the sum of the values past the fiftieth.
    *
    * @generated from field: string value = 1;
    */

@@ -223,8 +223,9 @@ export const RedirectService: GenService<{
     output: typeof ResolveRedirectResponseSchema;
   },
   /**
-   * RecordScans stores a batch of scans; each scan is stored once even if the batch is sent again. Not
-   * implemented yet: it answers UNIMPLEMENTED.
+   * RecordScans stores a batch of at most 5000 scans; each scan is stored once even if the batch is
+   * sent again. Scans of links that do not exist are dropped; a malformed scan fails the whole batch
+   * with INVALID_ARGUMENT.
    *
    * @generated from rpc qrplatform.links.v1.RedirectService.RecordScans
    */

@@ -1,0 +1,186 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { z } from "zod";
+import type { Logger } from "@qrplatform/platform";
+
+/** Links whose redirect may have changed: by id, or every link on a custom domain's hostname. */
+export interface LinkChange {
+  linkIds?: string[];
+  /** Custom domains (lower-case hostnames) whose links all changed: deleted, verified, or no longer verified. */
+  hostnames?: string[];
+}
+
+/** What a listener hears: a change, or "everything" when changes may have been missed (after a reconnection). */
+export type InvalidationEvent = LinkChange | "everything";
+
+/** Tells every redirector instance, in this process and others, that links changed. */
+export interface InvalidationBus {
+  /** Announces a change. Never throws: a failure is logged and must not fail the update that caused it. */
+  publish(change: LinkChange): Promise<void>;
+  /** Hears every change, this process's own included; returns the unsubscribe function. */
+  subscribe(listener: (event: InvalidationEvent) => void): () => void;
+  /** Whether messages are known to be delivered right now (memory: always; Redis: subscriber connected). */
+  readonly connected: boolean;
+  close(): Promise<void>;
+}
+
+/** The listeners of one bus; one that throws is logged and does not keep the others from hearing. */
+class Listeners {
+  private readonly listeners = new Set<(event: InvalidationEvent) => void>();
+  constructor(private readonly logger: Logger | undefined) {}
+
+  add(listener: (event: InvalidationEvent) => void): () => void {
+    const entry = (event: InvalidationEvent) => listener(event);
+    this.listeners.add(entry);
+    return () => this.listeners.delete(entry);
+  }
+
+  emit(event: InvalidationEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.logger?.error({ err }, "a link invalidation listener failed");
+      }
+    }
+  }
+}
+
+/** One process only: the embedded platform, a single links instance, and tests. */
+export function memoryInvalidationBus(logger?: Logger): InvalidationBus {
+  const listeners = new Listeners(logger);
+  return {
+    publish: async (change) => listeners.emit(change),
+    subscribe: (listener) => listeners.add(listener),
+    connected: true,
+    close: async () => {},
+  };
+}
+
+export const INVALIDATION_CHANNEL = "qrp:links:changed";
+
+const MAX_NAMES = 10_000;
+const name = z.string().min(1).max(255);
+const messageSchema = z.object({
+  from: z.string().max(64),
+  linkIds: z.array(name).max(MAX_NAMES).optional(),
+  hostnames: z.array(name).max(MAX_NAMES).optional(),
+});
+
+/** The change a message carries, and which bus sent it; undefined for anything that is not one of ours. */
+function parseMessage(text: string): { from: string; change: LinkChange } | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = messageSchema.safeParse(json);
+  if (!parsed.success) return undefined;
+  const { from, linkIds, hostnames } = parsed.data;
+  return { from, change: { ...(linkIds && { linkIds }), ...(hostnames && { hostnames }) } };
+}
+
+/** How long publish waits for Redis before returning; the message stays queued and is sent when Redis answers. */
+const PUBLISH_WAIT_MS = 500;
+/** The subscriber pings this often, and counts itself disconnected when a ping gets no answer in time. */
+const HEARTBEAT_MS = 250;
+const HEARTBEAT_TIMEOUT_MS = 750;
+const FIRST_CONNECTION_WAIT_MS = 5000;
+
+/**
+ * Redis pub/sub on {@link INVALIDATION_CHANNEL}, so every links instance hears every change. Two
+ * connections: publishing, and subscribing. Local listeners hear a change at once, before Redis is
+ * asked, and do not hear it again as it comes back.
+ *
+ * `connected` is true only while the subscription is live. The subscriber pings every 250 ms, so a
+ * Redis that goes silent without closing the connection is noticed within a second. After every
+ * (re)subscription listeners hear "everything": messages sent while it was away are lost. Messages
+ * published while Redis is away are queued and sent when it answers again (given up, and logged, after
+ * 20 reconnection attempts). Waits up to a few seconds for the first connection.
+ */
+export async function redisInvalidationBus(redisUrl: string, logger: Logger): Promise<InvalidationBus> {
+  const self = randomUUID();
+  const listeners = new Listeners(logger);
+  const retryStrategy = (attempt: number) => Math.min(attempt * 100, 1000);
+  const publisher = new Redis(redisUrl, { retryStrategy, maxRetriesPerRequest: 20 });
+  const subscriber = new Redis(redisUrl, {
+    retryStrategy,
+    autoResubscribe: false,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    socketTimeout: HEARTBEAT_TIMEOUT_MS,
+  });
+
+  let subscribed = false;
+  let closing = false;
+  let firstSubscription = () => {};
+  const subscribedOnce = new Promise<void>((resolve) => (firstSubscription = resolve));
+  let reachable = true;
+  const unreachable = (err: unknown) => {
+    if (reachable && !closing) logger.warn({ err }, "Redis is unreachable: cached redirects are kept for at most a second");
+    reachable = false;
+  };
+  publisher.on("error", () => {});
+  subscriber.on("error", unreachable);
+  subscriber.on("close", () => {
+    subscribed = false;
+  });
+  subscriber.on("message", (channel: string, text: string) => {
+    if (channel !== INVALIDATION_CHANNEL) return;
+    const message = parseMessage(text);
+    if (!message) logger.warn({ channel }, "ignoring a malformed link invalidation message");
+    else if (message.from !== self) listeners.emit(message.change);
+  });
+  // Subscribes on every connection (ioredis's own resubscription is off, so we know when it is done).
+  subscriber.on("ready", () => {
+    subscriber.subscribe(INVALIDATION_CHANNEL).then(
+      () => {
+        if (subscriber.status !== "ready") return;
+        subscribed = true;
+        if (!reachable) logger.info("Redis is reachable again: cached redirects are invalidated across instances again");
+        reachable = true;
+        listeners.emit("everything");
+        firstSubscription();
+      },
+      (err: unknown) => {
+        unreachable(err);
+        subscriber.disconnect(true);
+      },
+    );
+  });
+  const heartbeat = setInterval(() => {
+    if (subscribed && subscriber.status === "ready") subscriber.ping().catch(() => {});
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+
+  await Promise.race([subscribedOnce, new Promise((resolve) => setTimeout(resolve, FIRST_CONNECTION_WAIT_MS).unref())]);
+
+  return {
+    async publish(change) {
+      listeners.emit(change);
+      const message = JSON.stringify({ from: self, ...change });
+      const sent = publisher.publish(INVALIDATION_CHANNEL, message).then(
+        () => undefined,
+        (err: unknown) => logger.error({ err, change }, "could not announce a link change: other instances keep it cached until it expires"),
+      );
+      // While Redis is away the message waits in the queue; the update that caused it does not.
+      if (publisher.status !== "ready") return;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([sent, new Promise((resolve) => (timer = setTimeout(resolve, PUBLISH_WAIT_MS)))]);
+      clearTimeout(timer);
+    },
+    subscribe: (listener) => listeners.add(listener),
+    get connected() {
+      return subscribed && subscriber.status === "ready";
+    },
+    async close() {
+      closing = true;
+      clearInterval(heartbeat);
+      subscriber.disconnect();
+      // QUIT lets messages already sent be delivered; with Redis away there is nothing to wait for.
+      if (publisher.status === "ready") await publisher.quit().catch(() => publisher.disconnect());
+      else publisher.disconnect();
+    },
+  };
+}

@@ -1,0 +1,74 @@
+import type { RequestListener } from "node:http";
+import type { Transport } from "@connectrpc/connect";
+import { z } from "zod";
+import { optionalVar, type Logger } from "@qrplatform/platform";
+import { scanClassifier } from "../scans/classify.js";
+import { openCountryDatabase } from "../scans/country.js";
+import { ScanRecorder, sendVia } from "../scans/scan-recorder.js";
+import type { InvalidationBus } from "./invalidations.js";
+import { cachedResolver } from "./redirect-cache.js";
+import { buildRedirector, resolveVia } from "./redirector.js";
+
+/**
+ * The variables of every process that serves short links: TRUSTED_PROXIES, comma-separated addresses,
+ * CIDR ranges or "loopback"/"linklocal"/"uniquelocal", whose X-Forwarded-For is believed (none by
+ * default: the socket peer is the visitor); COUNTRY_HEADER, a header such a proxy sets to the
+ * visitor's country (such as cf-ipcountry), else the bundled DB-IP Lite database decides.
+ */
+export const redirectPathEnv = z.object({
+  TRUSTED_PROXIES: z
+    .string()
+    .default("")
+    .transform((list) => list.split(",").map((entry) => entry.trim()).filter(Boolean)),
+  COUNTRY_HEADER: optionalVar(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name")),
+});
+
+/** How a process serves short links. */
+export interface RedirectPathOptions {
+  /** Reaches RedirectService: in-process where the links service runs, or over gRPC. */
+  transport: Transport;
+  /** The bus the links service announces changes on, so cached answers are dropped. */
+  invalidations: InvalidationBus;
+  /** Salts visitor keys. Keep it stable: a new secret makes every visitor new. */
+  visitorKeySecret: string;
+  /** Proxies whose X-Forwarded-For (and country header) is believed; see scanClassifier. */
+  trustedProxies?: readonly string[];
+  /** A trusted proxy's country header, such as "cf-ipcountry"; the bundled database otherwise. */
+  countryHeader?: string | undefined;
+  logger: Logger;
+}
+
+/** The short-link request listener, and how to stop it without losing a scan. */
+export interface RedirectPath {
+  readonly handler: RequestListener;
+  readonly recorder: ScanRecorder;
+  /** Call after the HTTP server stopped taking requests: stores every buffered scan, then stops caching. */
+  close(): Promise<void>;
+}
+
+/**
+ * The hot path of a scan: the answer comes from the cache when the link is warm, and the scan is
+ * recorded off the request path, in batches.
+ */
+export async function startRedirectPath(options: RedirectPathOptions): Promise<RedirectPath> {
+  const { logger } = options;
+  const cache = cachedResolver(resolveVia(options.transport), options.invalidations);
+  const recorder = new ScanRecorder({
+    send: sendVia(options.transport),
+    classify: scanClassifier({
+      trustedProxies: options.trustedProxies ?? [],
+      countryHeader: options.countryHeader,
+      countryOf: await openCountryDatabase(),
+    }),
+    visitorKeySecret: options.visitorKeySecret,
+    logger,
+  });
+  return {
+    handler: buildRedirector({ resolve: cache.resolve, logger, onRedirect: (req, target) => recorder.recordRedirect(req, target) }),
+    recorder,
+    async close() {
+      await recorder.close();
+      cache.close();
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import type { IncomingMessage } from "node:http";
+import { describe, expect, it } from "vitest";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Scan } from "@qrplatform/api/links";
+import { scanClassifier } from "../src/scans/classify.js";
+import { ScanRecorder, type SendScans } from "../src/scans/scan-recorder.js";
+import type { RedirectTarget } from "../src/server.js";
+import { logger } from "./support/links-stack.js";
+
+const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+const target: RedirectTarget = { linkId: "6f1c2a4e-8a53-4a4e-9d0e-2b1f3c4d5e6f", accountId: "0a0b0c0d-0000-4000-8000-000000000001", location: "https://example.com/", paused: false };
+
+const request = (method: string, userAgent: string, address = "203.0.113.9") =>
+  ({ method, headers: { "user-agent": userAgent, referer: "https://news.example/story" }, socket: { remoteAddress: address } }) as unknown as IncomingMessage;
+
+/** A RecordScans stand-in that stores by id, as the service does, and can be told to fail. */
+function fakeService() {
+  const stored = new Map<string, Scan>();
+  const failures: Error[] = [];
+  let calls = 0;
+  const send: SendScans = async (scans) => {
+    calls++;
+    const failure = failures.shift();
+    if (failure) throw failure;
+    for (const scan of scans) stored.set(scan.id, scan);
+  };
+  return { stored, failures, send, calls: () => calls };
+}
+
+const recorderFor = (send: SendScans) =>
+  new ScanRecorder({
+    send,
+    classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
+    visitorKeySecret: "k".repeat(32),
+    logger,
+    flushIntervalMs: 10,
+  });
+
+const until = async (condition: () => boolean, timeoutMs = 5000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+};
+
+describe("the scan recorder", () => {
+  it("counts GETs by people, not HEADs, bots or link previews", async () => {
+    const service = fakeService();
+    const recorder = recorderFor(service.send);
+    recorder.recordRedirect(request("GET", IPHONE), target);
+    recorder.recordRedirect(request("HEAD", IPHONE), target);
+    recorder.recordRedirect(request("GET", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"), target);
+    recorder.recordRedirect(request("GET", "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"), target);
+    recorder.recordRedirect(request("GET", "Googlebot/2.1 (+http://www.google.com/bot.html)"), target);
+    recorder.recordRedirect(request("GET", ""), target);
+    await recorder.close();
+    const scans = [...service.stored.values()];
+    expect(scans).toHaveLength(1);
+    expect(scans[0]).toMatchObject({ linkId: target.linkId, deviceType: "mobile", os: "iOS", referrerHost: "news.example" });
+    expect(scans[0]!.visitorKey).not.toContain("203.0.113.9");
+  });
+
+  it("keeps a batch until it is stored, so a failing service loses nothing and counts nothing twice", async () => {
+    const service = fakeService();
+    service.failures.push(new ConnectError("down", Code.Unavailable), new Error("connection reset"), new ConnectError("down", Code.Unavailable));
+    const recorder = recorderFor(service.send);
+    for (let i = 0; i < 30; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${i}`), target);
+    await until(() => service.stored.size === 30);
+    expect(service.calls()).toBeGreaterThanOrEqual(4);
+    expect(recorder.pending).toBe(0);
+    await recorder.close();
+  });
+
+  it("sends what is left when it closes", async () => {
+    const service = fakeService();
+    const recorder = new ScanRecorder({
+      send: service.send,
+      classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
+      visitorKeySecret: "k".repeat(32),
+      logger,
+      flushIntervalMs: 60_000,
+    });
+    for (let i = 0; i < 5; i++) recorder.recordRedirect(request("GET", IPHONE), target);
+    expect(service.stored.size).toBe(0);
+    await recorder.close();
+    expect(service.stored.size).toBe(5);
+  });
+
+  it("sends a full batch at once, without waiting for the interval", async () => {
+    const service = fakeService();
+    const recorder = new ScanRecorder({
+      send: service.send,
+      classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
+      visitorKeySecret: "k".repeat(32),
+      logger,
+      flushIntervalMs: 60_000,
+    });
+    for (let i = 0; i < 1000; i++) recorder.recordRedirect(request("GET", IPHONE), target);
+    await until(() => service.stored.size === 1000);
+    await recorder.close();
+  });
+
+  it("drops a batch the service refuses as invalid instead of blocking every later scan", async () => {
+    const service = fakeService();
+    service.failures.push(new ConnectError("bad", Code.InvalidArgument));
+    const recorder = recorderFor(service.send);
+    recorder.recordRedirect(request("GET", IPHONE), target);
+    await until(() => service.calls() === 1);
+    recorder.recordRedirect(request("GET", IPHONE), target);
+    await recorder.close();
+    expect(service.stored.size).toBe(1);
+  });
+});
