@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { TenancyService } from "@qrplatform/api/tenancy";
-import type { LinkService } from "@qrplatform/api/links";
+import type { AnalyticsService, LinkService } from "@qrplatform/api/links";
 import type { RenderingService } from "@qrplatform/api/rendering";
 import type { Logger, PageTokens } from "@qrplatform/platform";
 import type { CatalogTables } from "./tables.js";
@@ -16,6 +16,8 @@ export interface CatalogDeps {
   readonly tenancy: Client<typeof TenancyService>;
   /** The short link behind each QR code. */
   readonly links: Client<typeof LinkService>;
+  /** Scan totals of those links. */
+  readonly analytics: Client<typeof AnalyticsService>;
   /** Design validation. */
   readonly rendering: Client<typeof RenderingService>;
 }

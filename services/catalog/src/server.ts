@@ -1,7 +1,7 @@
 import { createClient, type Transport } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
-import { LinkService } from "@qrplatform/api/links";
+import { AnalyticsService, LinkService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
 import { TenancyService } from "@qrplatform/api/tenancy";
 import { migrateSchema } from "@qrplatform/db";
@@ -34,6 +34,7 @@ export async function buildCatalog(options: CatalogOptions): Promise<GrpcModule>
     now: options.now ?? (() => new Date()),
     tenancy: createClient(TenancyService, options.transports.tenancy),
     links: createClient(LinkService, options.transports.links),
+    analytics: createClient(AnalyticsService, options.transports.links),
     rendering: createClient(RenderingService, options.transports.rendering),
   };
   return {

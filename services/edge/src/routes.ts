@@ -4,6 +4,7 @@ import type { EdgeClients } from "./server.js";
 import { authenticate } from "./http/auth.js";
 import { hourlyQuota, type QuotaStore } from "./http/quota.js";
 import { getAccount } from "./resources/account.js";
+import { analyticsHandler } from "./resources/analytics.js";
 import { domainHandlers } from "./resources/domains.js";
 import { exportHandler } from "./resources/export.js";
 import { qrCodeHandlers } from "./resources/qr-codes.js";
@@ -46,6 +47,7 @@ export function registerApiRoutes(
     patch: ["qr_codes:write", qrCodes.update],
     delete: ["qr_codes:write", qrCodes.remove],
   });
+  route("/qr-codes/:id/analytics", { get: ["analytics:read", analyticsHandler(clients.qrCodes, clients.analytics)] });
   route("/qr-codes/:id/export", { get: ["export:read", exportHandler(clients.qrCodes, clients.rendering)] });
   route("/domains", { get: ["domains:read", domains.list] });
 }

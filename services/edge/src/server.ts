@@ -4,7 +4,7 @@ import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Logger } from "pino";
 import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
-import { DomainService } from "@qrplatform/api/links";
+import { AnalyticsService, DomainService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
 import { TenancyService } from "@qrplatform/api/tenancy";
 import { apiCors, apiSecurityHeaders } from "./http/browser-policy.js";
@@ -29,6 +29,7 @@ export interface EdgeClients {
   workspaces: Client<typeof WorkspaceService>;
   qrCodes: Client<typeof QrCodeService>;
   domains: Client<typeof DomainService>;
+  analytics: Client<typeof AnalyticsService>;
   rendering: Client<typeof RenderingService>;
 }
 
@@ -68,6 +69,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
     workspaces: createClient(WorkspaceService, transports.catalog),
     qrCodes: createClient(QrCodeService, transports.catalog),
     domains: createClient(DomainService, transports.links),
+    analytics: createClient(AnalyticsService, transports.links),
     rendering: createClient(RenderingService, transports.rendering),
   };
   const apiBaseUrl = (req: express.Request) =>

@@ -43,6 +43,7 @@ const PROBES: Record<string, Probe> = {
     body: { destination_url: "https://evil.example", status: "paused" },
   },
   deleteQrCode: { kind: "path", method: "DELETE", path: (o) => `/qr-codes/${o.qrCodeId}` },
+  getQrCodeAnalytics: { kind: "path", method: "GET", path: (o) => `/qr-codes/${o.qrCodeId}/analytics?from=2026-01-01&to=2026-01-31` },
   exportQrCode: { kind: "path", method: "GET", path: (o) => `/qr-codes/${o.qrCodeId}/export?format=svg&size=256` },
 };
 

@@ -68,6 +68,7 @@ describe("the OpenAPI document", () => {
         "GET /qr-codes/{id} getQrCode",
         "PATCH /qr-codes/{id} updateQrCode",
         "DELETE /qr-codes/{id} deleteQrCode",
+        "GET /qr-codes/{id}/analytics getQrCodeAnalytics",
         "GET /qr-codes/{id}/export exportQrCode",
         "GET /domains listDomains",
       ].sort(),

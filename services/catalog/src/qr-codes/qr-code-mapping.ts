@@ -13,7 +13,8 @@ export function linkStatusOf(status: QrCodeStatus): LinkStatus {
   return status === QrCodeStatus.PAUSED ? LinkStatus.PAUSED : LinkStatus.ACTIVE;
 }
 
-export function qrCodeToProto(row: ProvisionedQrCodeRow): QrCode {
+/** A stored QR code as the proto, with its scans as the links service counts them. */
+export function qrCodeToProto(row: ProvisionedQrCodeRow, totalScans = 0n): QrCode {
   return create(QrCodeSchema, {
     id: row.id,
     accountId: row.account_id,
@@ -22,7 +23,7 @@ export function qrCodeToProto(row: ProvisionedQrCodeRow): QrCode {
     destinationUrl: row.destination_url,
     status: enumFromToken(QrCodeStatusSchema, row.status) as QrCodeStatus,
     tags: row.tags,
-    totalScans: BigInt(row.total_scans),
+    totalScans,
     vanityUrl: row.vanity_url,
     canonicalUrl: row.canonical_url,
     linkId: row.link_id,

@@ -22,6 +22,7 @@ import {
   type ListQrCodesResponse,
   type UpdateQrCodeRequest,
   type UpdateQrCodeResponse,
+  type QrCode,
 } from "@qrplatform/api/catalog";
 import { DesignSchema } from "@qrplatform/api/rendering";
 import { isUuid, notFound, pageOf, readPageRequest, serviceError, validate } from "@qrplatform/platform";
@@ -41,6 +42,7 @@ import {
   updateQrCode,
   type CapacityRefusal,
 } from "./qr-codes.repository.js";
+import type { ProvisionedQrCodeRow } from "./qr-codes.table.js";
 
 const createSchema = z.object({
   accountId: uuidField,
@@ -137,10 +139,18 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
   }
 }
 
+/** QR codes as protos with their scan totals, asked of the links service in one call a page. */
+async function withScanTotals(deps: CatalogDeps, accountId: string, rows: ProvisionedQrCodeRow[]): Promise<QrCode[]> {
+  const linkIds = rows.map((row) => row.link_id);
+  const totals: Record<string, bigint> = linkIds.length > 0 ? (await deps.analytics.getScanTotals({ accountId, linkIds })).totals : {};
+  return rows.map((row) => qrCodeToProto(row, totals[row.link_id] ?? 0n));
+}
+
 export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promise<GetQrCodeResponse> {
   const row = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await findQrCode(deps.db, req.accountId, req.qrCodeId) : undefined;
   if (!row) throw notFound("QR code");
-  return create(GetQrCodeResponseSchema, { qrCode: qrCodeToProto(row) });
+  const [qrCode] = await withScanTotals(deps, req.accountId, [row]);
+  return create(GetQrCodeResponseSchema, { qrCode });
 }
 
 export async function listQrCodesPage(deps: CatalogDeps, req: ListQrCodesRequest): Promise<ListQrCodesResponse> {
@@ -151,7 +161,7 @@ export async function listQrCodesPage(deps: CatalogDeps, req: ListQrCodesRequest
   const page = readPageRequest(deps.pageTokens, req, accountId, scope);
   const rows = await listQrCodes(deps.db, accountId, { workspaceId }, { limit: page.fetch, after: page.after });
   const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, accountId, scope);
-  return create(ListQrCodesResponseSchema, { qrCodes: items.map(qrCodeToProto), nextPageToken });
+  return create(ListQrCodesResponseSchema, { qrCodes: await withScanTotals(deps, accountId, items), nextPageToken });
 }
 
 const updateSchema = z.object({
@@ -190,7 +200,8 @@ export async function updateQrCodeFields(deps: CatalogDeps, req: UpdateQrCodeReq
   };
   const row = Object.keys(changes).length === 0 ? existing : await updateQrCode(deps.db, req.accountId, req.qrCodeId, changes);
   if (!row) throw notFound("QR code");
-  return create(UpdateQrCodeResponseSchema, { qrCode: qrCodeToProto(row) });
+  const [qrCode] = await withScanTotals(deps, req.accountId, [row]);
+  return create(UpdateQrCodeResponseSchema, { qrCode });
 }
 
 /**

@@ -24,7 +24,6 @@ export interface QrCodesTable {
   /** The normalized design, as the rendering service's proto JSON. */
   design: ColumnType<unknown, string, string>;
   utm: ColumnType<UtmValues | null, string | null, string | null>;
-  total_scans: ColumnType<number, never, number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

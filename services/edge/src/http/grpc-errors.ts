@@ -31,7 +31,7 @@ const STATUS_BY_REASON: Record<string, number> = {
 const NUMERIC_METADATA = new Set(["limit", "used"]);
 
 /** Service field names that the REST API spells differently. */
-const PUBLIC_FIELD_NAMES: Record<string, string> = { page_size: "limit", page_token: "cursor", domain_id: "vanity_domain_id" };
+const PUBLIC_FIELD_NAMES: Record<string, string> = { page_size: "limit", page_token: "cursor", domain_id: "vanity_domain_id", from_date: "from", to_date: "to" };
 
 /**
  * A service's field path as the REST client wrote it: renamed where the API differs, and camelCase

@@ -745,6 +745,126 @@ export function defineRestSuite(mode: StackMode): void {
     });
   });
 
+  describe(`[${mode}] scans and analytics`, () => {
+    const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+    const WINDOWS_CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
+    const ANDROID_CHROME = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36";
+    const BOTS = ["Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)", "facebookexternalhit/1.1", "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"];
+
+    async function newCode() {
+      const account = await newAccount();
+      const { body: workspace } = await api("POST", "/workspaces", { key: account.key, body: { name: "Scans" } });
+      const created = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+        key: account.key,
+        body: { name: "Table card", destination_url: "https://example.com/menu" },
+      });
+      expect(created.status).toBe(201);
+      return { ...account, code: created.body as { id: string; vanity_url: string } };
+    }
+
+    const follow = (url: string, method: string, headers: Record<string, string>) => fetch(url, { method, redirect: "manual", headers });
+
+    /** Polls the code until its total_scans reaches `expected`, then reads it a little longer to catch any overshoot. */
+    async function settledTotal(key: string, id: string, expected: number): Promise<number> {
+      const deadline = Date.now() + 15_000;
+      let total = -1;
+      while (Date.now() < deadline) {
+        total = (await api("GET", `/qr-codes/${id}`, { key })).body.total_scans;
+        if (total >= expected) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      return (await api("GET", `/qr-codes/${id}`, { key })).body.total_scans;
+    }
+
+    it("counts 100 follows exactly, not HEADs or bots, and breaks them down by the agents and referrers sent", async () => {
+      const { key, code } = await newCode();
+      const agents = [IPHONE, WINDOWS_CHROME, ANDROID_CHROME, IPHONE];
+      for (let i = 0; i < 100; i++) {
+        const headers: Record<string, string> = { "user-agent": agents[i % 4]! };
+        if (i % 2 === 0) headers.referer = "https://news.example/spring-menu";
+        expect((await follow(code.vanity_url, "GET", headers)).status).toBe(302);
+      }
+      for (let i = 0; i < 5; i++) expect((await follow(code.vanity_url, "HEAD", { "user-agent": IPHONE })).status).toBe(302);
+      for (const bot of BOTS) expect((await follow(code.vanity_url, "GET", { "user-agent": bot })).status).toBe(302);
+
+      expect(await settledTotal(key, code.id, 100)).toBe(100);
+      const listed = await api("GET", "/qr-codes", { key });
+      expect(listed.body.data.find((c: { id: string }) => c.id === code.id).total_scans).toBe(100);
+
+      const { status, body } = await api("GET", `/qr-codes/${code.id}/analytics`, { key });
+      expect(status).toBe(200);
+      const today = new Date().toISOString().slice(0, 10);
+      expect(body).toMatchObject({ qr_code_id: code.id, to: today, total_scans: 100 });
+      // Every request came from 127.0.0.1: one visitor per user agent.
+      expect(body.unique_scans).toBe(3);
+      expect(body.daily).toHaveLength(30);
+      expect(body.daily.at(-1)).toEqual({ date: today, scans: 100, unique_scans: 3 });
+      expect(body.daily.slice(0, -1).every((day: { scans: number }) => day.scans === 0)).toBe(true);
+      expect(body.devices).toEqual([
+        { value: "mobile", scans: 75 },
+        { value: "desktop", scans: 25 },
+      ]);
+      expect(body.operating_systems).toEqual([
+        { value: "iOS", scans: 50 },
+        { value: "Android", scans: 25 },
+        { value: "Windows", scans: 25 },
+      ]);
+      // ua-parser names Chrome on Android "Chrome" too.
+      expect(body.browsers).toEqual([
+        { value: "Chrome", scans: 50 },
+        { value: "Mobile Safari", scans: 50 },
+      ]);
+      expect(body.referrers).toEqual([
+        { value: "direct", scans: 50 },
+        { value: "news.example", scans: 50 },
+      ]);
+      // Loopback has no country.
+      expect(body.countries).toEqual([{ value: "unknown", scans: 100 }]);
+    });
+
+    it("does not count scans of a paused code, and counts again once it is resumed", async () => {
+      const { key, code } = await newCode();
+      expect((await follow(code.vanity_url, "GET", { "user-agent": IPHONE })).status).toBe(302);
+      await api("PATCH", `/qr-codes/${code.id}`, { key, body: { status: "paused" } });
+      expect((await follow(code.vanity_url, "GET", { "user-agent": IPHONE })).status).toBe(404);
+      await api("PATCH", `/qr-codes/${code.id}`, { key, body: { status: "active" } });
+      expect((await follow(code.vanity_url, "GET", { "user-agent": IPHONE })).status).toBe(302);
+      expect(await settledTotal(key, code.id, 2)).toBe(2);
+    });
+
+    it("takes a range of days, and refuses bad and inverted ranges in the envelope", async () => {
+      const { key, code } = await newCode();
+      const range = await api("GET", `/qr-codes/${code.id}/analytics?from=2024-02-27&to=2024-03-01`, { key });
+      expect(range.status).toBe(200);
+      expect(range.body).toMatchObject({ from: "2024-02-27", to: "2024-03-01", total_scans: 0, unique_scans: 0, countries: [], referrers: [] });
+      expect(range.body.daily.map((day: { date: string }) => day.date)).toEqual(["2024-02-27", "2024-02-28", "2024-02-29", "2024-03-01"]);
+
+      const refusals: [string, string, string][] = [
+        ["from=2026-02-30", "from", "invalid_date"],
+        ["to=yesterday", "to", "invalid_date"],
+        ["from=", "from", "too_small"],
+        ["from=2026-03-02&to=2026-03-01", "from", "invalid_range"],
+        ["from=2024-01-01&to=2025-12-31", "from", "range_too_long"],
+        ["from=2026-01-01&from=2026-01-02", "from", "invalid_type"],
+      ];
+      for (const [query, field, reason] of refusals) {
+        const refused = await api("GET", `/qr-codes/${code.id}/analytics?${query}`, { key });
+        expectError(refused, 400, "validation_error");
+        const fields = refused.body.error.details.fields.map((f: { field: string; reason: string }) => ({ field: f.field, reason: f.reason }));
+        expect(fields, query).toEqual([{ field, reason }]);
+      }
+    });
+
+    it("needs analytics:read, and shows nothing of another account's code", async () => {
+      const { code } = await newCode();
+      const stranger = await newAccount();
+      expectError(await api("GET", `/qr-codes/${code.id}/analytics`, { key: stranger.key }), 404, "not_found");
+      const readOnly = await newAccount(SubscriptionTier.ORIGIN, ["qr_codes:read"]);
+      expectError(await api("GET", `/qr-codes/${code.id}/analytics`, { key: readOnly.key }), 403, "insufficient_scope");
+    });
+  });
+
   describe(`[${mode}] browsers`, () => {
     const origin = "https://app.example";
 

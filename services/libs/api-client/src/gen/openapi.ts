@@ -246,6 +246,52 @@ export interface paths {
         patch: operations["updateQrCode"];
         trace?: never;
     };
+    "/qr-codes/{id}/analytics": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The QR code's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["QrCodeIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Scan analytics of a QR code
+         * @description The code's scans over a range of days. A scan is a `GET` of the code's short link answered with
+         *     a redirect; `HEAD` requests, crawlers and link-preview fetchers (chat apps unfurling a link)
+         *     are answered normally but not counted, nor are requests while the code is paused.
+         *
+         *     - Days are UTC calendar days. `to` defaults to today, `from` to 29 days before `to` (30 days in
+         *       all); both ends are included. A range may cover at most 366 days. A date that is not a real
+         *       `YYYY-MM-DD` date is `400 validation_error` with reason `invalid_date`; `from` after `to` is
+         *       reason `invalid_range`; a longer range is reason `range_too_long` (on field `from`).
+         *     - `daily` has one entry per day of the range, days without scans included with zeros.
+         *     - `unique_scans` counts distinct visitors. A visitor is told apart by a salted hash of their
+         *       address and user agent, kept per code; no address is stored. For the whole range a visitor
+         *       counts once; in `daily`, once a day.
+         *     - Breakdowns list values most scanned first (ties by value), at most 50; the rest are summed
+         *       in one entry with the value `other`. A value that could not be told is `unknown`; a scan
+         *       without a referrer has the referrer `direct`.
+         *     - Scans appear within a few seconds of the redirect.
+         *
+         *     Scope: `analytics:read`.
+         */
+        get: operations["getQrCodeAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/qr-codes/{id}/export": {
         parameters: {
             query?: never;
@@ -428,7 +474,10 @@ export interface components {
             destination_url: components["schemas"]["DestinationUrl"];
             status: components["schemas"]["QrCodeStatus"];
             tags: components["schemas"]["Tags"];
-            /** @description Scans counted so far; scans of a paused code are not counted. */
+            /**
+             * @description Scans counted so far, as in the code's analytics; updated within a few seconds of a scan.
+             *     Requests while the code is paused, `HEAD` requests, crawlers and link previews are not scans.
+             */
             total_scans: number;
             /**
              * Format: uri
@@ -457,6 +506,45 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        QrCodeAnalytics: {
+            /** Format: uuid */
+            qr_code_id: string;
+            /**
+             * Format: date
+             * @description The first day of the range (UTC).
+             */
+            from: string;
+            /**
+             * Format: date
+             * @description The last day of the range, included (UTC).
+             */
+            to: string;
+            /** @description Scans in the range. */
+            total_scans: number;
+            /** @description Distinct visitors in the range. */
+            unique_scans: number;
+            /** @description One entry per day of the range, oldest first, zero-filled. */
+            daily: {
+                /** Format: date */
+                date: string;
+                scans: number;
+                /** @description Distinct visitors on that day. */
+                unique_scans: number;
+            }[];
+            /** @description ISO 3166-1 alpha-2 codes, from a trusted proxy's country header or else the offline DB-IP Lite database (IP geolocation by DB-IP, https://db-ip.com, CC BY 4.0). */
+            countries: components["schemas"]["ScanBreakdown"];
+            /** @description `mobile`, `tablet`, `desktop`, `other` or `unknown`. */
+            devices: components["schemas"]["ScanBreakdown"];
+            operating_systems: components["schemas"]["ScanBreakdown"];
+            browsers: components["schemas"]["ScanBreakdown"];
+            /** @description Host names of the pages the scans came from; `direct` when there was none. */
+            referrers: components["schemas"]["ScanBreakdown"];
+        };
+        /** @description Scans per value, most first, at most 50 values and then `other`. */
+        ScanBreakdown: {
+            value: string;
+            scans: number;
+        }[];
         /**
          * @description `active`: the short link redirects (302) to the destination. `paused`: the short link answers
          *     a "paused" page with 404 and scans are not counted. Either can be set by `updateQrCode` at any
@@ -1670,6 +1758,49 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getQrCodeAnalytics: {
+        parameters: {
+            query?: {
+                /** @description The first day, `YYYY-MM-DD` (UTC). Defaults to 29 days before `to`. */
+                from?: string;
+                /** @description The last day, included, `YYYY-MM-DD` (UTC). Defaults to today. */
+                to?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The QR code's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["QrCodeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The code's analytics over the range. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QrCodeAnalytics"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

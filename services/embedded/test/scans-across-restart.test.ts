@@ -1,0 +1,78 @@
+// The promise of scan recording: a scan answered with a redirect is counted exactly once, even when
+// the platform is stopped (SIGTERM) right after it and started again.
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { accountWithKey, startPlatformProcess } from "./support/platform-process.js";
+
+const dataDir = mkdtempSync(join(tmpdir(), "qrp-scans-restart-"));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+const PIXEL = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36";
+
+/** A port free right now: the short links printed on codes name the port, so both runs must share it. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+const follow = (url: string, method: string, userAgent: string) => fetch(url, { method, redirect: "manual", headers: { "user-agent": userAgent } });
+
+describe("scans across a restart", () => {
+  it("counts 100 follows exactly when the platform restarts in the middle; HEADs and bots are not scans", async () => {
+    const env = { PORT: String(await freePort()) };
+    let platform = await startPlatformProcess(dataDir, env);
+    const { key } = await accountWithKey(dataDir);
+    const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    const api = async (path: string, init: RequestInit = {}) => {
+      const res = await fetch(`${platform.apiUrl}${path}`, { ...init, headers });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+
+    const workspace = await api("/workspaces", { method: "POST", body: JSON.stringify({ name: "Menus" }) });
+    const code = await api(`/workspaces/${workspace.body.id}/qr-codes`, {
+      method: "POST",
+      body: JSON.stringify({ name: "Table 4", destination_url: "https://example.com/menu" }),
+    });
+    expect(code.status).toBe(201);
+    const { id, vanity_url: vanityUrl } = code.body as { id: string; vanity_url: string };
+
+    try {
+      for (let i = 0; i < 50; i++) expect((await follow(vanityUrl, "GET", IPHONE)).status).toBe(302);
+      for (let i = 0; i < 3; i++) expect((await follow(vanityUrl, "HEAD", IPHONE)).status).toBe(302);
+      expect((await follow(vanityUrl, "GET", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)")).status).toBe(302);
+      // Stopped at once: the last scans are still in the buffer, and SIGTERM must store them.
+      expect(await platform.stop()).toBe(0);
+
+      platform = await startPlatformProcess(dataDir, env);
+      for (let i = 0; i < 50; i++) expect((await follow(vanityUrl, "GET", PIXEL)).status).toBe(302);
+      expect((await follow(vanityUrl, "GET", "facebookexternalhit/1.1")).status).toBe(302);
+
+      let total = 0;
+      const deadline = Date.now() + 15_000;
+      while (total < 100 && Date.now() < deadline) {
+        total = (await api(`/qr-codes/${id}`)).body.total_scans as number;
+        if (total < 100) await new Promise((r) => setTimeout(r, 100));
+      }
+      await new Promise((r) => setTimeout(r, 600));
+      expect((await api(`/qr-codes/${id}`)).body.total_scans).toBe(100);
+      const analytics = await api(`/qr-codes/${id}/analytics`);
+      expect(analytics.body).toMatchObject({
+        total_scans: 100,
+        unique_scans: 2,
+        operating_systems: [
+          { value: "Android", scans: 50 },
+          { value: "iOS", scans: 50 },
+        ],
+      });
+    } finally {
+      await platform.stop();
+    }
+  }, 180_000);
+});

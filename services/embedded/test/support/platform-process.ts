@@ -1,0 +1,61 @@
+// `npm start` as a user runs it: the embedded platform as a child process, and qrctl beside it.
+import { execFile, spawn } from "node:child_process";
+import { join, resolve } from "node:path";
+
+export const REPO_ROOT = resolve(import.meta.dirname, "../../../..");
+
+/** A running `npm start`. */
+export interface PlatformProcess {
+  apiUrl: string;
+  /** Everything it printed so far. */
+  output(): string;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Starts the embedded platform on DATA_DIR (and DATABASE_URL when the test run has one) and waits for its banner. */
+export async function startPlatformProcess(dataDir: string, extraEnv: Record<string, string> = {}): Promise<PlatformProcess> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "warn", ...extraEnv };
+  if (process.env.DATABASE_URL) env.DATABASE_URL = process.env.DATABASE_URL;
+  const child = spawn(process.execPath, ["--import", "tsx", "services/embedded/src/main.ts"], { cwd: REPO_ROOT, env });
+  let output = "";
+  child.stdout.on("data", (chunk) => (output += chunk));
+  child.stderr.on("data", (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+  const stop = () => {
+    child.kill("SIGTERM");
+    return exited;
+  };
+  const deadline = Date.now() + 60_000;
+  while (!/REST API\s+(\S+)/.test(output) && Date.now() < deadline && child.exitCode === null) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const apiUrl = /REST API\s+(\S+)/.exec(output)?.[1];
+  if (!apiUrl) {
+    await stop();
+    throw new Error(`npm start did not print its API URL:\n${output}`);
+  }
+  return { apiUrl, output: () => output, stop };
+}
+
+/** Runs `qrctl` the way `npx qrctl` does, from the repository root, with the platform's DATA_DIR. */
+export function qrctl(dataDir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      [join(REPO_ROOT, "tools/qrctl/bin/qrctl.js"), ...args],
+      { cwd: REPO_ROOT, env: { PATH: process.env.PATH, DATA_DIR: dataDir } },
+      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** A new account and an API key with every scope, made with qrctl. */
+export async function accountWithKey(dataDir: string): Promise<{ accountId: string; key: string }> {
+  const account = await qrctl(dataDir, ["accounts", "create", "--name", "Acme", "--plan", "origin", "--json"]);
+  if (account.code !== 0) throw new Error(account.stderr);
+  const { id: accountId } = JSON.parse(account.stdout) as { id: string };
+  const key = await qrctl(dataDir, ["keys", "create", "--account", accountId, "--json"]);
+  if (key.code !== 0) throw new Error(key.stderr);
+  return { accountId, key: (JSON.parse(key.stdout) as { key: string }).key };
+}
