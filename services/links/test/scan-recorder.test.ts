@@ -27,13 +27,13 @@ function fakeService() {
   return { stored, failures, send, calls: () => calls };
 }
 
-const recorderFor = (send: SendScans) =>
+const recorderFor = (send: SendScans, flushIntervalMs = 10) =>
   new ScanRecorder({
     send,
     classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
     visitorKeySecret: "k".repeat(32),
     logger,
-    flushIntervalMs: 10,
+    flushIntervalMs,
   });
 
 const until = async (condition: () => boolean, timeoutMs = 5000) => {
@@ -74,13 +74,7 @@ describe("the scan recorder", () => {
 
   it("sends what is left when it closes", async () => {
     const service = fakeService();
-    const recorder = new ScanRecorder({
-      send: service.send,
-      classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
-      visitorKeySecret: "k".repeat(32),
-      logger,
-      flushIntervalMs: 60_000,
-    });
+    const recorder = recorderFor(service.send, 60_000);
     for (let i = 0; i < 5; i++) recorder.recordRedirect(request("GET", IPHONE), target);
     expect(service.stored.size).toBe(0);
     await recorder.close();
@@ -89,13 +83,7 @@ describe("the scan recorder", () => {
 
   it("sends a full batch at once, without waiting for the interval", async () => {
     const service = fakeService();
-    const recorder = new ScanRecorder({
-      send: service.send,
-      classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
-      visitorKeySecret: "k".repeat(32),
-      logger,
-      flushIntervalMs: 60_000,
-    });
+    const recorder = recorderFor(service.send, 60_000);
     for (let i = 0; i < 1000; i++) recorder.recordRedirect(request("GET", IPHONE), target);
     await until(() => service.stored.size === 1000);
     await recorder.close();

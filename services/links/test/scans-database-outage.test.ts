@@ -8,9 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "@connectrpc/connect";
 import { AnalyticsService, LinkService } from "@qrplatform/api/links";
 import { openDatabase, type Database } from "@qrplatform/db";
-import { createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
+import { adminQuery, createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { inProcessTransport } from "@qrplatform/platform";
-import pg from "pg";
 import { scanClassifier } from "../src/scans/classify.js";
 import { ScanRecorder, sendVia } from "../src/scans/scan-recorder.js";
 import { buildLinks } from "../src/server.js";
@@ -19,16 +18,7 @@ import { credentials, logger, SHORT_BASE } from "./support/links-stack.js";
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 const serverUrl = process.env.DATABASE_URL;
 
-/** Runs one statement on the server as an administrator. */
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
+const admin = (sql: string) => adminQuery(serverUrl!, sql);
 
 describe.skipIf(!serverUrl)("scans while Postgres is away", () => {
   let scratch: ScratchDatabase;

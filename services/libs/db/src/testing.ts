@@ -8,7 +8,8 @@ export interface ScratchDatabase {
   drop(): Promise<void>;
 }
 
-async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+/** Runs one statement on a Postgres server with a connection of its own. */
+export async function adminQuery(serverUrl: string, sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
