@@ -1,0 +1,558 @@
+// Redirect benchmark: the short-link path under load, side by side with a bare node:http server
+// answering 302 from a Map (the ceiling); how fast scans reach Postgres; and analytics latency at
+// 10 million scans. Every server runs in its own process (redirect-servers.ts) so autocannon does not
+// share its event loop. Figures are from one run on this machine; compare the ratios, not the numbers.
+//
+// DATABASE_URL names the Postgres server (default: local, user postgres). The redirect part uses a
+// fresh database, qrp_bench_redirects; the analytics part keeps its 10M-row dataset in
+// qrp_bench_scans and reuses it on later runs (generating it takes a few minutes).
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { createClient } from "@connectrpc/connect";
+import autocannon from "autocannon";
+import { sql, type Kysely } from "kysely";
+import pg from "pg";
+import { AnalyticsService, LinkService, RedirectService, ScanSchema, type Scan } from "@qrplatform/api/links";
+import { openDatabase, type Database } from "@qrplatform/db";
+import { createLogger, inProcessTransport, type GrpcModule } from "@qrplatform/platform";
+import { buildLinks } from "../../services/links/src/server.js";
+
+const SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const WARM_UP_SECONDS = 2;
+const CONNECTIONS = 50;
+const LINKS = 1000;
+const SHORT_BASE = "https://s.qr.example";
+const SHORT_HOST = "s.qr.example";
+const REDIRECTS_DB = "qrp_bench_redirects";
+const SCANS_DB = "qrp_bench_scans";
+const SCAN_ROWS = 10_000_000;
+const HOT_LINK_SCANS = 2_000_000;
+const DAYS = 400;
+// Bump when the generated data changes shape, so an old dataset is regenerated rather than reused.
+const DATASET_VERSION = 1;
+const ANALYTICS_RUNS = 20;
+
+const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
+const logger = createLogger({ service: "bench", level: "warn" });
+
+// What phones send when a camera app opens a link: no bots, so every redirect is a scan.
+const USER_AGENTS = [
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 18_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.5 Mobile/15E148 Safari/604.1",
+  "Mozilla/5.0 (Linux; Android 15; Pixel 9) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/138.0.0.0 Mobile Safari/537.36",
+  "Mozilla/5.0 (Linux; Android 14; SAMSUNG SM-S921B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/27.0 Chrome/125.0.0.0 Mobile Safari/537.36",
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) CriOS/138.0.7204.119 Mobile/15E148 Safari/604.1",
+];
+
+const databaseUrl = (name: string) => {
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+};
+
+async function adminQuery(text: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: SERVER_URL });
+  await client.connect();
+  try {
+    return await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+};
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+// ---------------------------------------------------------------------------------------------
+// 1. Redirect throughput
+
+type Mode = "ceiling" | "recording" | "cached";
+
+interface RunningServer {
+  port: number;
+  /** The server's CPU time so far (user and system) and its scans not yet stored. */
+  status(): Promise<{ cpuMs: number; pendingScans: number }>;
+  stop(): Promise<void>;
+}
+
+/** Starts redirect-servers.ts in its own process and waits for its port. BENCH_CPU_PROF=<dir> profiles it. */
+async function startServer(mode: Mode, slugsFile: string): Promise<RunningServer> {
+  const profileDir = process.env.BENCH_CPU_PROF;
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${mode}.cpuprofile`] : [];
+  const script = join(import.meta.dirname, "redirect-servers.ts");
+  const child: ChildProcess = spawn(process.execPath, [...profile, "--import", "tsx", script, mode, slugsFile], {
+    env: { ...process.env, DATABASE_URL: databaseUrl(REDIRECTS_DB), SHORT_LINK_BASE_URL: SHORT_BASE },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+  // The server answers each question with one JSON line, in order.
+  const waiting: ((line: string) => void)[] = [];
+  createInterface({ input: child.stdout! }).on("line", (line) => waiting.shift()?.(line));
+  const nextLine = () =>
+    Promise.race([
+      new Promise<string>((resolve) => waiting.push(resolve)),
+      exited.then((code) => Promise.reject(new Error(`the ${mode} server exited (${code})`))),
+    ]);
+  const { port } = JSON.parse(await nextLine()) as { port: number };
+  return {
+    port,
+    async status() {
+      const line = nextLine();
+      child.kill("SIGUSR2");
+      return JSON.parse(await line) as { cpuMs: number; pendingScans: number };
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      const code = await exited;
+      if (code !== 0) throw new Error(`the ${mode} server exited with ${code}`);
+    },
+  };
+}
+
+interface LoadResult {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  redirects: number;
+  /** The server process's CPU time per request, in microseconds. */
+  cpuMicros: number;
+}
+
+/**
+ * Loads the server with CONNECTIONS connections for `duration` seconds, each cycling through `requests`.
+ * Latencies are kept from each response, as autocannon's own histogram rounds them down to whole ms.
+ */
+async function load(port: number, requests: autocannon.Request[], duration: number): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({ url: `http://127.0.0.1:${port}`, connections: CONNECTIONS, duration, requests }, (error, done) =>
+      error ? reject(error as Error) : resolve(done),
+    );
+    instance.on("response", (_client, _status, _bytes, ms) => latencies.push(ms));
+  });
+  const redirects = result.statusCodeStats?.["302" as keyof typeof result.statusCodeStats]?.count ?? 0;
+  if (result.errors > 0 || result.timeouts > 0 || redirects !== result.requests.total) {
+    throw new Error(`port ${port}: ${result.requests.total} requests, ${redirects} redirects, ${result.errors} errors, ${result.timeouts} timeouts`);
+  }
+  return {
+    perSecond: result.requests.total / result.duration,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    redirects,
+    cpuMicros: 0,
+  };
+}
+
+/** One request per link: a phone's User-Agent, and the visitor's public address as a load balancer forwards it. */
+function scanRequests(slugs: string[]): autocannon.Request[] {
+  return slugs.map((slug, i): autocannon.Request => {
+    // Spread over public IPv4 space so countries and visitors vary; 10/8, 100/8, 127/8, 169/8, 172/8 and 192/8 skipped.
+    let first = 11 + ((i * 37) % 180);
+    if ([100, 127, 169, 172, 192].includes(first)) first += 1;
+    return {
+      method: "GET",
+      path: `/${slug}`,
+      headers: {
+        host: SHORT_HOST,
+        "user-agent": USER_AGENTS[i % USER_AGENTS.length],
+        "x-forwarded-for": `${first}.${(i * 91) % 256}.${(i * 53) % 256}.${1 + ((i * 17) % 250)}`,
+        ...(i % 10 === 0 ? { referer: "https://l.instagram.com/" } : {}),
+      },
+    };
+  });
+}
+
+async function countScans(db: Kysely<unknown>): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from links.scans`.execute(db);
+  return rows[0]!.n;
+}
+
+interface RedirectFigures {
+  rows: { scenario: string; result: LoadResult }[];
+  /** Redirects autocannon counted while recording; it does not count those in flight when a run stops. */
+  answered: number;
+  storedDuringLoad: number;
+  drainMs: number;
+  stored: number;
+}
+
+async function redirectThroughput(database: Database, slugs: Map<string, string>): Promise<RedirectFigures> {
+  const dir = await mkdtemp(join(tmpdir(), "qrp-bench-"));
+  const slugsFile = join(dir, "slugs.json");
+  await writeFile(slugsFile, JSON.stringify([...slugs]));
+  const requests = scanRequests([...slugs.keys()]);
+  const results = new Map<Mode, LoadResult>();
+  const figures = { answered: 0, storedDuringLoad: 0, drainMs: 0, stored: 0 };
+  try {
+    // Recording last, so no other server runs while its scans are stored.
+    for (const mode of ["ceiling", "cached", "recording"] as const) {
+      const server = await startServer(mode, slugsFile);
+      try {
+        const warmUp = await load(server.port, requests, WARM_UP_SECONDS);
+        const before = await server.status();
+        const result = await load(server.port, requests, SECONDS);
+        const after = await server.status();
+        results.set(mode, { ...result, cpuMicros: ((after.cpuMs - before.cpuMs) * 1000) / result.redirects });
+        if (mode === "recording") {
+          const loadEnded = performance.now();
+          figures.answered = warmUp.redirects + result.redirects;
+          figures.storedDuringLoad = await countScans(database.db);
+          while ((await server.status()).pendingScans > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+          figures.drainMs = performance.now() - loadEnded;
+        }
+      } finally {
+        await server.stop();
+      }
+    }
+    figures.stored = await countScans(database.db);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  return {
+    rows: [
+      { scenario: "ceiling: bare node:http, 302 from a Map", result: results.get("ceiling")! },
+      { scenario: "redirector, cached, recording scans", result: results.get("recording")! },
+      { scenario: "redirector, cached, no recording", result: results.get("cached")! },
+    ],
+    ...figures,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Scan ingestion: RecordScans straight into Postgres
+
+const COUNTRIES = ["US", "DE", "GB", "FR", "ES", "IT", "NL", "BR", "IN", "JP", "CA", "AU", "MX", "PL", "SE", "CH", "AT", "BE", "TR", "KR", ""];
+const AGENTS = [
+  ["mobile", "iOS", "Mobile Safari"],
+  ["mobile", "Android", "Chrome"],
+  ["mobile", "Android", "Samsung Browser"],
+  ["mobile", "iOS", "Chrome"],
+  ["tablet", "iOS", "Mobile Safari"],
+  ["desktop", "Windows", "Chrome"],
+] as const;
+
+/** Scans as a redirector sends them: of the last second, so every batch adds to today's rollup rows. */
+function syntheticBatch(linkIds: string[], size: number): Scan[] {
+  const now = Date.now();
+  return Array.from({ length: size }, () => {
+    const pick = <T>(items: readonly T[]) => items[Math.floor(Math.random() ** 2 * items.length)]!;
+    const [deviceType, os, browser] = pick(AGENTS);
+    return create(ScanSchema, {
+      id: randomUUID(),
+      linkId: pick(linkIds),
+      scanTime: timestampFromDate(new Date(now - Math.random() * 1000)),
+      country: pick(COUNTRIES),
+      deviceType,
+      os,
+      browser,
+      referrerHost: Math.random() < 0.1 ? "l.instagram.com" : "",
+      visitorKey: randomBytes(16).toString("base64url").slice(0, 22),
+    });
+  });
+}
+
+/** Sends batches of 1,000 new scans for SECONDS, `parallel` at a time, and answers scans stored per second. */
+async function ingestion(module: GrpcModule, linkIds: string[], parallel: number): Promise<number> {
+  const redirects = createClient(RedirectService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }));
+  let stored = 0;
+  const started = performance.now();
+  const until = started + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (performance.now() < until) stored += (await redirects.recordScans({ scans: syntheticBatch(linkIds, 1000) })).recordedCount;
+    }),
+  );
+  return stored / ((performance.now() - started) / 1000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Analytics at 10 million scans
+
+interface Dataset {
+  account_id: string;
+  hot_link: string;
+  median_link: string;
+  last_day: string;
+}
+
+const ACCOUNT_ID = "00000000-0000-4000-8000-0000000000aa";
+// Link n (1..LINKS) has a fixed id, so the scans need no join to find it. Link 1 is the hot one.
+const linkIdSql = (n: string) => `('00000000-0000-4000-8000-' || lpad(to_hex(${n}), 12, '0'))::uuid`;
+
+/** Runs `statements` in order on one connection of their own; parallel callers get parallel backends. */
+async function onConnection(url: string, statements: string[]): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query("set work_mem = '256MB'; set maintenance_work_mem = '1GB'; set synchronous_commit = off");
+    for (const statement of statements) await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+// One row per scan and dimension of links.scan_day_values, from a row of links.scans.
+const BY_DIMENSION =
+  "lateral (values ('country', country), ('device', device_type), ('os', os), ('browser', browser), ('referrer', referrer_host)) d (dimension, value)";
+
+// The rollups' primary keys, as the scans migration makes them; dropped while the tables are filled.
+const ROLLUP_KEYS = {
+  scan_totals: "link_id",
+  scan_days: "link_id, day",
+  scan_day_values: "link_id, day, dimension, value",
+  scan_day_visitors: "link_id, day, visitor_key",
+};
+const primaryKey = (table: keyof typeof ROLLUP_KEYS) => `alter table links.${table} add constraint ${table}_pkey primary key (${ROLLUP_KEYS[table]})`;
+
+/**
+ * Fills links.links and links.scans with SCAN_ROWS scans over DAYS days, then the rollups, with plain
+ * SQL. Indexes are dropped while loading and built afterwards (a sort is far cheaper than millions of
+ * random B-tree inserts), and the work is split over two connections, one per core.
+ */
+async function generateDataset(url: string, lastDay: string): Promise<void> {
+  const end = `('${lastDay}'::date + 1)::timestamptz`;
+  await onConnection(url, [
+    `insert into links.links (id, account_id, slug, destination_url, status, created_at, updated_at)
+       select ${linkIdSql("n")}, '${ACCOUNT_ID}', 'bench' || n, 'https://example.com/menu/' || n, 'active', created, created
+       from generate_series(1, ${LINKS}) n, (select ${end} - interval '${DAYS} days' as created) c`,
+    // Link 1 is the viral one; the others fall off as (n - 1)^-0.8, so a few campaigns dominate and
+    // the median link has a few thousand scans.
+    `create table public.bench_link_counts as
+       with weights as (select n, power(n - 1, -0.8) as w from generate_series(2, ${LINKS}) n)
+       select n, ${linkIdSql("n")} as link_id, round(${SCAN_ROWS - HOT_LINK_SCANS} * w / sum(w) over ())::int as scans from weights`,
+    `insert into public.bench_link_counts select 1, ${linkIdSql("1")}, ${SCAN_ROWS} - sum(scans) from public.bench_link_counts`,
+    "alter table links.scans drop constraint scans_pkey",
+    "drop index links.scans_link_id_scanned_at",
+    ...Object.keys(ROLLUP_KEYS).map((table) => `alter table links.${table} drop constraint ${table}_pkey`),
+  ]);
+  // Each link's visitors number a sixth of its scans (the hot link: about 300,000), and repeat
+  // visitors are skewed towards a few regulars.
+  const scans = (half: number) => `
+    insert into links.scans (id, link_id, account_id, scanned_at, country, device_type, os, browser, referrer_host, visitor_key)
+    select gen_random_uuid(), link_id, '${ACCOUNT_ID}', ${end} - r_time * interval '${DAYS} days',
+      (array['US','DE','GB','FR','ES','IT','NL','BR','IN','JP','CA','AU','MX','PL','SE','CH','AT','BE','TR','KR','ID','PH','NG','ZA','AR','CO','PT','IE','DK','NO',''])[1 + floor(power(r_country, 2.5) * 31)::int],
+      (array['mobile','mobile','mobile','mobile','mobile','mobile','tablet','desktop','desktop','mobile','tablet','other'])[agent],
+      (array['iOS','Android','iOS','Android','iOS','Android','iOS','Windows','macOS','Android','Android',''])[agent],
+      (array['Mobile Safari','Chrome','Chrome','Samsung Browser','Instagram','Facebook','Mobile Safari','Chrome','Safari','Firefox','Chrome',''])[agent],
+      case when r_referrer < 0.88 then '' else (array['l.instagram.com','t.co','www.google.com','lm.facebook.com','www.linkedin.com','mail.google.com','out.reddit.com'])[least(7, 1 + floor((r_referrer - 0.88) / 0.12 * 7)::int)] end,
+      left(md5(n || '/' || floor(power(r_visitor, 2) * greatest(1, scans / 6.67))::int), 22)
+    from (
+      select c.n, c.link_id, c.scans, random() as r_time, random() as r_country, 1 + floor(power(random(), 1.6) * 12)::int as agent,
+        random() as r_referrer, random() as r_visitor
+      from public.bench_link_counts c, generate_series(${1 + half}, c.scans, 2)
+      offset 0
+    ) g`;
+  await Promise.all([onConnection(url, [scans(0)]), onConnection(url, [scans(1)])]);
+  const day = "(scanned_at at time zone 'UTC')::date";
+  await Promise.all([
+    onConnection(url, [
+      "create unique index scans_pkey on links.scans (id)",
+      `insert into links.scan_day_visitors (link_id, day, visitor_key) select distinct link_id, ${day}, visitor_key from links.scans`,
+      `insert into links.scan_days (link_id, day, scans, unique_scans)
+         select link_id, day, s.scans, v.visitors
+         from (select link_id, ${day} as day, count(*) as scans from links.scans group by 1, 2) s
+         join (select link_id, day, count(*) as visitors from links.scan_day_visitors group by 1, 2) v using (link_id, day)`,
+    ]),
+    onConnection(url, [
+      "create index scans_link_id_scanned_at on links.scans (link_id, scanned_at)",
+      `insert into links.scan_totals (link_id, account_id, scans) select link_id, account_id, count(*) from links.scans group by 1, 2`,
+      `insert into links.scan_day_values (link_id, day, dimension, value, scans)
+         select link_id, ${day}, d.dimension, d.value, count(*)
+         from links.scans, ${BY_DIMENSION}
+         group by 1, 2, 3, 4`,
+    ]),
+  ]);
+  await Promise.all([
+    onConnection(url, [
+      "alter table links.scans add constraint scans_pkey primary key using index scans_pkey",
+      primaryKey("scan_day_visitors"),
+      "vacuum analyze links.scans",
+      "vacuum analyze links.scan_day_visitors",
+    ]),
+    onConnection(url, [
+      primaryKey("scan_totals"),
+      primaryKey("scan_days"),
+      primaryKey("scan_day_values"),
+      "vacuum analyze links.links",
+      "vacuum analyze links.scan_totals",
+      "vacuum analyze links.scan_days",
+      "vacuum analyze links.scan_day_values",
+      "drop table public.bench_link_counts",
+    ]),
+  ]);
+}
+
+/** The dataset in SCANS_DB: reused when a previous run completed it, generated (in minutes) otherwise. */
+async function scansDataset(): Promise<{ dataset: Dataset; database: Database; generatedMs: number | undefined }> {
+  const exists = await adminQuery(`select 1 from pg_database where datname = '${SCANS_DB}'`);
+  if (exists.rowCount === 0) await adminQuery(`create database ${SCANS_DB}`);
+  const url = databaseUrl(SCANS_DB);
+  const database = await openDatabase({ databaseUrl: url, dataDir: "" });
+  const marker = await sql<Dataset>`
+    select account_id, hot_link, median_link, to_char(last_day, 'YYYY-MM-DD') as last_day from public.bench_dataset
+    where version = ${DATASET_VERSION} and scan_rows = ${SCAN_ROWS}`
+    .execute(database.db)
+    .catch(() => ({ rows: [] as Dataset[] }));
+  if (marker.rows[0]) return { dataset: marker.rows[0], database, generatedMs: undefined };
+
+  console.log(`\nGenerating ${SCAN_ROWS.toLocaleString("en")} scans in ${SCANS_DB} (first run only; a few minutes)...`);
+  const started = performance.now();
+  await sql`drop table if exists public.bench_dataset`.execute(database.db);
+  await sql`drop table if exists public.bench_link_counts`.execute(database.db);
+  await sql`drop schema if exists links cascade`.execute(database.db);
+  await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: "p".repeat(32) });
+  const lastDay = new Date().toISOString().slice(0, 10);
+  await generateDataset(url, lastDay);
+  const generatedMs = performance.now() - started;
+  await sql`
+    create table public.bench_dataset as
+    select ${DATASET_VERSION}::int as version, ${SCAN_ROWS}::bigint as scan_rows, ${lastDay}::date as last_day,
+      ${ACCOUNT_ID}::uuid as account_id, ${sql.raw(linkIdSql("1"))} as hot_link,
+      (select link_id from links.scan_totals order by scans, link_id offset ${LINKS / 2} limit 1) as median_link,
+      ${generatedMs / 1000}::numeric as generated_seconds`.execute(database.db);
+  const { rows } = await sql<Dataset>`
+    select account_id, hot_link, median_link, to_char(last_day, 'YYYY-MM-DD') as last_day from public.bench_dataset`.execute(database.db);
+  return { dataset: rows[0]!, database, generatedMs };
+}
+
+/** Answers the rollup summary's questions from links.scans alone, as analytics would without rollups. */
+async function rawSummary(db: Kysely<unknown>, linkId: string, from: string, to: string): Promise<void> {
+  const range = sql`link_id = ${linkId} and scanned_at >= ${from}::date::timestamptz and scanned_at < (${to}::date + 1)::timestamptz`;
+  await Promise.all([
+    sql`select (scanned_at at time zone 'UTC')::date, count(*), count(distinct visitor_key) from links.scans where ${range} group by 1`.execute(db),
+    sql`select count(distinct visitor_key) from links.scans where ${range}`.execute(db),
+    sql`select d.dimension, d.value, count(*) from links.scans, ${sql.raw(BY_DIMENSION)} where ${range} group by 1, 2`.execute(db),
+  ]);
+}
+
+async function timed(runs: number, once: () => Promise<unknown>): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const started = performance.now();
+    await once();
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  // 1 and 2: a fresh database with LINKS links made through LinkService.CreateLink.
+  await adminQuery(`drop database if exists ${REDIRECTS_DB} with (force)`);
+  await adminQuery(`create database ${REDIRECTS_DB}`);
+  const database = await openDatabase({ databaseUrl: databaseUrl(REDIRECTS_DB), dataDir: "" });
+  let figures: RedirectFigures;
+  let sequential: number;
+  let parallel: number;
+  try {
+    const module = await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: "p".repeat(32) });
+    const links = createClient(LinkService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }));
+    const accountId = randomUUID();
+    const slugs = new Map<string, string>();
+    const linkIds: string[] = [];
+    for (let i = 0; i < LINKS; i += 50) {
+      const created = await Promise.all(
+        Array.from({ length: 50 }, (_, j) => links.createLink({ accountId, destinationUrl: `https://example.com/menu/${i + j}?table=${j}` })),
+      );
+      for (const { link } of created) {
+        slugs.set(link!.slug, link!.destinationUrl);
+        linkIds.push(link!.id);
+      }
+    }
+    figures = await redirectThroughput(database, slugs);
+    sequential = await ingestion(module, linkIds, 1);
+    parallel = await ingestion(module, linkIds, 4);
+  } finally {
+    await database.close();
+  }
+
+  const ceiling = figures.rows[0]!.result.perSecond;
+  console.log(
+    `\nRedirects: ${CONNECTIONS} connections for ${SECONDS} s after ${WARM_UP_SECONDS} s of warm-up, ${LINKS} slugs, phone User-Agents, ` +
+      `each server in its own process\n`,
+  );
+  console.log("| scenario | requests/s | vs ceiling | p50 ms | p99 ms | server CPU per redirect |");
+  console.log("|---|---:|---:|---:|---:|---:|");
+  for (const { scenario, result } of figures.rows) {
+    const { perSecond, p50, p99, cpuMicros } = result;
+    console.log(
+      `| ${scenario} | ${perSecond.toFixed(0)} | ${(perSecond / ceiling).toFixed(2)}x | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ${cpuMicros.toFixed(0)} µs |`,
+    );
+  }
+  console.log(
+    `\nScans while recording: ${figures.answered} redirects counted by autocannon (warm-up included), ${figures.storedDuringLoad} scans stored ` +
+      `when the load ended, the buffer empty ${figures.drainMs.toFixed(0)} ms later, ${figures.stored} stored in all.`,
+  );
+  console.log(
+    `RecordScans, batches of 1,000 new scans for ${SECONDS} s: ${sequential.toFixed(0)} scans/s one at a time, ` +
+      `${parallel.toFixed(0)} scans/s 4 in parallel.`,
+  );
+
+  // 3: analytics over the 10M-row dataset, through the real handler.
+  const { dataset, database: scans, generatedMs } = await scansDataset();
+  try {
+    const module = await buildLinks({
+      db: scans.db,
+      shortLinkBaseUrl: SHORT_BASE,
+      pageTokenSecret: "p".repeat(32),
+      // "Today" is the dataset's last day, so the default range is the same on every run.
+      now: () => new Date(`${dataset.last_day}T12:00:00Z`),
+    });
+    const analytics = createClient(AnalyticsService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }));
+    const { rows: totals } = await sql<{ link_id: string; scans: number }>`
+      select link_id, scans from links.scan_totals where link_id in (${dataset.hot_link}, ${dataset.median_link})`.execute(scans.db);
+    const totalOf = (linkId: string) => totals.find((row) => row.link_id === linkId)?.scans ?? 0;
+    const yearFrom = addDays(dataset.last_day, -365);
+    const cases = [
+      { name: "hot link, default 30 days", linkId: dataset.hot_link, fromDate: "", toDate: "" },
+      { name: "hot link, 366 days", linkId: dataset.hot_link, fromDate: yearFrom, toDate: dataset.last_day },
+      { name: "median link, default 30 days", linkId: dataset.median_link, fromDate: "", toDate: "" },
+    ];
+    const rows: { name: string; scans: bigint; visitors: bigint; times: number[] }[] = [];
+    for (const { name, linkId, fromDate, toDate } of cases) {
+      const request = { accountId: dataset.account_id, linkId, fromDate, toDate };
+      const answer = await analytics.getLinkAnalytics(request);
+      await analytics.getLinkAnalytics(request);
+      const times = await timed(ANALYTICS_RUNS, () => analytics.getLinkAnalytics(request));
+      const label = `${name} (${totalOf(linkId).toLocaleString("en")} scans all-time)`;
+      rows.push({ name: label, scans: answer.totalScans, visitors: answer.uniqueScans, times });
+    }
+    const monthFrom = addDays(dataset.last_day, -29);
+    await rawSummary(scans.db, dataset.hot_link, monthFrom, dataset.last_day);
+    const raw = await timed(3, () => rawSummary(scans.db, dataset.hot_link, monthFrom, dataset.last_day));
+    const [rawYear] = await timed(1, () => rawSummary(scans.db, dataset.hot_link, yearFrom, dataset.last_day));
+
+    if (generatedMs !== undefined) console.log(`\nGenerated the dataset in ${seconds(generatedMs)} (reused on later runs).`);
+    console.log(
+      `\nAnalyticsService.GetLinkAnalytics in process, ${SCAN_ROWS.toLocaleString("en")} scans over ${LINKS} links and ${DAYS} days, ` +
+        `${ANALYTICS_RUNS} runs each after 2 warm-up calls\n`,
+    );
+    console.log("| request | scans in range | unique visitors | p50 ms | p99 ms |");
+    console.log("|---|---:|---:|---:|---:|");
+    for (const { name, scans: total, visitors, times } of rows) {
+      const [p50, p99] = [percentile(times, 50).toFixed(1), percentile(times, 99).toFixed(1)];
+      console.log(`| ${name} | ${total.toLocaleString("en")} | ${visitors.toLocaleString("en")} | ${p50} | ${p99} |`);
+    }
+    const ratio = (rawMs: number, row: number) => (rawMs / percentile(rows[row]!.times, 50)).toFixed(1);
+    console.log(
+      `\nThe hot link's summary from the raw links.scans rows instead of the rollups: 30 days p50 ${percentile(raw, 50).toFixed(0)} ms over 3 runs ` +
+        `(${ratio(percentile(raw, 50), 0)}x the handler), 366 days ${rawYear!.toFixed(0)} ms once (${ratio(rawYear!, 1)}x).`,
+    );
+  } finally {
+    await scans.close();
+  }
+}
+
+await main();
