@@ -1,9 +1,8 @@
-import { sql, type Kysely, type Transaction } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { LinksTables } from "../tables.js";
 import type { NewScanRow } from "./scans.table.js";
 
 type Db = Kysely<LinksTables>;
-type Trx = Transaction<LinksTables>;
 
 /** The dimensions analytics breaks scans down by, and the scan column each one reads. */
 export const DIMENSIONS = {
@@ -15,106 +14,66 @@ export const DIMENSIONS = {
 } as const satisfies Record<string, keyof NewScanRow>;
 export type Dimension = keyof typeof DIMENSIONS;
 
-// Ten columns a row; Postgres allows 65,535 parameters a statement.
-const ROWS_PER_STATEMENT = 1000;
-
-const dayOf = (at: Date | string) => new Date(at).toISOString().slice(0, 10);
-
-/** Adds 1 to `counts[key]`, keeping the parts of the key beside the count. */
-function tally<Parts extends unknown[]>(counts: Map<string, { parts: Parts; n: number }>, parts: Parts): void {
-  const key = JSON.stringify(parts);
-  const entry = counts.get(key);
-  if (entry) entry.n += 1;
-  else counts.set(key, { parts, n: 1 });
-}
-
-/** A tally's entries in key order, so concurrent batches lock rollup rows in the same order and never deadlock. */
-const inKeyOrder = <Parts extends unknown[]>(counts: Map<string, { parts: Parts; n: number }>) =>
-  [...counts.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, entry]) => entry);
-
-function chunks<T>(items: T[]): T[][] {
-  const result: T[][] = [];
-  for (let i = 0; i < items.length; i += ROWS_PER_STATEMENT) result.push(items.slice(i, i + ROWS_PER_STATEMENT));
-  return result;
-}
-
 /**
- * Stores a batch of scans and adds the new ones to every rollup, in one transaction: a scan is either
- * stored and counted everywhere, or not at all. Scans whose id is already stored are skipped, so a
- * batch that is sent again (after a timeout, say) changes nothing. Returns how many were new.
+ * Stores a batch of scans and adds the new ones to every rollup, in one statement (so one transaction):
+ * a scan is either stored and counted everywhere, or not at all. Scans whose id is already stored are
+ * skipped, so a batch that is sent again (after a timeout, say) changes nothing. Returns how many were
+ * new.
+ *
+ * The batch travels as one array per column and Postgres does the counting: the rows come out of
+ * `unnest`, and each rollup is a GROUP BY over the rows that were new. Rollup rows are upserted in key
+ * order, so concurrent batches lock them in the same order.
  */
 export async function storeScans(db: Db, scans: NewScanRow[]): Promise<number> {
   if (scans.length === 0) return 0;
-  return db.transaction().execute(async (trx) => {
-    const byId = new Map(scans.map((scan) => [scan.id, scan]));
-    const stored: NewScanRow[] = [];
-    for (const chunk of chunks([...byId.values()])) {
-      const ids = await trx.insertInto("scans").values(chunk).onConflict((oc) => oc.column("id").doNothing()).returning("id").execute();
-      for (const { id } of ids) stored.push(byId.get(id)!);
-    }
-    if (stored.length > 0) await addToRollups(trx, stored);
-    return stored.length;
-  });
-}
-
-async function addToRollups(trx: Trx, scans: NewScanRow[]): Promise<void> {
-  const totals = new Map<string, { parts: [string, string]; n: number }>();
-  const days = new Map<string, { parts: [string, string]; n: number }>();
-  const values = new Map<string, { parts: [string, string, string, string]; n: number }>();
-  const visitors = new Map<string, { parts: [string, string, string]; n: number }>();
-  for (const scan of scans) {
-    const day = dayOf(scan.scanned_at);
-    tally(totals, [scan.link_id, scan.account_id]);
-    tally(days, [scan.link_id, day]);
-    tally(visitors, [scan.link_id, day, scan.visitor_key]);
-    for (const [dimension, column] of Object.entries(DIMENSIONS)) tally(values, [scan.link_id, day, dimension, scan[column]]);
-  }
-
-  // A visitor counts once a day: only visitor-days not seen before add to unique_scans.
-  const newVisitorDays = new Map<string, { parts: [string, string]; n: number }>();
-  for (const chunk of chunks(inKeyOrder(visitors))) {
-    const inserted = await trx
-      .insertInto("scan_day_visitors")
-      .values(chunk.map(({ parts: [link_id, day, visitor_key] }) => ({ link_id, day, visitor_key })))
-      .onConflict((oc) => oc.columns(["link_id", "day", "visitor_key"]).doNothing())
-      .returning(["link_id", sql<string>`to_char(day, 'YYYY-MM-DD')`.as("day")])
-      .execute();
-    for (const row of inserted) tally(newVisitorDays, [row.link_id, row.day]);
-  }
-
-  for (const chunk of chunks(inKeyOrder(totals))) {
-    await trx
-      .insertInto("scan_totals")
-      .values(chunk.map(({ parts: [link_id, account_id], n }) => ({ link_id, account_id, scans: n })))
-      .onConflict((oc) => oc.column("link_id").doUpdateSet({ scans: sql`scan_totals.scans + excluded.scans` }))
-      .execute();
-  }
-  for (const chunk of chunks(inKeyOrder(days))) {
-    await trx
-      .insertInto("scan_days")
-      .values(
-        chunk.map(({ parts: [link_id, day], n }) => ({
-          link_id,
-          day,
-          scans: n,
-          unique_scans: newVisitorDays.get(JSON.stringify([link_id, day]))?.n ?? 0,
-        })),
+  const column = <K extends keyof NewScanRow>(key: K) => scans.map((scan) => scan[key]);
+  const result = await sql<{ stored: number }>`
+    WITH stored AS (
+      INSERT INTO links.scans (id, link_id, account_id, scanned_at, country, device_type, os, browser, referrer_host, visitor_key)
+      SELECT * FROM unnest(
+        ${column("id")}::uuid[], ${column("link_id")}::uuid[], ${column("account_id")}::uuid[],
+        ${scans.map((scan) => new Date(scan.scanned_at).toISOString())}::timestamptz[],
+        ${column("country")}::text[], ${column("device_type")}::text[], ${column("os")}::text[],
+        ${column("browser")}::text[], ${column("referrer_host")}::text[], ${column("visitor_key")}::text[]
       )
-      .onConflict((oc) =>
-        oc.columns(["link_id", "day"]).doUpdateSet({
-          scans: sql`scan_days.scans + excluded.scans`,
-          unique_scans: sql`scan_days.unique_scans + excluded.unique_scans`,
-        }),
-      )
-      .execute();
-  }
-  for (const chunk of chunks(inKeyOrder(values))) {
-    await trx
-      .insertInto("scan_day_values")
-      .values(chunk.map(({ parts: [link_id, day, dimension, value], n }) => ({ link_id, day, dimension, value, scans: n })))
-      .onConflict((oc) => oc.columns(["link_id", "day", "dimension", "value"]).doUpdateSet({ scans: sql`scan_day_values.scans + excluded.scans` }))
-      .execute();
-  }
+      ON CONFLICT (id) DO NOTHING
+      RETURNING *, (scanned_at AT TIME ZONE 'UTC')::date AS day
+    ),
+    new_visitors AS (
+      INSERT INTO links.scan_day_visitors (link_id, day, visitor_key)
+      SELECT DISTINCT link_id, day, visitor_key FROM stored ORDER BY 1, 2, 3
+      ON CONFLICT DO NOTHING
+      RETURNING link_id, day
+    ),
+    totals AS (
+      INSERT INTO links.scan_totals (link_id, account_id, scans)
+      SELECT link_id, account_id, count(*) FROM stored GROUP BY 1, 2 ORDER BY 1
+      ON CONFLICT (link_id) DO UPDATE SET scans = scan_totals.scans + excluded.scans
+    ),
+    days AS (
+      INSERT INTO links.scan_days (link_id, day, scans, unique_scans)
+      SELECT link_id, day, scans, coalesce(visitors, 0)
+      FROM (SELECT link_id, day, count(*) AS scans FROM stored GROUP BY 1, 2) AS by_day
+      LEFT JOIN (SELECT link_id, day, count(*) AS visitors FROM new_visitors GROUP BY 1, 2) AS by_visitor USING (link_id, day)
+      ORDER BY 1, 2
+      ON CONFLICT (link_id, day) DO UPDATE
+        SET scans = scan_days.scans + excluded.scans, unique_scans = scan_days.unique_scans + excluded.unique_scans
+    ),
+    dimension_values AS (
+      INSERT INTO links.scan_day_values (link_id, day, dimension, value, scans)
+      SELECT link_id, day, dimension, value, count(*)
+      FROM stored
+      CROSS JOIN LATERAL (${sql.join(
+        Object.entries(DIMENSIONS).map(([dimension, column]) => sql`SELECT ${dimension}::text, ${sql.ref(column)}`),
+        sql` UNION ALL `,
+      )}) AS dimensions (dimension, value)
+      GROUP BY 1, 2, 3, 4
+      ORDER BY 1, 2, 3, 4
+      ON CONFLICT (link_id, day, dimension, value) DO UPDATE SET scans = scan_day_values.scans + excluded.scans
+    )
+    SELECT count(*)::int AS stored FROM stored
+  `.execute(db);
+  return result.rows[0]!.stored;
 }
 
 /** All-time scans of the account's links among `linkIds`; links without scans are absent. */
@@ -153,11 +112,17 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
       .orderBy("day")
       .execute(),
     db
-      .selectFrom("scan_day_visitors")
-      .select(sql<number>`count(distinct visitor_key)::int`.as("visitors"))
-      .where("link_id", "=", linkId)
-      .where("day", ">=", from)
-      .where("day", "<=", to)
+      .selectFrom((eb) =>
+        eb
+          .selectFrom("scan_day_visitors")
+          .select("visitor_key")
+          .distinct()
+          .where("link_id", "=", linkId)
+          .where("day", ">=", from)
+          .where("day", "<=", to)
+          .as("visitors_in_range"),
+      )
+      .select(sql<number>`count(*)::int`.as("visitors"))
       .executeTakeFirstOrThrow(),
     db
       .selectFrom("scan_day_values")
