@@ -1,10 +1,10 @@
 // Hourly request quotas at the edge: exact under concurrency, announced on every counted response, and
 // failing open to per-process counts when Redis goes away. Runs on memory, or on Redis when REDIS_URL is set.
-import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { call, expectError, type ApiResponse } from "./support/http.js";
-import { freePort, startStack, type Stack } from "./support/stack.js";
+import { freePort, killRedis, startRedis } from "@qrplatform/platform/testing";
+import { startStack, type Stack } from "./support/stack.js";
 
 async function keyWithHourlyLimit(stack: Stack, limit: number) {
   const { account } = await stack.admin.createAccount({ name: "Quota", subscriptionTier: SubscriptionTier.ORIGIN });
@@ -74,22 +74,6 @@ describe(`hourly quotas (${process.env.REDIS_URL ? "Redis" : "memory"})`, () => 
   });
 });
 
-/** A Redis of this test's own, so stopping it disturbs nothing else. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "pipe" });
-  await new Promise<void>((resolve, reject) => {
-    redis.once("error", reject);
-    redis.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("Ready to accept connections") && resolve());
-  });
-  return redis;
-}
-
-async function stopRedis(redis: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => redis.once("exit", resolve));
-  redis.kill("SIGKILL");
-  await exited;
-}
-
 describe("hourly quotas when Redis goes away", () => {
   it("fail open to per-process counts with the same limit, answer no 5xx, and share counts again when Redis is back", async () => {
     const port = await freePort();
@@ -101,7 +85,7 @@ describe("hourly quotas when Redis goes away", () => {
       expect(rateLimitHeaders(await get()).remaining).toBe(3);
       expect(rateLimitHeaders(await get()).remaining).toBe(2);
 
-      await stopRedis(redis);
+      await killRedis(redis);
       const whileDown: ApiResponse[] = [];
       for (let i = 0; i < 6; i++) whileDown.push(await get());
       expect(whileDown.map((r) => r.status)).toEqual([200, 200, 200, 200, 429, 429]);
@@ -118,7 +102,7 @@ describe("hourly quotas when Redis goes away", () => {
       expect(rateLimitHeaders(shared!).remaining).toBe(3);
     } finally {
       await stack.close();
-      await stopRedis(redis);
+      await killRedis(redis);
     }
   }, 60_000);
 });

@@ -1,10 +1,10 @@
 // The promise of scan recording: a scan answered with a redirect is counted exactly once, even when
 // the platform is stopped (SIGTERM) right after it and started again.
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { freePort } from "@qrplatform/platform/testing";
 import { accountWithKey, startPlatformProcess } from "./support/platform-process.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "qrp-scans-restart-"));
@@ -13,19 +13,11 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 const PIXEL = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36";
 
-/** A port free right now: the short links printed on codes name the port, so both runs must share it. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
-
 const follow = (url: string, method: string, userAgent: string) => fetch(url, { method, redirect: "manual", headers: { "user-agent": userAgent } });
 
 describe("scans across a restart", () => {
   it("counts 100 follows exactly when the platform restarts in the middle; HEADs and bots are not scans", async () => {
+    // The short links printed on codes name the port, so both runs must share it.
     const env = { PORT: String(await freePort()) };
     let platform = await startPlatformProcess(dataDir, env);
     const { key } = await accountWithKey(dataDir);

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,6 +10,7 @@ import { createClient } from "@connectrpc/connect";
 import { LinkService } from "@qrplatform/api/links";
 import { createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { remoteTransport } from "@qrplatform/platform";
+import { freePort } from "@qrplatform/platform/testing";
 import { credentials } from "./support/links-stack.js";
 
 // The links service as its own process: gRPC and the redirector on their ports, stopped by SIGTERM.
@@ -23,14 +23,6 @@ let dataDir: string;
 let scratch: ScratchDatabase | undefined;
 let grpcPort: number;
 let redirectPort: number;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 beforeAll(async () => {
   scratch = await createScratchDatabase();

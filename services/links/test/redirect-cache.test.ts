@@ -23,7 +23,7 @@ import {
 } from "../src/server.js";
 import { INVALIDATION_CHANNEL } from "../src/redirects/invalidations.js";
 import { credentials, logger, SHORT_HOST, startLinks, type LinksStack } from "./support/links-stack.js";
-import { freePort, hasRedisServer, killRedis, startRedis } from "./support/redis-server.js";
+import { freePort, hasRedisServer, killRedis, startRedis } from "@qrplatform/platform/testing";
 
 /** A resolver that counts its calls: each one stands for a database round trip. */
 function counting(resolve: ResolveLink): ResolveLink & { calls: number } {

@@ -2,7 +2,6 @@
 // transports, or every service (and the edge) as its own process talking real gRPC.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
@@ -15,6 +14,7 @@ import { buildCatalog } from "@qrplatform/catalog";
 import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing";
 import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
 import { createLogger, inProcessTransport, lateHandler, listenHttp, remoteTransport, type GrpcModule, type Logger } from "@qrplatform/platform";
+import { freePort } from "@qrplatform/platform/testing";
 import { buildRendering } from "@qrplatform/rendering";
 import { memoryQuotaStore, redisQuotaStore } from "../../src/http/quota.js";
 import { buildTenancy } from "@qrplatform/tenancy";
@@ -111,18 +111,6 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
       await database.close();
     },
   };
-}
-
-/** A TCP port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 /** One service process; its output is kept so a failed start can say why. */

@@ -1,3 +1,4 @@
+// Helpers for tests that run processes of their own: free ports, and a Redis to stop and start.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 
