@@ -31,6 +31,7 @@ const platform = await startPlatform({
   dnsResolver: config.DNS_RESOLVER,
   trustedProxies: config.TRUSTED_PROXIES,
   countryHeader: config.COUNTRY_HEADER,
+  scanSpoolDir: config.SCAN_SPOOL_DIR,
   logger,
 });
 onShutdownSignal(logger, () => platform.close());

@@ -41,6 +41,8 @@ export interface PlatformOptions {
   trustedProxies?: readonly string[];
   /** A trusted proxy's header with the visitor's country; the bundled database otherwise. */
   countryHeader?: string | undefined;
+  /** Where scans wait on disk while the database is away; DATA_DIR/scan-spool by default. */
+  scanSpoolDir?: string | undefined;
 }
 
 /** A running embedded platform. */
@@ -106,6 +108,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     visitorKeySecret: secrets.visitorKeySecret,
     trustedProxies: options.trustedProxies,
     countryHeader: options.countryHeader,
+    spoolDir: options.scanSpoolDir ?? join(options.dataDir, "scan-spool"),
     logger,
   });
   let draining = false;

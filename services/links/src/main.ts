@@ -40,6 +40,7 @@ await runGrpcService({
       visitorKeySecret: config.VISITOR_KEY_SECRET,
       trustedProxies: config.TRUSTED_PROXIES,
       countryHeader: config.COUNTRY_HEADER,
+      spoolDir: config.SCAN_SPOOL_DIR ?? join(config.DATA_DIR, "scan-spool"),
       logger,
     });
     const redirector = await listenHttp({

@@ -1,9 +1,13 @@
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
-import { describe, expect, it } from "vitest";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Scan } from "@qrplatform/api/links";
 import { scanClassifier } from "../src/scans/classify.js";
 import { ScanRecorder, type SendScans } from "../src/scans/scan-recorder.js";
+import { ScanSpool } from "../src/scans/scan-spool.js";
 import type { RedirectTarget } from "../src/server.js";
 import { logger } from "./support/links-stack.js";
 
@@ -27,9 +31,10 @@ function fakeService() {
   return { stored, failures, send, calls: () => calls };
 }
 
-const recorderFor = (send: SendScans, flushIntervalMs = 10) =>
+const recorderFor = (send: SendScans, flushIntervalMs = 10, spool?: ScanSpool) =>
   new ScanRecorder({
     send,
+    spool,
     classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
     visitorKeySecret: "k".repeat(32),
     logger,
@@ -98,5 +103,40 @@ describe("the scan recorder", () => {
     recorder.recordRedirect(request("GET", IPHONE), target);
     await recorder.close();
     expect(service.stored.size).toBe(1);
+  });
+
+  describe("with a spool on disk", () => {
+    let dir: string;
+    beforeEach(() => {
+      dir = mkdtempSync(join(tmpdir(), "qrp-spool-"));
+    });
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+    const down: SendScans = () => Promise.reject(new ConnectError("down", Code.Unavailable));
+
+    it("moves scans to disk while the service is down, and a later run stores each of them once", async () => {
+      const crashed = recorderFor(down, 10, new ScanSpool(dir));
+      for (let i = 0; i < 30; i++) crashed.recordRedirect(request("GET", IPHONE, `198.51.100.${i}`), target);
+      await until(() => crashed.pending === 0);
+      expect(readdirSync(dir).filter((name) => name.endsWith(".scans")).length).toBeGreaterThan(0);
+
+      // What a hard kill leaves behind is replayed by the next process on the same spool.
+      const service = fakeService();
+      const restarted = recorderFor(service.send, 10, new ScanSpool(dir));
+      await until(() => service.stored.size === 30);
+      await restarted.close();
+      expect(readdirSync(dir).filter((name) => name.endsWith(".scans"))).toEqual([]);
+      expect(new Set([...service.stored.values()].map((scan) => scan.id)).size).toBe(30);
+      await crashed.close(0);
+    });
+
+    it("spools what it could not send when it closes, instead of losing it", async () => {
+      const recorder = recorderFor(down, 60_000, new ScanSpool(dir));
+      for (let i = 0; i < 5; i++) recorder.recordRedirect(request("GET", IPHONE), target);
+      await recorder.close(50);
+      expect(recorder.pending).toBe(0);
+      const service = fakeService();
+      await recorderFor(service.send, 10, new ScanSpool(dir)).close();
+      expect(service.stored.size).toBe(5);
+    });
   });
 });

@@ -128,7 +128,7 @@ describe("charts/qr-platform", () => {
     for (const name of ["tenancy", "catalog", "links"]) {
       expect(env(name)).toMatchObject({ DATABASE_URL: database, PAGE_TOKEN_SECRET: internal("PAGE_TOKEN_SECRET") });
     }
-    expect(env("links")).toMatchObject({ VISITOR_KEY_SECRET: internal("VISITOR_KEY_SECRET") });
+    expect(env("links")).toMatchObject({ VISITOR_KEY_SECRET: internal("VISITOR_KEY_SECRET"), SCAN_SPOOL_DIR: "/tmp/scan-spool" });
     expect(env("links")).not.toHaveProperty("TRUSTED_PROXIES");
     expect(env("rendering")).not.toHaveProperty("DATABASE_URL");
     expect(env("catalog")).toMatchObject({

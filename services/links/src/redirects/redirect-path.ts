@@ -5,6 +5,7 @@ import { optionalVar, type Logger } from "@qrplatform/platform";
 import { scanClassifier } from "../scans/classify.js";
 import { openCountryDatabase } from "../scans/country.js";
 import { ScanRecorder, sendVia } from "../scans/scan-recorder.js";
+import { ScanSpool } from "../scans/scan-spool.js";
 import type { InvalidationBus } from "./invalidations.js";
 import { cachedResolver } from "./redirect-cache.js";
 import { buildRedirector, resolveVia } from "./redirector.js";
@@ -13,7 +14,8 @@ import { buildRedirector, resolveVia } from "./redirector.js";
  * The variables of every process that serves short links: TRUSTED_PROXIES, comma-separated addresses,
  * CIDR ranges or "loopback"/"linklocal"/"uniquelocal", whose X-Forwarded-For is believed (none by
  * default: the socket peer is the visitor); COUNTRY_HEADER, a header such a proxy sets to the
- * visitor's country (such as cf-ipcountry), else the bundled DB-IP Lite database decides.
+ * visitor's country (such as cf-ipcountry), else the bundled DB-IP Lite database decides;
+ * SCAN_SPOOL_DIR, where scans wait on disk while Postgres is away (default DATA_DIR/scan-spool).
  */
 export const redirectPathEnv = z.object({
   TRUSTED_PROXIES: z
@@ -21,6 +23,7 @@ export const redirectPathEnv = z.object({
     .default("")
     .transform((list) => list.split(",").map((entry) => entry.trim()).filter(Boolean)),
   COUNTRY_HEADER: optionalVar(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name")),
+  SCAN_SPOOL_DIR: optionalVar(z.string()),
 });
 
 /** How a process serves short links. */
@@ -35,6 +38,8 @@ export interface RedirectPathOptions {
   trustedProxies?: readonly string[];
   /** A trusted proxy's country header, such as "cf-ipcountry"; the bundled database otherwise. */
   countryHeader?: string | undefined;
+  /** Where scans wait on disk while they cannot be stored (and survive a hard kill); in memory when unset. */
+  spoolDir?: string | undefined;
   logger: Logger;
 }
 
@@ -61,6 +66,7 @@ export async function startRedirectPath(options: RedirectPathOptions): Promise<R
       countryOf: await openCountryDatabase(),
     }),
     visitorKeySecret: options.visitorKeySecret,
+    spool: options.spoolDir === undefined ? undefined : new ScanSpool(options.spoolDir),
     logger,
   });
   return {

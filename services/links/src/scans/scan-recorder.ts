@@ -7,12 +7,13 @@ import { RedirectService, ScanSchema, type Scan } from "@qrplatform/api/links";
 import type { Logger } from "@qrplatform/platform";
 import type { RedirectTarget } from "../redirects/redirector.js";
 import { visitorKey, type ScanFacts } from "./classify.js";
+import type { ScanSpool } from "./scan-spool.js";
 
-/** How often buffered scans are sent: what a hard kill can lose at most while Postgres is up. */
+/** How often buffered scans are sent (or spooled while sends fail): what a hard kill can lose at most. */
 export const FLUSH_INTERVAL_MS = 250;
 /** Scans per RecordScans call. */
 const BATCH_SIZE = 1000;
-/** Scans kept while they cannot be stored; past this, new scans are dropped and counted in the log. */
+/** Scans kept in memory while they can be neither stored nor spooled; past this, new scans are dropped and logged. */
 const MAX_BUFFERED = 200_000;
 const MAX_RETRY_DELAY_MS = 5000;
 
@@ -31,6 +32,8 @@ export interface ScanRecorderOptions {
   classify: (req: IncomingMessage) => ScanFacts;
   /** Salts visitor keys; changing it makes every visitor new. */
   visitorKeySecret: string;
+  /** Where batches wait on disk while they cannot be stored; without it they wait in memory. */
+  spool?: ScanSpool | undefined;
   logger: Logger;
   flushIntervalMs?: number;
   now?: () => Date;
@@ -38,22 +41,31 @@ export interface ScanRecorderOptions {
 
 /**
  * Records scans off the request path: a redirect only appends to a buffer, and a timer sends the
- * buffer in batches. A batch leaves the buffer only once it is committed, so a failed send (the links
+ * buffer in batches. A batch is forgotten only once it is committed, so a failed send (the links
  * service or Postgres restarting) is retried, with backoff, until it succeeds; scan ids make a retried
- * batch count once. `close` sends everything left before the process exits.
+ * batch count once. While sends fail, each interval's scans move to the spool on disk, so a hard kill
+ * loses at most one flush interval of scans; spooled batches, older, are sent first, also after a
+ * restart. `close` sends everything left, or spools it, before the process exits.
  */
 export class ScanRecorder {
   private readonly buffer: Scan[] = [];
   private readonly flushIntervalMs: number;
   private readonly now: () => Date;
+  private readonly spool: ScanSpool | undefined;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  /** Whether the spool may hold batches; true at start, so batches of an earlier run are replayed. */
+  private spooled: boolean;
   private failures = 0;
+  private nextAttemptAt = 0;
   private dropped = 0;
 
   constructor(private readonly options: ScanRecorderOptions) {
     this.flushIntervalMs = options.flushIntervalMs ?? FLUSH_INTERVAL_MS;
     this.now = options.now ?? (() => new Date());
+    this.spool = options.spool;
+    this.spooled = this.spool !== undefined;
+    if (this.spooled) this.schedule(0);
   }
 
   /** Counts a redirect answered with a 302, unless it is not a scan: HEAD, or a bot or link preview. */
@@ -78,24 +90,27 @@ export class ScanRecorder {
         visitorKey: visitorKey(this.options.visitorKeySecret, target.linkId, facts),
       }),
     );
-    // While sends fail, the retry timer alone decides when to try again.
+    // While sends fail, the interval alone decides: a full batch must not hammer a service that is down.
     this.schedule(this.buffer.length >= BATCH_SIZE && this.failures === 0 ? 0 : this.flushIntervalMs);
   }
 
-  /** Scans waiting to be stored. */
+  /** Scans waiting in memory to be stored. */
   get pending(): number {
     return this.buffer.length;
   }
 
-  /** Sends every buffered scan, retrying until `deadline`; what is still unsent then is logged as lost. */
+  /** Sends every buffered and spooled scan, retrying until the timeout; what is left then is spooled, or logged as lost. */
   async close(timeoutMs = 10_000): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     const deadline = Date.now() + timeoutMs;
-    while (this.buffer.length > 0 && Date.now() < deadline) {
+    await this.flushing;
+    while ((this.buffer.length > 0 || this.spooled) && Date.now() < deadline) {
+      this.nextAttemptAt = 0;
       await this.flush();
-      if (this.buffer.length > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(this.retryDelay(), deadline - Date.now())));
+      if (this.failures > 0) await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(this.retryDelay(), deadline - Date.now()))));
     }
+    await this.spill();
     if (this.buffer.length > 0) this.options.logger.error({ lost: this.buffer.length }, "shutting down with scans that could not be stored");
   }
 
@@ -109,7 +124,7 @@ export class ScanRecorder {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.flush().then(() => {
-        if (this.buffer.length > 0) this.schedule(this.failures > 0 ? this.retryDelay() : this.buffer.length >= BATCH_SIZE ? 0 : this.flushIntervalMs);
+        if (this.buffer.length > 0 || this.spooled) this.schedule(this.buffer.length >= BATCH_SIZE && this.failures === 0 ? 0 : this.flushIntervalMs);
       });
     }, delayMs);
   }
@@ -118,31 +133,71 @@ export class ScanRecorder {
     return Math.min(MAX_RETRY_DELAY_MS, this.flushIntervalMs * 2 ** Math.min(this.failures, 10));
   }
 
-  /** Sends batches until the buffer is empty or a send fails; one flush at a time. */
+  /** One round, never two at once: send what waits (spooled first) unless backing off, and spool what could not go. */
   private flush(): Promise<void> {
     this.flushing ??= (async () => {
       try {
-        while (this.buffer.length > 0) {
-          const batch = this.buffer.slice(0, BATCH_SIZE);
-          try {
-            await this.options.send(batch);
-          } catch (error) {
-            if (error instanceof ConnectError && error.code === Code.InvalidArgument) {
-              // Retrying cannot help a batch the service refuses; keeping it would block every later scan.
-              this.options.logger.error({ err: error, scans: batch.length }, "dropping a batch of scans the links service refused");
-            } else {
-              if (this.failures++ === 0) this.options.logger.warn({ err: error, pending: this.buffer.length }, "cannot store scans yet; retrying");
-              return;
-            }
-          }
-          this.buffer.splice(0, batch.length);
+        if (this.failures > 0 && Date.now() < this.nextAttemptAt) return;
+        try {
+          await this.sendSpooled();
+          await this.sendBuffered();
           if (this.failures > 0) this.options.logger.info({ pending: this.buffer.length }, "storing scans again");
           this.failures = 0;
+        } catch (error) {
+          if (this.failures++ === 0) this.options.logger.warn({ err: error, pending: this.buffer.length }, "cannot store scans yet; retrying");
+          this.nextAttemptAt = Date.now() + this.retryDelay();
         }
       } finally {
+        await this.spill();
         this.flushing = undefined;
       }
     })();
     return this.flushing;
+  }
+
+  private async sendSpooled(): Promise<void> {
+    while (this.spool && this.spooled) {
+      const batch = await this.spool.oldest();
+      if (!batch) {
+        this.spooled = false;
+        return;
+      }
+      if (await this.sendOrRefuse(batch.scans)) await batch.remove();
+    }
+  }
+
+  private async sendBuffered(): Promise<void> {
+    while (this.buffer.length > 0) {
+      const batch = this.buffer.slice(0, BATCH_SIZE);
+      await this.sendOrRefuse(batch);
+      this.buffer.splice(0, batch.length);
+    }
+  }
+
+  /** Sends a batch; true once it is stored or refused for good, throws when it should be tried again. */
+  private async sendOrRefuse(batch: Scan[]): Promise<boolean> {
+    try {
+      await this.options.send(batch);
+    } catch (error) {
+      if (!(error instanceof ConnectError && error.code === Code.InvalidArgument)) throw error;
+      // Retrying cannot help a batch the service refuses; keeping it would block every later scan.
+      this.options.logger.error({ err: error, scans: batch.length }, "dropping a batch of scans the links service refused");
+    }
+    return true;
+  }
+
+  /** While sends fail, moves the buffer to disk, so a hard kill finds it there. */
+  private async spill(): Promise<void> {
+    if (!this.spool || this.failures === 0) return;
+    try {
+      while (this.buffer.length > 0) {
+        const batch = this.buffer.slice(0, BATCH_SIZE);
+        await this.spool.write(batch);
+        this.buffer.splice(0, batch.length);
+        this.spooled = true;
+      }
+    } catch (error) {
+      this.options.logger.error({ err: error, pending: this.buffer.length }, "cannot spool scans to disk; keeping them in memory");
+    }
   }
 }
