@@ -49,6 +49,13 @@ function stringValue(schema: DocNode): fc.Arbitrary<string> {
   const maxLength = Math.min(schema.maxLength ?? 60, 200);
   if (schema.format === "uuid") return fc.uuid();
   if (schema.format === "uri") return fc.webUrl({ validSchemes: ["https", "http"] }).filter((u) => u.length <= maxLength);
+  // Calendar dates within a few years of now, so ranges built from two of them are sometimes short enough to answer.
+  if (schema.format === "date") {
+    const year = new Date().getUTCFullYear();
+    return fc
+      .date({ min: new Date(Date.UTC(year - 2, 0, 1)), max: new Date(Date.UTC(year + 1, 11, 31)), noInvalidDate: true })
+      .map((date) => date.toISOString().slice(0, 10));
+  }
   if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= (schema.minLength ?? 0) && s.length <= maxLength);
   return fc.string({ minLength: schema.minLength ?? 0, maxLength, unit: "grapheme" });
 }
