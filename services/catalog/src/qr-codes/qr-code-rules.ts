@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { isUuid } from "@qrplatform/platform";
 
 /** QR-code names: 1 to 200 characters after trimming. */
 export const qrCodeName = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
@@ -29,4 +28,3 @@ export function utmQueryParameters(utm: Record<string, string> | null): Record<s
   return Object.fromEntries(Object.entries(utm ?? {}).map(([key, value]) => [`utm_${key}`, value]));
 }
 
-export const uuidField = z.string().refine(isUuid, "must be a UUID");

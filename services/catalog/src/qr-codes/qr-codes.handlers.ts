@@ -25,12 +25,12 @@ import {
   type QrCode,
 } from "@qrplatform/api/catalog";
 import { DesignSchema } from "@qrplatform/api/rendering";
-import { isUuid, notFound, pageOf, readPageRequest, serviceError, validate } from "@qrplatform/platform";
+import { isUuid, notFound, pageOf, readPageRequest, serviceError, uuidSchema, validate } from "@qrplatform/platform";
 import type { CatalogDeps } from "../deps.js";
 import { findWorkspace } from "../workspaces/workspaces.repository.js";
 import { checkDesign } from "./design-check.js";
 import { linkStatusOf, qrCodeToProto, statusToken } from "./qr-code-mapping.js";
-import { presentUtm, qrCodeName, qrCodeTags, qrCodeUtm, utmQueryParameters, uuidField } from "./qr-code-rules.js";
+import { presentUtm, qrCodeName, qrCodeTags, qrCodeUtm, utmQueryParameters } from "./qr-code-rules.js";
 import {
   completeQrCode,
   countAccountQrCodes,
@@ -45,8 +45,8 @@ import {
 import type { ProvisionedQrCodeRow } from "./qr-codes.table.js";
 
 const createSchema = z.object({
-  accountId: uuidField,
-  workspaceId: uuidField.optional(),
+  accountId: uuidSchema,
+  workspaceId: uuidSchema.optional(),
   name: qrCodeName,
   tags: qrCodeTags,
   utm: qrCodeUtm.optional(),
@@ -154,7 +154,7 @@ export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promi
 }
 
 export async function listQrCodesPage(deps: CatalogDeps, req: ListQrCodesRequest): Promise<ListQrCodesResponse> {
-  const { accountId, workspaceId } = validate(z.object({ accountId: uuidField, workspaceId: uuidField.optional() }), req);
+  const { accountId, workspaceId } = validate(z.object({ accountId: uuidSchema, workspaceId: uuidSchema.optional() }), req);
   if (workspaceId) await requireWorkspace(deps, accountId, workspaceId);
   // A cursor is valid only for the list (account and workspace filter) that issued it.
   const scope = `qr_codes:${workspaceId ?? "*"}`;
@@ -168,7 +168,7 @@ const updateSchema = z.object({
   name: qrCodeName.optional(),
   status: z.enum(QrCodeStatus).refine((s) => s !== QrCodeStatus.UNSPECIFIED, "must be active or paused").optional(),
   tags: qrCodeTags,
-  workspaceId: uuidField.optional(),
+  workspaceId: uuidSchema.optional(),
 });
 
 /**
@@ -219,7 +219,7 @@ export async function deleteQrCodeById(deps: CatalogDeps, req: DeleteQrCodeReque
 }
 
 export async function getCapacity(deps: CatalogDeps, req: GetCapacityRequest): Promise<GetCapacityResponse> {
-  const { accountId } = validate(z.object({ accountId: uuidField }), req);
+  const { accountId } = validate(z.object({ accountId: uuidSchema }), req);
   const { plan } = await deps.tenancy.getAccount({ accountId });
   const used = await countAccountQrCodes(deps.db, accountId);
   return create(GetCapacityResponseSchema, {

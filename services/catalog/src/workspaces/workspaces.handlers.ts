@@ -24,6 +24,7 @@ import {
   readPageRequest,
   serviceError,
   slugCandidates,
+  uuidSchema,
   validate,
 } from "@qrplatform/platform";
 import type { CatalogDeps } from "../deps.js";
@@ -31,10 +32,9 @@ import { workspaceToProto } from "./workspace-mapping.js";
 import { workspaceDescription, workspaceLogoUrl, workspaceName } from "./workspace-rules.js";
 import { findWorkspace, insertWorkspace, listWorkspaces, updateWorkspace } from "./workspaces.repository.js";
 
-const accountIdSchema = z.string().refine(isUuid, "must be a UUID");
 
 const createSchema = z.object({
-  accountId: accountIdSchema,
+  accountId: uuidSchema,
   name: workspaceName,
   description: workspaceDescription.optional(),
   logoUrl: workspaceLogoUrl.optional(),
@@ -67,7 +67,7 @@ export async function getWorkspace(deps: CatalogDeps, req: GetWorkspaceRequest):
 }
 
 export async function listWorkspacesPage(deps: CatalogDeps, req: ListWorkspacesRequest): Promise<ListWorkspacesResponse> {
-  const { accountId } = validate(z.object({ accountId: accountIdSchema }), req);
+  const { accountId } = validate(z.object({ accountId: uuidSchema }), req);
   const page = readPageRequest(deps.pageTokens, req, accountId, "workspaces");
   const rows = await listWorkspaces(deps.db, accountId, { limit: page.fetch, after: page.after });
   const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, accountId, "workspaces");

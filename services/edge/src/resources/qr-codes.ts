@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { Request, RequestHandler } from "express";
 import { z } from "zod";
 import { QrCodeStatus, QrCodeStatusSchema, type QrCode, type QrCodeService } from "@qrplatform/api/catalog";
-import { enumFromToken, enumToken, enumTokens, isUuid } from "@qrplatform/platform";
+import { enumFromToken, enumToken, enumTokens, uuidSchema } from "@qrplatform/platform";
 import { callerOf } from "../http/auth.js";
 import { jsonBody, parseInput, type FixedFields } from "../http/input.js";
 import { listEnvelope, pageRequestOf } from "../http/pagination.js";
@@ -54,13 +54,12 @@ const UPDATE_FIXED: FixedFields = {
   vanity_slug: "creation_only",
 };
 
-const uuidString = z.string().refine(isUuid, "must be a UUID");
 
 const createBody = z.strictObject({
   name: z.string(),
   destination_url: z.string(),
   tags: z.array(z.string()).optional(),
-  vanity_domain_id: uuidString.optional(),
+  vanity_domain_id: uuidSchema.optional(),
   vanity_slug: z.string().optional(),
   design: designBody.optional(),
   utm: z
@@ -73,10 +72,10 @@ const updateBody = z.strictObject({
   destination_url: z.string().optional(),
   status: z.enum(enumTokens(QrCodeStatusSchema) as [string, ...string[]]).optional(),
   tags: z.array(z.string()).optional(),
-  workspace_id: uuidString.nullable().optional(),
+  workspace_id: uuidSchema.nullable().optional(),
 });
 
-const listQuery = z.object({ workspace_id: uuidString.optional() });
+const listQuery = z.object({ workspace_id: uuidSchema.optional() });
 
 /** The QR-code routes' handlers. `apiBaseUrl` gives the absolute base of links the API hands out. */
 export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl: (req: Request) => string) {

@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import { z } from "zod";
 import { invalidArgument, type FieldProblem } from "./errors.js";
 
 /** A protobuf-es field name in proto spelling: logoUrl -> logo_url. */
@@ -35,3 +35,6 @@ const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 export function isUuid(value: string): boolean {
   return UUID_PATTERN.test(value);
 }
+
+/** A string field that must be a UUID, for request schemas. */
+export const uuidSchema = z.string().refine(isUuid, "must be a UUID");

@@ -13,7 +13,7 @@ import {
   type RecordScansRequest,
   type RecordScansResponse,
 } from "@qrplatform/api/links";
-import { invalidArgument, isUuid, notFound, validate } from "@qrplatform/platform";
+import { invalidArgument, isUuid, notFound, uuidSchema, validate } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { analyticsRange, dayString } from "./analytics-range.js";
 import { isAccountLink, scanTotals, storeScans, summarizeScans, type Dimension } from "./scans.repository.js";
@@ -23,10 +23,9 @@ export const MAX_SCANS_PER_BATCH = 5000;
 /** Breakdown values listed one by one; the rest are summed into one "other" entry. */
 export const MAX_BREAKDOWN_VALUES = 50;
 
-const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
 const scanSchema = z.object({
-  id: uuid,
-  linkId: uuid,
+  id: uuidSchema,
+  linkId: uuidSchema,
   scanTime: z.date(),
   country: z.string().regex(/^([A-Z]{2})?$/, "must be an ISO 3166-1 alpha-2 code or empty"),
   deviceType: z.enum(["mobile", "tablet", "desktop", "other"]),
