@@ -61,6 +61,12 @@ const dataUri = (mediaType: string, bytes: Buffer) => `data:${mediaType};base64,
 const pngOfSize = (size: number) => Buffer.concat([tinyPng(), Buffer.alloc(size - tinyPng().length, 7)]);
 
 describe("defaults", () => {
+  it("gives an unset corner dot the shape of its ring, so the finder patterns match", () => {
+    const { design: normalized, problems } = checkDesign(design({ cornerSquareShape: CornerSquareShape.CIRCLE }), "https://s.qr.example/ab3k9mzq");
+    expect(problems).toEqual([]);
+    expect(normalized.cornerDotShape).toBe(CornerDotShape.CIRCLE);
+  });
+
   it("fills in every field of an absent or empty design", () => {
     const expected = {
       foreground: "#000000",

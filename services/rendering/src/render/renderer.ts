@@ -37,7 +37,7 @@ const require = createRequire(import.meta.url);
  * versions are read so an upgrade that changes pixels also changes ETags.
  */
 const RENDERER_VERSION = [
-  "1",
+  "2",
   (require("@resvg/resvg-js/package.json") as { version: string }).version,
   sharp.versions.sharp,
   (require("qrcode/package.json") as { version: string }).version,
