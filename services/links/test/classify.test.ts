@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { beforeAll, describe, expect, it } from "vitest";
 import { scanClassifier, visitorKey, type ScanClassifierOptions } from "../src/scans/classify.js";
 import { openCountryDatabase } from "../src/scans/country.js";
+import { redirectPathEnv } from "../src/redirects/redirect-path.js";
 
 // Plain unit tests of scan classification, with the real bundled country database.
 
@@ -288,5 +289,16 @@ describe("visitor keys", () => {
       expect(key).not.toContain(clientAddress);
       expect(key).not.toContain(Buffer.from(clientAddress).toString("base64url"));
     }
+  });
+});
+
+describe("the redirect path's environment", () => {
+  it("reads TRUSTED_PROXIES as a comma-separated list and COUNTRY_HEADER as a header name", () => {
+    expect(redirectPathEnv.parse({ TRUSTED_PROXIES: " 10.0.0.0/8, loopback ,", COUNTRY_HEADER: "cf-ipcountry" })).toEqual({
+      TRUSTED_PROXIES: ["10.0.0.0/8", "loopback"],
+      COUNTRY_HEADER: "cf-ipcountry",
+    });
+    expect(redirectPathEnv.parse({}).TRUSTED_PROXIES).toEqual([]);
+    expect(redirectPathEnv.safeParse({ COUNTRY_HEADER: "bad header" }).success).toBe(false);
   });
 });

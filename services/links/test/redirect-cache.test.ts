@@ -353,7 +353,7 @@ describe("the links service announces its changes", () => {
   });
 });
 
-describe.skipIf(!hasRedisServer)("across instances, through Redis", () => {
+describe.skipIf(!hasRedisServer())("across instances, through Redis", () => {
   let port: number;
   let redis: ChildProcess;
   let stack: LinksStack;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Scan } from "@qrplatform/api/links";
-import { scanClassifier } from "../src/scans/classify.js";
+import { scanClassifier, visitorKey } from "../src/scans/classify.js";
 import { ScanRecorder, type SendScans } from "../src/scans/scan-recorder.js";
 import { ScanSpool } from "../src/scans/scan-spool.js";
 import type { RedirectTarget } from "../src/server.js";
@@ -63,7 +63,8 @@ describe("the scan recorder", () => {
     const scans = [...service.stored.values()];
     expect(scans).toHaveLength(1);
     expect(scans[0]).toMatchObject({ linkId: target.linkId, deviceType: "mobile", os: "iOS", referrerHost: "news.example" });
-    expect(scans[0]!.visitorKey).not.toContain("203.0.113.9");
+    // The salted hash of the address and agent, never the address itself.
+    expect(scans[0]!.visitorKey).toBe(visitorKey("k".repeat(32), target.linkId, { clientAddress: "203.0.113.9", userAgent: IPHONE }));
   });
 
   it("keeps a batch until it is stored, so a failing service loses nothing and counts nothing twice", async () => {

@@ -79,9 +79,8 @@ export function cachedResolver(resolve: ResolveLink, bus: InvalidationBus, optio
     epoch++;
     inFlight.clear();
     if (event === "everything") {
+      // Each entry's dispose empties the indexes as it goes.
       entries.clear();
-      byLink.clear();
-      byHost.clear();
       return;
     }
     for (const linkId of event.linkIds ?? []) drop(byLink.get(linkId));

@@ -156,14 +156,13 @@ export class ScanRecorder {
   }
 
   private async sendSpooled(): Promise<void> {
-    while (this.spool && this.spooled) {
-      const batch = await this.spool.oldest();
-      if (!batch) {
-        this.spooled = false;
-        return;
-      }
-      if (await this.sendOrRefuse(batch.scans)) await batch.remove();
+    if (!this.spool || !this.spooled) return;
+    for (const batch of await this.spool.batches()) {
+      await this.sendOrRefuse(await batch.read());
+      await batch.remove();
     }
+    // Only spill adds files, and never while a flush is sending.
+    this.spooled = false;
   }
 
   private async sendBuffered(): Promise<void> {
@@ -174,8 +173,8 @@ export class ScanRecorder {
     }
   }
 
-  /** Sends a batch; true once it is stored or refused for good, throws when it should be tried again. */
-  private async sendOrRefuse(batch: Scan[]): Promise<boolean> {
+  /** Sends a batch; returns once it is stored or refused for good, throws when it should be tried again. */
+  private async sendOrRefuse(batch: Scan[]): Promise<void> {
     try {
       await this.options.send(batch);
     } catch (error) {
@@ -183,7 +182,6 @@ export class ScanRecorder {
       // Retrying cannot help a batch the service refuses; keeping it would block every later scan.
       this.options.logger.error({ err: error, scans: batch.length }, "dropping a batch of scans the links service refused");
     }
-    return true;
   }
 
   /** While sends fail, moves the buffer to disk, so a hard kill finds it there. */

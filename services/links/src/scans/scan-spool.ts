@@ -6,9 +6,9 @@ import { RecordScansRequestSchema, type Scan } from "@qrplatform/api/links";
 
 const SUFFIX = ".scans";
 
-/** A spooled batch: its scans, and how to forget it once they are stored. */
-export interface SpooledBatch {
-  readonly scans: Scan[];
+/** A spooled batch: its scans, read when needed, and how to forget it once they are stored. */
+interface SpooledBatch {
+  read(): Promise<Scan[]>;
   remove(): Promise<void>;
 }
 
@@ -19,10 +19,16 @@ export interface SpooledBatch {
  * batches are replayed oldest first.
  */
 export class ScanSpool {
+  private created: Promise<unknown> | undefined;
+
   constructor(private readonly dir: string) {}
 
   async write(scans: Scan[]): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    this.created ??= mkdir(this.dir, { recursive: true, mode: 0o700 }).catch((error: unknown) => {
+      this.created = undefined;
+      throw error;
+    });
+    await this.created;
     const name = `${Date.now().toString().padStart(15, "0")}-${randomUUID()}`;
     const temporary = join(this.dir, `${name}.partial`);
     const file = await open(temporary, "w", 0o600);
@@ -35,18 +41,21 @@ export class ScanSpool {
     await rename(temporary, join(this.dir, name + SUFFIX));
   }
 
-  /** The oldest spooled batch, or undefined when there is none. */
-  async oldest(): Promise<SpooledBatch | undefined> {
+  /** The spooled batches, oldest first, listed once. */
+  async batches(): Promise<SpooledBatch[]> {
     let names: string[];
     try {
       names = (await readdir(this.dir)).filter((name) => name.endsWith(SUFFIX)).sort();
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw error;
     }
-    if (names.length === 0) return undefined;
-    const path = join(this.dir, names[0]!);
-    const { scans } = fromBinary(RecordScansRequestSchema, await readFile(path));
-    return { scans, remove: () => rm(path, { force: true }) };
+    return names.map((name) => {
+      const path = join(this.dir, name);
+      return {
+        read: async () => fromBinary(RecordScansRequestSchema, await readFile(path)).scans,
+        remove: () => rm(path, { force: true }),
+      };
+    });
   }
 }
