@@ -20,6 +20,7 @@ import { sql, type Kysely } from "kysely";
 import pg from "pg";
 import { AnalyticsService, LinkService, RedirectService, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { openDatabase, type Database } from "@qrplatform/db";
+import { adminQuery as runOnServer } from "@qrplatform/db/testing";
 import { createLogger, inProcessTransport, type GrpcModule } from "@qrplatform/platform";
 import { buildLinks } from "../../services/links/src/server.js";
 
@@ -56,15 +57,7 @@ const databaseUrl = (name: string) => {
   return url.toString();
 };
 
-async function adminQuery(text: string): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: SERVER_URL });
-  await client.connect();
-  try {
-    return await client.query(text);
-  } finally {
-    await client.end();
-  }
-}
+const adminQuery = (text: string) => runOnServer(SERVER_URL, text);
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);

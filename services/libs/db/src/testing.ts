@@ -9,11 +9,11 @@ export interface ScratchDatabase {
 }
 
 /** Runs one statement on a Postgres server with a connection of its own. */
-export async function adminQuery(serverUrl: string, sql: string): Promise<void> {
+export async function adminQuery(serverUrl: string, sql: string): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
-    await client.query(sql);
+    return await client.query(sql);
   } finally {
     await client.end();
   }
@@ -32,7 +32,9 @@ export async function createScratchDatabase(): Promise<ScratchDatabase | undefin
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: () => adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
+    drop: async () => {
+      await adminQuery(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
   };
 }
 

@@ -3,7 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 
 /** Whether a `redis-server` binary is on the PATH (`npm test` installs one when it can). */
-export const hasRedisServer = spawnSync("redis-server", ["--version"]).status === 0;
+export const hasRedisServer = (): boolean => spawnSync("redis-server", ["--version"]).status === 0;
 
 /** A TCP port nothing listens on right now. */
 export async function freePort(): Promise<number> {
