@@ -36,7 +36,7 @@ interface Entry {
 
 /**
  * Keeps the redirector's answers in memory so a warm link costs no database round trip. Answers are
- * keyed by the request's host (hostname and port) and lower-cased slug, and dropped as soon as the
+ * keyed by the request's Host header and slug, both lower-cased, and dropped as soon as the
  * bus announces a change to their link or their custom domain. While the bus is disconnected no
  * answer older than `unconfirmedTtlMs` is served, so a change takes effect within a second either way.
  *
@@ -88,10 +88,9 @@ export function cachedResolver(resolve: ResolveLink, bus: InvalidationBus, optio
   });
 
   const cached: ResolveLink = (host, slug) => {
-    const parsed = parseRequestHost(host);
-    // Not a host anything is served on: nothing worth keeping, and resolving it costs no query.
-    if (!parsed) return resolve(host, slug);
-    const key = `${parsed.hostname} ${parsed.port} ${slug.toLowerCase()}`;
+    // Keyed by the Host header as sent: a warm hit costs no parsing. Spellings of one host that
+    // differ (a trailing dot, an explicit port) are merely kept apart.
+    const key = `${host.toLowerCase()} ${slug.toLowerCase()}`;
     const startedAt = now();
     const entry = entries.get(key);
     if (entry && startedAt < entry.expiresAt && (bus.connected || startedAt - entry.fetchedAt < unconfirmedTtlMs)) {
@@ -99,6 +98,9 @@ export function cachedResolver(resolve: ResolveLink, bus: InvalidationBus, optio
     }
     const pending = inFlight.get(key);
     if (pending) return pending;
+    const parsed = parseRequestHost(host);
+    // Not a host anything is served on: nothing worth keeping, and resolving it costs no query.
+    if (!parsed) return resolve(host, slug);
 
     const startedIn = epoch;
     const lookup = resolve(host, slug).then((target) => {

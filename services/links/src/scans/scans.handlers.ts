@@ -46,32 +46,18 @@ export async function recordScans(deps: LinksDeps, req: RecordScansRequest): Pro
     batchSchema,
     req.scans.map((scan) => ({ ...scan, scanTime: scan.scanTime ? timestampDate(scan.scanTime) : undefined })),
   );
-  const owners = await linkOwners(deps, [...new Set(scans.map((scan) => scan.linkId.toLowerCase()))]);
-  const rows = scans.flatMap((scan) => {
-    const accountId = owners.get(scan.linkId.toLowerCase());
-    if (!accountId) return [];
-    return [
-      {
-        id: scan.id.toLowerCase(),
-        link_id: scan.linkId.toLowerCase(),
-        account_id: accountId,
-        scanned_at: scan.scanTime,
-        country: scan.country,
-        device_type: scan.deviceType,
-        os: scan.os,
-        browser: scan.browser,
-        referrer_host: scan.referrerHost,
-        visitor_key: scan.visitorKey,
-      },
-    ];
-  });
+  const rows = scans.map((scan) => ({
+    id: scan.id,
+    link_id: scan.linkId,
+    scanned_at: scan.scanTime,
+    country: scan.country,
+    device_type: scan.deviceType,
+    os: scan.os,
+    browser: scan.browser,
+    referrer_host: scan.referrerHost,
+    visitor_key: scan.visitorKey,
+  }));
   return create(RecordScansResponseSchema, { recordedCount: await storeScans(deps.db, rows) });
-}
-
-async function linkOwners(deps: LinksDeps, linkIds: string[]): Promise<Map<string, string>> {
-  if (linkIds.length === 0) return new Map();
-  const rows = await deps.db.selectFrom("links").select(["id", "account_id"]).where("id", "in", linkIds).execute();
-  return new Map(rows.map((row) => [row.id, row.account_id]));
 }
 
 /** All-time scans of up to 100 of the account's links. */

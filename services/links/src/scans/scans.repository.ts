@@ -14,28 +14,35 @@ export const DIMENSIONS = {
 } as const satisfies Record<string, keyof NewScanRow>;
 export type Dimension = keyof typeof DIMENSIONS;
 
+/** A scan as a redirector reports it; the owning account comes from the link. */
+export type ScanReport = Omit<NewScanRow, "account_id">;
+
 /**
  * Stores a batch of scans and adds the new ones to every rollup, in one statement (so one transaction):
  * a scan is either stored and counted everywhere, or not at all. Scans whose id is already stored are
- * skipped, so a batch that is sent again (after a timeout, say) changes nothing. Returns how many were
+ * skipped, so a batch that is sent again (after a timeout, say) changes nothing, and so are scans of
+ * links that do not exist (purged since); each scan takes its link's account. Returns how many were
  * new.
  *
  * The batch travels as one array per column and Postgres does the counting: the rows come out of
  * `unnest`, and each rollup is a GROUP BY over the rows that were new. Rollup rows are upserted in key
  * order, so concurrent batches lock them in the same order.
  */
-export async function storeScans(db: Db, scans: NewScanRow[]): Promise<number> {
+export async function storeScans(db: Db, scans: ScanReport[]): Promise<number> {
   if (scans.length === 0) return 0;
-  const column = <K extends keyof NewScanRow>(key: K) => scans.map((scan) => scan[key]);
+  const column = <K extends keyof ScanReport>(key: K) => scans.map((scan) => scan[key]);
   const result = await sql<{ stored: number }>`
     WITH stored AS (
       INSERT INTO links.scans (id, link_id, account_id, scanned_at, country, device_type, os, browser, referrer_host, visitor_key)
-      SELECT * FROM unnest(
-        ${column("id")}::uuid[], ${column("link_id")}::uuid[], ${column("account_id")}::uuid[],
+      SELECT batch.id, batch.link_id, link.account_id, batch.scanned_at, batch.country, batch.device_type,
+        batch.os, batch.browser, batch.referrer_host, batch.visitor_key
+      FROM unnest(
+        ${column("id")}::uuid[], ${column("link_id")}::uuid[],
         ${scans.map((scan) => new Date(scan.scanned_at).toISOString())}::timestamptz[],
         ${column("country")}::text[], ${column("device_type")}::text[], ${column("os")}::text[],
         ${column("browser")}::text[], ${column("referrer_host")}::text[], ${column("visitor_key")}::text[]
-      )
+      ) AS batch (id, link_id, scanned_at, country, device_type, os, browser, referrer_host, visitor_key)
+      JOIN links.links AS link ON link.id = batch.link_id
       ON CONFLICT (id) DO NOTHING
       RETURNING *, (scanned_at AT TIME ZONE 'UTC')::date AS day
     ),
