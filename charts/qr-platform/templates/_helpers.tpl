@@ -44,7 +44,7 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 
 {{/* The required existing secrets, failing with a clear message when unset. */}}
 {{- define "qr-platform.internalSecret" -}}
-{{- required "internalSecret.name is required: an existing Secret with SERVICE_TOKEN, ADMIN_TOKEN and PAGE_TOKEN_SECRET" .Values.internalSecret.name }}
+{{- required "internalSecret.name is required: an existing Secret with SERVICE_TOKEN, ADMIN_TOKEN, PAGE_TOKEN_SECRET and VISITOR_KEY_SECRET" .Values.internalSecret.name }}
 {{- end }}
 {{- define "qr-platform.databaseSecret" -}}
 {{- required "databaseUrl.secretName is required: an existing Secret holding the PostgreSQL URL" .Values.databaseUrl.secretName }}
@@ -60,6 +60,16 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- end }}
 
 {{/* DATABASE_URL from the database secret. */}}
+{{/* REDIS_URL from redisUrl.secretName, when one is given: the edge's quotas and the links' invalidations. */}}
+{{- define "qr-platform.redisEnv" -}}
+{{- with .Values.redisUrl.secretName }}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.redisUrl.secretKey }}
+{{- end }}
+{{- end }}
 {{- define "qr-platform.databaseEnv" -}}
 - name: DATABASE_URL
   valueFrom:
