@@ -11,17 +11,11 @@ import { memoryInvalidationBus, type InvalidationBus } from "./redirects/invalid
 import { registerRoutes } from "./routes.js";
 import type { LinksTables } from "./tables.js";
 
-export { buildRedirector, resolveVia, type RedirectorOptions, type RedirectTarget, type ResolveLink } from "./redirects/redirector.js";
-export { cachedResolver, type CachedResolver, type RedirectCacheOptions } from "./redirects/redirect-cache.js";
-export {
-  memoryInvalidationBus,
-  redisInvalidationBus,
-  type InvalidationBus,
-  type InvalidationEvent,
-  type LinkChange,
-} from "./redirects/invalidations.js";
+export { buildRedirector, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
+export { cachedResolver } from "./redirects/redirect-cache.js";
+export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 export { destinationUrlProblem } from "./links/destination-url.js";
-export { redirectPathEnv, startRedirectPath, type RedirectPath, type RedirectPathOptions } from "./redirects/redirect-path.js";
+export { redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
 
 /** What the links service is built from. */
 export interface LinksOptions {

@@ -9,19 +9,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LinkStatus, type Link } from "@qrplatform/api/links";
 import { inProcessTransport, listenHttp, type HttpServer } from "@qrplatform/platform";
 import {
-  buildRedirector,
-  cachedResolver,
+  INVALIDATION_CHANNEL,
   memoryInvalidationBus,
   redisInvalidationBus,
-  resolveVia,
-  type CachedResolver,
   type InvalidationBus,
   type InvalidationEvent,
   type LinkChange,
-  type RedirectTarget,
-  type ResolveLink,
-} from "../src/server.js";
-import { INVALIDATION_CHANNEL } from "../src/redirects/invalidations.js";
+} from "../src/redirects/invalidations.js";
+import { cachedResolver, type CachedResolver } from "../src/redirects/redirect-cache.js";
+import { buildRedirector, resolveVia, type RedirectTarget, type ResolveLink } from "../src/redirects/redirector.js";
 import { credentials, logger, SHORT_HOST, startLinks, type LinksStack } from "./support/links-stack.js";
 import { freePort, hasRedisServer, killRedis, startRedis } from "@qrplatform/platform/testing";
 

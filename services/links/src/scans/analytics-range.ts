@@ -1,9 +1,9 @@
 import type { FieldProblem } from "@qrplatform/platform";
 
 /** Days in a range when neither end is given: the last 30 days, today included. */
-export const DEFAULT_RANGE_DAYS = 30;
+const DEFAULT_RANGE_DAYS = 30;
 /** The longest range one request may ask for: a leap year. */
-export const MAX_RANGE_DAYS = 366;
+const MAX_RANGE_DAYS = 366;
 
 const DAY_MS = 86_400_000;
 

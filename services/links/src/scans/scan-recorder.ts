@@ -10,7 +10,7 @@ import { visitorKey, type ScanFacts } from "./classify.js";
 import type { ScanSpool } from "./scan-spool.js";
 
 /** How often buffered scans are sent (or spooled while sends fail): what a hard kill can lose at most. */
-export const FLUSH_INTERVAL_MS = 250;
+const FLUSH_INTERVAL_MS = 250;
 /** Scans per RecordScans call. */
 const BATCH_SIZE = 1000;
 /** Scans kept in memory while they can be neither stored nor spooled; past this, new scans are dropped and logged. */

@@ -19,9 +19,9 @@ import { analyticsRange, dayString } from "./analytics-range.js";
 import { isAccountLink, scanTotals, storeScans, summarizeScans, type Dimension } from "./scans.repository.js";
 
 /** The most scans one RecordScans call may carry. */
-export const MAX_SCANS_PER_BATCH = 5000;
+const MAX_SCANS_PER_BATCH = 5000;
 /** Breakdown values listed one by one; the rest are summed into one "other" entry. */
-export const MAX_BREAKDOWN_VALUES = 50;
+const MAX_BREAKDOWN_VALUES = 50;
 
 const scanSchema = z.object({
   id: uuidSchema,
