@@ -95,14 +95,10 @@ export function hourlyLimitOf(account: Account, plan: Plan): bigint | undefined 
   return account.hourlyRequestLimitOverride ?? plan.hourlyRequestLimit;
 }
 
-function setRateLimitHeaders(res: Response, limit: number, remaining: number, resetSeconds: number): Record<string, string> {
-  const headers = {
-    "RateLimit-Limit": String(limit),
-    "RateLimit-Remaining": String(remaining),
-    "RateLimit-Reset": String(resetSeconds),
-  };
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  return headers;
+function setRateLimitHeaders(res: Response, limit: number, remaining: number, resetSeconds: number): void {
+  res.setHeader("RateLimit-Limit", String(limit));
+  res.setHeader("RateLimit-Remaining", String(remaining));
+  res.setHeader("RateLimit-Reset", String(resetSeconds));
 }
 
 /**
@@ -131,14 +127,15 @@ export function hourlyQuota(store: QuotaStore): RequestHandler {
       }
     }
     const resetSeconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
-    const headers = setRateLimitHeaders(res, limit, outcome.remainingPoints, resetSeconds);
+    // Set on the response itself, so the 429 below carries them too.
+    setRateLimitHeaders(res, limit, outcome.remainingPoints, resetSeconds);
     if (!admitted) {
       throw new ApiError(
         429,
         "rate_limited",
         `This API key has used its ${limit} requests for this hour; the limit resets in ${resetSeconds} seconds.`,
         { limit, reset_seconds: resetSeconds },
-        { ...headers, "Retry-After": String(resetSeconds) },
+        { "Retry-After": String(resetSeconds) },
       );
     }
     next();
