@@ -17,10 +17,18 @@ const JPEG_QUALITY = 92;
  * sees no reason to collect them: three rounds of twenty 4096 px renders held 1.8 GiB. A full
  * collection after each render of 2048 px or more frees them at once (peak 0.6 GiB in `npm run bench`);
  * below that size the bitmaps are small and the collection would cost more than the render.
+ * The V8 flag is set at the first large render, so importing this module changes nothing.
  */
-setFlagsFromString("--expose-gc");
-const collectGarbage = runInNewContext("gc") as (options: { type: "major" }) => void;
+let collectGarbage: ((options: { type: "major" }) => void) | undefined;
 const LARGE_BITMAP_PIXELS = 2048 * 2048;
+
+function collectLargeBitmaps(): void {
+  if (!collectGarbage) {
+    setFlagsFromString("--expose-gc");
+    collectGarbage = runInNewContext("gc") as (options: { type: "major" }) => void;
+  }
+  collectGarbage({ type: "major" });
+}
 
 /** Rasterizes our SVG at its own width and height, off the event loop (resvg renders on libuv's thread pool). */
 async function rasterize<T>(svg: string, encode: (image: { pixels: Buffer; width: number; height: number; asPng(): Buffer }) => T): Promise<Awaited<T>> {
@@ -32,7 +40,7 @@ async function rasterize<T>(svg: string, encode: (image: { pixels: Buffer; width
     return await encode(image);
   } finally {
     image = undefined;
-    if (large) collectGarbage({ type: "major" });
+    if (large) collectLargeBitmaps();
   }
 }
 
