@@ -105,4 +105,25 @@ describe("hourly quotas when Redis goes away", () => {
       await killRedis(redis);
     }
   }, 60_000);
+
+  it("count in memory when a connected Redis stops answering, instead of waiting on it", async () => {
+    const port = await freePort();
+    const redis = await startRedis(port);
+    const stack = await startStack("in-process", { redisUrl: `redis://127.0.0.1:${port}` });
+    try {
+      const { key } = await keyWithHourlyLimit(stack, 4);
+      const get = () => call(stack.baseUrl, "GET", "/account", { key });
+      expect(rateLimitHeaders(await get()).remaining).toBe(3);
+
+      // Frozen, not closed: the connection stays up and only the command timeout notices.
+      redis.kill("SIGSTOP");
+      const whileFrozen = [await get(), await get()];
+      expect(whileFrozen.map((r) => r.status)).toEqual([200, 200]);
+      expect(whileFrozen.map((r) => rateLimitHeaders(r).remaining)).toEqual([3, 2]);
+    } finally {
+      redis.kill("SIGCONT");
+      await stack.close();
+      await killRedis(redis);
+    }
+  }, 60_000);
 });
