@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "@qrplatform/platform/testing";
+import { freePort, settledCount } from "@qrplatform/platform/testing";
 import { accountWithKey, startPlatformProcess } from "./support/platform-process.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "qrp-scans-restart-"));
@@ -46,14 +46,7 @@ describe("scans across a restart", () => {
       for (let i = 0; i < 50; i++) expect((await follow(vanityUrl, "GET", PIXEL)).status).toBe(302);
       expect((await follow(vanityUrl, "GET", "facebookexternalhit/1.1")).status).toBe(302);
 
-      let total = 0;
-      const deadline = Date.now() + 15_000;
-      while (total < 100 && Date.now() < deadline) {
-        total = (await api(`/qr-codes/${id}`)).body.total_scans as number;
-        if (total < 100) await new Promise((r) => setTimeout(r, 100));
-      }
-      await new Promise((r) => setTimeout(r, 600));
-      expect((await api(`/qr-codes/${id}`)).body.total_scans).toBe(100);
+      expect(await settledCount(async () => (await api(`/qr-codes/${id}`)).body.total_scans as number, 100)).toBe(100);
       const analytics = await api(`/qr-codes/${id}/analytics`);
       expect(analytics.body).toMatchObject({
         total_scans: 100,

@@ -4,6 +4,7 @@ import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Addon, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
+import { settledCount } from "@qrplatform/platform/testing";
 import sharp from "sharp";
 import { call, expectError, invalidFields, typedClient } from "./http.js";
 import { startStack, type Stack, type StackMode } from "./stack.js";
@@ -764,18 +765,8 @@ export function defineRestSuite(mode: StackMode): void {
 
     const follow = (url: string, method: string, headers: Record<string, string>) => fetch(url, { method, redirect: "manual", headers });
 
-    /** Polls the code until its total_scans reaches `expected`, then reads it a little longer to catch any overshoot. */
-    async function settledTotal(key: string, id: string, expected: number): Promise<number> {
-      const deadline = Date.now() + 15_000;
-      let total = -1;
-      while (Date.now() < deadline) {
-        total = (await api("GET", `/qr-codes/${id}`, { key })).body.total_scans;
-        if (total >= expected) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      await new Promise((resolve) => setTimeout(resolve, 600));
-      return (await api("GET", `/qr-codes/${id}`, { key })).body.total_scans;
-    }
+    const settledTotal = (key: string, id: string, expected: number) =>
+      settledCount(async () => (await api("GET", `/qr-codes/${id}`, { key })).body.total_scans as number, expected);
 
     it("counts 100 follows exactly, not HEADs or bots, and breaks them down by the agents and referrers sent", async () => {
       const { key, code } = await newCode();

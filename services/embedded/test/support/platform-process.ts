@@ -1,41 +1,36 @@
 // `npm start` as a user runs it: the embedded platform as a child process, and qrctl beside it.
-import { execFile, spawn } from "node:child_process";
-import { join, resolve } from "node:path";
-
-export const REPO_ROOT = resolve(import.meta.dirname, "../../../..");
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { exitWithin, REPO_ROOT, spawnService } from "@qrplatform/platform/testing";
 
 /** A running `npm start`. */
 export interface PlatformProcess {
   apiUrl: string;
   /** Everything it printed so far. */
   output(): string;
-  /** Sends SIGTERM and resolves with the exit code. */
-  stop(): Promise<number | null>;
+  /** Sends SIGTERM and resolves with the exit code; fails if it has not exited within 30 s. */
+  stop(): Promise<number | string>;
 }
 
 /** Starts the embedded platform on DATA_DIR (and DATABASE_URL when the test run has one) and waits for its banner. */
 export async function startPlatformProcess(dataDir: string, extraEnv: Record<string, string> = {}): Promise<PlatformProcess> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "warn", ...extraEnv };
+  const env: Record<string, string> = { DATA_DIR: dataDir, PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "warn", ...extraEnv };
   if (process.env.DATABASE_URL) env.DATABASE_URL = process.env.DATABASE_URL;
-  const child = spawn(process.execPath, ["--import", "tsx", "services/embedded/src/main.ts"], { cwd: REPO_ROOT, env });
-  let output = "";
-  child.stdout.on("data", (chunk) => (output += chunk));
-  child.stderr.on("data", (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
+  const platform = spawnService("services/embedded/src/main.ts", env);
   const stop = () => {
-    child.kill("SIGTERM");
-    return exited;
+    platform.child.kill("SIGTERM");
+    return exitWithin(platform, 30_000);
   };
   const deadline = Date.now() + 60_000;
-  while (!/REST API\s+(\S+)/.test(output) && Date.now() < deadline && child.exitCode === null) {
+  while (!/REST API\s+(\S+)/.test(platform.output()) && Date.now() < deadline && platform.child.exitCode === null) {
     await new Promise((r) => setTimeout(r, 100));
   }
-  const apiUrl = /REST API\s+(\S+)/.exec(output)?.[1];
+  const apiUrl = /REST API\s+(\S+)/.exec(platform.output())?.[1];
   if (!apiUrl) {
     await stop();
-    throw new Error(`npm start did not print its API URL:\n${output}`);
+    throw new Error(`npm start did not print its API URL:\n${platform.output()}`);
   }
-  return { apiUrl, output: () => output, stop };
+  return { apiUrl, output: platform.output, stop };
 }
 
 /** Runs `qrctl` the way `npx qrctl` does, from the repository root, with the platform's DATA_DIR. */

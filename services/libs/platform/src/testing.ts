@@ -1,6 +1,11 @@
-// Helpers for tests that run processes of their own: free ports, and a Redis to stop and start.
+// Helpers for tests that run processes of their own: service processes, free ports, and a Redis to
+// stop and start.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+/** The repository root, where service entry points are named from. */
+export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
 
 /** Whether a `redis-server` binary is on the PATH (`npm test` installs one when it can). */
 export const hasRedisServer = (): boolean => spawnSync("redis-server", ["--version"]).status === 0;
@@ -31,4 +36,92 @@ export async function killRedis(redis: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => redis.once("exit", resolve));
   redis.kill("SIGKILL");
   await exited;
+}
+
+/** A spawned service process with everything it printed. */
+export interface ServiceProcess {
+  readonly child: ChildProcess;
+  /** stdout and stderr so far. */
+  output(): string;
+  /** The JSON log lines printed to stdout so far. */
+  logLines(): Record<string, unknown>[];
+  /** Resolves with the exit code (or the signal's name) once the process has exited. */
+  readonly exited: Promise<number | string>;
+}
+
+/** Runs `entry` (relative to the repository root) with tsx and exactly the given environment plus PATH. */
+export function spawnService(entry: string, env: Record<string, string>): ServiceProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", entry], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | string>((resolve) => {
+    child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown"));
+  });
+  return {
+    child,
+    exited,
+    output: () => `${stdout}${stderr}`,
+    logLines: () =>
+      stdout
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  };
+}
+
+/** Waits for a log line matching `match`, failing early with the process's output if it exits first. */
+export async function waitForLog(
+  service: ServiceProcess,
+  match: (line: Record<string, unknown>) => boolean,
+  timeoutMs: number,
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  let exited: number | string | undefined;
+  void service.exited.then((code) => (exited = code));
+  for (;;) {
+    const line = service.logLines().find(match);
+    if (line) return line;
+    if (exited !== undefined) throw new Error(`The process exited (${exited}) first:\n${service.output()}`);
+    if (Date.now() > deadline) throw new Error(`No such log line within ${timeoutMs} ms:\n${service.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Resolves with the exit code, or rejects if the process is still running after `timeoutMs`. */
+export function exitWithin(service: ServiceProcess, timeoutMs: number): Promise<number | string> {
+  return Promise.race([
+    service.exited,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`Still running after ${timeoutMs} ms:\n${service.output()}`)), timeoutMs).unref(),
+    ),
+  ]);
+}
+
+/** Whether a TCP connection to the port is refused. */
+export function connectionRefused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code === "ECONNREFUSED"));
+  });
+}
+
+/**
+ * A count that grows in the background (scans being stored, say), once it has reached `expected` and
+ * then stayed put a little longer, so a test sees overshoot as well as shortfall.
+ */
+export async function settledCount(read: () => Promise<number>, expected: number, timeoutMs = 15_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await read()) < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  await new Promise((resolve) => setTimeout(resolve, 600));
+  return read();
 }
