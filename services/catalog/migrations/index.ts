@@ -1,11 +1,13 @@
 import type { Migrations } from "@qrplatform/db";
 import * as workspacesAndQrCodes from "./20261122T1600_workspaces_and_qr_codes.js";
 import * as scanTotalsInLinks from "./20261123T1400_scan_totals_in_links.js";
+import * as pendingLinkOperations from "./20261124T0900_pending_link_operations.js";
 
 /** The catalog schema's migrations, oldest first. */
 export const migrations: Migrations = {
   "20261122T1600_workspaces_and_qr_codes": workspacesAndQrCodes,
   "20261123T1400_scan_totals_in_links": scanTotalsInLinks,
+  "20261124T0900_pending_link_operations": pendingLinkOperations,
 };
 
 /** The Postgres schema that holds the catalog's tables. */

@@ -12,6 +12,8 @@ await runGrpcService({
     TENANCY_URL: z.string().url(),
     LINKS_URL: z.string().url(),
     RENDERING_URL: z.string().url(),
+    RECONCILE_GRACE_SECONDS: z.coerce.number().int().min(1).default(60),
+    RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(15),
   }),
   async start(config, logger) {
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "catalog") });
@@ -25,7 +27,15 @@ await runGrpcService({
         links: remote(config.LINKS_URL),
         rendering: remote(config.RENDERING_URL),
       },
+      reconciler: { graceMs: config.RECONCILE_GRACE_SECONDS * 1000, intervalMs: config.RECONCILE_INTERVAL_SECONDS * 1000 },
     });
-    return { modules: [catalog], close: () => database.close() };
+    catalog.reconciler.start();
+    return {
+      modules: [catalog],
+      close: async () => {
+        await catalog.reconciler.stop();
+        await database.close();
+      },
+    };
   },
 });

@@ -7,6 +7,7 @@ import { TenancyService } from "@qrplatform/api/tenancy";
 import { migrateSchema } from "@qrplatform/db";
 import { PageTokens, type GrpcModule, type Logger } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
+import { QrCodeReconciler, DEFAULT_RECONCILER_OPTIONS, type ReconcilerOptions } from "./qr-codes/qr-code-reconciler.js";
 import { registerRoutes } from "./routes.js";
 import type { CatalogTables } from "./tables.js";
 
@@ -22,10 +23,18 @@ export interface CatalogOptions {
   logger: Logger;
   /** The clock; tests replace it. */
   now?: () => Date;
+  /** How the reconciler of codes and links paces itself. */
+  reconciler?: Partial<ReconcilerOptions>;
+}
+
+/** The catalog: its gRPC services, and the reconciler its process runs beside them. */
+export interface CatalogModule extends GrpcModule {
+  /** Repairs what crashes left between codes and links; not started until the process starts it. */
+  readonly reconciler: QrCodeReconciler;
 }
 
 /** Migrates the catalog schema and returns the service: workspaces and QR codes. */
-export async function buildCatalog(options: CatalogOptions): Promise<GrpcModule> {
+export async function buildCatalog(options: CatalogOptions): Promise<CatalogModule> {
   await migrateSchema(options.db, SCHEMA, migrations);
   const deps = {
     db: options.db.withSchema(SCHEMA) as Kysely<CatalogTables>,
@@ -40,5 +49,6 @@ export async function buildCatalog(options: CatalogOptions): Promise<GrpcModule>
   return {
     services: [WorkspaceService, QrCodeService],
     routes: (router) => registerRoutes(router, deps),
+    reconciler: new QrCodeReconciler(deps, { ...DEFAULT_RECONCILER_OPTIONS, ...options.reconciler }),
   };
 }

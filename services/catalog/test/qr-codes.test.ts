@@ -1,8 +1,8 @@
 // The catalog's QR codes against real tenancy, links and rendering modules on one test database.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
-import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
+import { QrCodeService, QrCodeStatus, WorkspaceService } from "@qrplatform/api/catalog";
 import { DomainService, LinkService } from "@qrplatform/api/links";
 import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
@@ -12,6 +12,7 @@ import { createLogger, errorInfoOf, inProcessTransport, type GrpcModule } from "
 import { buildRendering } from "@qrplatform/rendering";
 import { buildTenancy } from "@qrplatform/tenancy";
 import { TestDnsServer } from "../../links/test/support/dns-server.js";
+import type { ReconcilerOptions } from "../src/qr-codes/qr-code-reconciler.js";
 import { buildCatalog } from "../src/server.js";
 
 const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
@@ -27,17 +28,22 @@ let renderingModule: GrpcModule;
 const local = (modules: GrpcModule[], interceptors: Interceptor[] = [], token = credentials.serviceToken): Transport =>
   inProcessTransport({ modules, credentials, logger, token, interceptors });
 
-/** A catalog whose calls to the links service pass through `linkInterceptors`, to inject failures. */
-async function catalogWith(linkInterceptors: Interceptor[] = []) {
+/**
+ * A catalog whose calls to the links service pass through `linkInterceptors`, to inject failures;
+ * its reconciler takes every pending operation for abandoned unless told otherwise.
+ */
+async function catalogWith(linkInterceptors: Interceptor[] = [], reconciler: Partial<ReconcilerOptions> = { graceMs: 0 }) {
   const module = await buildCatalog({
     db: database.db,
     pageTokenSecret,
     logger,
     transports: { tenancy: local([tenancyModule]), links: local([linksModule], linkInterceptors), rendering: local([renderingModule]) },
+    reconciler,
   });
   return {
     qrCodes: createClient(QrCodeService, local([module])),
     workspaces: createClient(WorkspaceService, local([module])),
+    reconciler: module.reconciler,
   };
 }
 
@@ -133,17 +139,21 @@ describe("custom-link capacity", () => {
 });
 
 describe("atomic creation", () => {
-  it("leaves no code and uses no capacity when the links service fails", async () => {
+  it("holds the place of a create whose link call ended without an answer until the reconciler confirms there is no link", async () => {
     const failCreateLink: Interceptor = (next) => async (req) => {
       if (req.method.name === "CreateLink") throw new ConnectError("links is down", Code.Unavailable);
       return next(req);
     };
-    const { qrCodes } = await catalogWith([failCreateLink]);
+    const catalog = await catalogWith([failCreateLink]);
     const accountId = await originAccount();
-    const error = await qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/" }).catch((e: unknown) => e);
+    const error = await catalog.qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/" }).catch((e: unknown) => e);
     expect(ConnectError.from(error).code).toBe(Code.Unavailable);
-    expect((await qrCodes.listQrCodes({ accountId })).qrCodes).toEqual([]);
-    expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(0n);
+    expect((await catalog.qrCodes.listQrCodes({ accountId })).qrCodes).toEqual([]);
+    // The links service may still have been making the link: the place stays held, out of sight...
+    expect((await catalog.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n);
+    // ...until the grace period has passed and the reconciler finds no link behind it.
+    expect(await catalog.reconciler.runOnce()).toMatchObject({ createsUndone: 1, failed: 0 });
+    expect((await catalog.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(0n);
   });
 
   it("leaves no code and no link when the link is refused, and the refused request's slug stays free", async () => {
@@ -156,13 +166,13 @@ describe("atomic creation", () => {
 
   it("purges the link when the code cannot be completed after the link was made", async () => {
     let createdLinkId: string | undefined;
-    // The link is made, then the account vanishes between reservation and completion: simulated by
-    // deleting the reservation row right after the link exists.
+    // The link is made, then the reservation disappears before completion (as when the reconciler
+    // undid a create that took longer than its grace period).
     const dropReservation: Interceptor = (next) => async (req) => {
       const res = await next(req);
       if (req.method.name === "CreateLink") {
         createdLinkId = (res.message as { link?: { id: string } }).link?.id;
-        await database.db.withSchema("catalog").deleteFrom("qr_codes").where("link_id", "is", null).execute();
+        await database.db.withSchema("catalog").deleteFrom("qr_codes").where("pending_operation", "=", "create").execute();
       }
       return res;
     };
@@ -174,5 +184,138 @@ describe("atomic creation", () => {
     const lookup = await links.getLink({ accountId, linkId: createdLinkId! }).catch((e: unknown) => ConnectError.from(e));
     expect((lookup as ConnectError).code).toBe(Code.NotFound);
     expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(0n);
+  });
+});
+
+describe("crash consistency between codes and links", () => {
+  /**
+   * A catalog whose process "dies" at one point of one call to the links service: the call never
+   * returns, so nothing after it runs (no catch, no cleanup), exactly as after a SIGKILL.
+   */
+  async function crashingCatalog(method: string, when: "before" | "after") {
+    const hang: Interceptor = (next) => async (req) => {
+      if (req.method.name !== method) return next(req);
+      if (when === "after") await next(req);
+      return new Promise<never>(() => {});
+    };
+    return catalogWith([hang]);
+  }
+  /** The next process: a catalog with a reconciler that takes every pending operation for abandoned. */
+  const restarted = () => catalogWith();
+
+  /** Codes, live links and capacity of the account agree; each code's link redirects where the code says. */
+  async function expectConsistent(accountId: string, qrCodes: Awaited<ReturnType<typeof catalogWith>>["qrCodes"]) {
+    const codes = (await qrCodes.listQrCodes({ accountId, pageSize: 100 })).qrCodes;
+    const liveLinks = await database.db
+      .withSchema("links")
+      .selectFrom("links")
+      .select(["id", "destination_url", "status"])
+      .where("account_id", "=", accountId)
+      .where("deleted_at", "is", null)
+      .execute();
+    expect(liveLinks.map((l) => l.id).sort()).toEqual(codes.map((c) => c.linkId).sort());
+    expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(BigInt(codes.length));
+    for (const code of codes) {
+      const link = liveLinks.find((l) => l.id === code.linkId)!;
+      expect(link.destination_url).toBe(code.destinationUrl);
+      expect(link.status).toBe(code.status === QrCodeStatus.PAUSED ? "paused" : "active");
+    }
+    return codes;
+  }
+
+  async function vanityDomain(accountId: string) {
+    const dns = await new TestDnsServer().start();
+    const links = await buildLinks({ db: database.db, pageTokenSecret, shortLinkBaseUrl: "http://qr.test", dnsResolver: dns.address });
+    const domains = createClient(DomainService, local([links]));
+    const { domain } = await domains.createDomain({ accountId, hostname: `go-${randomUUID().slice(0, 8)}.example` });
+    dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
+    await domains.verifyDomain({ accountId, domainId: domain!.id });
+    await dns.close();
+    return domain!.id;
+  }
+
+  for (const when of ["before", "after"] as const) {
+    it(`undoes a create that crashed ${when} making its link, frees its vanity slug and its place`, async () => {
+      const accountId = await originAccount();
+      const domainId = await vanityDomain(accountId);
+      const crashing = await crashingCatalog("CreateLink", when);
+      const request = { accountId, name: "menu", destinationUrl: "https://example.com/menu", vanityDomainId: domainId, vanitySlug: "menu" };
+      void crashing.qrCodes.createQrCode(request);
+      await vi.waitFor(async () => expect((await crashing.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n));
+      if (when === "after") {
+        await vi.waitFor(async () =>
+          expect(await database.db.withSchema("links").selectFrom("links").select("id").where("account_id", "=", accountId).execute()).toHaveLength(1),
+        );
+      }
+
+      const next = await restarted();
+      expect(await next.reconciler.runOnce()).toEqual({ createsUndone: 1, updatesSettled: 0, deletesFinished: 0, failed: 0 });
+      expect(await expectConsistent(accountId, next.qrCodes)).toEqual([]);
+      // The retry succeeds: the slug the crashed create took is free again.
+      expect((await next.qrCodes.createQrCode(request)).qrCode?.vanityUrl).toMatch(/\/menu$/);
+      await expectConsistent(accountId, next.qrCodes);
+    });
+
+    it(`settles an update that crashed ${when} changing its link: the code shows what the link does`, async () => {
+      const accountId = await originAccount();
+      const first = await catalogWith();
+      const { qrCode } = await first.qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/old" });
+      const crashing = await crashingCatalog("UpdateLink", when);
+      void crashing.qrCodes.updateQrCode({ accountId, qrCodeId: qrCode!.id, destinationUrl: "https://example.com/new", status: QrCodeStatus.PAUSED });
+      await vi.waitFor(async () => {
+        const row = await database.db.withSchema("catalog").selectFrom("qr_codes").select("pending_operation").where("id", "=", qrCode!.id).executeTakeFirst();
+        expect(row?.pending_operation).toBe("update");
+      });
+      if (when === "after") await new Promise((resolve) => setTimeout(resolve, 50));
+
+      const next = await restarted();
+      expect(await next.reconciler.runOnce()).toMatchObject({ updatesSettled: 1, failed: 0 });
+      const [code] = await expectConsistent(accountId, next.qrCodes);
+      expect(code!.destinationUrl).toBe(when === "before" ? "https://example.com/old" : "https://example.com/new");
+    });
+
+    it(`finishes a delete that crashed ${when} deleting its link`, async () => {
+      const accountId = await originAccount();
+      const first = await catalogWith();
+      const { qrCode } = await first.qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/" });
+      const crashing = await crashingCatalog("DeleteLink", when);
+      void crashing.qrCodes.deleteQrCode({ accountId, qrCodeId: qrCode!.id });
+      await vi.waitFor(async () => {
+        const row = await database.db.withSchema("catalog").selectFrom("qr_codes").select("pending_operation").where("id", "=", qrCode!.id).executeTakeFirst();
+        expect(row?.pending_operation).toBe("delete");
+      });
+      if (when === "after") await new Promise((resolve) => setTimeout(resolve, 50));
+
+      const next = await restarted();
+      expect(await next.reconciler.runOnce()).toMatchObject({ deletesFinished: 1, failed: 0 });
+      expect(await expectConsistent(accountId, next.qrCodes)).toEqual([]);
+    });
+  }
+
+  it("leaves operations younger than the grace period to the call that is still making them", async () => {
+    const accountId = await originAccount();
+    const crashing = await crashingCatalog("CreateLink", "after");
+    void crashing.qrCodes.createQrCode({ accountId, name: "slow", destinationUrl: "https://example.com/" });
+    await vi.waitFor(async () => expect((await crashing.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n));
+    const patient = await catalogWith([], { graceMs: 60_000 });
+    expect(await patient.reconciler.runOnce()).toEqual({ createsUndone: 0, updatesSettled: 0, deletesFinished: 0, failed: 0 });
+    expect((await patient.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n);
+    // Once the grace period is over, it is taken for abandoned.
+    expect(await (await restarted()).reconciler.runOnce()).toMatchObject({ createsUndone: 1 });
+  });
+
+  it("keeps an operation it could not repair and repairs it on a later pass", async () => {
+    const accountId = await originAccount();
+    const crashing = await crashingCatalog("CreateLink", "after");
+    void crashing.qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/" });
+    await vi.waitFor(async () => expect((await crashing.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n));
+    const linksDown: Interceptor = () => async () => {
+      throw new ConnectError("links is down", Code.Unavailable);
+    };
+    const isolated = await catalogWith([linksDown]);
+    expect(await isolated.reconciler.runOnce()).toMatchObject({ createsUndone: 0, failed: 1 });
+    const next = await restarted();
+    expect(await next.reconciler.runOnce()).toMatchObject({ createsUndone: 1, failed: 0 });
+    await expectConsistent(accountId, next.qrCodes);
   });
 });

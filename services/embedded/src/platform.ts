@@ -96,6 +96,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     transports: { tenancy: local([tenancy]), links: local([links]), rendering: local([rendering]) },
     logger,
   });
+  catalog.reconciler.start();
   const modules = [tenancy, catalog, links, rendering];
 
   const grpc = await serveGrpc({ modules, credentials, logger, host: options.grpcHost, port: options.grpcPort });
@@ -132,6 +133,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       await Promise.all([http.close(), grpc.close()]);
       // Every redirect has been answered; its scan is stored before the database closes.
       await redirectPath.close();
+      await catalog.reconciler.stop();
       await database.close();
     },
   };

@@ -71,6 +71,23 @@ describe("creating links", () => {
     expect(error).toMatchObject({ code: Code.InvalidArgument, fields: [{ field: "account_id", reason: "invalid_format" }] });
   });
 
+  it("gives the link the caller's id, once: a taken id (live or deleted) or a malformed one is refused", async () => {
+    const accountId = newAccount();
+    const linkId = randomUUID();
+    const { link } = await stack.links.createLink({ accountId, linkId: linkId.toUpperCase(), destinationUrl: "https://example.com/" });
+    expect(link?.id).toBe(linkId);
+    expect(await errorOf(stack.links.createLink({ accountId, linkId, destinationUrl: "https://example.com/" }))).toMatchObject({
+      code: Code.AlreadyExists,
+      reason: "link_exists",
+    });
+    await stack.links.deleteLink({ accountId, linkId });
+    expect((await errorOf(stack.links.createLink({ accountId: newAccount(), linkId, destinationUrl: "https://example.com/" }))).reason).toBe("link_exists");
+    expect(await errorOf(stack.links.createLink({ accountId, linkId: "link-1", destinationUrl: "https://example.com/" }))).toMatchObject({
+      code: Code.InvalidArgument,
+      fields: [{ field: "link_id", reason: "invalid_format" }],
+    });
+  });
+
   it("retries when a generated slug is taken, by a live or a deleted link", async () => {
     // A scripted generator, so collisions happen on purpose.
     const offered: string[] = [];

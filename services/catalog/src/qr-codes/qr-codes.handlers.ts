@@ -31,13 +31,14 @@ import { findWorkspace } from "../workspaces/workspaces.repository.js";
 import { checkDesign } from "./design-check.js";
 import { linkStatusOf, qrCodeToProto, statusToken } from "./qr-code-mapping.js";
 import { presentUtm, qrCodeName, qrCodeTags, qrCodeUtm, utmQueryParameters } from "./qr-code-rules.js";
+import { finishDelete, isDecided, LINK_CALL_TIMEOUT_MS, undoCreate } from "./link-consistency.js";
 import {
+  clearPending,
   completeQrCode,
   countAccountQrCodes,
-  deleteQrCode,
-  discardReservation,
   findQrCode,
   listQrCodes,
+  markPending,
   reserveQrCode,
   updateQrCode,
   type CapacityRefusal,
@@ -74,9 +75,10 @@ async function requireWorkspace(deps: CatalogDeps, accountId: string, workspaceI
 }
 
 /**
- * Creates a QR code and its short link as one unit: a place in the account's capacity is reserved
- * first, the link is created, then the reservation is completed. Any failure undoes what was done,
- * so neither a code without a link nor a link without a code is left, and no capacity is consumed.
+ * Creates a QR code and its short link as one unit. The code is reserved first, holding a place in
+ * the account's capacity and the id its link will get; then the link is made, then the code
+ * completed. A failure undoes what was done; a crash leaves the reservation, which the reconciler
+ * undoes, so neither a code without a link nor a link without a code survives, and no capacity is lost.
  */
 export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest): Promise<CreateQrCodeResponse> {
   const input = validate(createSchema, req);
@@ -85,12 +87,11 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
   const design = await checkDesign(deps, req.design, account!);
   const utm = presentUtm(input.utm);
 
-  const id = randomUUID();
+  const reservation = { account_id: input.accountId, id: randomUUID(), link_id: randomUUID() };
   const refusal = await reserveQrCode(
     deps.db,
     {
-      id,
-      account_id: input.accountId,
+      ...reservation,
       workspace_id: input.workspaceId ?? null,
       name: input.name,
       destination_url: req.destinationUrl,
@@ -99,42 +100,44 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
       vanity_domain_id: req.vanityDomainId ?? null,
       design: JSON.stringify(toJson(DesignSchema, design)),
       utm: utm && JSON.stringify(utm),
+      pending_operation: "create",
+      pending_since: deps.now(),
     },
     {
       qrCodes: plan?.qrCodeCapacity === undefined ? undefined : Number(plan.qrCodeCapacity),
       customLinks: plan?.customLinkCapacity === undefined ? undefined : Number(plan.customLinkCapacity),
     },
-    deps.now(),
   );
   if (refusal) throw capacityError(refusal);
 
-  let linkId: string | undefined;
+  let linkMade = false;
   try {
-    const { link } = await deps.links.createLink({
-      accountId: input.accountId,
-      destinationUrl: req.destinationUrl,
-      queryParameters: utmQueryParameters(utm),
-      vanityDomainId: req.vanityDomainId,
-      vanitySlug: req.vanitySlug,
-    });
-    linkId = link!.id;
+    const { link } = await deps.links.createLink(
+      {
+        accountId: input.accountId,
+        linkId: reservation.link_id,
+        destinationUrl: req.destinationUrl,
+        queryParameters: utmQueryParameters(utm),
+        vanityDomainId: req.vanityDomainId,
+        vanitySlug: req.vanitySlug,
+      },
+      { timeoutMs: LINK_CALL_TIMEOUT_MS },
+    );
+    linkMade = true;
     // Whether a logo leaves the code recoverable depends on the symbol's version, so on the link it encodes.
     await deps.rendering.validateDesign({ design, content: link!.vanityUrl });
-    const row = await completeQrCode(deps.db, input.accountId, id, {
-      link_id: link!.id,
+    const row = await completeQrCode(deps.db, input.accountId, reservation.id, {
       vanity_url: link!.vanityUrl,
       canonical_url: link!.canonicalUrl,
       destination_url: link!.destinationUrl,
     });
+    if (!row) throw serviceError(Code.Unavailable, "create_abandoned", "The QR code could not be created in time; try again.");
     return create(CreateQrCodeResponseSchema, { qrCode: qrCodeToProto(row) });
   } catch (error) {
-    if (linkId) {
-      // Purged, not just deleted: the code never existed, so its slugs must not stay reserved.
-      await deps.links.deleteLink({ accountId: input.accountId, linkId, purge: true }).catch((cleanup: unknown) => {
-        deps.logger.error({ err: cleanup, linkId }, "could not delete the link of a failed QR-code create");
-      });
-    }
-    await discardReservation(deps.db, input.accountId, id);
+    const outcomeKnown = linkMade || isDecided(error);
+    await undoCreate(deps, reservation, outcomeKnown).catch((cleanup: unknown) => {
+      deps.logger.warn({ err: cleanup, qrCodeId: reservation.id }, "could not undo a failed QR-code create; the reconciler will");
+    });
     throw error;
   }
 }
@@ -172,8 +175,10 @@ const updateSchema = z.object({
 });
 
 /**
- * Changes a QR code. Destination and status live on the link too, so the link is changed first: if
- * it refuses (an invalid destination, say), the code is left as it was.
+ * Changes a QR code. Destination and status live on the link too: the change is marked pending on
+ * the code, made on the link (which may refuse it, leaving the code as it was), then applied to the
+ * code. A crash or a failure with no answer in between leaves the mark, and the reconciler makes the
+ * code show what the link does. Name, tags and workspace (a move) are the catalog's alone.
  */
 export async function updateQrCodeFields(deps: CatalogDeps, req: UpdateQrCodeRequest): Promise<UpdateQrCodeResponse> {
   const input = validate(updateSchema, req);
@@ -182,14 +187,25 @@ export async function updateQrCodeFields(deps: CatalogDeps, req: UpdateQrCodeReq
   if (input.workspaceId) await requireWorkspace(deps, req.accountId, input.workspaceId);
 
   let destinationUrl: string | undefined;
+  let token: Date | undefined;
   if (req.destinationUrl !== undefined || input.status !== undefined) {
-    const { link } = await deps.links.updateLink({
-      accountId: req.accountId,
-      linkId: existing.link_id,
-      destinationUrl: req.destinationUrl,
-      status: input.status === undefined ? undefined : linkStatusOf(input.status),
-    });
-    if (req.destinationUrl !== undefined) destinationUrl = link!.destinationUrl;
+    token = deps.now();
+    if (!(await markPending(deps.db, req.accountId, req.qrCodeId, "update", token))) throw notFound("QR code");
+    try {
+      const { link } = await deps.links.updateLink(
+        {
+          accountId: req.accountId,
+          linkId: existing.link_id,
+          destinationUrl: req.destinationUrl,
+          status: input.status === undefined ? undefined : linkStatusOf(input.status),
+        },
+        { timeoutMs: LINK_CALL_TIMEOUT_MS },
+      );
+      if (req.destinationUrl !== undefined) destinationUrl = link!.destinationUrl;
+    } catch (error) {
+      if (isDecided(error)) await clearPending(deps.db, req.accountId, req.qrCodeId, token);
+      throw error;
+    }
   }
   const changes = {
     ...(input.name !== undefined && { name: input.name }),
@@ -198,23 +214,20 @@ export async function updateQrCodeFields(deps: CatalogDeps, req: UpdateQrCodeReq
     ...(req.replaceTags && { tags: input.tags }),
     ...(input.workspaceId !== undefined ? { workspace_id: input.workspaceId } : req.clearWorkspace ? { workspace_id: null } : {}),
   };
-  const row = Object.keys(changes).length === 0 ? existing : await updateQrCode(deps.db, req.accountId, req.qrCodeId, changes);
+  const row = Object.keys(changes).length === 0 ? existing : await updateQrCode(deps.db, req.accountId, req.qrCodeId, changes, token);
   if (!row) throw notFound("QR code");
   const [qrCode] = await withScanTotals(deps, req.accountId, [row]);
   return create(UpdateQrCodeResponseSchema, { qrCode });
 }
 
 /**
- * Deletes a QR code. The link goes first, so the code stops redirecting even if the second step
- * fails; a retried delete then finds the link already gone and finishes the job.
+ * Deletes a QR code: marked pending, then the link goes (so the code stops redirecting even if the
+ * rest fails), then the code. A delete that stopped halfway is finished by a retry or by the reconciler.
  */
 export async function deleteQrCodeById(deps: CatalogDeps, req: DeleteQrCodeRequest): Promise<DeleteQrCodeResponse> {
-  const existing = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await findQrCode(deps.db, req.accountId, req.qrCodeId) : undefined;
-  if (!existing) throw notFound("QR code");
-  await deps.links.deleteLink({ accountId: req.accountId, linkId: existing.link_id }).catch((error: unknown) => {
-    if (ConnectError.from(error).code !== Code.NotFound) throw error;
-  });
-  if (!(await deleteQrCode(deps.db, req.accountId, req.qrCodeId))) throw notFound("QR code");
+  const marked = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await markPending(deps.db, req.accountId, req.qrCodeId, "delete", deps.now()) : undefined;
+  if (!marked) throw notFound("QR code");
+  if (!(await finishDelete(deps, marked))) throw notFound("QR code");
   return create(DeleteQrCodeResponseSchema, { qrCodeId: req.qrCodeId });
 }
 

@@ -1,12 +1,10 @@
 import { sql, type Kysely } from "kysely";
 import { afterKeyset } from "@qrplatform/db";
 import type { CatalogTables } from "../tables.js";
-import type { NewQrCodeRow, ProvisionedQrCodeRow, QrCodeChanges } from "./qr-codes.table.js";
+import type { NewQrCodeRow, ProvisionedQrCodeRow, QrCodeChanges, QrCodeRow } from "./qr-codes.table.js";
 
-// Every function takes the account id and every query filters on it.
-
-/** A reservation that was not completed within this time was abandoned by a crashed create. */
-const ABANDONED_AFTER_MS = 5 * 60 * 1000;
+// Every function takes the account id and every query filters on it, except the reconciler's claim,
+// which works across accounts and hands each row's account id to the calls it makes.
 
 /** What a create may use: undefined means unlimited. */
 export interface CapacityLimits {
@@ -17,8 +15,9 @@ export interface CapacityLimits {
 /** Why a reservation was refused. */
 export type CapacityRefusal = { limit: "qr_codes" | "custom_links"; used: number; max: number };
 
+/** Codes a client can see: every one except those whose create has not finished. */
 const provisioned = (db: Kysely<CatalogTables>, accountId: string) =>
-  db.selectFrom("qr_codes").selectAll().where("account_id", "=", accountId).where("link_id", "is not", null);
+  db.selectFrom("qr_codes").selectAll().where("account_id", "=", accountId).where("pending_operation", "is distinct from", "create");
 
 async function countCodes(db: Kysely<CatalogTables>, accountId: string, customLinksOnly = false): Promise<number> {
   let query = db.selectFrom("qr_codes").select(sql<number>`count(*)::int`.as("n")).where("account_id", "=", accountId);
@@ -27,24 +26,18 @@ async function countCodes(db: Kysely<CatalogTables>, accountId: string, customLi
 }
 
 /**
- * Inserts a code without its link, if the account has room. The account's lock row is held while
- * counting and inserting, so concurrent creates are admitted one at a time and never overshoot.
+ * Inserts a code whose create is pending (its link not made yet), if the account has room. The
+ * account's lock row is held while counting and inserting, so concurrent creates are admitted one at
+ * a time and never overshoot; pending creates count, so a place is held until the create finishes.
  */
 export async function reserveQrCode(
   db: Kysely<CatalogTables>,
-  row: NewQrCodeRow & { account_id: string },
+  row: NewQrCodeRow & { account_id: string; link_id: string; pending_operation: "create"; pending_since: Date },
   limits: CapacityLimits,
-  now: Date,
 ): Promise<CapacityRefusal | undefined> {
   return db.transaction().execute(async (tx) => {
     await tx.insertInto("account_capacity_locks").values({ account_id: row.account_id }).onConflict((c) => c.doNothing()).execute();
     await tx.selectFrom("account_capacity_locks").select("account_id").where("account_id", "=", row.account_id).forUpdate().execute();
-    await tx
-      .deleteFrom("qr_codes")
-      .where("account_id", "=", row.account_id)
-      .where("link_id", "is", null)
-      .where("created_at", "<", new Date(now.getTime() - ABANDONED_AFTER_MS))
-      .execute();
 
     if (limits.qrCodes !== undefined) {
       const used = await countCodes(tx, row.account_id);
@@ -59,27 +52,92 @@ export async function reserveQrCode(
   });
 }
 
-/** Attaches the created link to a reserved code, making it visible. */
+/** Finishes a pending create with what its link turned out to be; undefined when the create was undone meanwhile. */
 export async function completeQrCode(
   db: Kysely<CatalogTables>,
   accountId: string,
   id: string,
-  link: { link_id: string; vanity_url: string; canonical_url: string; destination_url: string },
-): Promise<ProvisionedQrCodeRow> {
+  link: { vanity_url: string; canonical_url: string; destination_url: string },
+): Promise<ProvisionedQrCodeRow | undefined> {
   const row = await db
     .updateTable("qr_codes")
-    .set(link)
+    .set({ ...link, pending_operation: null, pending_since: null })
     .where("account_id", "=", accountId)
     .where("id", "=", id)
-    .where("link_id", "is", null)
+    .where("pending_operation", "=", "create")
     .returningAll()
-    .executeTakeFirstOrThrow();
-  return row as ProvisionedQrCodeRow;
+    .executeTakeFirst();
+  return row as ProvisionedQrCodeRow | undefined;
 }
 
-/** Drops a reservation whose link could not be made, freeing its capacity. */
+/** Drops a pending create whose link is known not to exist, freeing its place. */
 export async function discardReservation(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<void> {
-  await db.deleteFrom("qr_codes").where("account_id", "=", accountId).where("id", "=", id).where("link_id", "is", null).execute();
+  await db.deleteFrom("qr_codes").where("account_id", "=", accountId).where("id", "=", id).where("pending_operation", "=", "create").execute();
+}
+
+/**
+ * Records that an update or delete of a visible code is about to change its link. `since` is the
+ * operation's token: only the operation that set it clears it. A delete takes over a pending update;
+ * an update never takes over a pending delete. Returns the code, or undefined when there is none to mark.
+ */
+export async function markPending(
+  db: Kysely<CatalogTables>,
+  accountId: string,
+  id: string,
+  operation: "update" | "delete",
+  since: Date,
+): Promise<ProvisionedQrCodeRow | undefined> {
+  let query = db
+    .updateTable("qr_codes")
+    .set({ pending_operation: operation, pending_since: since })
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .where("pending_operation", "is distinct from", "create");
+  if (operation === "update") query = query.where("pending_operation", "is distinct from", "delete");
+  return (await query.returningAll().executeTakeFirst()) as ProvisionedQrCodeRow | undefined;
+}
+
+/** Clears a pending operation that the link service refused outright, if it is still this operation's. */
+export async function clearPending(db: Kysely<CatalogTables>, accountId: string, id: string, since: Date): Promise<void> {
+  await db
+    .updateTable("qr_codes")
+    .set({ pending_operation: null, pending_since: null })
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .where("pending_since", "=", since)
+    .where("pending_operation", "in", ["update", "delete"])
+    .execute();
+}
+
+/** A code with an operation pending since before the grace period, claimed by one reconciler. */
+export type PendingQrCodeRow = QrCodeRow & { link_id: string | null; pending_operation: "create" | "update" | "delete"; pending_since: Date };
+
+/**
+ * Claims up to `limit` codes whose pending operation started before `before`, across accounts. Each
+ * claim moves pending_since to `now`, so another reconciler (or replica) leaves the row alone for a
+ * whole grace period while this one repairs it.
+ */
+export async function claimStalePending(db: Kysely<CatalogTables>, before: Date, now: Date, limit: number): Promise<PendingQrCodeRow[]> {
+  const stale = await db
+    .selectFrom("qr_codes")
+    .select(["id", "pending_since"])
+    .where("pending_operation", "is not", null)
+    .where("pending_since", "<", before)
+    .orderBy("pending_since")
+    .limit(limit)
+    .execute();
+  const claimed: PendingQrCodeRow[] = [];
+  for (const { id, pending_since } of stale) {
+    const row = await db
+      .updateTable("qr_codes")
+      .set({ pending_since: now })
+      .where("id", "=", id)
+      .where("pending_since", "=", pending_since)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) claimed.push(row as PendingQrCodeRow);
+  }
+  return claimed;
 }
 
 export async function findQrCode(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<ProvisionedQrCodeRow | undefined> {
@@ -98,19 +156,31 @@ export async function listQrCodes(
   return (await query.orderBy("created_at").orderBy("id").limit(page.limit).execute()) as ProvisionedQrCodeRow[];
 }
 
-/** Applies the changes and returns the code; undefined when it is not the account's. */
+/**
+ * Applies the changes and returns the code; undefined when it is not the account's. With `settles`,
+ * the pending operation of that token is cleared in the same statement: the link already holds the change.
+ */
 export async function updateQrCode(
   db: Kysely<CatalogTables>,
   accountId: string,
   id: string,
   changes: QrCodeChanges,
+  settles?: Date,
 ): Promise<ProvisionedQrCodeRow | undefined> {
+  const settled = settles !== undefined && sql<boolean>`pending_since = ${settles}`;
   const row = await db
     .updateTable("qr_codes")
-    .set({ ...changes, updated_at: new Date() })
+    .set({
+      ...changes,
+      updated_at: new Date(),
+      ...(settled && {
+        pending_operation: sql`case when ${settled} then null else pending_operation end`,
+        pending_since: sql`case when ${settled} then null else pending_since end`,
+      }),
+    })
     .where("account_id", "=", accountId)
     .where("id", "=", id)
-    .where("link_id", "is not", null)
+    .where("pending_operation", "is distinct from", "create")
     .returningAll()
     .executeTakeFirst();
   return row as ProvisionedQrCodeRow | undefined;

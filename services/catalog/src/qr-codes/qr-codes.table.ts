@@ -4,8 +4,10 @@ import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "
 export type UtmValues = Partial<Record<"source" | "medium" | "campaign", string>>;
 
 /**
- * catalog.qr_codes. A row whose link_id is null is still being provisioned: it holds a place in the
- * account's capacity while its short link is created, and every read skips it.
+ * catalog.qr_codes. A code's short link lives in the links service; every change that touches both
+ * records itself here first (pending_operation), so that a crash halfway leaves a row saying what to
+ * finish or undo. A code whose create is pending holds a place in the account's capacity while its
+ * link is made, and every read skips it. See docs/adr/0010-catalog-and-links-consistency.md.
  */
 export interface QrCodesTable {
   id: string;
@@ -16,6 +18,7 @@ export interface QrCodesTable {
   /** A QrCodeStatus token: "active" or "paused". */
   status: string;
   tags: ColumnType<string[], string[] | undefined, string[]>;
+  /** Chosen before the link is made, so that a create that failed halfway can find its link; null only on rows older than that rule. */
   link_id: string | null;
   /** The custom domain of the vanity link, when there is one; counted against the custom-link limit. */
   vanity_domain_id: string | null;
@@ -26,6 +29,10 @@ export interface QrCodesTable {
   utm: ColumnType<UtmValues | null, string | null, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
+  /** What is under way on the code and its link, if anything: "create", "update" or "delete". */
+  pending_operation: ColumnType<"create" | "update" | "delete" | null, "create" | "update" | "delete" | null | undefined, "create" | "update" | "delete" | null>;
+  /** When that operation started; also its token, so only the operation that set it clears it. */
+  pending_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /** catalog.account_capacity_locks: one row per account, locked by creates so capacity checks serialize. */

@@ -17,7 +17,7 @@ function selectWithCount(db: Kysely<CatalogTables>, accountId: string) {
         .select(sql<number>`count(*)::int`.as("n"))
         .whereRef("qr_codes.workspace_id", "=", "workspaces.id")
         .where("qr_codes.account_id", "=", accountId)
-        .where("qr_codes.link_id", "is not", null)
+        .where("qr_codes.pending_operation", "is distinct from", "create")
         .as("qr_code_count"),
     )
     .where("workspaces.account_id", "=", accountId);

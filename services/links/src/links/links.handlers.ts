@@ -20,7 +20,7 @@ import type { LinksDeps } from "../deps.js";
 import { findDomainForShare, isServedHostname } from "../domains/domains.repository.js";
 import { destinationUrlProblem, queryParameterProblems } from "./destination-url.js";
 import { linkStatusToken, linkToProto } from "./link-mapping.js";
-import { deleteLink, findLink, insertLink, purgeLink, updateLink, vanitySlugTaken } from "./links.repository.js";
+import { deleteLink, findLink, insertLink, linkIdTaken, purgeLink, updateLink, vanitySlugTaken } from "./links.repository.js";
 import { parseVanitySlug } from "./slugs.js";
 
 /** Generated slugs collide about once in 10^12 creations; five attempts make a failure practically impossible. */
@@ -33,6 +33,8 @@ const slugTaken = (slug: string) =>
 
 interface CreateInput {
   accountId: string;
+  /** The caller's id for the link, or undefined to generate one. */
+  linkId: string | undefined;
   destinationUrl: string;
   queryParameters: Record<string, string>;
   vanity: { domainId: string; slug: string } | undefined;
@@ -56,6 +58,7 @@ async function selfReferenceProblem(deps: LinksDeps, destinationUrl: string): Pr
 function readCreateRequest(req: CreateLinkRequest): CreateInput {
   const problems: FieldProblem[] = [];
   if (!isUuid(req.accountId)) problems.push({ field: "account_id", reason: "invalid_format", description: "must be a UUID" });
+  if (req.linkId !== undefined && !isUuid(req.linkId)) problems.push({ field: "link_id", reason: "invalid_format", description: "must be a UUID" });
   const destination = destinationUrlProblem(req.destinationUrl);
   if (destination) problems.push(destination);
   problems.push(...queryParameterProblems(req.queryParameters));
@@ -73,7 +76,13 @@ function readCreateRequest(req: CreateLinkRequest): CreateInput {
     if ("slug" in parsed) vanity = { domainId: vanityDomainId, slug: parsed.slug };
   }
   if (problems.length > 0) throw invalidArgument(problems);
-  return { accountId: req.accountId, destinationUrl: req.destinationUrl, queryParameters: req.queryParameters, vanity };
+  return {
+    accountId: req.accountId,
+    linkId: req.linkId?.toLowerCase(),
+    destinationUrl: req.destinationUrl,
+    queryParameters: req.queryParameters,
+    vanity,
+  };
 }
 
 export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promise<CreateLinkResponse> {
@@ -97,10 +106,13 @@ export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promi
       if (await vanitySlugTaken(trx, domain.id, input.vanity.slug)) throw slugTaken(input.vanity.slug);
       hostname = domain.hostname;
     }
+    if (input.linkId && (await linkIdTaken(trx, input.linkId))) {
+      throw serviceError(Code.AlreadyExists, "link_exists", "A link with this id already exists.", { metadata: { link_id: input.linkId } });
+    }
     const now = deps.now();
     for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt++) {
       const row = {
-        id: randomUUID(),
+        id: input.linkId ?? randomUUID(),
         account_id: input.accountId,
         slug: deps.generateSlug(),
         domain_id: input.vanity?.domainId ?? null,

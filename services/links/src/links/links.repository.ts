@@ -42,6 +42,11 @@ export async function vanitySlugTaken(db: Db, domainId: string, vanitySlug: stri
   return row !== undefined;
 }
 
+/** Whether any link, live or deleted, of any account has this id. */
+export async function linkIdTaken(db: Db, id: string): Promise<boolean> {
+  return (await db.selectFrom("links").select("id").where("id", "=", id).executeTakeFirst()) !== undefined;
+}
+
 export async function findLink(db: Db, accountId: string, id: string): Promise<LinkView | undefined> {
   return liveLinks(db).where("links.account_id", "=", accountId).where("links.id", "=", id).executeTakeFirst();
 }
