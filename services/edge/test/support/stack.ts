@@ -36,7 +36,26 @@ export interface Stack {
   readonly dns: TestDnsServer;
   /** How many images the rendering service has drawn; only the in-process shape can count them. */
   readonly renderCount?: () => number;
+  /** The Postgres database the processes shape runs on (when DATABASE_URL is set), for assertions in SQL. */
+  readonly databaseUrl?: string;
+  /** The processes shape's processes, to kill and start again. */
+  readonly processes?: Record<ProcessName, StackProcess>;
   close(): Promise<void>;
+}
+
+/** The processes of the processes shape. */
+export type ProcessName = "tenancy" | "links" | "rendering" | "catalog" | "edge";
+
+/** One process of the processes shape. */
+export interface StackProcess {
+  /** The running process (a new one after each start). */
+  readonly child: ChildProcess;
+  /** Sends the signal (SIGKILL by default, as a crash) and waits until the process has exited. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts the process again with the same port and environment, and waits until it is ready. */
+  start(): Promise<void>;
+  /** Everything its processes printed so far, across restarts. */
+  output(): string;
 }
 
 export const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
@@ -49,10 +68,12 @@ export interface StackOptions {
   readonly redisUrl?: string;
   /** The in-process shape's logger; silent unless LOG_LEVEL says otherwise. */
   readonly logger?: Logger;
+  /** The processes shape: extra environment for some of its processes. */
+  readonly env?: Partial<Record<ProcessName, Record<string, string>>>;
 }
 
 export async function startStack(mode: StackMode, options: StackOptions = {}): Promise<Stack> {
-  return mode === "in-process" ? startInProcess(options) : startProcesses();
+  return mode === "in-process" ? startInProcess(options) : startProcesses(options);
 }
 
 async function startInProcess(options: StackOptions): Promise<Stack> {
@@ -113,17 +134,36 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
   };
 }
 
-/** One service process; its output is kept so a failed start can say why. */
-function launch(entry: string, env: Record<string, string>): { child: ChildProcess; output: () => string } {
+/** One service process, started at once; its output is kept so a failed start can say why. */
+function launch(entry: string, env: Record<string, string>, isReady: () => Promise<boolean>): StackProcess {
   let output = "";
-  const child = spawn(process.execPath, ["--import", "tsx", entry], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  child.stdout!.on("data", (chunk) => (output += chunk));
-  child.stderr!.on("data", (chunk) => (output += chunk));
-  return { child, output: () => output };
+  let child: ChildProcess;
+  const spawnChild = () => {
+    child = spawn(process.execPath, ["--import", "tsx", entry], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, LOG_LEVEL: "warn", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout!.on("data", (chunk) => (output += chunk));
+    child.stderr!.on("data", (chunk) => (output += chunk));
+  };
+  spawnChild();
+  return {
+    get child() {
+      return child;
+    },
+    output: () => output,
+    async kill(signal = "SIGKILL") {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill(signal);
+      await exited;
+    },
+    async start() {
+      spawnChild();
+      await waitUntil(entry, isReady, () => output);
+    },
+  };
 }
 
 async function waitUntil(what: string, ready: () => Promise<boolean>, output: () => string, timeoutMs = 60_000): Promise<void> {
@@ -135,7 +175,7 @@ async function waitUntil(what: string, ready: () => Promise<boolean>, output: ()
   throw new Error(`${what} did not become ready:\n${output()}`);
 }
 
-async function startProcesses(): Promise<Stack> {
+async function startProcesses(options: StackOptions): Promise<Stack> {
   const scratch = await createScratchDatabase();
   const dns = await new TestDnsServer().start();
   const dataDir = mkdtempSync(join(tmpdir(), "qrp-stack-"));
@@ -156,8 +196,13 @@ async function startProcesses(): Promise<Stack> {
     DATA_DIR: dataDir,
     ...(scratch && { DATABASE_URL: scratch.url }),
   };
+  const serving = (port: number) => {
+    const health = createClient(Health, remoteTransport({ baseUrl: url(port), token: "" }));
+    return async () => (await health.check({ service: "" })).status === ServingStatus.SERVING;
+  };
+  const extra = (name: ProcessName) => options.env?.[name] ?? {};
   const services = {
-    tenancy: launch("services/tenancy/src/main.ts", { ...common, GRPC_PORT: String(tenancyPort) }),
+    tenancy: launch("services/tenancy/src/main.ts", { ...common, GRPC_PORT: String(tenancyPort), ...extra("tenancy") }, serving(tenancyPort)),
     links: launch("services/links/src/main.ts", {
       ...common,
       GRPC_PORT: String(linksPort),
@@ -168,15 +213,17 @@ async function startProcesses(): Promise<Stack> {
       DNS_RESOLVER: dns.address,
       VISITOR_KEY_SECRET: "v".repeat(32),
       ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-    }),
-    rendering: launch("services/rendering/src/main.ts", { ...common, GRPC_PORT: String(renderingPort) }),
+      ...extra("links"),
+    }, serving(linksPort)),
+    rendering: launch("services/rendering/src/main.ts", { ...common, GRPC_PORT: String(renderingPort), ...extra("rendering") }, serving(renderingPort)),
     catalog: launch("services/catalog/src/main.ts", {
       ...common,
       GRPC_PORT: String(catalogPort),
       TENANCY_URL: url(tenancyPort),
       LINKS_URL: url(linksPort),
       RENDERING_URL: url(renderingPort),
-    }),
+      ...extra("catalog"),
+    }, serving(catalogPort)),
   };
   const edge = launch("services/edge/src/main.ts", {
     SERVICE_TOKEN: credentials.serviceToken,
@@ -188,14 +235,11 @@ async function startProcesses(): Promise<Stack> {
     RENDERING_URL: url(renderingPort),
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     MAX_BODY_BYTES: String(64 * 1024),
-  });
+    ...extra("edge"),
+  }, async () => (await fetch(`${url(edgePort)}/readyz`)).ok);
   const all = [...Object.values(services), edge];
   const stopAll = async () => {
-    await Promise.all(
-      all.map(({ child }) =>
-        child.exitCode !== null ? undefined : new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))),
-      ),
-    );
+    await Promise.all(all.map((service) => service.kill("SIGTERM")));
     rmSync(dataDir, { recursive: true, force: true });
     await dns.close();
     await scratch?.drop();
@@ -203,14 +247,7 @@ async function startProcesses(): Promise<Stack> {
 
   try {
     const ports = { tenancy: tenancyPort, links: linksPort, rendering: renderingPort, catalog: catalogPort };
-    for (const [name, port] of Object.entries(ports)) {
-      const health = createClient(Health, remoteTransport({ baseUrl: url(port), token: "" }));
-      await waitUntil(
-        name,
-        async () => (await health.check({ service: "" })).status === ServingStatus.SERVING,
-        services[name as keyof typeof services].output,
-      );
-    }
+    for (const [name, port] of Object.entries(ports)) await waitUntil(name, serving(port), services[name as keyof typeof services].output);
     await waitUntil("edge", async () => (await fetch(`${url(edgePort)}/readyz`)).ok, edge.output);
   } catch (error) {
     await stopAll();
@@ -224,6 +261,8 @@ async function startProcesses(): Promise<Stack> {
     domains: createClient(DomainService, remoteTransport({ baseUrl: url(linksPort), token: credentials.adminToken })),
     redirectorUrl: url(redirectPort),
     dns,
+    databaseUrl: scratch?.url,
+    processes: { ...services, edge },
     close: stopAll,
   };
 }
