@@ -51,7 +51,7 @@ describe.skipIf(!process.env.DATABASE_URL)("crashes during a burst of creates", 
 
   /** Codes of the account (as the API lists them), its live links, and the capacity the catalog counts. */
   async function tally() {
-    const codes: { id: string; vanity_url: string }[] = [];
+    const codes: { id: string; name: string }[] = [];
     for (let cursor: string | null = null; ; ) {
       const page: ApiResponse = await call(stack.baseUrl, "GET", `/qr-codes?limit=100${cursor ? `&cursor=${cursor}` : ""}`, { key });
       expect(page.status).toBe(200);
@@ -115,9 +115,13 @@ describe.skipIf(!process.env.DATABASE_URL)("crashes during a burst of creates", 
         expect(results[i]!.headers.get("retry-after")).toMatch(/^\d+$/);
       }
 
-      // The reconciler repairs what the crash left; then every failed create succeeds when retried.
+      // The reconciler repairs what the crash left; then every failed create that did not happen
+      // succeeds when retried. (A create can succeed in the catalog after the edge lost its answer:
+      // without an idempotency key, a careful client looks before it retries.)
       await expect.poll(async () => (await tally()).pending, { timeout: 30_000, interval: 250 }).toBe(0);
-      for (const i of failed) expect((await createCode(round, i)).status).toBe(201);
+      const names = new Set((await tally()).codes.map((code) => code.name));
+      const missing = failed.filter((i) => !names.has(`${round} ${i}`));
+      for (const i of missing) expect((await createCode(round, i)).status).toBe(201);
 
       expectedCodes += BURST;
       const after = await tally();
@@ -125,7 +129,7 @@ describe.skipIf(!process.env.DATABASE_URL)("crashes during a burst of creates", 
       expect(after.used).toBe(expectedCodes);
       expect(after.links).toEqual(after.codeLinks);
       expect(after.links).toHaveLength(expectedCodes);
-      figures.push({ victim, afterCreates, failed: failed.length, repairs: repairsLogged() });
+      figures.push({ victim, afterCreates, failed: failed.length, madeDespiteFailure: failed.length - missing.length, repairs: repairsLogged() });
     }
     // No live link is without its code, so no short link redirects to a code that does not exist.
     const orphans = await sql<{ slug: string }>(
