@@ -1,17 +1,20 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { resolve } from "node:path";
+import { dirname, join } from "node:path";
 import express, { type Router } from "express";
 import { parse } from "yaml";
 import { methodNotAllowed } from "./error-handler.js";
 
-const OPENAPI_DIR = resolve(import.meta.dirname, "../../openapi");
+const require = createRequire(import.meta.url);
 
-/** The OpenAPI document of the public API, the one source of truth for clients and the REST tests. */
-export const OPENAPI_FILE = resolve(OPENAPI_DIR, "openapi.yaml");
+/**
+ * The OpenAPI document of the public API, the one source of truth for clients and the REST tests.
+ * Found through the edge's package, so the compiled edge (dist/edge.js) finds it as the sources do.
+ */
+export const OPENAPI_FILE = require.resolve("@qrplatform/edge/openapi.yaml");
 
 // swagger-ui-dist's own entry point loads its browser bundles into Node; its path helper alone does not.
-const swaggerUiDir = (createRequire(import.meta.url)("swagger-ui-dist/absolute-path.js") as () => string)();
+const swaggerUiDir = (require("swagger-ui-dist/absolute-path.js") as () => string)();
 
 /** The files of swagger-ui-dist the reference page loads. Nothing else of the package is served. */
 const SWAGGER_UI_FILES = new Set(["swagger-ui.css", "swagger-ui-bundle.js", "favicon-16x16.png", "favicon-32x32.png"]);
@@ -66,7 +69,7 @@ export function docsRouter(apiBasePath: string): Router {
   });
   router.get("/docs/init.js", (_req, res) => {
     res.setHeader("Cache-Control", "public, max-age=300");
-    res.sendFile(resolve(OPENAPI_DIR, "reference/init.js"));
+    res.sendFile(join(dirname(OPENAPI_FILE), "reference/init.js"));
   });
 
   const assets = express.Router({ caseSensitive: true });

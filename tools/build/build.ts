@@ -1,0 +1,39 @@
+// `npm run build`: every process of the platform compiled to JavaScript in dist/, one file per entry
+// point, run with plain `node` (no tsx, no devDependencies). The workspace packages (@qrplatform/*)
+// are compiled into each file; the npm dependencies stay imports, installed with `npm ci --omit=dev`.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+/** Each compiled entry point: dist/<name>.js from its TypeScript source. */
+export const ENTRY_POINTS: Record<string, string> = {
+  tenancy: "services/tenancy/src/main.ts",
+  catalog: "services/catalog/src/main.ts",
+  links: "services/links/src/main.ts",
+  rendering: "services/rendering/src/main.ts",
+  edge: "services/edge/src/main.ts",
+  embedded: "services/embedded/src/main.ts",
+  qrctl: "tools/qrctl/src/cli.ts",
+};
+
+/** Compiles every entry point into `outdir` (relative to the repository root). */
+export async function buildAll(outdir = "dist"): Promise<void> {
+  const manifest = JSON.parse(readFileSync(`${REPO_ROOT}package.json`, "utf8")) as { dependencies: Record<string, string> };
+  const external = Object.keys(manifest.dependencies).flatMap((name) => [name, `${name}/*`]);
+  await build({
+    absWorkingDir: REPO_ROOT,
+    entryPoints: ENTRY_POINTS,
+    outdir,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node24",
+    sourcemap: true,
+    external,
+    logLevel: "warning",
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await buildAll(process.argv[2]);
