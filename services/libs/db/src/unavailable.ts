@@ -1,3 +1,6 @@
+import type { Dependency } from "@qrplatform/platform";
+import type { Database } from "./database.js";
+
 /**
  * Socket errors of a connection to the server that is refused, reset, broken or cannot be routed or
  * resolved: the server is down, restarting or out of reach.
@@ -55,4 +58,13 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     return visit(cause);
   };
   return visit(error);
+}
+
+/**
+ * The database as a dependency of hosted gRPC services (see `Readiness` in @qrplatform/platform):
+ * calls failing with {@link isDatabaseUnavailable} errors answer UNAVAILABLE with the reason
+ * `database_unavailable`, and readiness checks it with `select 1`.
+ */
+export function databaseDependency(database: Pick<Database, "check">): Dependency {
+  return { name: "database", isUnavailable: isDatabaseUnavailable, check: () => database.check() };
 }
