@@ -102,7 +102,7 @@ export interface PrivatePostgres {
 
 /**
  * Starts a throwaway PostgreSQL server for tests that take the database away: a fresh cluster in a
- * temporary directory (trust authentication, fsync off), listening on 127.0.0.1 at a free port with
+ * temporary directory (trust authentication, fsync off, commits as durable as the server's own), listening on 127.0.0.1 at a free port with
  * its socket in that directory. The shared server at DATABASE_URL is never touched. initdb and postgres
  * refuse to run as root, so as root they run as the `postgres` user. Throws when no server binaries
  * are installed; see {@link hasPostgresServer}.
@@ -128,8 +128,9 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       `port = ${port}`,
       "listen_addresses = '127.0.0.1'",
       `unix_socket_directories = '${dir}'`,
+      // Only the operating system's crash loses what fsync would have kept; an immediate stop does
+      // not. synchronous_commit stays on: off, an immediate stop would lose commits already reported.
       "fsync = off",
-      "synchronous_commit = off",
       "full_page_writes = off",
       "",
     ].join("\n"),
