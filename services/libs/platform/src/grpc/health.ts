@@ -8,12 +8,15 @@ import {
 import type { Readiness } from "./readiness.js";
 
 /**
- * Names of the health statuses that are not services, each for one kind of probe. "liveness" is
- * SERVING for as long as the process runs, even while a dependency is away, so an outage never gets
- * pods restarted. "accepting" is SERVING until shutdown begins, whatever the dependencies: for a
- * process that still does useful work without them (the redirector answers from its cache).
+ * The health status of the process itself: SERVING for as long as it runs, even while a dependency is
+ * away or it drains, so liveness and startup probes never get a pod restarted for an outage.
  */
 export const HEALTH_LIVENESS = "liveness";
+
+/**
+ * The health status of a process that still does useful work without its dependencies (the redirector
+ * answers from its cache): SERVING until shutdown begins, whatever the dependencies.
+ */
 export const HEALTH_ACCEPTING = "accepting";
 
 /**
