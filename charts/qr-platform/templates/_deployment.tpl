@@ -77,22 +77,33 @@ spec:
   protocol: TCP
 {{- end }}
 
-{{/* Native gRPC health probes (grpc.health.v1, overall server status). */}}
+{{/*
+Native gRPC health probes (grpc.health.v1). Startup and liveness ask for "liveness", SERVING for as long
+as the process runs, so a database outage never gets pods restarted. Readiness asks for the server's
+overall status (""), NOT_SERVING while the database is unreachable and once shutdown begins. Takes the
+root context, or (dict "root" $ "readinessService" "accepting") for a process that stays useful without
+its database.
+*/}}
 {{- define "qr-platform.grpcProbes" -}}
 startupProbe:
   grpc:
     port: 9090
+    service: liveness
   periodSeconds: 2
   failureThreshold: 60
 livenessProbe:
   grpc:
     port: 9090
+    service: liveness
   periodSeconds: 10
   timeoutSeconds: 3
   failureThreshold: 3
 readinessProbe:
   grpc:
     port: 9090
+    {{- with .readinessService }}
+    service: {{ . }}
+    {{- end }}
   periodSeconds: 5
   timeoutSeconds: 3
   failureThreshold: 2

@@ -1,8 +1,8 @@
 // The catalog service as its own process. Configuration: see the README's table.
 import { join } from "node:path";
 import { z } from "zod";
-import { databaseEnv, openDatabase } from "@qrplatform/db";
-import { remoteTransport, runGrpcService, secretVar } from "@qrplatform/platform";
+import { databaseDependency, databaseEnv, openDatabase } from "@qrplatform/db";
+import { Readiness, remoteTransport, runGrpcService, secretVar } from "@qrplatform/platform";
 import { buildCatalog } from "./server.js";
 
 await runGrpcService({
@@ -32,6 +32,7 @@ await runGrpcService({
     catalog.reconciler.start();
     return {
       modules: [catalog],
+      readiness: new Readiness([databaseDependency(database)], { logger }),
       close: async () => {
         await catalog.reconciler.stop();
         await database.close();

@@ -1,13 +1,14 @@
 import { join } from "node:path";
 import type { Transport } from "@connectrpc/connect";
 import { buildCatalog } from "@qrplatform/catalog";
-import { openDatabase } from "@qrplatform/db";
+import { databaseDependency, openDatabase } from "@qrplatform/db";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "@qrplatform/edge";
 import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
 import {
   inProcessTransport,
   lateHandler,
   listenHttp,
+  Readiness,
   serveGrpc,
   type GrpcModule,
   type InternalCredentials,
@@ -68,9 +69,11 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const secrets = loadOrCreateSecrets(options.dataDir);
   const credentials: InternalCredentials = { serviceToken: secrets.serviceToken, adminToken: secrets.adminToken };
   const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: join(options.dataDir, "pglite") });
+  // One database behind every service: while it is away they all answer UNAVAILABLE and not ready.
+  const readiness = new Readiness([databaseDependency(database)], { logger });
 
   const local = (modules: GrpcModule[]): Transport =>
-    inProcessTransport({ modules, credentials, logger, token: credentials.serviceToken });
+    inProcessTransport({ modules, credentials, logger, token: credentials.serviceToken, readiness });
 
   // The HTTP port listens first: its address is the default short domain the links are made on.
   const handler = lateHandler();
@@ -99,7 +102,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   catalog.reconciler.start();
   const modules = [tenancy, catalog, links, rendering];
 
-  const grpc = await serveGrpc({ modules, credentials, logger, host: options.grpcHost, port: options.grpcPort });
+  const grpc = await serveGrpc({ modules, credentials, logger, host: options.grpcHost, port: options.grpcPort, readiness });
   const grpcUrl = `http://${urlHost(options.grpcHost)}:${grpc.port}`;
   const adminCredentialPath = writeAdminCredential(options.dataDir, grpcUrl, credentials.adminToken);
 
@@ -131,6 +134,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     async close() {
       draining = true;
       await Promise.all([http.close(), grpc.close()]);
+      readiness.close();
       // Every redirect has been answered; its scan is stored before the database closes.
       await redirectPath.close();
       await catalog.reconciler.stop();

@@ -2,8 +2,8 @@
 // Configuration: see the README's table.
 import { join } from "node:path";
 import { z } from "zod";
-import { databaseEnv, openDatabase } from "@qrplatform/db";
-import { inProcessTransport, listenHttp, optionalVar, portVar, runGrpcService, secretVar } from "@qrplatform/platform";
+import { databaseDependency, databaseEnv, openDatabase } from "@qrplatform/db";
+import { inProcessTransport, listenHttp, optionalVar, portVar, Readiness, runGrpcService, secretVar } from "@qrplatform/platform";
 import { buildLinks, memoryInvalidationBus, redirectPathEnv, redisInvalidationBus, startRedirectPath } from "./server.js";
 
 await runGrpcService({
@@ -20,6 +20,7 @@ await runGrpcService({
   }),
   async start(config, logger) {
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "links") });
+    const readiness = new Readiness([databaseDependency(database)], { logger });
     // Without Redis an instance hears only its own changes; that is only right for a single instance.
     const invalidations = config.REDIS_URL ? await redisInvalidationBus(config.REDIS_URL, logger) : memoryInvalidationBus(logger);
     if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: other links instances do not hear this one's changes");
@@ -32,10 +33,11 @@ await runGrpcService({
       invalidations,
     });
     // The redirector calls this process's own RedirectService through the same interceptors as gRPC,
-    // keeps the answers until a change is announced, and records scans in batches.
+    // keeps the answers until a change is announced, and records scans in batches. While the database
+    // is away it keeps answering from its cache, and scans wait in the spool.
     const credentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };
     const redirectPath = await startRedirectPath({
-      transport: inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN }),
+      transport: inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN, readiness }),
       invalidations,
       visitorKeySecret: config.VISITOR_KEY_SECRET,
       trustedProxies: config.TRUSTED_PROXIES,
@@ -52,6 +54,7 @@ await runGrpcService({
     });
     return {
       modules: [links],
+      readiness,
       // Runs after the gRPC server has drained: finish redirects in flight, store their scans, then
       // close the database.
       async close() {

@@ -130,6 +130,32 @@ describe("the scan recorder", () => {
       await crashed.close(0);
     });
 
+    // Whatever RecordScans fails with, the scans wait on disk; a commit whose answer never came back
+    // (the connection reset after COMMIT) is sent again with the same scan ids, which the service skips.
+    it.each([
+      ["UNAVAILABLE", false, () => new ConnectError("database", Code.Unavailable)],
+      ["INTERNAL", false, () => new ConnectError("boom", Code.Internal)],
+      ["a reset connection", false, () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })],
+      ["a commit whose answer was lost", true, () => new ConnectError("connection reset after commit", Code.Unavailable)],
+    ])("spools while sends fail with %s, then stores each scan once", async (_, committed, failure) => {
+      const stored = new Map<string, number>();
+      let outage = true;
+      const send: SendScans = async (scans) => {
+        if (outage && !committed) throw failure();
+        for (const scan of scans) stored.set(scan.id, (stored.get(scan.id) ?? 0) + 1);
+        if (outage) throw failure();
+      };
+      const recorder = recorderFor(send, 10, new ScanSpool(dir));
+      for (let i = 0; i < 30; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${i}`), target);
+      await until(() => recorder.pending === 0 && readdirSync(dir).some((name) => name.endsWith(".scans")));
+      outage = false;
+      await recorder.close();
+      expect(readdirSync(dir).filter((name) => name.endsWith(".scans"))).toEqual([]);
+      // Every scan arrived; retries carried the same ids (a service that stores by id counts each once).
+      expect(stored.size).toBe(30);
+      if (!committed) expect(new Set(stored.values())).toEqual(new Set([1]));
+    });
+
     it("spools what it could not send when it closes, instead of losing it", async () => {
       const recorder = recorderFor(down, 60_000, new ScanSpool(dir));
       for (let i = 0; i < 5; i++) recorder.recordRedirect(request("GET", IPHONE), target);

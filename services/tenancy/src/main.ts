@@ -1,15 +1,15 @@
 // The tenancy service as its own process. Configuration: see the README's table.
 import { join } from "node:path";
-import { databaseEnv, openDatabase } from "@qrplatform/db";
-import { runGrpcService, secretVar } from "@qrplatform/platform";
+import { databaseDependency, databaseEnv, openDatabase } from "@qrplatform/db";
+import { Readiness, runGrpcService, secretVar } from "@qrplatform/platform";
 import { buildTenancy } from "./server.js";
 
 await runGrpcService({
   service: "tenancy",
   env: databaseEnv.extend({ PAGE_TOKEN_SECRET: secretVar() }),
-  async start(config) {
+  async start(config, logger) {
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "tenancy") });
     const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: config.PAGE_TOKEN_SECRET });
-    return { modules: [tenancy], close: () => database.close() };
+    return { modules: [tenancy], readiness: new Readiness([databaseDependency(database)], { logger }), close: () => database.close() };
   },
 });

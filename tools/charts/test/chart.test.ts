@@ -98,8 +98,11 @@ describe("charts/qr-platform", () => {
     for (const name of grpcServices) {
       const container = find(manifests, "Deployment", `qrp-${name}`).spec.template.spec.containers[0];
       expect(container.ports).toContainEqual({ name: "grpc", containerPort: 9090, protocol: "TCP" });
-      expect(container.livenessProbe.grpc).toEqual({ port: 9090 });
-      expect(container.readinessProbe.grpc).toEqual({ port: 9090 });
+      // A database outage turns readiness off, never liveness: pods are not restarted for it.
+      expect(container.startupProbe.grpc).toEqual({ port: 9090, service: "liveness" });
+      expect(container.livenessProbe.grpc).toEqual({ port: 9090, service: "liveness" });
+      // The redirector keeps answering from its cache without the database, so links stays ready until it drains.
+      expect(container.readinessProbe.grpc).toEqual(name === "links" ? { port: 9090, service: "accepting" } : { port: 9090 });
     }
     const edge = find(manifests, "Deployment", "qrp-edge").spec.template.spec.containers[0];
     expect(edge.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);

@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
 import { PGlite } from "@electric-sql/pglite";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
@@ -12,6 +12,11 @@ export interface DatabaseConfig {
   dataDir: string;
   /** The most connections to hold open to a Postgres server. */
   poolSize?: number;
+  /**
+   * How long a query waits for a connection (a new one to be established, or a pooled one to come
+   * free) before it fails; 3 s by default, so calls fail fast while the server is unreachable.
+   */
+  connectionTimeoutMs?: number;
 }
 
 /** An open database. `db` is schema-less; each service narrows it with `db.withSchema(...)`. */
@@ -21,6 +26,8 @@ export interface Database {
   readonly db: Kysely<any>;
   /** Which engine is behind `db`. */
   readonly engine: "postgres" | "pglite";
+  /** Resolves once the database answers a trivial query; rejects with the driver's error when it cannot. */
+  check(): Promise<void>;
   /** Closes every connection; PGlite keeps the process alive until this is called. */
   close(): Promise<void>;
 }
@@ -31,12 +38,25 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 /** Opens the database the configuration names. */
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if (config.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.poolSize ?? 10 });
-    // An idle connection that the server drops (a restart, a terminated backend) is discarded by the
-    // pool and replaced on demand; without a listener its error event would crash the process.
+    const pool = new pg.Pool({
+      connectionString: config.databaseUrl,
+      max: config.poolSize ?? 10,
+      connectionTimeoutMillis: config.connectionTimeoutMs ?? 3_000,
+      // A server that vanishes without closing the socket (a network partition) is noticed by TCP
+      // keepalive instead of a query waiting forever.
+      keepAlive: true,
+    });
+    // A client whose server terminates its backend (a restart: 57P01) or whose socket resets emits
+    // 'error', and an EventEmitter without a listener throws it, ending the process. The pool listens
+    // only while a client is idle (it then discards the client and re-emits the error on itself);
+    // a client checked out by kysely, between two queries of a transaction or just after its query
+    // failed, has no listener at all. This one stays for the client's whole life: the query in flight
+    // has already failed with the error, and the pool discards the client when it is released, since
+    // it is no longer queryable.
+    pool.on("connect", (client) => client.on("error", () => {}));
     pool.on("error", () => {});
     const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
-    return { db, engine: "postgres", close: () => db.destroy() };
+    return { db, engine: "postgres", check: () => checkOf(db), close: () => db.destroy() };
   }
   if (!config.dataDir.startsWith("memory://")) mkdirSync(config.dataDir, { recursive: true });
   const pglite = await PGlite.create(config.dataDir, { parsers: { 20: (value: string) => Number(value) } });
@@ -44,10 +64,17 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   return {
     db,
     engine: "pglite",
+    check: () => checkOf(db),
     // Kysely's destroy closes the PGlite instance through the dialect.
     close: async () => {
       await db.destroy();
       if (!pglite.closed) await pglite.close();
     },
   };
+}
+
+/** The cheapest query that needs the server: readiness asks it periodically. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function checkOf(db: Kysely<any>): Promise<void> {
+  await sql`select 1`.execute(db);
 }

@@ -3,3 +3,4 @@ export * from "./database.js";
 export * from "./migrate.js";
 export * from "./config.js";
 export * from "./keyset.js";
+export * from "./unavailable.js";

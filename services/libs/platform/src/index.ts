@@ -11,6 +11,7 @@ export * from "./http-server.js";
 export * from "./late-handler.js";
 export * from "./grpc/credentials.js";
 export * from "./grpc/health.js";
+export * from "./grpc/readiness.js";
 export * from "./grpc/reflection.js";
 export * from "./grpc/server.js";
 export * from "./grpc/client.js";

@@ -5,41 +5,69 @@ import {
   HealthCheckResponseSchema,
   HealthCheckResponse_ServingStatus as ServingStatus,
 } from "@qrplatform/api/grpc-health";
+import type { Readiness } from "./readiness.js";
 
 /**
- * The state behind grpc.health.v1: SERVING for the server ("") and every registered service until
- * {@link HealthState.shutDown}, which turns all of them NOT_SERVING so load balancers drain first.
+ * The health status of the process itself: SERVING for as long as it runs, even while a dependency is
+ * away or it drains, so liveness and startup probes never get a pod restarted for an outage.
+ */
+export const HEALTH_LIVENESS = "liveness";
+
+/**
+ * The health status of a process that still does useful work without its dependencies (the redirector
+ * answers from its cache): SERVING until shutdown begins, whatever the dependencies.
+ */
+export const HEALTH_ACCEPTING = "accepting";
+
+/**
+ * The state behind grpc.health.v1. The server ("") and every registered service are SERVING while
+ * the process is not shutting down and its dependencies are reachable ({@link Readiness}): that is
+ * readiness. {@link HealthState.shutDown} turns them NOT_SERVING so load balancers drain first.
+ * {@link HEALTH_LIVENESS} and {@link HEALTH_ACCEPTING} are described above.
  */
 export class HealthState {
-  readonly #names: string[];
+  readonly #services: string[];
+  readonly #readiness: Readiness | undefined;
   #serving = true;
   readonly #watchers = new Set<() => void>();
 
-  constructor(services: readonly DescService[]) {
-    this.#names = ["", ...services.map((s) => s.typeName)];
+  constructor(services: readonly DescService[], readiness?: Readiness) {
+    this.#services = ["", ...services.map((s) => s.typeName)];
+    this.#readiness = readiness;
+    readiness?.watch(() => this.#notify());
   }
 
   /** The status of one service, or undefined for a service this server does not host. */
   statusOf(service: string): ServingStatus | undefined {
-    if (!this.#names.includes(service)) return undefined;
-    return this.#serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+    const serving = (() => {
+      if (service === HEALTH_LIVENESS) return true;
+      if (service === HEALTH_ACCEPTING) return this.#serving;
+      if (this.#services.includes(service)) return this.#serving && (this.#readiness?.ready ?? true);
+      return undefined;
+    })();
+    if (serving === undefined) return undefined;
+    return serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
   }
 
   /** Every hosted service with its status. */
   all(): Record<string, ServingStatus> {
-    return Object.fromEntries(this.#names.map((name) => [name, this.statusOf(name)!]));
+    return Object.fromEntries(this.#services.map((name) => [name, this.statusOf(name)!]));
   }
 
-  /** Marks everything NOT_SERVING and tells watchers. */
+  /** Marks everything but liveness NOT_SERVING and tells watchers. */
   shutDown(): void {
     this.#serving = false;
-    for (const notify of this.#watchers) notify();
+    this.#notify();
   }
 
   /** Calls `notify` on every status change until the returned function is called. */
   watch(notify: () => void): () => void {
     this.#watchers.add(notify);
     return () => this.#watchers.delete(notify);
+  }
+
+  #notify(): void {
+    for (const notify of this.#watchers) notify();
   }
 }
 

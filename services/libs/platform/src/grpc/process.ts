@@ -3,6 +3,7 @@ import { logLevelVar, portVar, readConfig, secretVar } from "../config.js";
 import { createLogger, type Logger } from "../logger.js";
 import { onShutdownSignal } from "../shutdown.js";
 import type { InternalCredentials } from "./credentials.js";
+import type { Readiness } from "./readiness.js";
 import { serveGrpc, type GrpcModule } from "./server.js";
 
 /** The environment every standalone gRPC service reads. */
@@ -17,6 +18,11 @@ export const grpcServiceEnv = z.object({
 /** What a service's main.ts starts: its modules and whatever must be closed after the server stops. */
 export interface StartedService {
   modules: GrpcModule[];
+  /**
+   * What the modules depend on, such as the database: the server answers UNAVAILABLE for their
+   * outages and reports NOT_SERVING while one is away. Its checks stop before `close`.
+   */
+  readiness?: Readiness;
   close(): Promise<void>;
 }
 
@@ -39,9 +45,11 @@ export async function runGrpcService<Schema extends z.ZodObject>(options: {
     logger,
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
+    readiness: started.readiness,
   });
   onShutdownSignal(logger, async () => {
     await server.close();
+    started.readiness?.close();
     await started.close();
   });
 }

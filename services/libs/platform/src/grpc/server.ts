@@ -8,6 +8,7 @@ import { Health } from "@qrplatform/api/grpc-health";
 import { ServerReflection } from "@qrplatform/api/grpc-reflection";
 import { presentCredential, requireInternalCredentials, type InternalCredentials } from "./credentials.js";
 import { HealthState, registerHealth } from "./health.js";
+import { failFastWhenUnavailable, type Readiness } from "./readiness.js";
 import { registerReflection } from "./reflection.js";
 
 /** What each gRPC service package exports so it can be hosted alone, with others, or in-process. */
@@ -41,10 +42,11 @@ function logCalls(logger: Logger): Interceptor {
   };
 }
 
-/** The interceptors every hosted service runs behind, in order. */
-function serverInterceptors(modules: readonly GrpcModule[], credentials: InternalCredentials, logger: Logger) {
+/** The interceptors every hosted service runs behind, outermost first. */
+function serverInterceptors(modules: readonly GrpcModule[], credentials: InternalCredentials, logger: Logger, readiness: Readiness | undefined) {
   const adminOnly = modules.flatMap((m) => m.adminOnly ?? []);
-  return [logCalls(logger), requireInternalCredentials(credentials, adminOnly)];
+  // The log sees what the caller gets: an outage as UNAVAILABLE, not as the driver's error.
+  return [logCalls(logger), ...(readiness ? [failFastWhenUnavailable(readiness)] : []), requireInternalCredentials(credentials, adminOnly)];
 }
 
 /** Registers the modules together with health checking and reflection for all of them. */
@@ -78,13 +80,15 @@ export async function serveGrpc(options: {
   logger: Logger;
   host: string;
   port: number;
+  /** What the modules depend on: outages answer UNAVAILABLE and turn health NOT_SERVING. */
+  readiness?: Readiness;
 }): Promise<GrpcServer> {
-  const { modules, credentials, logger } = options;
-  const health = new HealthState(modules.flatMap((m) => m.services));
+  const { modules, credentials, logger, readiness } = options;
+  const health = new HealthState(modules.flatMap((m) => m.services), readiness);
   const shutdown = new AbortController();
   const handler = connectNodeAdapter({
     routes: routesOf(modules, health),
-    interceptors: serverInterceptors(modules, credentials, logger),
+    interceptors: serverInterceptors(modules, credentials, logger, readiness),
     shutdownSignal: shutdown.signal,
     grpc: true,
     grpcWeb: true,
@@ -128,11 +132,13 @@ export function inProcessTransport(options: {
   token: string;
   /** Client-side interceptors run before the credential is attached; tests use them to inject faults. */
   interceptors?: Interceptor[];
+  /** What the modules depend on, as for {@link serveGrpc}: both shapes fail the same way. */
+  readiness?: Readiness;
 }): Transport {
-  const { modules, credentials, logger } = options;
-  const health = new HealthState(modules.flatMap((m) => m.services));
+  const { modules, credentials, logger, readiness } = options;
+  const health = new HealthState(modules.flatMap((m) => m.services), readiness);
   return createRouterTransport(routesOf(modules, health), {
-    router: { interceptors: serverInterceptors(modules, credentials, logger) },
+    router: { interceptors: serverInterceptors(modules, credentials, logger, readiness) },
     transport: { interceptors: [...(options.interceptors ?? []), presentCredential(options.token)] },
   });
 }

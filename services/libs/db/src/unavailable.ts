@@ -1,0 +1,70 @@
+import type { Dependency } from "@qrplatform/platform";
+import type { Database } from "./database.js";
+
+/**
+ * Socket errors of a connection to the server that is refused, reset, broken or cannot be routed or
+ * resolved: the server is down, restarting or out of reach.
+ */
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+/**
+ * SQLSTATEs of a server that is going away or not taking connections: admin_shutdown (57P01, a fast
+ * or smart stop terminating backends), crash_shutdown (57P02, another backend crashed), cannot_connect_now
+ * (57P03, starting up or shutting down) and too_many_connections (53300). Class 08, connection
+ * exceptions, is matched as a class.
+ */
+const SERVER_STATES = new Set(["57P01", "57P02", "57P03", "53300"]);
+
+/**
+ * The messages node-postgres gives errors it makes itself, without a code: the socket closed under a
+ * client ("Connection terminated unexpectedly", and "Connection terminated due to connection timeout"
+ * when connecting took too long), no pooled connection became free in time, and a client that already
+ * lost its connection being asked for a query.
+ */
+const DRIVER_MESSAGES = [
+  /^Connection terminated/,
+  /^timeout exceeded when trying to connect$/,
+  /^Client has encountered a connection error and is not queryable$/,
+];
+
+/**
+ * Whether an error means the database cannot be reached right now (down, restarting, refusing or
+ * dropping connections, out of connection slots) rather than that a query is wrong. Such errors go
+ * away by themselves: callers are told to retry later (gRPC UNAVAILABLE), never that the server
+ * failed. Follows `cause` and the errors of an AggregateError (a connection refused on every address
+ * of a host), so wrapped errors count too. An error of the embedded PGlite never matches.
+ *
+ * This is the only place that knows what an outage looks like; the hosting, readiness and tests ask it.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  const visit = (candidate: unknown): boolean => {
+    if (typeof candidate !== "object" || candidate === null || seen.has(candidate)) return false;
+    seen.add(candidate);
+    const { code, message, cause, errors } = candidate as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+    if (typeof code === "string" && (NETWORK_CODES.has(code) || SERVER_STATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    if (typeof message === "string" && DRIVER_MESSAGES.some((pattern) => pattern.test(message))) return true;
+    if (Array.isArray(errors) && errors.some(visit)) return true;
+    return visit(cause);
+  };
+  return visit(error);
+}
+
+/**
+ * The database as a dependency of hosted gRPC services (see `Readiness` in @qrplatform/platform):
+ * calls failing with {@link isDatabaseUnavailable} errors answer UNAVAILABLE with the reason
+ * `database_unavailable`, and readiness checks it with `select 1`.
+ */
+export function databaseDependency(database: Pick<Database, "check">): Dependency {
+  return { name: "database", isUnavailable: isDatabaseUnavailable, check: () => database.check() };
+}
