@@ -14,5 +14,6 @@ export * from "./grpc/health.js";
 export * from "./grpc/reflection.js";
 export * from "./grpc/server.js";
 export * from "./grpc/client.js";
+export * from "./grpc/transport-failures.js";
 export * from "./grpc/process.js";
 export * from "./slug.js";
