@@ -22,6 +22,9 @@ import { buildEdge } from "../../src/server.js";
 
 export type StackMode = "in-process" | "processes";
 
+/** The processes of the processes shape. */
+export type ProcessName = "tenancy" | "links" | "rendering" | "catalog" | "edge";
+
 /** A running platform: the REST base URL and an admin client of tenancy to set accounts up. */
 export interface Stack {
   readonly baseUrl: string;
@@ -36,6 +39,8 @@ export interface Stack {
   readonly dns: TestDnsServer;
   /** How many images the rendering service has drawn; only the in-process shape can count them. */
   readonly renderCount?: () => number;
+  /** Each service's process and the edge's, by name; only the processes shape has them (to kill one). */
+  readonly processes?: Readonly<Record<ProcessName, ChildProcess>>;
   close(): Promise<void>;
 }
 
@@ -193,7 +198,7 @@ async function startProcesses(): Promise<Stack> {
   const stopAll = async () => {
     await Promise.all(
       all.map(({ child }) =>
-        child.exitCode !== null ? undefined : new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))),
+        child.exitCode !== null || child.signalCode !== null ? undefined : new Promise((r) => (child.once("exit", r), child.kill("SIGTERM"))),
       ),
     );
     rmSync(dataDir, { recursive: true, force: true });
@@ -224,6 +229,13 @@ async function startProcesses(): Promise<Stack> {
     domains: createClient(DomainService, remoteTransport({ baseUrl: url(linksPort), token: credentials.adminToken })),
     redirectorUrl: url(redirectPort),
     dns,
+    processes: {
+      tenancy: services.tenancy.child,
+      links: services.links.child,
+      rendering: services.rendering.child,
+      catalog: services.catalog.child,
+      edge: edge.child,
+    },
     close: stopAll,
   };
 }

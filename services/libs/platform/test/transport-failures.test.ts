@@ -119,7 +119,10 @@ describe("a service that cannot be reached", () => {
     server.on("session", (session) => sessions.add(session));
     const killMidCall = async (transport: Parameters<typeof createClient>[1]) => {
       const inFlight = new Promise<void>((resolve) => (started = resolve));
-      const call = createClient(Health, transport).check({ service: "slow" }).catch((error) => ConnectError.from(error));
+      const call = createClient(Health, transport).check({ service: "slow" }).then(
+        () => undefined,
+        (error) => ConnectError.from(error),
+      );
       await inFlight;
       for (const session of sessions) session.destroy();
       return call;
@@ -156,7 +159,10 @@ describe("what is not a transport failure passes through", () => {
     const inFlight = new Promise<void>((resolve) => (started = resolve));
     const call = createClient(Health, remoteTransport({ baseUrl: url, token: "t" }))
       .check({ service: "slow" }, { signal: abort.signal })
-      .catch((error) => ConnectError.from(error));
+      .then(
+        () => undefined,
+        (error) => ConnectError.from(error),
+      );
     await inFlight;
     abort.abort();
     expect((await call)?.code).toBe(Code.Canceled);
