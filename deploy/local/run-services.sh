@@ -31,8 +31,8 @@ HOST=127.0.0.1 PORT=$EDGE_PORT TENANCY_URL=http://127.0.0.1:$TENANCY_PORT CATALO
 cat >&2 <<INFO
 
 REST API on http://127.0.0.1:$EDGE_PORT/api/v1
-For qrctl in another terminal:
-  export QRCTL_ADDRESS=http://127.0.0.1:$TENANCY_PORT QRCTL_TOKEN=$ADMIN_TOKEN
+For qrctl in another terminal (tenancy and links each have their own address):
+  export QRCTL_TENANCY_ADDRESS=http://127.0.0.1:$TENANCY_PORT QRCTL_LINKS_ADDRESS=http://127.0.0.1:$LINKS_PORT QRCTL_TOKEN=$ADMIN_TOKEN
 
 INFO
 wait

@@ -66,6 +66,33 @@ describe(`hourly quotas (${process.env.REDIS_URL ? "Redis" : "memory"})`, () => 
     expect(rateLimitHeaders(await call(stack.baseUrl, "GET", "/account", { key: second })).remaining).toBe(0);
   });
 
+  it("keeps a key's count for the hour when the account's limit is raised and lowered again", async () => {
+    const { accountId, key } = await keyWithHourlyLimit(stack, 10);
+    const get = async () => rateLimitHeaders(await call(stack.baseUrl, "GET", "/account", { key }));
+    const setLimit = (limit: number) => stack.admin.updateAccount({ accountId, hourlyRequestLimitOverride: BigInt(limit) });
+    expect([(await get()).remaining, (await get()).remaining, (await get()).remaining]).toEqual([9, 8, 7]);
+
+    await setLimit(1000);
+    expect(await get()).toMatchObject({ limit: 1000, remaining: 996 });
+    await setLimit(10);
+    expect(await get()).toMatchObject({ limit: 10, remaining: 5 });
+  });
+
+  it("admits a key refused at a lower limit once the limit is raised above its count", async () => {
+    const { accountId, key } = await keyWithHourlyLimit(stack, 2);
+    const get = () => call(stack.baseUrl, "GET", "/account", { key });
+    expect([(await get()).status, (await get()).status]).toEqual([200, 200]);
+    expectError(await get(), 429, "rate_limited");
+
+    // Refused requests count too: this is the key's fourth request of the hour.
+    await stack.admin.updateAccount({ accountId, hourlyRequestLimitOverride: 5n });
+    const admitted = await get();
+    expect(admitted.status).toBe(200);
+    expect(rateLimitHeaders(admitted)).toMatchObject({ limit: 5, remaining: 1 });
+    expect((await get()).status).toBe(200);
+    expectError(await get(), 429, "rate_limited");
+  });
+
   it("refuses everything when an account's limit is set to zero", async () => {
     const { key } = await keyWithHourlyLimit(stack, 0);
     const res = await call(stack.baseUrl, "GET", "/account", { key });

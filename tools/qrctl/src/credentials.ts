@@ -3,10 +3,22 @@ import { resolve } from "node:path";
 import { z } from "zod";
 import { usageError } from "./errors.js";
 
+/** The services qrctl calls; each may listen at its own address. */
+export type AdminTarget = "tenancy" | "links";
+
 /** Where the admin API is and the credential that opens it. */
 export interface Credential {
-  address: string;
+  /** Each service's gRPC address; undefined when none was given for it. */
+  addresses: Record<AdminTarget, string | undefined>;
   token: string;
+}
+
+/** The global options that locate the platform. */
+export interface CredentialFlags {
+  address?: string | undefined;
+  tenancyAddress?: string | undefined;
+  linksAddress?: string | undefined;
+  token?: string | undefined;
 }
 
 const adminFileSchema = z.object({ address: z.string().min(1), token: z.string().min(1) });
@@ -27,21 +39,46 @@ function checkAddress(address: string, from: string): string {
 }
 
 /**
- * Finds the admin credential: --address/--token, then QRCTL_ADDRESS/QRCTL_TOKEN, then the
- * $DATA_DIR/admin.json that `npm start` writes. Flags and variables may be mixed, but the file is
- * used only as a whole, so its local token is never sent to an address given elsewhere.
+ * Finds the admin credential. Each service's address is its own flag (--tenancy-address,
+ * --links-address), else --address, else its own variable (QRCTL_TENANCY_ADDRESS, QRCTL_LINKS_ADDRESS),
+ * else QRCTL_ADDRESS: one address serves a platform whose services share a port (`npm start`, or a
+ * front that routes by gRPC service name), per-service ones serve services on ports of their own. The
+ * token is --token, else QRCTL_TOKEN. With neither an address nor a token, $DATA_DIR/admin.json (which
+ * `npm start` writes) is used, and only as a whole, so its local token is never sent to an address
+ * given elsewhere.
  */
-export function resolveCredential(
-  flags: { address?: string | undefined; token?: string | undefined },
-  env: NodeJS.ProcessEnv = process.env,
-  cwd: string = process.cwd(),
-): Credential {
-  const address = nonEmpty(flags.address) ?? nonEmpty(env.QRCTL_ADDRESS);
+export function resolveCredential(flags: CredentialFlags, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Credential {
+  const addressOf = (own: string | undefined, ownFlag: string, ownVariable: string): string | undefined => {
+    const sources: [string | undefined, string][] = [
+      [own, ownFlag],
+      [flags.address, "--address"],
+      [env[ownVariable], ownVariable],
+      [env.QRCTL_ADDRESS, "QRCTL_ADDRESS"],
+    ];
+    const found = sources.find(([value]) => nonEmpty(value) !== undefined);
+    return found && checkAddress(found[0]!, found[1]);
+  };
+  const addresses = {
+    tenancy: addressOf(flags.tenancyAddress, "--tenancy-address", "QRCTL_TENANCY_ADDRESS"),
+    links: addressOf(flags.linksAddress, "--links-address", "QRCTL_LINKS_ADDRESS"),
+  };
   const token = nonEmpty(flags.token) ?? nonEmpty(env.QRCTL_TOKEN);
-  if (address !== undefined && token !== undefined) return { address: checkAddress(address, "--address"), token };
-  if (address !== undefined) throw usageError("an address was given without a token: pass --token or set QRCTL_TOKEN");
+  const anyAddress = addresses.tenancy !== undefined || addresses.links !== undefined;
+  if (anyAddress && token !== undefined) return { addresses, token };
+  if (anyAddress) throw usageError("an address was given without a token: pass --token or set QRCTL_TOKEN");
   if (token !== undefined) throw usageError("a token was given without an address: pass --address or set QRCTL_ADDRESS");
   return readAdminFile(resolve(cwd, nonEmpty(env.DATA_DIR) ?? ".data", "admin.json"));
+}
+
+/** The address of `target`, or a usage error saying how to give it. */
+export function addressOf(credential: Credential, target: AdminTarget): string {
+  const address = credential.addresses[target];
+  if (address === undefined) {
+    throw usageError(
+      `no address for the ${target} service: pass --${target}-address or --address (or set QRCTL_${target.toUpperCase()}_ADDRESS or QRCTL_ADDRESS)`,
+    );
+  }
+  return address;
 }
 
 /** Reads admin.json, refusing a copy other users could read or change: it holds the admin credential. */
@@ -77,7 +114,8 @@ export function readAdminFile(path: string): Credential {
     if (!file.success) {
       throw usageError(`${path} is not a valid admin credential file (expected {"address": ..., "token": ...}); restart the platform to rewrite it`);
     }
-    return { address: checkAddress(file.data.address, `"address" in ${path}`), token: file.data.token };
+    const address = checkAddress(file.data.address, `"address" in ${path}`);
+    return { addresses: { tenancy: address, links: address }, token: file.data.token };
   } finally {
     closeSync(fd);
   }

@@ -49,6 +49,10 @@ export function describeRpcFailure({ address, error }: RpcFailure): string {
   }
   if (error.code === Code.Unavailable) return `cannot reach the platform at ${address}: ${error.rawMessage}`;
   if (error.code === Code.DeadlineExceeded) return `the platform at ${address} did not answer in time`;
+  // A service at the address, but not the one asked for: usually one address given for services that listen apart.
+  if (error.code === Code.Unimplemented) {
+    return `the service at ${address} does not answer this call (${error.rawMessage}, UNIMPLEMENTED); check --tenancy-address and --links-address`;
+  }
 
   const info = errorInfoOf(error);
   const fields = (info?.fieldViolations ?? []).map((v) => `${v.field}: ${v.description}`);

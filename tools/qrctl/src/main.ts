@@ -15,9 +15,14 @@ export function buildProgram(): Command {
     .addHelpText(
       "after",
       "\nThe admin credential comes from --address and --token, else QRCTL_ADDRESS and QRCTL_TOKEN,\n" +
-        "else $DATA_DIR/admin.json (DATA_DIR defaults to .data), which `npm start` writes.",
+        "else $DATA_DIR/admin.json (DATA_DIR defaults to .data), which `npm start` writes.\n" +
+        "Where tenancy and links listen on ports of their own (deploy/local/run-services.sh), give each\n" +
+        "its address with --tenancy-address and --links-address, or QRCTL_TENANCY_ADDRESS and\n" +
+        "QRCTL_LINKS_ADDRESS; each defaults to --address, then QRCTL_ADDRESS.",
     )
     .option("--address <url>", "gRPC address of the platform, such as http://127.0.0.1:9090")
+    .option("--tenancy-address <url>", "gRPC address of the tenancy service (accounts, plans, keys), if not --address")
+    .option("--links-address <url>", "gRPC address of the links service (custom domains), if not --address")
     .option("--token <token>", "admin credential (prefer QRCTL_TOKEN: flags are visible to other local users)")
     .option("--json", "print exactly one JSON object on stdout instead of text")
     // Errors are reported and turned into exit codes by run(), not by commander calling process.exit.

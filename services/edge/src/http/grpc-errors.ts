@@ -1,31 +1,50 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { errorInfoOf } from "@qrplatform/platform";
+import { errorInfoOf, isTransportFailure } from "@qrplatform/platform";
 import { ApiError } from "./api-error.js";
 
-/** The HTTP status and default public code for each gRPC code a service may answer with. */
-const BY_GRPC_CODE: Partial<Record<Code, { status: number; code: string }>> = {
-  [Code.InvalidArgument]: { status: 400, code: "validation_error" },
-  [Code.OutOfRange]: { status: 400, code: "validation_error" },
-  [Code.NotFound]: { status: 404, code: "not_found" },
-  [Code.AlreadyExists]: { status: 409, code: "conflict" },
-  [Code.Aborted]: { status: 409, code: "conflict" },
-  [Code.FailedPrecondition]: { status: 409, code: "failed_precondition" },
-  [Code.PermissionDenied]: { status: 403, code: "forbidden" },
-  [Code.ResourceExhausted]: { status: 429, code: "rate_limited" },
-  [Code.Unimplemented]: { status: 501, code: "not_implemented" },
-  [Code.Unavailable]: { status: 503, code: "service_unavailable" },
-  [Code.DeadlineExceeded]: { status: 504, code: "upstream_timeout" },
+/**
+ * Seconds a client is told to wait (`Retry-After`) before retrying a transient failure: a backing service
+ * that is down, restarting or overloaded, or that did not answer in time. Long enough for a restarted
+ * service to listen again, short enough that a client does not give up on a blip.
+ */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** What a known reason becomes: its HTTP status, and whether the client should retry after a pause. */
+interface ReasonOutcome {
+  status: number;
+  retry?: true;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Every reason a service answers with, under the gRPC code it comes with. Only these reach the client
+ * as themselves: the reason becomes the public `code` and the service's message (written for people)
+ * is kept. A code with a reason missing here is a bug or a failure of ours, never the client's to act
+ * on, so it never surfaces as a 4xx. A plan capacity is RESOURCE_EXHAUSTED inside but 403 outside:
+ * retrying will not help.
+ */
+export const KNOWN_REASONS: Partial<Record<Code, Record<string, ReasonOutcome>>> = {
+  [Code.InvalidArgument]: { validation_error: { status: 400 } },
+  [Code.NotFound]: { not_found: { status: 404 } },
+  [Code.Unauthenticated]: { invalid_api_key: { status: 401, headers: { "WWW-Authenticate": 'Bearer error="invalid_token"' } } },
+  [Code.PermissionDenied]: { premium_frames_required: { status: 403 } },
+  [Code.AlreadyExists]: { slug_taken: { status: 409 }, domain_taken: { status: 409 } },
+  [Code.Aborted]: { slug_conflict: { status: 409 } },
+  [Code.FailedPrecondition]: { domain_not_verified: { status: 409 }, domain_in_use: { status: 409 } },
+  [Code.ResourceExhausted]: {
+    qr_code_limit_reached: { status: 403 },
+    link_limit_reached: { status: 403 },
+    render_queue_full: { status: 429, retry: true },
+  },
 };
 
 /**
- * Reasons whose status differs from their gRPC code's default. A capacity limit is RESOURCE_EXHAUSTED
- * inside, but for a client it is a plan limit (403), not a rate limit to retry (429).
+ * Codes that mean "not now" whatever their reason (UNAVAILABLE with `database_unavailable` or
+ * `dns_unavailable` included): a service that is down or restarting, a connection lost mid-call, a
+ * transaction aborted for a reason we do not know (a retry may well succeed), a method the service does
+ * not have yet while a new version rolls out. The client gets 503 and `Retry-After`.
  */
-const STATUS_BY_REASON: Record<string, number> = {
-  qr_code_limit_reached: 403,
-  link_limit_reached: 403,
-  premium_frames_required: 403,
-};
+const TRANSIENT_CODES = new Set<Code>([Code.Unavailable, Code.Canceled, Code.Aborted, Code.Unimplemented]);
 
 /** Metadata that carries counts; ErrorInfo holds strings, the API shows numbers. */
 const NUMERIC_METADATA = new Set(["limit", "used"]);
@@ -43,41 +62,47 @@ function publicFieldName(field: string): string {
 }
 
 /**
- * Turns a service's error into the public error: the ErrorInfo reason becomes the code, field
- * violations become `details.fields`. Errors that are the platform's fault become a bare 500 whose
- * message reveals nothing; the caller logs the original.
+ * Turns a service's error into the public error: a known reason becomes the code with the service's
+ * message, metadata becomes `details` and field violations `details.fields`. Everything else is told
+ * apart only by what the caller may do about it: retry shortly (503, or 504 for a deadline, both with
+ * `Retry-After`) or report it (500). Those messages are generic; the caller logs the original.
  */
 export function apiErrorFromGrpc(error: ConnectError): ApiError {
   const info = errorInfoOf(error);
-  // UNAUTHENTICATED without a reason is the edge's own internal credential being refused: our fault.
-  if (error.code === Code.Unauthenticated && info?.reason) {
-    return new ApiError(401, info.reason, error.rawMessage, undefined, { "WWW-Authenticate": 'Bearer error="invalid_token"' });
+  const known = info && KNOWN_REASONS[error.code]?.[info.reason];
+  if (!info || !known) {
+    if (TRANSIENT_CODES.has(error.code) || isTransportFailure(error)) return serviceUnavailable();
+    if (error.code === Code.DeadlineExceeded) return retryLater(504, "upstream_timeout");
+    return internalError();
   }
-  const mapped = BY_GRPC_CODE[error.code];
-  if (!mapped) return internalError();
-  if (mapped.status >= 500) return new ApiError(mapped.status, mapped.code, publicMessage(mapped.status));
-
-  const status = (info?.reason && STATUS_BY_REASON[info.reason]) || mapped.status;
   const details: Record<string, unknown> = Object.fromEntries(
-    Object.entries(info?.metadata ?? {}).map(([key, value]) => [key, NUMERIC_METADATA.has(key) ? Number(value) : value]),
+    Object.entries(info.metadata).map(([key, value]) => [key, NUMERIC_METADATA.has(key) ? Number(value) : value]),
   );
-  if (info && info.fieldViolations.length > 0) {
+  if (info.fieldViolations.length > 0) {
     details.fields = info.fieldViolations.map((v) => ({ field: publicFieldName(v.field), reason: v.reason, message: v.description }));
   }
-  return new ApiError(status, info?.reason || mapped.code, error.rawMessage, Object.keys(details).length > 0 ? details : undefined);
+  const headers = { ...known.headers, ...(known.retry && { "Retry-After": String(RETRY_AFTER_SECONDS) }) };
+  return new ApiError(known.status, info.reason, error.rawMessage, Object.keys(details).length > 0 ? details : undefined, headers);
+}
+
+function retryLater(status: 503 | 504, code: string): ApiError {
+  return new ApiError(status, code, publicMessage(status), undefined, { "Retry-After": String(RETRY_AFTER_SECONDS) });
 }
 
 function publicMessage(status: number): string {
   switch (status) {
-    case 501:
-      return "This operation is not available yet.";
     case 503:
-      return "A backing service is unavailable; retry shortly.";
+      return `A backing service is unavailable; retry in ${RETRY_AFTER_SECONDS} seconds.`;
     case 504:
-      return "A backing service did not answer in time; retry shortly.";
+      return `A backing service did not answer in time; retry in ${RETRY_AFTER_SECONDS} seconds.`;
     default:
       return "Something went wrong on our side; the request id identifies it in our logs.";
   }
+}
+
+/** The 503 for a backing service that is down, restarting or unreachable. */
+function serviceUnavailable(): ApiError {
+  return retryLater(503, "service_unavailable");
 }
 
 /** The error for anything unexpected. */

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import type { RequestHandler, Response } from "express";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Account, Plan } from "@qrplatform/api/tenancy";
 import { callerOf } from "./auth.js";
 import { ApiError } from "./api-error.js";
@@ -10,20 +10,43 @@ import { ApiError } from "./api-error.js";
 /** Quotas count requests per API key in fixed windows of one hour, each starting with the key's first request. */
 export const QUOTA_WINDOW_SECONDS = 3600;
 
-/** Where request counts live: Redis, shared by every edge replica, or this process's memory. */
+/** A key's count in its current window, this request included. */
+export interface WindowCount {
+  /** Requests the key has made in this window, including refused ones. */
+  count: number;
+  /** Milliseconds until the window ends and the count starts again from zero. */
+  msBeforeReset: number;
+}
+
+/**
+ * Where request counts live: Redis, shared by every edge replica, or this process's memory. A store
+ * only counts; the caller compares the count with the account's limit of the moment. Counts therefore
+ * do not depend on the limit: raising an account's limit and lowering it again keeps every key's count
+ * for the hour, and a key refused at a lower limit is admitted once the limit is raised above its count.
+ */
 export interface QuotaStore {
-  /** The limiter that allows `limit` requests per window to each key. */
-  limiter(limit: number): RateLimiterAbstract;
+  /** Counts one request of `key` and answers the window's count so far. */
+  count(key: string): Promise<WindowCount>;
   close(): Promise<void>;
 }
 
+/**
+ * The points of the one limiter each store uses: so many that it never refuses. rate-limiter-flexible
+ * then serves as an atomic counter in fixed windows (in Redis one Lua script per request), and the
+ * limit is applied by hourlyQuota.
+ */
+const NEVER_REFUSE = Number.MAX_SAFE_INTEGER;
+const KEY_PREFIX = "qrp:quota";
+
 /** Counts in this process only: the embedded platform, and a single edge without Redis. */
 export function memoryQuotaStore(): QuotaStore {
-  const limiters = new Map<number, RateLimiterAbstract>();
-  return {
-    limiter: (limit) => cached(limiters, limit, () => memoryLimiter(limit)),
-    close: async () => {},
-  };
+  const counter = memoryCounter();
+  return { count: (key) => countWith(counter, key), close: async () => {} };
+}
+
+async function countWith(counter: RateLimiterAbstract, key: string): Promise<WindowCount> {
+  const counted = await counter.consume(key);
+  return { count: counted.consumedPoints, msBeforeReset: counted.msBeforeNext };
 }
 
 /**
@@ -58,36 +81,24 @@ export async function redisQuotaStore(redisUrl: string, logger: Logger): Promise
     reachable = true;
   });
   await Promise.race([once(redis, "ready"), new Promise((resolve) => setTimeout(resolve, FIRST_CONNECTION_WAIT_MS).unref())]);
-  const limiters = new Map<number, RateLimiterAbstract>();
+  const counter = new RateLimiterRedis({
+    storeClient: redis,
+    points: NEVER_REFUSE,
+    duration: QUOTA_WINDOW_SECONDS,
+    keyPrefix: KEY_PREFIX,
+    rejectIfRedisNotReady: true,
+    insuranceLimiter: memoryCounter(),
+  });
   return {
-    limiter: (limit) =>
-      cached(
-        limiters,
-        limit,
-        () =>
-          new RateLimiterRedis({
-            storeClient: redis,
-            points: limit,
-            duration: QUOTA_WINDOW_SECONDS,
-            keyPrefix: `qrp:quota:${limit}`,
-            rejectIfRedisNotReady: true,
-            insuranceLimiter: memoryLimiter(limit),
-          }),
-      ),
+    count: (key) => countWith(counter, key),
     close: async () => {
       redis.disconnect();
     },
   };
 }
 
-function memoryLimiter(limit: number): RateLimiterMemory {
-  return new RateLimiterMemory({ points: limit, duration: QUOTA_WINDOW_SECONDS, keyPrefix: `qrp:quota:${limit}` });
-}
-
-function cached(limiters: Map<number, RateLimiterAbstract>, limit: number, make: () => RateLimiterAbstract): RateLimiterAbstract {
-  let limiter = limiters.get(limit);
-  if (!limiter) limiters.set(limit, (limiter = make()));
-  return limiter;
+function memoryCounter(): RateLimiterMemory {
+  return new RateLimiterMemory({ points: NEVER_REFUSE, duration: QUOTA_WINDOW_SECONDS, keyPrefix: KEY_PREFIX });
 }
 
 /** An account's hourly request limit: its override, else its plan's; undefined when neither sets one. */
@@ -112,23 +123,12 @@ export function hourlyQuota(store: QuotaStore): RequestHandler {
     const configured = hourlyLimitOf(caller.account, caller.plan);
     if (configured === undefined) return next();
     const limit = Number(configured);
-    let outcome: RateLimiterRes;
-    let admitted = true;
-    if (limit <= 0) {
-      outcome = new RateLimiterRes(0, QUOTA_WINDOW_SECONDS * 1000);
-      admitted = false;
-    } else {
-      try {
-        outcome = await store.limiter(limit).consume(caller.apiKeyId);
-      } catch (rejection) {
-        if (!(rejection instanceof RateLimiterRes)) throw rejection;
-        outcome = rejection;
-        admitted = false;
-      }
-    }
-    const resetSeconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
+    const { count, msBeforeReset } = limit > 0 ? await store.count(caller.apiKeyId) : { count: 0, msBeforeReset: QUOTA_WINDOW_SECONDS * 1000 };
+    const admitted = limit > 0 && count <= limit;
+    const remaining = Math.max(0, limit - count);
+    const resetSeconds = Math.max(1, Math.ceil(msBeforeReset / 1000));
     // Set on the response itself, so the 429 below carries them too.
-    setRateLimitHeaders(res, limit, outcome.remainingPoints, resetSeconds);
+    setRateLimitHeaders(res, limit, remaining, resetSeconds);
     if (!admitted) {
       throw new ApiError(
         429,

@@ -22,6 +22,9 @@ import { buildEdge } from "../../src/server.js";
 
 export type StackMode = "in-process" | "processes";
 
+/** The processes of the processes shape. */
+export type ProcessName = "tenancy" | "links" | "rendering" | "catalog" | "edge";
+
 /** A running platform: the REST base URL and an admin client of tenancy to set accounts up. */
 export interface Stack {
   readonly baseUrl: string;
@@ -42,9 +45,6 @@ export interface Stack {
   readonly processes?: Record<ProcessName, StackProcess>;
   close(): Promise<void>;
 }
-
-/** The processes of the processes shape. */
-export type ProcessName = "tenancy" | "links" | "rendering" | "catalog" | "edge";
 
 /** One process of the processes shape. */
 export interface StackProcess {

@@ -15,5 +15,6 @@ export * from "./grpc/readiness.js";
 export * from "./grpc/reflection.js";
 export * from "./grpc/server.js";
 export * from "./grpc/client.js";
+export * from "./grpc/transport-failures.js";
 export * from "./grpc/process.js";
 export * from "./slug.js";

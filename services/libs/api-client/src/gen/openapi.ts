@@ -855,7 +855,8 @@ export interface components {
                  *     | `unsupported_media_type` | 415 | the body is not UTF-8 `application/json` |
                  *     | `rate_limited` | 429 | the key's hourly request limit is used up |
                  *     | `internal_error` | 500 | a failure on our side |
-                 *     | `service_unavailable` | 503 | a backing service is unavailable; retry shortly |
+                 *     | `service_unavailable` | 503 | a backing service is down, restarting or overloaded; retry after `Retry-After` seconds |
+                 *     | `upstream_timeout` | 504 | a backing service did not answer in time; retry after `Retry-After` seconds |
                  */
                 code: string;
                 /** @description What went wrong and what to do, in English; for people, not for matching. */
@@ -1018,6 +1019,13 @@ export interface components {
                 code: "service_unavailable";
             };
         };
+        /** @description `upstream_timeout`. */
+        UpstreamTimeoutError: components["schemas"]["Error"] & {
+            error: {
+                /** @constant */
+                code: "upstream_timeout";
+            };
+        };
     };
     responses: {
         /**
@@ -1174,15 +1182,28 @@ export interface components {
                 "application/json": components["schemas"]["InternalError"];
             };
         };
-        /** @description `service_unavailable`: a backing service is unavailable; retry shortly. */
+        /** @description `service_unavailable`: a backing service is down, restarting or overloaded; retry after `Retry-After` seconds. */
         ServiceUnavailable: {
             headers: {
+                "Retry-After": components["headers"]["RetryAfterTransient"];
                 "X-Request-ID": components["headers"]["XRequestId"];
                 "Cache-Control": components["headers"]["CacheControlNoStore"];
                 [name: string]: unknown;
             };
             content: {
                 "application/json": components["schemas"]["ServiceUnavailableError"];
+            };
+        };
+        /** @description `upstream_timeout`: a backing service did not answer in time; retry after `Retry-After` seconds. */
+        GatewayTimeout: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfterTransient"];
+                "X-Request-ID": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["UpstreamTimeoutError"];
             };
         };
     };
@@ -1214,6 +1235,8 @@ export interface components {
         ImageETag: string;
         /** @description The image is answered per API key. */
         VaryAuthorization: "Authorization";
+        /** @description Seconds to wait before retrying, currently always 5. */
+        RetryAfterTransient: number;
         /** @description API responses hold account data and are never stored by shared caches. */
         CacheControlNoStore: "no-store";
         /** @description The path of the created resource, such as `/api/v1/workspaces/{id}`. */
@@ -1298,6 +1321,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     listWorkspaces: {
@@ -1340,6 +1364,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     createWorkspace: {
@@ -1395,6 +1420,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     getWorkspace: {
@@ -1433,6 +1459,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     updateWorkspace: {
@@ -1477,6 +1504,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     listWorkspaceQrCodes: {
@@ -1523,6 +1551,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     createQrCode: {
@@ -1596,6 +1625,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     listQrCodes: {
@@ -1641,6 +1671,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     getQrCode: {
@@ -1679,6 +1710,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     deleteQrCode: {
@@ -1717,6 +1749,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     updateQrCode: {
@@ -1761,6 +1794,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     getQrCodeAnalytics: {
@@ -1804,6 +1838,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     exportQrCode: {
@@ -1869,6 +1904,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     listDomains: {
@@ -1911,6 +1947,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
 }
