@@ -3,115 +3,62 @@
 // follows it, everything answers again once it is back, and every redirect is counted exactly once.
 //
 // It lives with the edge's tests because the processes shape of the platform is started here (see
-// support/stack.ts); it starts its own processes, though, on a Postgres server of its own
-// (startPrivatePostgres), since the shared one must never be stopped. It belongs to CI's Postgres pass:
+// support/stack.ts), on a Postgres server of the test's own (startPrivatePostgres), since the shared
+// one must never be stopped. It belongs to CI's Postgres pass:
 // skipped without DATABASE_URL (the embedded default has no server to take away) and where the
 // PostgreSQL server binaries are not installed.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@qrplatform/api/grpc-health";
-import { QrCodeService } from "@qrplatform/api/catalog";
 import { AnalyticsService } from "@qrplatform/api/links";
-import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
+import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { hasPostgresServer, startPrivatePostgres, type PrivatePostgres } from "@qrplatform/db/testing";
 import { errorInfoOf, HEALTH_LIVENESS, remoteTransport } from "@qrplatform/platform";
-import { freePort, settledCount, spawnService, type ServiceProcess } from "@qrplatform/platform/testing";
+import { settledCount } from "@qrplatform/platform/testing";
+import { credentials, startStack, type Stack } from "./support/stack.js";
 
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
-const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const DATABASE_SERVICES = ["tenancy", "catalog", "links"] as const;
 
 /** Which part of the run a request started in. */
 type Phase = "before" | "restart" | "down" | "recovering" | "after";
 
-const url = (port: number) => `http://127.0.0.1:${port}`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const processes: Record<string, ServiceProcess> = {};
-
-/** Waits for a condition, failing at once with its output when one of the processes has exited. */
-async function waitFor(what: string, condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition().catch(() => false))) {
-    const [exited, service] = Object.entries(processes).find(([, p]) => p.child.exitCode !== null || p.child.signalCode !== null) ?? [];
-    if (exited) throw new Error(`${exited} exited while waiting for ${what}:\n${service!.output()}`);
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}:\n${Object.entries(processes).map(([name, p]) => `--- ${name}\n${p.output()}`).join("\n")}`);
-    await sleep(100);
-  }
-}
 
 describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("Postgres restarted and stopped under load, separate processes", () => {
   let postgres: PrivatePostgres;
-  let dataDir: string;
-  const ports: Record<string, number> = {};
+  let stack: Stack;
+
+  /** Waits for a condition, failing at once with its output when one of the processes has exited. */
+  async function waitFor(what: string, condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const processes = Object.entries(stack.processes!);
+    while (!(await condition().catch(() => false))) {
+      const [exited, service] = processes.find(([, p]) => p.child.exitCode !== null || p.child.signalCode !== null) ?? [];
+      if (exited) throw new Error(`${exited} exited while waiting for ${what}:\n${service!.output()}`);
+      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}:\n${processes.map(([name, p]) => `--- ${name}\n${p.output()}`).join("\n")}`);
+      await sleep(100);
+    }
+  }
 
   const health = (service: (typeof DATABASE_SERVICES)[number]) =>
-    createClient(Health, remoteTransport({ baseUrl: url(ports[service]!), token: "", timeoutMs: 2_000 }));
+    createClient(Health, remoteTransport({ baseUrl: stack.grpcUrls![service], token: "", timeoutMs: 2_000 }));
   const statusOf = async (service: (typeof DATABASE_SERVICES)[number]) => (await health(service).check({ service: "" })).status;
-  const readyz = async () => (await fetch(`${url(ports.edge!)}/readyz`)).status;
+  const readyz = async () => (await fetch(new URL("/readyz", stack.baseUrl))).status;
 
   beforeAll(async () => {
     postgres = await startPrivatePostgres();
-    dataDir = mkdtempSync(join(tmpdir(), "qrp-faults-"));
-    for (const name of ["tenancy", "links", "rendering", "catalog", "edge", "redirect"]) ports[name] = await freePort();
-    const common = {
-      SERVICE_TOKEN: credentials.serviceToken,
-      ADMIN_TOKEN: credentials.adminToken,
-      PAGE_TOKEN_SECRET: "p".repeat(32),
-      GRPC_HOST: "127.0.0.1",
-      DATA_DIR: dataDir,
-      DATABASE_URL: postgres.url,
-      LOG_LEVEL: "warn",
-    };
-    processes.tenancy = spawnService("services/tenancy/src/main.ts", { ...common, GRPC_PORT: String(ports.tenancy) });
-    processes.links = spawnService("services/links/src/main.ts", {
-      ...common,
-      GRPC_PORT: String(ports.links),
-      REDIRECT_HOST: "127.0.0.1",
-      REDIRECT_PORT: String(ports.redirect),
-      SHORT_LINK_BASE_URL: url(ports.redirect!),
-      VISITOR_KEY_SECRET: "v".repeat(32),
-    });
-    processes.rendering = spawnService("services/rendering/src/main.ts", { ...common, GRPC_PORT: String(ports.rendering) });
-    processes.catalog = spawnService("services/catalog/src/main.ts", {
-      ...common,
-      GRPC_PORT: String(ports.catalog),
-      TENANCY_URL: url(ports.tenancy!),
-      LINKS_URL: url(ports.links!),
-      RENDERING_URL: url(ports.rendering!),
-    });
-    processes.edge = spawnService("services/edge/src/main.ts", {
-      SERVICE_TOKEN: credentials.serviceToken,
-      HOST: "127.0.0.1",
-      PORT: String(ports.edge),
-      TENANCY_URL: url(ports.tenancy!),
-      CATALOG_URL: url(ports.catalog!),
-      LINKS_URL: url(ports.links!),
-      RENDERING_URL: url(ports.rendering!),
-      LOG_LEVEL: "warn",
-    });
-    await waitFor("the edge to be ready", async () => (await readyz()) === 200, 60_000);
+    stack = await startStack("processes", { databaseUrl: postgres.url });
   }, 90_000);
 
   afterAll(async () => {
-    await Promise.all(
-      Object.values(processes).map(async (service) => {
-        if (service.child.exitCode !== null || service.child.signalCode !== null) return;
-        service.child.kill("SIGTERM");
-        await service.exited;
-      }),
-    );
+    await stack?.close();
     await postgres?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("keeps every process up, fails fast while Postgres is away, recovers, and counts each redirect once", async () => {
-    const admin = createClient(TenancyAdminService, remoteTransport({ baseUrl: url(ports.tenancy!), token: credentials.adminToken }));
-    const catalog = createClient(QrCodeService, remoteTransport({ baseUrl: url(ports.catalog!), token: credentials.serviceToken }));
-    const analytics = createClient(AnalyticsService, remoteTransport({ baseUrl: url(ports.links!), token: credentials.serviceToken }));
+    const { admin, catalog } = stack;
+    const analytics = createClient(AnalyticsService, remoteTransport({ baseUrl: stack.grpcUrls!.links, token: credentials.serviceToken }));
     const { account } = await admin.createAccount({ name: "Faults", subscriptionTier: SubscriptionTier.ENTERPRISE });
     const accountId = account!.id;
     const links: { id: string; url: string }[] = [];
@@ -167,7 +114,7 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("Postgres res
     }
     await waitFor("the edge's /readyz to turn 503", async () => (await readyz()) === 503);
     // A link the redirector has not cached cannot be resolved: a 503 page, not a crash.
-    const miss = await fetch(`${url(ports.redirect!)}/notcached1`, { redirect: "manual", headers: { "user-agent": IPHONE } });
+    const miss = await fetch(`${stack.redirectorUrl}/notcached1`, { redirect: "manual", headers: { "user-agent": IPHONE } });
     expect(miss.status).toBe(503);
     expect(miss.headers.get("retry-after")).toBe("5");
     // Liveness is the process itself, whatever the database.
@@ -186,7 +133,7 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("Postgres res
     running = false;
     await load;
 
-    for (const [name, service] of Object.entries(processes)) {
+    for (const [name, service] of Object.entries(stack.processes!)) {
       expect({ name, exitCode: service.child.exitCode, signal: service.child.signalCode }).toEqual({ name, exitCode: null, signal: null });
     }
 

@@ -41,6 +41,8 @@ export interface Stack {
   readonly renderCount?: () => number;
   /** The Postgres database the processes shape runs on (when DATABASE_URL is set), for assertions in SQL. */
   readonly databaseUrl?: string;
+  /** The processes shape's gRPC addresses, by service. */
+  readonly grpcUrls?: Readonly<Record<Exclude<ProcessName, "edge">, string>>;
   /** The processes shape's processes, to kill and start again. */
   readonly processes?: Record<ProcessName, StackProcess>;
   close(): Promise<void>;
@@ -68,6 +70,8 @@ export interface StackOptions {
   readonly redisUrl?: string;
   /** The in-process shape's logger; silent unless LOG_LEVEL says otherwise. */
   readonly logger?: Logger;
+  /** The processes shape: the Postgres database to run on, instead of a scratch one on DATABASE_URL's server. */
+  readonly databaseUrl?: string;
   /** The processes shape: extra environment for some of its processes. */
   readonly env?: Partial<Record<ProcessName, Record<string, string>>>;
 }
@@ -176,7 +180,8 @@ async function waitUntil(what: string, ready: () => Promise<boolean>, output: ()
 }
 
 async function startProcesses(options: StackOptions): Promise<Stack> {
-  const scratch = await createScratchDatabase();
+  const scratch = options.databaseUrl ? undefined : await createScratchDatabase();
+  const databaseUrl = options.databaseUrl ?? scratch?.url;
   const dns = await new TestDnsServer().start();
   const dataDir = mkdtempSync(join(tmpdir(), "qrp-stack-"));
   const [tenancyPort, linksPort, renderingPort, catalogPort, edgePort, redirectPort] = await Promise.all([
@@ -194,7 +199,7 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     PAGE_TOKEN_SECRET: pageTokenSecret,
     GRPC_HOST: "127.0.0.1",
     DATA_DIR: dataDir,
-    ...(scratch && { DATABASE_URL: scratch.url }),
+    ...(databaseUrl && { DATABASE_URL: databaseUrl }),
   };
   const serving = (port: number) => {
     const health = createClient(Health, remoteTransport({ baseUrl: url(port), token: "" }));
@@ -261,7 +266,8 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     domains: createClient(DomainService, remoteTransport({ baseUrl: url(linksPort), token: credentials.adminToken })),
     redirectorUrl: url(redirectPort),
     dns,
-    databaseUrl: scratch?.url,
+    databaseUrl,
+    grpcUrls: { tenancy: url(tenancyPort), links: url(linksPort), rendering: url(renderingPort), catalog: url(catalogPort) },
     processes: { ...services, edge },
     close: stopAll,
   };
