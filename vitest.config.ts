@@ -8,6 +8,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    globalSetup: ["tools/build/test-setup.ts"],
     env: { LOG_LEVEL: process.env.LOG_LEVEL ?? "silent" },
   },
 });

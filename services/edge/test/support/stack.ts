@@ -1,5 +1,5 @@
 // The platform under test, in one of two shapes: every service in this process behind in-process
-// transports, or every service (and the edge) as its own process talking real gRPC.
+// transports, or every service (and the edge) as its own process, compiled (dist/), talking real gRPC.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -138,12 +138,16 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
   };
 }
 
-/** One service process, started at once; its output is kept so a failed start can say why. */
-function launch(entry: string, env: Record<string, string>, isReady: () => Promise<boolean>): StackProcess {
+/**
+ * One process, started at once from its compiled entry point (dist/<name>.js, which the test run's
+ * global setup builds, as the container image runs it); its output is kept so a failed start can say why.
+ */
+function launch(name: ProcessName, env: Record<string, string>, isReady: () => Promise<boolean>): StackProcess {
   let output = "";
   let child: ChildProcess;
+  const entry = `dist/${name}.js`;
   const spawnChild = () => {
-    child = spawn(process.execPath, ["--import", "tsx", entry], {
+    child = spawn(process.execPath, ["--enable-source-maps", entry], {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH, LOG_LEVEL: "warn", ...env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -207,8 +211,8 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
   };
   const extra = (name: ProcessName) => options.env?.[name] ?? {};
   const services = {
-    tenancy: launch("services/tenancy/src/main.ts", { ...common, GRPC_PORT: String(tenancyPort), ...extra("tenancy") }, serving(tenancyPort)),
-    links: launch("services/links/src/main.ts", {
+    tenancy: launch("tenancy", { ...common, GRPC_PORT: String(tenancyPort), ...extra("tenancy") }, serving(tenancyPort)),
+    links: launch("links", {
       ...common,
       GRPC_PORT: String(linksPort),
       REDIRECT_HOST: "127.0.0.1",
@@ -220,8 +224,8 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
       ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
       ...extra("links"),
     }, serving(linksPort)),
-    rendering: launch("services/rendering/src/main.ts", { ...common, GRPC_PORT: String(renderingPort), ...extra("rendering") }, serving(renderingPort)),
-    catalog: launch("services/catalog/src/main.ts", {
+    rendering: launch("rendering", { ...common, GRPC_PORT: String(renderingPort), ...extra("rendering") }, serving(renderingPort)),
+    catalog: launch("catalog", {
       ...common,
       GRPC_PORT: String(catalogPort),
       TENANCY_URL: url(tenancyPort),
@@ -230,7 +234,7 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
       ...extra("catalog"),
     }, serving(catalogPort)),
   };
-  const edge = launch("services/edge/src/main.ts", {
+  const edge = launch("edge", {
     SERVICE_TOKEN: credentials.serviceToken,
     HOST: "127.0.0.1",
     PORT: String(edgePort),

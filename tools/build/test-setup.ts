@@ -1,0 +1,7 @@
+// vitest's global setup: compiles the processes once per run, so that the tests that start the
+// platform as separate processes run the compiled dist/ files, as the container image does.
+import { buildAll } from "./build.js";
+
+export default async function setup(): Promise<void> {
+  await buildAll();
+}
