@@ -134,6 +134,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       // Every redirect has been answered; its scan is stored before the database closes.
       await redirectPath.close();
       await catalog.reconciler.stop();
+      await rendering.renderer.close();
       await database.close();
     },
   };
