@@ -13,7 +13,7 @@ import {
   type InternalCredentials,
   type Logger,
 } from "@qrplatform/platform";
-import { buildRendering } from "@qrplatform/rendering";
+import { buildRendering, type RenderingOptions } from "@qrplatform/rendering";
 import { buildTenancy } from "@qrplatform/tenancy";
 import { loadOrCreateSecrets, writeAdminCredential } from "./secrets.js";
 
@@ -43,6 +43,8 @@ export interface PlatformOptions {
   countryHeader?: string | undefined;
   /** Where scans wait on disk while the database is away; DATA_DIR/scan-spool by default. */
   scanSpoolDir?: string | undefined;
+  /** The rendering service's cache, concurrency and per-account queues; defaults when unset. */
+  rendering?: RenderingOptions;
 }
 
 /** A running embedded platform. */
@@ -89,7 +91,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     dnsResolver: options.dnsResolver,
     invalidations,
   });
-  const rendering = await buildRendering();
+  const rendering = await buildRendering(options.rendering);
   const catalog = await buildCatalog({
     db: database.db,
     pageTokenSecret: secrets.pageTokenSecret,
