@@ -13,6 +13,8 @@ export const ENTRY_POINTS: Record<string, string> = {
   catalog: "services/catalog/src/main.ts",
   links: "services/links/src/main.ts",
   rendering: "services/rendering/src/main.ts",
+  // The render pool's threads load this beside the rendering service (and the embedded platform).
+  "render-worker": "services/rendering/src/render/render-worker.ts",
   edge: "services/edge/src/main.ts",
   embedded: "services/embedded/src/main.ts",
   qrctl: "tools/qrctl/src/cli.ts",

@@ -14,6 +14,10 @@ const config = readConfig(
     SHORT_LINK_BASE_URL: optionalVar(z.string().url()),
     CUSTOM_DOMAIN_SCHEME: z.enum(["https", "http"]).default("https"),
     DNS_RESOLVER: optionalVar(z.string()),
+    RENDER_CACHE_BYTES: optionalVar(z.coerce.number().int().min(1)),
+    RENDER_CONCURRENCY: optionalVar(z.coerce.number().int().min(1)),
+    RENDER_CONCURRENCY_PER_ACCOUNT: optionalVar(z.coerce.number().int().min(1)),
+    RENDER_QUEUE_PER_ACCOUNT: optionalVar(z.coerce.number().int().min(0)),
     LOG_LEVEL: logLevelVar(),
   }),
 );
@@ -32,6 +36,12 @@ const platform = await startPlatform({
   trustedProxies: config.TRUSTED_PROXIES,
   countryHeader: config.COUNTRY_HEADER,
   scanSpoolDir: config.SCAN_SPOOL_DIR,
+  rendering: {
+    cacheBytes: config.RENDER_CACHE_BYTES,
+    concurrency: config.RENDER_CONCURRENCY,
+    concurrencyPerAccount: config.RENDER_CONCURRENCY_PER_ACCOUNT,
+    queuedPerAccount: config.RENDER_QUEUE_PER_ACCOUNT,
+  },
   logger,
 });
 onShutdownSignal(logger, () => platform.close());

@@ -14,7 +14,7 @@ import {
   type InternalCredentials,
   type Logger,
 } from "@qrplatform/platform";
-import { buildRendering } from "@qrplatform/rendering";
+import { buildRendering, type RenderingOptions } from "@qrplatform/rendering";
 import { buildTenancy } from "@qrplatform/tenancy";
 import { loadOrCreateSecrets, writeAdminCredential } from "./secrets.js";
 
@@ -44,6 +44,8 @@ export interface PlatformOptions {
   countryHeader?: string | undefined;
   /** Where scans wait on disk while the database is away; DATA_DIR/scan-spool by default. */
   scanSpoolDir?: string | undefined;
+  /** The rendering service's cache, concurrency and per-account queues; defaults when unset. */
+  rendering?: RenderingOptions;
 }
 
 /** A running embedded platform. */
@@ -92,7 +94,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     dnsResolver: options.dnsResolver,
     invalidations,
   });
-  const rendering = await buildRendering();
+  const rendering = await buildRendering(options.rendering);
   const catalog = await buildCatalog({
     db: database.db,
     pageTokenSecret: secrets.pageTokenSecret,
@@ -138,6 +140,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       // Every redirect has been answered; its scan is stored before the database closes.
       await redirectPath.close();
       await catalog.reconciler.stop();
+      await rendering.renderer.close();
       await database.close();
     },
   };

@@ -8,9 +8,16 @@ await runGrpcService({
   env: z.object({
     RENDER_CACHE_BYTES: optionalVar(z.coerce.number().int().min(1)),
     RENDER_CONCURRENCY: optionalVar(z.coerce.number().int().min(1)),
+    RENDER_CONCURRENCY_PER_ACCOUNT: optionalVar(z.coerce.number().int().min(1)),
+    RENDER_QUEUE_PER_ACCOUNT: optionalVar(z.coerce.number().int().min(0)),
   }),
   async start(config) {
-    const rendering = await buildRendering({ cacheBytes: config.RENDER_CACHE_BYTES, concurrency: config.RENDER_CONCURRENCY });
-    return { modules: [rendering], close: async () => {} };
+    const rendering = await buildRendering({
+      cacheBytes: config.RENDER_CACHE_BYTES,
+      concurrency: config.RENDER_CONCURRENCY,
+      concurrencyPerAccount: config.RENDER_CONCURRENCY_PER_ACCOUNT,
+      queuedPerAccount: config.RENDER_QUEUE_PER_ACCOUNT,
+    });
+    return { modules: [rendering], close: () => rendering.renderer.close() };
   },
 });

@@ -7,6 +7,7 @@ import type { Renderer } from "./render/renderer.js";
 export function registerRoutes(router: ConnectRouter, renderer: Renderer, logoFetch: LogoFetchOptions): void {
   router.service(RenderingService, {
     validateDesign: (req) => validateDesign(req, logoFetch),
-    renderQrCode: (req) => renderer.render(req),
+    // The context's signal is aborted when the caller cancels or its deadline passes: the render stops.
+    renderQrCode: (req, context) => renderer.render(req, context.signal),
   });
 }

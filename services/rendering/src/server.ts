@@ -2,6 +2,8 @@ import { RenderingService } from "@qrplatform/api/rendering";
 import type { GrpcModule } from "@qrplatform/platform";
 import type { LogoFetchOptions } from "./logo/fetch-logo.js";
 import { Renderer, type RendererOptions } from "./render/renderer.js";
+
+export type { Renderer } from "./render/renderer.js";
 import { registerRoutes } from "./routes.js";
 
 export interface RenderingOptions extends RendererOptions {

@@ -5,7 +5,8 @@ import { ErrorCorrection, ImageFormat, RenderQrCodeRequestSchema } from "@qrplat
 import { errorInfoOf } from "@qrplatform/platform";
 import sharp from "sharp";
 import { encodeQr } from "../src/render/qr-matrix.js";
-import { matchesIfNoneMatch, Renderer } from "../src/render/renderer.js";
+import type { DrawTask } from "../src/render/draw.js";
+import { matchesIfNoneMatch, Renderer, type Drawer } from "../src/render/renderer.js";
 import { jsqrDecode, rsvgToPng, zbarDecode } from "./support/decoders.js";
 
 const CONTENT = "https://qr.example.com/ab3k9mzq";
@@ -94,6 +95,46 @@ describe("rendering", () => {
     expect(results.every((r) => r.image.length > 0)).toBe(true);
     expect(renderer.renders).toBe(20);
     expect(renderer.peakConcurrentRenders).toBe(2);
+  });
+
+  it("stops a render only once every caller waiting for it gave up", async () => {
+    // A drawer that draws nothing until told, and shows whether its render was stopped.
+    const draws: { task: DrawTask; signal: AbortSignal; finish(): void }[] = [];
+    const drawer: Drawer = {
+      draw: (task, signal) =>
+        new Promise((resolve, reject) => {
+          draws.push({ task, signal, finish: () => resolve(new Uint8Array([1])) });
+          signal.addEventListener("abort", () => reject(new Error("stopped")), { once: true });
+        }),
+      close: async () => {},
+    };
+    const renderer = new Renderer({ drawer });
+    const started = async (count: number) => {
+      while (draws.length < count) await new Promise((resolve) => setImmediate(resolve));
+    };
+
+    const [first, second] = [new AbortController(), new AbortController()];
+    const kept = [renderer.render(request({ size: 256 }), first.signal), renderer.render(request({ size: 256 }), second.signal)];
+    await started(1);
+    first.abort();
+    expect((await failure(kept[0]!)).code).toBe(Code.Canceled);
+    expect(draws[0]!.signal.aborted).toBe(false);
+    draws[0]!.finish();
+    expect((await kept[1]!).image).toEqual(new Uint8Array([1]));
+
+    const [third, fourth] = [new AbortController(), new AbortController()];
+    const abandoned = [renderer.render(request({ size: 512 }), third.signal), renderer.render(request({ size: 512 }), fourth.signal)];
+    await started(2);
+    third.abort();
+    fourth.abort();
+    for (const call of abandoned) expect((await failure(call)).code).toBe(Code.Canceled);
+    expect(draws[1]!.signal.aborted).toBe(true);
+    // The next caller draws the image anew rather than join the stopped render.
+    const again = renderer.render(request({ size: 512 }));
+    await started(3);
+    draws[2]!.finish();
+    expect((await again).image).toEqual(new Uint8Array([1]));
+    expect(renderer.renders).toBe(3);
   });
 
   it("keeps the cache within its byte budget", async () => {

@@ -1,10 +1,12 @@
-import type { Client } from "@connectrpc/connect";
-import type { RequestHandler } from "express";
+import { ConnectError, type Client } from "@connectrpc/connect";
+import type { RequestHandler, Response } from "express";
 import { z } from "zod";
 import type { QrCodeService } from "@qrplatform/api/catalog";
 import { ImageFormat, type RenderingService } from "@qrplatform/api/rendering";
-import { slugify } from "@qrplatform/platform";
+import { errorInfoOf, slugify } from "@qrplatform/platform";
+import { ApiError } from "../http/api-error.js";
 import { callerOf } from "../http/auth.js";
+import { apiErrorFromGrpc } from "../http/grpc-errors.js";
 import { parseInput } from "../http/input.js";
 import { uuidParam } from "./params.js";
 
@@ -39,21 +41,54 @@ const IMAGE_CACHE_CONTROL = "private, no-cache";
 const IMAGE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox";
 
 /**
+ * When the rendering service refuses an export because the account has too many waiting
+ * (`render_queue_full`), a place is free again as soon as one of them is drawn: about a second.
+ */
+const RENDER_QUEUE_RETRY_AFTER_SECONDS = 1;
+
+/** Aborted when the client closes the connection before the answer is sent: its render is no longer wanted. */
+function clientGone(res: Response): AbortSignal {
+  const gone = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  return gone.signal;
+}
+
+/**
  * GET /qr-codes/{id}/export: the code's image, encoding its vanity_url. Query and id are checked
- * before anything is rendered; a matching If-None-Match is answered 304 without rendering.
+ * before anything is rendered; a matching If-None-Match is answered 304 without rendering. The render
+ * is scheduled in the account's turn, and stops if the client goes away.
  */
 export function exportHandler(qrCodes: Client<typeof QrCodeService>, rendering: Client<typeof RenderingService>): RequestHandler {
   return async (req, res) => {
     const id = uuidParam(req, "id");
     const { format, size } = parseInput(exportQuery, { format: req.query.format, size: req.query.size });
-    const { qrCode } = await qrCodes.getQrCode({ accountId: callerOf(res).accountId, qrCodeId: id });
-    const image = await rendering.renderQrCode({
-      content: qrCode!.vanityUrl,
-      design: qrCode!.design,
-      format: FORMATS[format],
-      size,
-      ifNoneMatch: req.get("if-none-match") ?? "",
-    });
+    const { accountId } = callerOf(res);
+    const signal = clientGone(res);
+    const { qrCode } = await qrCodes.getQrCode({ accountId, qrCodeId: id });
+    const image = await rendering
+      .renderQrCode(
+        {
+          content: qrCode!.vanityUrl,
+          design: qrCode!.design,
+          format: FORMATS[format],
+          size,
+          ifNoneMatch: req.get("if-none-match") ?? "",
+          accountId,
+        },
+        { signal },
+      )
+      .catch((error: unknown) => {
+        // The client went away and the render was cancelled for it: nobody is left to answer.
+        if (signal.aborted) return undefined;
+        if (error instanceof ConnectError && errorInfoOf(error)?.reason === "render_queue_full") {
+          const refused = apiErrorFromGrpc(error);
+          throw new ApiError(refused.status, refused.code, refused.message, refused.details, { "Retry-After": String(RENDER_QUEUE_RETRY_AFTER_SECONDS) });
+        }
+        throw error;
+      });
+    if (!image || signal.aborted) return;
     res.setHeader("ETag", image.etag);
     res.setHeader("Cache-Control", IMAGE_CACHE_CONTROL);
     res.setHeader("Vary", "Authorization");

@@ -15,7 +15,7 @@ import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing"
 import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
 import { createLogger, inProcessTransport, lateHandler, listenHttp, remoteTransport, type GrpcModule, type Logger } from "@qrplatform/platform";
 import { freePort } from "@qrplatform/platform/testing";
-import { buildRendering } from "@qrplatform/rendering";
+import { buildRendering, type Renderer, type RenderingOptions } from "@qrplatform/rendering";
 import { memoryQuotaStore, redisQuotaStore } from "../../src/http/quota.js";
 import { buildTenancy } from "@qrplatform/tenancy";
 import { buildEdge } from "../../src/server.js";
@@ -45,6 +45,8 @@ export interface Stack {
   readonly grpcUrls?: Readonly<Record<Exclude<ProcessName, "edge">, string>>;
   /** The processes shape's processes, to kill and start again. */
   readonly processes?: Record<ProcessName, StackProcess>;
+  /** The rendering service's renderer; only in the in-process shape. */
+  readonly renderer?: Renderer;
   close(): Promise<void>;
 }
 
@@ -74,6 +76,8 @@ export interface StackOptions {
   readonly databaseUrl?: string;
   /** The processes shape: extra environment for some of its processes. */
   readonly env?: Partial<Record<ProcessName, Record<string, string>>>;
+  /** The in-process shape's rendering service: its concurrency and queues. */
+  readonly rendering?: RenderingOptions;
 }
 
 export async function startStack(mode: StackMode, options: StackOptions = {}): Promise<Stack> {
@@ -100,7 +104,7 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     dnsResolver: dns.address,
     invalidations,
   });
-  const rendering = await buildRendering();
+  const rendering = await buildRendering(options.rendering);
   // With REDIS_URL (CI's second pass) quotas are counted in Redis, as in production; else in memory.
   const redisUrl = options.redisUrl ?? process.env.REDIS_URL;
   const quotas = redisUrl ? await redisQuotaStore(redisUrl, logger) : memoryQuotaStore();
@@ -128,8 +132,10 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     redirectorUrl: origin,
     dns,
     renderCount: () => rendering.renderer.renders,
+    renderer: rendering.renderer,
     async close() {
       await http.close();
+      await rendering.renderer.close();
       await redirectPath.close();
       await quotas.close();
       await dns.close();

@@ -12,12 +12,11 @@ import {
 } from "@qrplatform/api/rendering";
 import { invalidArgument, type FieldProblem } from "@qrplatform/platform";
 import { LRUCache } from "lru-cache";
-import pLimit from "p-limit";
 import sharp from "sharp";
 import { contentProblem, DESIGN_LIMITS, normalizeDesign } from "../design/design-rules.js";
-import { encodeQr, type Level } from "./qr-matrix.js";
-import { svgToJpeg, svgToPng } from "./raster.js";
-import { renderSvg } from "./svg.js";
+import type { DrawTask } from "./draw.js";
+import { RenderPool } from "./render-pool.js";
+import { ANONYMOUS_ACCOUNT, canceled, RenderQueue } from "./render-queue.js";
 
 /** The export size when none is asked for, as the public contract sets it. */
 export const DEFAULT_EXPORT_SIZE = 1024;
@@ -46,9 +45,27 @@ const RENDERER_VERSION = [
 export interface RendererOptions {
   /** Bytes of rendered images kept; 64 MiB by default. */
   readonly cacheBytes?: number;
-  /** Renders running at once; one per core by default. Bounds memory: a 4096 px bitmap alone is 64 MiB. */
+  /**
+   * Renders running at once, each on its own pool thread; one per core by default. Bounds memory too:
+   * a 4096 px bitmap alone is 64 MiB.
+   */
   readonly concurrency?: number;
+  /** Renders of one account running at once; 2 by default. */
+  readonly concurrencyPerAccount?: number;
+  /** Renders of one account waiting for their turn; beyond it a render is refused with `render_queue_full`. 32 by default. */
+  readonly queuedPerAccount?: number;
+  /** What draws the images; worker threads (RenderPool) unless a test passes its own. */
+  readonly drawer?: Drawer;
 }
+
+/** Draws one image; an abort of `signal` stops the drawing and rejects. */
+export interface Drawer {
+  draw(task: DrawTask, signal: AbortSignal): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+/** Defaults of the options above that are not the machine's. */
+export const RENDER_DEFAULTS = { concurrencyPerAccount: 2, queuedPerAccount: 32 } as const;
 
 export interface RenderedImage {
   readonly image: Uint8Array;
@@ -56,20 +73,36 @@ export interface RenderedImage {
   readonly etag: string;
 }
 
-/** Renders QR-code images, each at most once while it stays in the cache. */
+/** One image being drawn, and how many callers still wait for it. */
+interface Flight {
+  readonly image: Promise<RenderedImage>;
+  /** Aborted when every caller gave up: the render is dropped if it has not started, stopped if it has. */
+  readonly abandon: AbortController;
+  waiters: number;
+}
+
+/**
+ * Renders QR-code images, each at most once while it stays in the cache. The cache and the joining of
+ * identical requests live here, on the thread that answers requests; the drawing happens on a pool of
+ * worker threads, in the turns a fair queue gives each account.
+ */
 export class Renderer {
   private readonly cache: LRUCache<string, RenderedImage>;
-  private readonly inFlight = new Map<string, Promise<RenderedImage>>();
-  private readonly limit: ReturnType<typeof pLimit>;
+  private readonly inFlight = new Map<string, Flight>();
+  private readonly queue: RenderQueue;
+  private readonly drawer: Drawer;
   /** How many images were actually drawn; the cache's hits are the rest. */
   renders = 0;
-  /** The most renders that ever ran at once; never above the concurrency limit. */
-  peakConcurrentRenders = 0;
-  private running = 0;
 
   constructor(options: RendererOptions = {}) {
     this.cache = new LRUCache({ maxSize: options.cacheBytes ?? 64 * 1024 * 1024, sizeCalculation: (v) => Math.max(1, v.image.length) });
-    this.limit = pLimit(options.concurrency ?? availableParallelism());
+    const concurrency = options.concurrency ?? availableParallelism();
+    this.queue = new RenderQueue({
+      concurrency,
+      perAccount: options.concurrencyPerAccount ?? RENDER_DEFAULTS.concurrencyPerAccount,
+      queuedPerAccount: options.queuedPerAccount ?? RENDER_DEFAULTS.queuedPerAccount,
+    });
+    this.drawer = options.drawer ?? new RenderPool(concurrency);
   }
 
   /** Bytes of images held by the cache. */
@@ -77,7 +110,21 @@ export class Renderer {
     return this.cache.calculatedSize;
   }
 
-  async render(req: RenderQrCodeRequest): Promise<RenderQrCodeResponse> {
+  /** Renders waiting for their account's turn. */
+  get queuedRenders(): number {
+    return this.queue.waiting;
+  }
+
+  /** The most renders that ever ran at once; never above the concurrency limit. */
+  get peakConcurrentRenders(): number {
+    return this.queue.peakRunning;
+  }
+
+  /**
+   * Answers the image, from the cache when it can. `signal` is the caller giving up (the client went
+   * away): its wait ends with CANCELED, and the render itself stops once no caller waits for it.
+   */
+  async render(req: RenderQrCodeRequest, signal?: AbortSignal): Promise<RenderQrCodeResponse> {
     const { design, format, size } = checkRenderRequest(req);
     const key = createHash("sha256")
       .update(JSON.stringify([RENDERER_VERSION, req.content, toJsonString(DesignSchema, design), format, size]))
@@ -87,33 +134,72 @@ export class Renderer {
     if (matchesIfNoneMatch(req.ifNoneMatch, etag)) {
       return create(RenderQrCodeResponseSchema, { etag, contentType, notModified: true });
     }
-    const rendered = await this.cached(key, async () => {
-      const svg = renderSvg(encodeQr(req.content, design.errorCorrection as Level), design, size);
-      const image = format === ImageFormat.SVG ? Buffer.from(svg) : format === ImageFormat.JPG ? await svgToJpeg(svg) : await svgToPng(svg);
-      return { image, contentType, etag };
+    const task: DrawTask = { content: req.content, design, format, size };
+    const rendered = await this.cached(key, req.accountId || ANONYMOUS_ACCOUNT, signal, async (drawSignal) => {
+      this.renders++;
+      return { image: await this.drawer.draw(task, drawSignal), contentType, etag };
     });
     return create(RenderQrCodeResponseSchema, rendered);
   }
 
-  /** One render per key at a time: concurrent requests for the same image wait for the first. */
-  private cached(key: string, draw: () => Promise<RenderedImage>): Promise<RenderedImage> {
+  /** Stops the drawing threads. */
+  close(): Promise<void> {
+    return this.drawer.close();
+  }
+
+  /**
+   * One render per key at a time: concurrent requests for the same image wait for the first, which
+   * takes its turn in the queue of the account that asked first.
+   */
+  private cached(key: string, account: string, signal: AbortSignal | undefined, draw: (signal: AbortSignal) => Promise<RenderedImage>): Promise<RenderedImage> {
     const hit = this.cache.get(key);
     if (hit) return Promise.resolve(hit);
-    const pending = this.inFlight.get(key);
-    if (pending) return pending;
-    const started = this.limit(async () => {
-      this.renders++;
-      this.peakConcurrentRenders = Math.max(this.peakConcurrentRenders, ++this.running);
-      try {
-        const image = await draw();
-        this.cache.set(key, image);
-        return image;
-      } finally {
-        this.running--;
-      }
-    }).finally(() => this.inFlight.delete(key));
-    this.inFlight.set(key, started);
-    return started;
+    let flight = this.inFlight.get(key);
+    if (!flight) {
+      const abandon = new AbortController();
+      const started: Flight = {
+        abandon,
+        waiters: 0,
+        image: this.queue
+          .run(account, async (drawSignal) => {
+            const image = await draw(drawSignal);
+            this.cache.set(key, image);
+            return image;
+          }, abandon.signal)
+          .finally(() => this.forget(key, started)),
+      };
+      this.inFlight.set(key, started);
+      flight = started;
+    }
+    return this.wait(key, flight, signal);
+  }
+
+  /** One caller's wait for a flight; the last caller to give up abandons the render. */
+  private wait(key: string, flight: Flight, signal: AbortSignal | undefined): Promise<RenderedImage> {
+    flight.waiters++;
+    if (!signal) return flight.image;
+    return new Promise((resolve, reject) => {
+      let waiting = true;
+      const giveUp = () => {
+        if (!waiting) return;
+        waiting = false;
+        reject(canceled());
+        if (--flight.waiters > 0) return;
+        // A caller arriving from now on starts a new render rather than join the abandoned one.
+        this.forget(key, flight);
+        flight.abandon.abort();
+      };
+      flight.image.then(resolve, reject).finally(() => {
+        waiting = false;
+        signal.removeEventListener("abort", giveUp);
+      });
+      if (signal.aborted) giveUp();
+      else signal.addEventListener("abort", giveUp, { once: true });
+    });
+  }
+
+  private forget(key: string, flight: Flight): void {
+    if (this.inFlight.get(key) === flight) this.inFlight.delete(key);
   }
 }
 

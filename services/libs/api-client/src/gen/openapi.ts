@@ -327,6 +327,11 @@ export interface paths {
          *       the size and the format, such as `spring-menu-1024.png`.
          *     - SVG images are self-contained (the logo is embedded): no script, event handler or external
          *       reference; the response also carries a `Content-Security-Policy` that forbids them.
+         *     - Images are drawn in turns shared fairly between accounts: each account has a few drawing at
+         *       once and a bounded number waiting, so another account's burst never delays yours for long. When
+         *       too many of your account's exports are already waiting, the answer is at once
+         *       `429 render_queue_full` with `Retry-After: 1`. A request whose client disconnects stops its
+         *       drawing.
          *
          *     Scope: `export:read`.
          */
@@ -854,6 +859,7 @@ export interface components {
                  *     | `payload_too_large` | 413 | the body is larger than the edge accepts |
                  *     | `unsupported_media_type` | 415 | the body is not UTF-8 `application/json` |
                  *     | `rate_limited` | 429 | the key's hourly request limit is used up |
+                 *     | `render_queue_full` | 429 | too many of the account's exports are waiting to be drawn; retry after `Retry-After` |
                  *     | `internal_error` | 500 | a failure on our side |
                  *     | `service_unavailable` | 503 | a backing service is down, restarting or overloaded; retry after `Retry-After` seconds |
                  *     | `upstream_timeout` | 504 | a backing service did not answer in time; retry after `Retry-After` seconds |
@@ -1003,6 +1009,13 @@ export interface components {
             error: {
                 /** @constant */
                 code: "rate_limited";
+            };
+        };
+        /** @description `render_queue_full`. */
+        RenderQueueFullError: components["schemas"]["Error"] & {
+            error: {
+                /** @constant */
+                code: "render_queue_full";
             };
         };
         /** @description `internal_error`. */
@@ -1169,6 +1182,25 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["RateLimitedError"];
+            };
+        };
+        /**
+         * @description `rate_limited`: the key's hourly request limit is used up; retry after `RateLimit-Reset` seconds. Or
+         *     `render_queue_full`: too many of the account's exports are waiting to be drawn; retry after `Retry-After` seconds.
+         */
+        ExportTooManyRequests: {
+            headers: {
+                /** @description Seconds to wait before retrying; for `rate_limited` equal to `RateLimit-Reset`. */
+                "Retry-After": number;
+                "X-Request-ID": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["RateLimitedError"] | components["schemas"]["RenderQueueFullError"];
             };
         };
         /** @description `internal_error`: something failed on our side; the request id identifies it in our logs. */
@@ -1901,7 +1933,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyRequests"];
+            429: components["responses"]["ExportTooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/rendering/v1/rendering_service.proto.
  */
 export const file_qrplatform_rendering_v1_rendering_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci9xcnBsYXRmb3JtL3JlbmRlcmluZy92MS9yZW5kZXJpbmdfc2VydmljZS5wcm90bxIXcXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEisgEKE1JlbmRlclFyQ29kZVJlcXVlc3QSDwoHY29udGVudBgBIAEoCRIvCgZkZXNpZ24YAiABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SNAoGZm9ybWF0GAMgASgOMiQucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuSW1hZ2VGb3JtYXQSDAoEc2l6ZRgEIAEoBRIVCg1pZl9ub25lX21hdGNoGAUgASgJIl8KFFJlbmRlclFyQ29kZVJlc3BvbnNlEg0KBWltYWdlGAEgASgMEhQKDGNvbnRlbnRfdHlwZRgCIAEoCRIMCgRldGFnGAMgASgJEhQKDG5vdF9tb2RpZmllZBgEIAEoCCJZChVWYWxpZGF0ZURlc2lnblJlcXVlc3QSLwoGZGVzaWduGAEgASgLMh8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuRGVzaWduEg8KB2NvbnRlbnQYAiABKAkiZwoWVmFsaWRhdGVEZXNpZ25SZXNwb25zZRIvCgZkZXNpZ24YASABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SHAoUcHJlbWl1bV9mcmFtZV9maWVsZHMYAiADKAkqbQoLSW1hZ2VGb3JtYXQSHAoYSU1BR0VfRk9STUFUX1VOU1BFQ0lGSUVEEAASFAoQSU1BR0VfRk9STUFUX1BORxABEhQKEElNQUdFX0ZPUk1BVF9KUEcQAhIUChBJTUFHRV9GT1JNQVRfU1ZHEAMy8gEKEFJlbmRlcmluZ1NlcnZpY2USawoMUmVuZGVyUXJDb2RlEiwucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuUmVuZGVyUXJDb2RlUmVxdWVzdBotLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLlJlbmRlclFyQ29kZVJlc3BvbnNlEnEKDlZhbGlkYXRlRGVzaWduEi4ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuVmFsaWRhdGVEZXNpZ25SZXF1ZXN0Gi8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuVmFsaWRhdGVEZXNpZ25SZXNwb25zZWIGcHJvdG8z", [file_qrplatform_rendering_v1_design]);
+  fileDesc("Ci9xcnBsYXRmb3JtL3JlbmRlcmluZy92MS9yZW5kZXJpbmdfc2VydmljZS5wcm90bxIXcXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEixgEKE1JlbmRlclFyQ29kZVJlcXVlc3QSDwoHY29udGVudBgBIAEoCRIvCgZkZXNpZ24YAiABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SNAoGZm9ybWF0GAMgASgOMiQucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuSW1hZ2VGb3JtYXQSDAoEc2l6ZRgEIAEoBRIVCg1pZl9ub25lX21hdGNoGAUgASgJEhIKCmFjY291bnRfaWQYBiABKAkiXwoUUmVuZGVyUXJDb2RlUmVzcG9uc2USDQoFaW1hZ2UYASABKAwSFAoMY29udGVudF90eXBlGAIgASgJEgwKBGV0YWcYAyABKAkSFAoMbm90X21vZGlmaWVkGAQgASgIIlkKFVZhbGlkYXRlRGVzaWduUmVxdWVzdBIvCgZkZXNpZ24YASABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SDwoHY29udGVudBgCIAEoCSJnChZWYWxpZGF0ZURlc2lnblJlc3BvbnNlEi8KBmRlc2lnbhgBIAEoCzIfLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLkRlc2lnbhIcChRwcmVtaXVtX2ZyYW1lX2ZpZWxkcxgCIAMoCSptCgtJbWFnZUZvcm1hdBIcChhJTUFHRV9GT1JNQVRfVU5TUEVDSUZJRUQQABIUChBJTUFHRV9GT1JNQVRfUE5HEAESFAoQSU1BR0VfRk9STUFUX0pQRxACEhQKEElNQUdFX0ZPUk1BVF9TVkcQAzLyAQoQUmVuZGVyaW5nU2VydmljZRJrCgxSZW5kZXJRckNvZGUSLC5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5SZW5kZXJRckNvZGVSZXF1ZXN0Gi0ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuUmVuZGVyUXJDb2RlUmVzcG9uc2UScQoOVmFsaWRhdGVEZXNpZ24SLi5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5WYWxpZGF0ZURlc2lnblJlcXVlc3QaLy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5WYWxpZGF0ZURlc2lnblJlc3BvbnNlYgZwcm90bzM", [file_qrplatform_rendering_v1_design]);
 
 /**
  * RenderQrCodeRequest describes the image to render.
@@ -55,6 +55,16 @@ export type RenderQrCodeRequest = Message<"qrplatform.rendering.v1.RenderQrCodeR
    * @generated from field: string if_none_match = 5;
    */
   ifNoneMatch: string;
+
+  /**
+   * The account the image is drawn for, optional. Renders are scheduled fairly between accounts: each account has a
+   * bounded number running and a bounded queue, and a free place goes to the account that waited longest, so one
+   * account's burst cannot starve another's export. Requests without it share one queue. When the account's queue is
+   * full the call fails at once with RESOURCE_EXHAUSTED, reason "render_queue_full"; retry shortly.
+   *
+   * @generated from field: string account_id = 6;
+   */
+  accountId: string;
 };
 
 /**
@@ -219,7 +229,8 @@ export const RenderingService: GenService<{
    * what determines them (content, design, format, size), so a repeated request costs no rendering, and a request
    * whose if_none_match holds the image's ETag is answered with not_modified and no image. The design is checked
    * against the vocabulary only: the scannability rules of ValidateDesign apply when a design is chosen, so a code
-   * made before a rule tightened still exports. Bad input fails with INVALID_ARGUMENT, reason "validation_error".
+   * made before a rule tightened still exports. Bad input fails with INVALID_ARGUMENT, reason "validation_error". A
+   * caller that cancels stops its render once no other caller waits for the same image.
    *
    * @generated from rpc qrplatform.rendering.v1.RenderingService.RenderQrCode
    */
