@@ -40,7 +40,8 @@ spec:
           image: {{ include "qr-platform.image" $root }}
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
           workingDir: {{ $root.Values.image.workingDir }}
-          command: ["node", "--import", "tsx", "services/{{ .component }}/src/main.ts"]
+          # The image's compiled entry point of this component (see the Dockerfile).
+          command: ["node", "--enable-source-maps", "dist/{{ .component }}.js"]
           env:
             {{- .env | nindent 12 }}
           ports:
@@ -51,7 +52,7 @@ spec:
           securityContext:
             {{- toYaml $root.Values.securityContext | nindent 12 }}
           volumeMounts:
-            # tsx's compile cache and any scratch files; the root filesystem is read-only.
+            # Scratch files; the root filesystem is read-only.
             - name: tmp
               mountPath: /tmp
       volumes:

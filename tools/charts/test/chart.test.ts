@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { ENTRY_POINTS } from "../../build/build.ts";
 import { obtainHelm } from "../helm.ts";
 
 const chart = resolve(import.meta.dirname, "../../../charts/qr-platform");
@@ -89,7 +90,9 @@ describe("charts/qr-platform", () => {
       expect(pod.volumes).toContainEqual({ name: "tmp", emptyDir: {} });
       expect(container.volumeMounts).toContainEqual({ name: "tmp", mountPath: "/tmp" });
       const name = deployment.metadata.labels!["app.kubernetes.io/component"];
-      expect(container.command).toEqual(["node", "--import", "tsx", `services/${name}/src/main.ts`]);
+      // The image's compiled entry point of the component: dist/ holds exactly the names ENTRY_POINTS builds.
+      expect(container.command).toEqual(["node", "--enable-source-maps", `dist/${name}.js`]);
+      expect(Object.keys(ENTRY_POINTS)).toContain(name);
     }
   });
 
@@ -134,6 +137,9 @@ describe("charts/qr-platform", () => {
     expect(env("links")).toMatchObject({ VISITOR_KEY_SECRET: internal("VISITOR_KEY_SECRET"), SCAN_SPOOL_DIR: "/tmp/scan-spool" });
     expect(env("links")).not.toHaveProperty("TRUSTED_PROXIES");
     expect(env("rendering")).not.toHaveProperty("DATABASE_URL");
+    expect(env("rendering")).toMatchObject({ RENDER_CONCURRENCY: "2", RENDER_CONCURRENCY_PER_ACCOUNT: "2", RENDER_QUEUE_PER_ACCOUNT: "32" });
+    const sized = find(render("--set", "rendering.concurrency=4", "--set", "rendering.queuePerAccount=8"), "Deployment", "qrp-rendering");
+    expect(envOf(sized)).toMatchObject({ RENDER_CONCURRENCY: "4", RENDER_QUEUE_PER_ACCOUNT: "8" });
     expect(env("catalog")).toMatchObject({
       TENANCY_URL: "http://qrp-tenancy:9090",
       LINKS_URL: "http://qrp-links:9090",
