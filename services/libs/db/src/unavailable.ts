@@ -1,21 +1,5 @@
-import type { Dependency } from "@qrplatform/platform";
+import { CONNECTION_ERROR_CODES, type Dependency } from "@qrplatform/platform";
 import type { Database } from "./database.js";
-
-/**
- * Socket errors of a connection to the server that is refused, reset, broken or cannot be routed or
- * resolved: the server is down, restarting or out of reach.
- */
-const NETWORK_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ECONNABORTED",
-  "EPIPE",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-]);
 
 /**
  * SQLSTATEs of a server that is going away or not taking connections: admin_shutdown (57P01, a fast
@@ -52,7 +36,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
     if (typeof candidate !== "object" || candidate === null || seen.has(candidate)) return false;
     seen.add(candidate);
     const { code, message, cause, errors } = candidate as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
-    if (typeof code === "string" && (NETWORK_CODES.has(code) || SERVER_STATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    if (typeof code === "string" && (CONNECTION_ERROR_CODES.has(code) || SERVER_STATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
     if (typeof message === "string" && DRIVER_MESSAGES.some((pattern) => pattern.test(message))) return true;
     if (Array.isArray(errors) && errors.some(visit)) return true;
     return visit(cause);

@@ -3,6 +3,7 @@
 export * from "./config.js";
 export * from "./logger.js";
 export * from "./errors.js";
+export * from "./connection-errors.js";
 export * from "./enums.js";
 export * from "./validation.js";
 export * from "./page-token.js";

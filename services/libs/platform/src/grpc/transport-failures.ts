@@ -1,4 +1,5 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { CONNECTION_ERROR_CODES } from "../connection-errors.js";
 
 // What connect-node reports when a call never got an answer, measured against real servers that were
 // killed, reset or refused (services/libs/platform/test/transport-failures.test.ts):
@@ -11,27 +12,16 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 // Only the first and the last say what happened; the others read like a service's own answer (a
 // conflict, a cancellation, a bug). They are all one thing to the caller: the service is unavailable.
 
-/** Node's codes for a connection that could not be made or was lost. */
-const CONNECTION_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ECONNABORTED",
-  "EPIPE",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "ERR_STREAM_DESTROYED",
-  "ERR_STREAM_PREMATURE_CLOSE",
-]);
+/** A lost or refused connection, and the errors of an HTTP/2 stream or session that broke under a call. */
+const isConnectionCode = (code: string) =>
+  CONNECTION_ERROR_CODES.has(code) || code === "ERR_STREAM_DESTROYED" || code === "ERR_STREAM_PREMATURE_CLOSE" || code.startsWith("ERR_HTTP2_");
 
 function lostConnection(error: unknown): boolean {
   const seen = new Set<unknown>();
   for (let e = error; e instanceof Error && !seen.has(e); e = e.cause) {
     seen.add(e);
     const code = (e as NodeJS.ErrnoException).code;
-    if (typeof code === "string" && (CONNECTION_CODES.has(code) || code.startsWith("ERR_HTTP2_"))) return true;
+    if (typeof code === "string" && isConnectionCode(code)) return true;
   }
   return false;
 }
