@@ -1,6 +1,6 @@
 // The catalog's QR codes against real tenancy, links and rendering modules on one test database.
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { QrCodeService, QrCodeStatus, WorkspaceService } from "@qrplatform/api/catalog";
 import { DomainService, LinkService } from "@qrplatform/api/links";
@@ -193,12 +193,16 @@ describe("crash consistency between codes and links", () => {
    * returns, so nothing after it runs (no catch, no cleanup), exactly as after a SIGKILL.
    */
   async function crashingCatalog(method: string, when: "before" | "after") {
+    let reached!: () => void;
+    /** Resolves when the call has reached its crash point (and, "after", the links service has answered). */
+    const crashed = new Promise<void>((resolve) => (reached = resolve));
     const hang: Interceptor = (next) => async (req) => {
       if (req.method.name !== method) return next(req);
       if (when === "after") await next(req);
+      reached();
       return new Promise<never>(() => {});
     };
-    return catalogWith([hang]);
+    return { ...(await catalogWith([hang])), crashed };
   }
   /** The next process: a catalog with a reconciler that takes every pending operation for abandoned. */
   const restarted = () => catalogWith();
@@ -241,12 +245,10 @@ describe("crash consistency between codes and links", () => {
       const crashing = await crashingCatalog("CreateLink", when);
       const request = { accountId, name: "menu", destinationUrl: "https://example.com/menu", vanityDomainId: domainId, vanitySlug: "menu" };
       void crashing.qrCodes.createQrCode(request);
-      await vi.waitFor(async () => expect((await crashing.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n));
-      if (when === "after") {
-        await vi.waitFor(async () =>
-          expect(await database.db.withSchema("links").selectFrom("links").select("id").where("account_id", "=", accountId).execute()).toHaveLength(1),
-        );
-      }
+      await crashing.crashed;
+      expect((await crashing.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n);
+      const made = await database.db.withSchema("links").selectFrom("links").select("id").where("account_id", "=", accountId).execute();
+      expect(made).toHaveLength(when === "after" ? 1 : 0);
 
       const next = await restarted();
       expect(await next.reconciler.runOnce()).toEqual({ createsUndone: 1, updatesSettled: 0, deletesFinished: 0, failed: 0 });
@@ -262,11 +264,9 @@ describe("crash consistency between codes and links", () => {
       const { qrCode } = await first.qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/old" });
       const crashing = await crashingCatalog("UpdateLink", when);
       void crashing.qrCodes.updateQrCode({ accountId, qrCodeId: qrCode!.id, destinationUrl: "https://example.com/new", status: QrCodeStatus.PAUSED });
-      await vi.waitFor(async () => {
-        const row = await database.db.withSchema("catalog").selectFrom("qr_codes").select("pending_operation").where("id", "=", qrCode!.id).executeTakeFirst();
-        expect(row?.pending_operation).toBe("update");
-      });
-      if (when === "after") await new Promise((resolve) => setTimeout(resolve, 50));
+      await crashing.crashed;
+      const row = await database.db.withSchema("catalog").selectFrom("qr_codes").select("pending_operation").where("id", "=", qrCode!.id).executeTakeFirst();
+      expect(row?.pending_operation).toBe("update");
 
       const next = await restarted();
       expect(await next.reconciler.runOnce()).toMatchObject({ updatesSettled: 1, failed: 0 });
@@ -280,11 +280,9 @@ describe("crash consistency between codes and links", () => {
       const { qrCode } = await first.qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/" });
       const crashing = await crashingCatalog("DeleteLink", when);
       void crashing.qrCodes.deleteQrCode({ accountId, qrCodeId: qrCode!.id });
-      await vi.waitFor(async () => {
-        const row = await database.db.withSchema("catalog").selectFrom("qr_codes").select("pending_operation").where("id", "=", qrCode!.id).executeTakeFirst();
-        expect(row?.pending_operation).toBe("delete");
-      });
-      if (when === "after") await new Promise((resolve) => setTimeout(resolve, 50));
+      await crashing.crashed;
+      const row = await database.db.withSchema("catalog").selectFrom("qr_codes").select("pending_operation").where("id", "=", qrCode!.id).executeTakeFirst();
+      expect(row?.pending_operation).toBe("delete");
 
       const next = await restarted();
       expect(await next.reconciler.runOnce()).toMatchObject({ deletesFinished: 1, failed: 0 });
@@ -296,7 +294,7 @@ describe("crash consistency between codes and links", () => {
     const accountId = await originAccount();
     const crashing = await crashingCatalog("CreateLink", "after");
     void crashing.qrCodes.createQrCode({ accountId, name: "slow", destinationUrl: "https://example.com/" });
-    await vi.waitFor(async () => expect((await crashing.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n));
+    await crashing.crashed;
     const patient = await catalogWith([], { graceMs: 60_000 });
     expect(await patient.reconciler.runOnce()).toEqual({ createsUndone: 0, updatesSettled: 0, deletesFinished: 0, failed: 0 });
     expect((await patient.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n);
@@ -308,7 +306,7 @@ describe("crash consistency between codes and links", () => {
     const accountId = await originAccount();
     const crashing = await crashingCatalog("CreateLink", "after");
     void crashing.qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/" });
-    await vi.waitFor(async () => expect((await crashing.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n));
+    await crashing.crashed;
     const linksDown: Interceptor = () => async () => {
       throw new ConnectError("links is down", Code.Unavailable);
     };
