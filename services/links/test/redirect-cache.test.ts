@@ -128,6 +128,35 @@ describe("cachedResolver", () => {
     expect(resolve.calls).toBe(2);
   });
 
+  it("serves a link's expired answer while lookups fail, unless a change was announced or may have gone unheard", async () => {
+    const clock = manualClock();
+    const bus = { ...memoryInvalidationBus(), connected: true };
+    let failing = false;
+    const resolve = counting(async (host, slug) => {
+      if (failing) throw new Error("database down");
+      return links.get(`${host}/${slug}`);
+    });
+    cache = cachedResolver(resolve, bus, { now: clock.now, ttlMs: 60_000 });
+    links.set("s.qr.example/abc", target("l1", "https://example.com/a"));
+    links.set("s.qr.example/def", target("l2", "https://example.com/d"));
+    await cache.resolve("s.qr.example", "abc");
+    await cache.resolve("s.qr.example", "def");
+
+    failing = true;
+    clock.advance(10 * 60_000);
+    // Long expired, asked for again (every time: an error is never kept), and still served.
+    for (let i = 0; i < 3; i++) expect(await cache.resolve("s.qr.example", "abc")).toEqual(target("l1", "https://example.com/a"));
+    expect(resolve.calls).toBe(5);
+    // A link never looked up has nothing to fall back on.
+    await expect(cache.resolve("s.qr.example", "xyz")).rejects.toThrow("database down");
+    // A change announced for a link drops its answer: no stale fallback for it.
+    bus.publish({ linkIds: ["l2"] });
+    await expect(cache.resolve("s.qr.example", "def")).rejects.toThrow("database down");
+    // With the bus disconnected a change may have gone unheard: no stale answers at all.
+    bus.connected = false;
+    await expect(cache.resolve("s.qr.example", "abc")).rejects.toThrow("database down");
+  });
+
   it("drops exactly the entries of the links and hostnames a change names", async () => {
     const bus = memoryInvalidationBus();
     const resolve = fromMap();

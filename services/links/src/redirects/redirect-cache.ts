@@ -43,6 +43,10 @@ interface Entry {
  * Concurrent lookups of one key share a single call to `resolve`. Errors are never kept. Any change
  * heard while a lookup is in flight keeps that lookup's answer out of the cache (it may predate the
  * change), and later requests do not join it.
+ *
+ * When a lookup fails (the database is away) and the link's expired answer is still kept, that answer
+ * is served, as long as the bus is connected: every change is announced and none was, so it is still
+ * right. Links scanned during a database outage keep redirecting however long it lasts.
  */
 export function cachedResolver(resolve: ResolveLink, bus: InvalidationBus, options: RedirectCacheOptions = {}): CachedResolver {
   const ttlMs = options.ttlMs ?? 60_000;
@@ -103,15 +107,22 @@ export function cachedResolver(resolve: ResolveLink, bus: InvalidationBus, optio
     if (!parsed) return resolve(host, slug);
 
     const startedIn = epoch;
-    const lookup = resolve(host, slug).then((target) => {
-      if (epoch === startedIn) {
-        const expiresAt = startedAt + (target ? ttlMs : missTtlMs);
-        entries.set(key, { target, hostname: parsed.hostname, fetchedAt: startedAt, expiresAt });
-        index(byHost, parsed.hostname, key);
-        if (target) index(byLink, target.linkId, key);
-      }
-      return target;
-    });
+    const lookup = resolve(host, slug).then(
+      (target) => {
+        if (epoch === startedIn) {
+          const expiresAt = startedAt + (target ? ttlMs : missTtlMs);
+          entries.set(key, { target, hostname: parsed.hostname, fetchedAt: startedAt, expiresAt });
+          index(byHost, parsed.hostname, key);
+          if (target) index(byLink, target.linkId, key);
+        }
+        return target;
+      },
+      (error: unknown) => {
+        // A change since would have removed the entry; while the bus is down one may have gone unheard.
+        if (entry?.target && bus.connected && entries.peek(key) === entry) return entry.target;
+        throw error;
+      },
+    );
     inFlight.set(key, lookup);
     const settle = () => {
       if (inFlight.get(key) === lookup) inFlight.delete(key);
