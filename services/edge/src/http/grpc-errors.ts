@@ -23,6 +23,12 @@ interface ReasonOutcome {
  * on, so it never surfaces as a 4xx. A plan capacity is RESOURCE_EXHAUSTED inside but 403 outside:
  * retrying will not help.
  */
+/**
+ * Reasons only internal callers can meet: no public request can cause them, so at the edge they are
+ * a failure of ours (500) like any unknown reason. `link_exists`: a link id the catalog chose is taken.
+ */
+export const INTERNAL_REASONS: ReadonlySet<string> = new Set(["link_exists"]);
+
 export const KNOWN_REASONS: Partial<Record<Code, Record<string, ReasonOutcome>>> = {
   [Code.InvalidArgument]: { validation_error: { status: 400 } },
   [Code.NotFound]: { not_found: { status: 404 } },
