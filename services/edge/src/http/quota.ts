@@ -104,7 +104,7 @@ export async function redisQuotaStore(redisUrl: string, logger: Logger): Promise
   return {
     count: (key) => countWith(counter, key),
     close: async () => {
-      redis.destroy();
+      if (redis.isOpen) redis.destroy();
     },
   };
 }

@@ -183,7 +183,7 @@ export async function redisInvalidationBus(redisUrl: string, logger: Logger): Pr
     },
     async close() {
       closing = true;
-      subscriber.destroy();
+      if (subscriber.isOpen) subscriber.destroy();
       // A graceful close lets messages already sent be delivered; with Redis away there is nothing to wait for.
       if (publisher.isReady) {
         let timer: NodeJS.Timeout | undefined;
