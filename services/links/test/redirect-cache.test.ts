@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { ChildProcess } from "node:child_process";
 import http from "node:http";
-import { Redis } from "ioredis";
+import { createClient } from "redis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LinkStatus, type Link } from "@qrplatform/api/links";
 import { inProcessTransport, listenHttp, type HttpServer } from "@qrplatform/platform";
@@ -434,7 +434,7 @@ describe.skipIf(!hasRedisServer())("across instances, through Redis", () => {
   it("ignores junk on the channel and does not hear its own messages twice", async () => {
     const heardByA: InvalidationEvent[] = [];
     const stopA = busA.subscribe((event) => heardByA.push(event));
-    const raw = new Redis(`redis://127.0.0.1:${port}`);
+    const raw = await createClient({ url: `redis://127.0.0.1:${port}` }).connect();
     try {
       const count = heardByB.length;
       for (const junk of ["not json", "[]", "{}", JSON.stringify({ from: "x", linkIds: [1] }), JSON.stringify({ from: "x", hostnames: "a" })]) {
@@ -448,8 +448,18 @@ describe.skipIf(!hasRedisServer())("across instances, through Redis", () => {
       expect([busA.connected, busB.connected]).toEqual([true, true]);
     } finally {
       stopA();
-      raw.disconnect();
+      raw.destroy();
     }
+  });
+
+  it("keeps a quiet subscription: the heartbeat, not traffic, holds the connection open", async () => {
+    expect(busB.connected).toBe(true);
+    const count = heardByB.length;
+    // Longer than the heartbeat's timeout: an idle connection that were dropped would be subscribed
+    // again, and B would hear "everything".
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(heardByB.slice(count)).toEqual([]);
+    expect(busB.connected).toBe(true);
   });
 
   it("serves nothing older than a second while Redis is down, and forgets everything once it is back", async () => {

@@ -1,8 +1,7 @@
-import { once } from "node:events";
 import type { RequestHandler, Response } from "express";
-import { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { RateLimiterMemory, RateLimiterRedis, RLWrapperTimeouts, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { createClient } from "redis";
 import type { Account, Plan } from "@qrplatform/api/tenancy";
 import { callerOf } from "./auth.js";
 import { ApiError } from "./api-error.js";
@@ -56,6 +55,11 @@ async function countWith(counter: RateLimiterAbstract, key: string): Promise<Win
  */
 const REDIS_COMMAND_TIMEOUT_MS = 2000;
 const FIRST_CONNECTION_WAIT_MS = 5000;
+/**
+ * Commands sent to a Redis that stopped answering wait on the connection until it answers or drops;
+ * past this many, new counts go straight to memory instead of piling up.
+ */
+const MAX_PENDING_COMMANDS = 1000;
 
 /**
  * Counts in Redis, atomically (one Lua script per request), so replicas share each key's quota. When
@@ -65,13 +69,15 @@ const FIRST_CONNECTION_WAIT_MS = 5000;
  * the first connection, so an edge does not start out counting alone while Redis is merely slow to answer.
  */
 export async function redisQuotaStore(redisUrl: string, logger: Logger): Promise<QuotaStore> {
-  const redis = new Redis(redisUrl, {
-    enableOfflineQueue: false,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-    maxRetriesPerRequest: 0,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2000),
+  const redis = createClient({
+    url: redisUrl,
+    // A command is never kept for later: while Redis is away it fails at once and is counted in memory.
+    disableOfflineQueue: true,
+    commandsQueueMaxLength: MAX_PENDING_COMMANDS,
+    socket: { reconnectStrategy: (attempt) => Math.min((attempt + 1) * 200, 2000) },
   });
   let reachable = true;
+  // node-redis reports every failed connection attempt as an 'error'; unhandled, one would end the process.
   redis.on("error", (err) => {
     if (reachable) logger.warn({ err }, "Redis is unreachable: hourly quotas fall back to per-process counts");
     reachable = false;
@@ -80,19 +86,25 @@ export async function redisQuotaStore(redisUrl: string, logger: Logger): Promise
     if (!reachable) logger.info("Redis is reachable again: hourly quotas are shared again");
     reachable = true;
   });
-  await Promise.race([once(redis, "ready"), new Promise((resolve) => setTimeout(resolve, FIRST_CONNECTION_WAIT_MS).unref())]);
-  const counter = new RateLimiterRedis({
+  // Keeps trying in the background (and counts in memory meanwhile) when the first attempts fail.
+  const connected = redis.connect().catch(() => {});
+  await Promise.race([connected, new Promise((resolve) => setTimeout(resolve, FIRST_CONNECTION_WAIT_MS).unref())]);
+  const memory = memoryCounter();
+  const inRedis = new RateLimiterRedis({
     storeClient: redis,
+    useRedisPackage: true,
     points: NEVER_REFUSE,
     duration: QUOTA_WINDOW_SECONDS,
     keyPrefix: KEY_PREFIX,
     rejectIfRedisNotReady: true,
-    insuranceLimiter: memoryCounter(),
   });
+  // node-redis has no timeout for a command already sent, so the wait is bounded around it; the memory
+  // count is kept by the wrapper alone, so a command that fails after its timeout is not counted twice.
+  const counter = new RLWrapperTimeouts({ limiter: inRedis, timeoutMs: REDIS_COMMAND_TIMEOUT_MS, insuranceLimiter: memory });
   return {
     count: (key) => countWith(counter, key),
     close: async () => {
-      redis.disconnect();
+      if (redis.isOpen) redis.destroy();
     },
   };
 }

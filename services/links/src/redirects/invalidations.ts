@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
+import { createClient } from "redis";
 import { z } from "zod";
 import type { Logger } from "@qrplatform/platform";
 
@@ -83,33 +83,39 @@ function parseMessage(text: string): { from: string; change: LinkChange } | unde
 
 /** How long publish waits for Redis before returning; the message stays queued and is sent when Redis answers. */
 const PUBLISH_WAIT_MS = 500;
+/** How long a message waits to be sent while Redis is away before it is given up (and logged). */
+const PUBLISH_GIVE_UP_MS = 15_000;
+/** Messages waiting for Redis past this many are given up at once rather than held in memory. */
+const MAX_QUEUED_MESSAGES = 10_000;
 /** The subscriber pings this often, and counts itself disconnected when a ping gets no answer in time. */
 const HEARTBEAT_MS = 250;
 const HEARTBEAT_TIMEOUT_MS = 750;
 const FIRST_CONNECTION_WAIT_MS = 5000;
+const CLOSE_WAIT_MS = 1000;
 
 /**
  * Redis pub/sub on {@link INVALIDATION_CHANNEL}, so every links instance hears every change. Two
- * connections: publishing, and subscribing. Local listeners hear a change at once, before Redis is
- * asked, and do not hear it again as it comes back.
+ * connections: publishing, and subscribing (node-redis gives a subscribed connection to pub/sub only).
+ * Local listeners hear a change at once, before Redis is asked, and do not hear it again as it comes back.
  *
- * `connected` is true only while the subscription is live. The subscriber pings every 250 ms, so a
- * Redis that goes silent without closing the connection is noticed within a second. After every
- * (re)subscription listeners hear "everything": messages sent while it was away are lost. Messages
- * published while Redis is away are queued and sent when it answers again (given up, and logged, after
- * 20 reconnection attempts). Waits up to a few seconds for the first connection.
+ * `connected` is true only while the subscription is live. The subscriber pings every 250 ms and drops
+ * a connection silent for 750 ms, so a Redis that goes silent without closing the connection is noticed
+ * within a second. After every (re)subscription listeners hear "everything": messages sent while it was
+ * away are lost. Messages published while Redis is away are queued and sent when it answers again
+ * (given up, and logged, after 15 seconds). Waits up to a few seconds for the first connection.
  */
 export async function redisInvalidationBus(redisUrl: string, logger: Logger): Promise<InvalidationBus> {
   const self = randomUUID();
   const listeners = new Listeners(logger);
-  const retryStrategy = (attempt: number) => Math.min(attempt * 100, 1000);
-  const publisher = new Redis(redisUrl, { retryStrategy, maxRetriesPerRequest: 20 });
-  const subscriber = new Redis(redisUrl, {
-    retryStrategy,
-    autoResubscribe: false,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    socketTimeout: HEARTBEAT_TIMEOUT_MS,
+  const reconnectStrategy = (attempt: number) => Math.min((attempt + 1) * 100, 1000);
+  const publisher = createClient({ url: redisUrl, commandsQueueMaxLength: MAX_QUEUED_MESSAGES, socket: { reconnectStrategy } });
+  const subscriber = createClient({
+    url: redisUrl,
+    disableOfflineQueue: true,
+    // node-redis sends the next ping only once the last one is answered: a frozen Redis leaves the
+    // connection idle, and the socket timeout then drops it.
+    pingInterval: HEARTBEAT_MS,
+    socket: { reconnectStrategy, socketTimeout: HEARTBEAT_TIMEOUT_MS },
   });
 
   let subscribed = false;
@@ -118,69 +124,73 @@ export async function redisInvalidationBus(redisUrl: string, logger: Logger): Pr
   const subscribedOnce = new Promise<void>((resolve) => (firstSubscription = resolve));
   let reachable = true;
   const unreachable = (err: unknown) => {
+    subscribed = false;
     if (reachable && !closing) logger.warn({ err }, "Redis is unreachable: cached redirects are kept for at most a second");
     reachable = false;
   };
+  // node-redis reports every failed connection attempt as an 'error'; unhandled, one would end the process.
   publisher.on("error", () => {});
   subscriber.on("error", unreachable);
-  subscriber.on("close", () => {
+  subscriber.on("end", () => {
     subscribed = false;
   });
-  subscriber.on("message", (channel: string, text: string) => {
-    if (channel !== INVALIDATION_CHANNEL) return;
+  const onMessage = (text: string) => {
     const message = parseMessage(text);
-    if (!message) logger.warn({ channel }, "ignoring a malformed link invalidation message");
+    if (!message) logger.warn({ channel: INVALIDATION_CHANNEL }, "ignoring a malformed link invalidation message");
     else if (message.from !== self) listeners.emit(message.change);
-  });
-  // Subscribes on every connection (ioredis's own resubscription is off, so we know when it is done).
+  };
+  // On every connection. node-redis subscribes again before it reports a reconnection ready, so then
+  // this only confirms the subscription; the first time it sends SUBSCRIBE.
   subscriber.on("ready", () => {
-    subscriber.subscribe(INVALIDATION_CHANNEL).then(
+    subscriber.subscribe(INVALIDATION_CHANNEL, onMessage).then(
       () => {
-        if (subscriber.status !== "ready") return;
+        if (!subscriber.isReady) return;
         subscribed = true;
         if (!reachable) logger.info("Redis is reachable again: cached redirects are invalidated across instances again");
         reachable = true;
         listeners.emit("everything");
         firstSubscription();
       },
-      (err: unknown) => {
-        unreachable(err);
-        subscriber.disconnect(true);
-      },
+      (err: unknown) => unreachable(err),
     );
   });
-  const heartbeat = setInterval(() => {
-    if (subscribed && subscriber.status === "ready") subscriber.ping().catch(() => {});
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
 
+  // Both keep trying in the background when the first attempts fail.
+  void publisher.connect().catch(() => {});
+  void subscriber.connect().catch(() => {});
   await Promise.race([subscribedOnce, new Promise((resolve) => setTimeout(resolve, FIRST_CONNECTION_WAIT_MS).unref())]);
 
   return {
     async publish(change) {
       listeners.emit(change);
       const message = JSON.stringify({ from: self, ...change });
-      const sent = publisher.publish(INVALIDATION_CHANNEL, message).then(
-        () => undefined,
-        (err: unknown) => logger.error({ err, change }, "could not announce a link change: other instances keep it cached until it expires"),
-      );
+      const sent = publisher
+        .withCommandOptions({ timeout: PUBLISH_GIVE_UP_MS })
+        .publish(INVALIDATION_CHANNEL, message)
+        .then(
+          () => undefined,
+          (err: unknown) => logger.error({ err, change }, "could not announce a link change: other instances keep it cached until it expires"),
+        );
       // While Redis is away the message waits in the queue; the update that caused it does not.
-      if (publisher.status !== "ready") return;
+      if (!publisher.isReady) return;
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([sent, new Promise((resolve) => (timer = setTimeout(resolve, PUBLISH_WAIT_MS)))]);
       clearTimeout(timer);
     },
     subscribe: (listener) => listeners.add(listener),
     get connected() {
-      return subscribed && subscriber.status === "ready";
+      return subscribed && subscriber.isReady;
     },
     async close() {
       closing = true;
-      clearInterval(heartbeat);
-      subscriber.disconnect();
-      // QUIT lets messages already sent be delivered; with Redis away there is nothing to wait for.
-      if (publisher.status === "ready") await publisher.quit().catch(() => publisher.disconnect());
-      else publisher.disconnect();
+      if (subscriber.isOpen) subscriber.destroy();
+      // A graceful close lets messages already sent be delivered; with Redis away there is nothing to wait for.
+      if (publisher.isReady) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([publisher.close().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
+        clearTimeout(timer);
+      }
+      if (publisher.isOpen) publisher.destroy();
     },
   };
 }
