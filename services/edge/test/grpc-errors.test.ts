@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { invalidArgument, notFound, serviceError } from "@qrplatform/platform";
-import { apiErrorFromGrpc, KNOWN_REASONS, RETRY_AFTER_SECONDS } from "../src/http/grpc-errors.js";
+import { apiErrorFromGrpc, INTERNAL_REASONS, KNOWN_REASONS, RETRY_AFTER_SECONDS } from "../src/http/grpc-errors.js";
 
 const SECRET = "relation \"catalog.qr_codes\" does not exist at 10.0.3.7:5432";
 
