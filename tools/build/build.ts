@@ -4,18 +4,15 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { PROCESSES } from "@qrplatform/platform/layout";
 
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Each compiled entry point: dist/<name>.js from its TypeScript source. */
 export const ENTRY_POINTS: Record<string, string> = {
-  tenancy: "services/tenancy/src/main.ts",
-  catalog: "services/catalog/src/main.ts",
-  links: "services/links/src/main.ts",
-  rendering: "services/rendering/src/main.ts",
+  ...Object.fromEntries(Object.entries(PROCESSES).map(([name, spec]) => [name, spec.entry])),
   // The render pool's threads load this beside the rendering service (and the embedded platform).
   "render-worker": "services/rendering/src/render/render-worker.ts",
-  edge: "services/edge/src/main.ts",
   embedded: "services/embedded/src/main.ts",
   qrctl: "tools/qrctl/src/cli.ts",
 };

@@ -3,6 +3,7 @@ import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
+import { PROCESSES, processEnvironment } from "@qrplatform/platform/layout";
 import { ENTRY_POINTS } from "../../build/build.ts";
 import { obtainHelm } from "../helm.ts";
 
@@ -12,7 +13,7 @@ const required = [
   "--set", "internalSecret.name=qrp-internal",
   "--set", "shortLinkBaseUrl=https://qr.example",
 ];
-const grpcServices = ["tenancy", "catalog", "links", "rendering"] as const;
+const grpcServices = (Object.keys(PROCESSES) as (keyof typeof PROCESSES)[]).filter((name) => name !== "edge");
 
 let helmBin = "";
 function helm(...args: string[]) {
@@ -57,7 +58,7 @@ describe("charts/qr-platform", () => {
 
   it("renders a Deployment and a Service per process, with the standard labels", () => {
     const manifests = render();
-    for (const name of [...grpcServices, "edge"]) {
+    for (const name of Object.keys(PROCESSES)) {
       const deployment = find(manifests, "Deployment", `qrp-${name}`);
       const service = find(manifests, "Service", `qrp-${name}`);
       expect(deployment.metadata.labels).toMatchObject({
@@ -165,6 +166,25 @@ describe("charts/qr-platform", () => {
       PUBLIC_BASE_URL: "https://api.qr.example",
     });
     for (const name of ["edge", "links"]) expect(envOf(find(render(), "Deployment", `qrp-${name}`))).not.toHaveProperty("REDIS_URL");
+  });
+
+  it("gives every process of the layout the variables the layout says it needs", () => {
+    const manifests = render("--set", "redisUrl.secretName=qrp-redis");
+    const placement = {
+      host: "0.0.0.0",
+      ports: { tenancy: 9090, catalog: 9090, links: 9090, rendering: 9090, edge: 8080 },
+      redirectPort: 8081,
+      secrets: { SERVICE_TOKEN: "s", ADMIN_TOKEN: "a", PAGE_TOKEN_SECRET: "p", VISITOR_KEY_SECRET: "v" },
+      databaseUrl: "postgres://db",
+      redisUrl: "redis://redis",
+      dataDir: "/data",
+    };
+    for (const name of Object.keys(PROCESSES) as (keyof typeof PROCESSES)[]) {
+      const rendered = Object.keys(envOf(find(manifests, "Deployment", `qrp-${name}`)));
+      // DATA_DIR only matters without DATABASE_URL (PGlite), which the chart always sets.
+      const needed = Object.keys(processEnvironment(name, placement)).filter((key) => key !== "DATA_DIR");
+      expect(rendered, name).toEqual(expect.arrayContaining(needed));
+    }
   });
 
   it("renders the optional Ingress and the helm test pod", () => {
