@@ -15,6 +15,7 @@ import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing"
 import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
 import { createLogger, inProcessTransport, lateHandler, listenHttp, remoteTransport, type GrpcModule, type Logger } from "@qrplatform/platform";
 import { freePort } from "@qrplatform/platform/testing";
+import { processEnvironment, START_ORDER, type ProcessName } from "@qrplatform/platform/layout";
 import { buildRendering, type Renderer, type RenderingOptions } from "@qrplatform/rendering";
 import { memoryQuotaStore, redisQuotaStore } from "../../src/http/quota.js";
 import { buildTenancy } from "@qrplatform/tenancy";
@@ -22,8 +23,7 @@ import { buildEdge } from "../../src/server.js";
 
 export type StackMode = "in-process" | "processes";
 
-/** The processes of the processes shape. */
-export type ProcessName = "tenancy" | "links" | "rendering" | "catalog" | "edge";
+export type { ProcessName };
 
 /** A running platform: the REST base URL and an admin client of tenancy to set accounts up. */
 export interface Stack {
@@ -194,91 +194,58 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
   const databaseUrl = options.databaseUrl ?? scratch?.url;
   const dns = await new TestDnsServer().start();
   const dataDir = mkdtempSync(join(tmpdir(), "qrp-stack-"));
-  const [tenancyPort, linksPort, renderingPort, catalogPort, edgePort, redirectPort] = await Promise.all([
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-    freePort(),
-  ]);
-  const url = (port: number) => `http://127.0.0.1:${port}`;
-  const common = {
-    SERVICE_TOKEN: credentials.serviceToken,
-    ADMIN_TOKEN: credentials.adminToken,
-    PAGE_TOKEN_SECRET: pageTokenSecret,
-    GRPC_HOST: "127.0.0.1",
-    DATA_DIR: dataDir,
-    ...(databaseUrl && { DATABASE_URL: databaseUrl }),
+  const ports = Object.fromEntries(await Promise.all(START_ORDER.map(async (name) => [name, await freePort()]))) as Record<ProcessName, number>;
+  const placement = {
+    host: "127.0.0.1",
+    ports,
+    redirectPort: await freePort(),
+    secrets: { SERVICE_TOKEN: credentials.serviceToken, ADMIN_TOKEN: credentials.adminToken, PAGE_TOKEN_SECRET: pageTokenSecret, VISITOR_KEY_SECRET: "v".repeat(32) },
+    databaseUrl,
+    redisUrl: process.env.REDIS_URL,
+    dataDir,
   };
-  const serving = (port: number) => {
-    const health = createClient(Health, remoteTransport({ baseUrl: url(port), token: "" }));
+  const url = (name: ProcessName) => `http://127.0.0.1:${ports[name]}`;
+  // What the tests need beyond the layout: custom domains verified against the test's DNS server over
+  // plain HTTP, and small bodies so that limits are cheap to reach.
+  const testEnv: Partial<Record<ProcessName, Record<string, string>>> = {
+    links: { CUSTOM_DOMAIN_SCHEME: "http", DNS_RESOLVER: dns.address },
+    edge: { MAX_BODY_BYTES: String(64 * 1024) },
+  };
+  const isReady = (name: ProcessName) => {
+    if (name === "edge") return async () => (await fetch(`${url("edge")}/readyz`)).ok;
+    const health = createClient(Health, remoteTransport({ baseUrl: url(name), token: "" }));
     return async () => (await health.check({ service: "" })).status === ServingStatus.SERVING;
   };
-  const extra = (name: ProcessName) => options.env?.[name] ?? {};
-  const services = {
-    tenancy: launch("tenancy", { ...common, GRPC_PORT: String(tenancyPort), ...extra("tenancy") }, serving(tenancyPort)),
-    links: launch("links", {
-      ...common,
-      GRPC_PORT: String(linksPort),
-      REDIRECT_HOST: "127.0.0.1",
-      REDIRECT_PORT: String(redirectPort),
-      SHORT_LINK_BASE_URL: url(redirectPort),
-      CUSTOM_DOMAIN_SCHEME: "http",
-      DNS_RESOLVER: dns.address,
-      VISITOR_KEY_SECRET: "v".repeat(32),
-      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-      ...extra("links"),
-    }, serving(linksPort)),
-    rendering: launch("rendering", { ...common, GRPC_PORT: String(renderingPort), ...extra("rendering") }, serving(renderingPort)),
-    catalog: launch("catalog", {
-      ...common,
-      GRPC_PORT: String(catalogPort),
-      TENANCY_URL: url(tenancyPort),
-      LINKS_URL: url(linksPort),
-      RENDERING_URL: url(renderingPort),
-      ...extra("catalog"),
-    }, serving(catalogPort)),
-  };
-  const edge = launch("edge", {
-    SERVICE_TOKEN: credentials.serviceToken,
-    HOST: "127.0.0.1",
-    PORT: String(edgePort),
-    TENANCY_URL: url(tenancyPort),
-    CATALOG_URL: url(catalogPort),
-    LINKS_URL: url(linksPort),
-    RENDERING_URL: url(renderingPort),
-    ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-    MAX_BODY_BYTES: String(64 * 1024),
-    ...extra("edge"),
-  }, async () => (await fetch(`${url(edgePort)}/readyz`)).ok);
-  const all = [...Object.values(services), edge];
+  const processes = Object.fromEntries(
+    START_ORDER.map((name) => [
+      name,
+      launch(name, { ...processEnvironment(name, placement), ...testEnv[name], ...options.env?.[name] }, isReady(name)),
+    ]),
+  ) as Record<ProcessName, StackProcess>;
   const stopAll = async () => {
-    await Promise.all(all.map((service) => service.kill("SIGTERM")));
+    await Promise.all(Object.values(processes).map((service) => service.kill("SIGTERM")));
     rmSync(dataDir, { recursive: true, force: true });
     await dns.close();
     await scratch?.drop();
   };
 
   try {
-    const ports = { tenancy: tenancyPort, links: linksPort, rendering: renderingPort, catalog: catalogPort };
-    for (const [name, port] of Object.entries(ports)) await waitUntil(name, serving(port), services[name as keyof typeof services].output);
-    await waitUntil("edge", async () => (await fetch(`${url(edgePort)}/readyz`)).ok, edge.output);
+    for (const name of START_ORDER) await waitUntil(name, isReady(name), processes[name].output);
   } catch (error) {
     await stopAll();
     throw error;
   }
 
   return {
-    baseUrl: `${url(edgePort)}/api/v1`,
-    admin: createClient(TenancyAdminService, remoteTransport({ baseUrl: url(tenancyPort), token: credentials.adminToken })),
-    catalog: createClient(QrCodeService, remoteTransport({ baseUrl: url(catalogPort), token: credentials.serviceToken })),
-    domains: createClient(DomainService, remoteTransport({ baseUrl: url(linksPort), token: credentials.adminToken })),
-    redirectorUrl: url(redirectPort),
+    baseUrl: `${url("edge")}/api/v1`,
+    admin: createClient(TenancyAdminService, remoteTransport({ baseUrl: url("tenancy"), token: credentials.adminToken })),
+    catalog: createClient(QrCodeService, remoteTransport({ baseUrl: url("catalog"), token: credentials.serviceToken })),
+    domains: createClient(DomainService, remoteTransport({ baseUrl: url("links"), token: credentials.adminToken })),
+    redirectorUrl: `http://127.0.0.1:${placement.redirectPort}`,
     dns,
     databaseUrl,
-    grpcUrls: { tenancy: url(tenancyPort), links: url(linksPort), rendering: url(renderingPort), catalog: url(catalogPort) },
-    processes: { ...services, edge },
+    grpcUrls: { tenancy: url("tenancy"), links: url("links"), rendering: url("rendering"), catalog: url("catalog") },
+    processes,
     close: stopAll,
   };
 }
