@@ -124,6 +124,8 @@ describe("traces in the embedded shape", () => {
     process.env.OTEL_EXPORTER_OTLP_PROTOCOL = "http/protobuf";
     process.env.OTEL_SERVICE_NAME = "qr-platform";
     process.env.OTEL_BSP_SCHEDULE_DELAY = "100";
+    // Every redirect and scan batch, so the test sees one; the default keeps one in a hundred.
+    process.env.TRACES_HOT_PATH_RATIO = "1";
     startTelemetry({ service: "test" });
     const destination = new Writable({
       write(chunk: Buffer, _encoding, done) {
@@ -140,7 +142,7 @@ describe("traces in the embedded shape", () => {
   });
 
   it("follows a QR-code create through the in-process transports down to its SQL, in one trace", async () => {
-    const created = await createQrCode(stack);
+    await createQrCode(stack);
     const trace = createTrace(await receiver.waitFor(complete));
     expectWellFormed(trace);
     expect(new Set(trace.map((s) => s.service))).toEqual(new Set(["qr-platform"]));
@@ -155,5 +157,24 @@ describe("traces in the embedded shape", () => {
     const access = inTrace.find((line) => line.msg === "request completed");
     expect(access?.span_id).toBe(trace.find((s) => !s.parentSpanId)!.spanId);
     expect(lines.find((line) => line.msg === "request completed" && (line.req as { url: string }).url.endsWith("/qr-codes"))?.trace_id).toBe(traceId);
+  });
+
+  it("traces a sampled redirect down to its lookup, and the scan batch it leads to, in a trace of its own, down to its SQL", async () => {
+    const created = await createQrCode(stack);
+    const res = await fetch(created.body.vanity_url, { redirect: "manual", headers: { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)" } });
+    expect(res.status).toBe(302);
+    const spans = await receiver.waitFor(
+      (all) => all.some((s) => s.name === "GET /{slug}") && all.some((s) => s.name === "record scans") && all.some((s) => s.attributes["db.system"] === "postgresql" && all.find((p) => p.spanId === s.parentSpanId)?.attributes["rpc.method"] === "RecordScans"),
+    );
+    const redirect = spans.find((s) => s.name === "GET /{slug}")!;
+    expect(redirect.parentSpanId).toBe("");
+    expect(redirect.attributes).toMatchObject({ "http.route": "/{slug}", "http.response.status_code": 302, "qrplatform.hot_path": true });
+    const lookup = spans.filter((s) => s.traceId === redirect.traceId && s.attributes["rpc.method"] === "ResolveRedirect");
+    expect(lookup.map((s) => s.kind).sort()).toEqual([SERVER, CLIENT]);
+    const batch = spans.find((s) => s.name === "record scans")!;
+    expect(batch.parentSpanId).toBe("");
+    expect(batch.attributes["qrplatform.scans.count"]).toBeGreaterThanOrEqual(1);
+    const recordScans = spans.filter((s) => s.traceId === batch.traceId && s.attributes["rpc.method"] === "RecordScans");
+    expect(recordScans).toHaveLength(2);
   });
 });

@@ -3,6 +3,15 @@ import type { LogEvent } from "kysely";
 
 const tracer = trace.getTracer("@qrplatform/db");
 
+/** The operation of a statement kysely built, whatever it starts with (a WITH clause, say); raw SQL is named by its first word. */
+const OPERATIONS: Record<string, string> = {
+  SelectQueryNode: "SELECT",
+  InsertQueryNode: "INSERT",
+  UpdateQueryNode: "UPDATE",
+  DeleteQueryNode: "DELETE",
+  MergeQueryNode: "MERGE",
+};
+
 /**
  * Kysely's query hook, turned into one CLIENT span per SQL statement (with the semantic conventions'
  * `db.*` attributes, the statement's text but never its parameters) under the active span. Kysely
@@ -14,7 +23,7 @@ export function traceQuery(event: LogEvent): void {
   if (!trace.getActiveSpan()?.isRecording()) return;
   const endTime = performance.timeOrigin + performance.now();
   const text = event.query.sql;
-  const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? "SQL";
+  const operation = OPERATIONS[event.query.query.kind] ?? /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? "SQL";
   const span = tracer.startSpan(operation, {
     kind: SpanKind.CLIENT,
     startTime: endTime - event.queryDurationMillis,

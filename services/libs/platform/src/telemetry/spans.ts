@@ -7,14 +7,16 @@ import { tracingEnabled } from "./sdk.js";
 export const tracer = trace.getTracer("@qrplatform/platform");
 
 /**
- * Runs `work` inside a new span (a child of the active one, or a root); the span ends when `work`
- * settles and records a thrown error. `hotPath` roots are thinned by the hot-path ratio. With tracing
- * off, `work` simply runs.
+ * Runs `work` inside a new span, a child of the active one; the span ends when `work` settles and
+ * records a thrown error. A `hotPath` span (a scan batch) is always the root of a trace of its own,
+ * thinned by the hot-path ratio, whatever context happened to schedule it. With tracing off, `work`
+ * simply runs.
  */
 export async function withSpan<T>(name: string, options: { hotPath?: boolean; attributes?: Attributes }, work: () => Promise<T>): Promise<T> {
   if (!tracingEnabled()) return work();
   const attributes = options.hotPath ? { ...options.attributes, [HOT_PATH_ATTRIBUTE]: true } : options.attributes;
-  return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, async (span) => {
+  const parent = options.hotPath ? ROOT_CONTEXT : context.active();
+  return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent, async (span) => {
     try {
       return await work();
     } catch (error) {
