@@ -81,7 +81,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
   app.set("etag", false);
   app.set("query parser", "simple");
   // API requests are traced from here down; short links trace themselves, sampled, in the redirector.
-  app.use(API_BASE_PATH, (req, res, next) => traceHttpRequest(req, res, { route: () => routeOf(req) }, next));
+  app.use((req, res, next) => (isApiPath(req.path) ? traceHttpRequest(req, res, { route: () => routeOf(req) }, next) : next()));
   app.use(
     pinoHttp({
       logger,
@@ -130,6 +130,11 @@ export function buildEdge(options: EdgeOptions): express.Express {
   app.use(routeNotFound);
   app.use(errorHandler(logger));
   return app;
+}
+
+/** Whether a path is the API's (the base path itself or below it), not a short link, health check or the docs. */
+function isApiPath(path: string): boolean {
+  return path === API_BASE_PATH || path.startsWith(`${API_BASE_PATH}/`);
 }
 
 /** The route template that answered, such as "/api/v1/workspaces/:workspaceId"; undefined when none matched. */

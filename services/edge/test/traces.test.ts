@@ -49,6 +49,7 @@ function expectWellFormed(trace: ReceivedSpan[]) {
     "http.route": "/api/v1/workspaces/:workspace_id/qr-codes",
     "http.response.status_code": 201,
   });
+  expect(roots[0]!.attributes["url.path"]).toMatch(/^\/api\/v1\/workspaces\/[0-9a-f-]{36}\/qr-codes$/);
   // Every parent is in the trace: nothing was lost between the hops.
   for (const span of trace) if (span.parentSpanId) expect(byId.has(span.parentSpanId), `parent of ${span.name}`).toBe(true);
   // Every gRPC server span hangs under the client span of the same RPC.
