@@ -91,7 +91,8 @@ describe("traces in the processes shape", () => {
     stack = await startStack("processes", {
       env: {
         edge: otel("edge", "http/json"),
-        catalog: otel("catalog", "http/protobuf"),
+        // Debug level: the catalog logs every RPC it serves, so its lines can be matched to the trace.
+        catalog: { ...otel("catalog", "http/protobuf"), LOG_LEVEL: "debug" },
         tenancy: otel("tenancy", "http/json"),
         links: otel("links", "http/protobuf"),
         rendering: otel("rendering", "http/json"),
@@ -111,6 +112,12 @@ describe("traces in the processes shape", () => {
     // Each process exports its own spans: every server span comes from the process that serves it.
     for (const pkg of PACKAGES) for (const s of trace.filter((s) => servedBy(s, pkg))) expect(s.service).toBe(pkg.split(".")[1]);
     expect(new Set(receiver.contentTypes)).toEqual(new Set(["application/json", "application/x-protobuf"]));
+
+    // The catalog's log line for CreateQrCode names this trace and the catalog's server span of it.
+    const lines = stack.processes!.catalog.output().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const created = lines.find((line) => line.msg === "rpc ok" && line.rpc === "qrplatform.catalog.v1.QrCodeService/CreateQrCode");
+    const served = trace.find((s) => s.kind === SERVER && s.attributes["rpc.method"] === "CreateQrCode")!;
+    expect(created).toMatchObject({ trace_id: served.traceId, span_id: served.spanId });
   });
 });
 
