@@ -44,6 +44,7 @@ spec:
           command: ["node", "--enable-source-maps", "dist/{{ .component }}.js"]
           env:
             {{- .env | nindent 12 }}
+            {{- include "qr-platform.otelEnv" $ctx | nindent 12 }}
           ports:
             {{- .ports | nindent 12 }}
           {{- .probes | nindent 10 }}
@@ -58,6 +59,27 @@ spec:
       volumes:
         - name: tmp
           emptyDir: {}
+{{- end }}
+
+{{/* The OTLP settings of every process, when otel.endpoint is set. Takes (dict "root" $ "component" "edge"). */}}
+{{- define "qr-platform.otelEnv" -}}
+{{- $otel := .root.Values.otel -}}
+{{- if $otel.endpoint -}}
+- name: OTEL_SERVICE_NAME
+  value: {{ .component | quote }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ $otel.endpoint | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ $otel.protocol | quote }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ $otel.sampler | quote }}
+{{- with $otel.samplerArg }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ . | quote }}
+{{- end }}
+- name: TRACES_HOT_PATH_RATIO
+  value: {{ $otel.hotPathRatio | quote }}
+{{- end -}}
 {{- end }}
 
 {{/* Environment every gRPC service reads. */}}

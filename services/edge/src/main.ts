@@ -10,10 +10,12 @@ import {
   readConfig,
   remoteTransport,
   secretVar,
+  startTelemetry,
 } from "@qrplatform/platform";
 import { memoryQuotaStore, redisQuotaStore } from "./http/quota.js";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "./server.js";
 
+startTelemetry({ service: "edge" });
 const config = readConfig(
   z.object({
     HOST: z.string().default("0.0.0.0"),

@@ -3,6 +3,7 @@ import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Logger } from "pino";
+import { traceHttpRequest } from "@qrplatform/platform";
 import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
 import { AnalyticsService, DomainService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
@@ -79,12 +80,17 @@ export function buildEdge(options: EdgeOptions): express.Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
+  // API requests are traced from here down; short links trace themselves, sampled, in the redirector.
+  app.use((req, res, next) => (isApiPath(req.path) ? traceHttpRequest(req, res, { route: () => routeOf(req) }, next) : next()));
   app.use(
     pinoHttp({
       logger,
       genReqId: (req, res) => requestIdOf(req, res),
       customProps: (_req, res) => ({ accountId: (res as express.Response).locals?.caller?.accountId }),
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? "error" : "info"),
+      // One line per API request; short links (the embedded platform's fallback) are the redirector's
+      // to log, at debug level, or a busy link would write a line per scan.
+      customLogLevel: (_req, res, error) =>
+        (res as express.Response).locals?.shortLink ? "silent" : error || res.statusCode >= 500 ? "error" : "info",
     }),
   );
 
@@ -115,9 +121,24 @@ export function buildEdge(options: EdgeOptions): express.Express {
   app.use(API_BASE_PATH, api);
   app.use(API_BASE_PATH, routeNotFound);
   const fallback = options.fallback;
-  if (fallback) app.use((req, res) => fallback(req, res));
+  if (fallback)
+    app.use((req, res) => {
+      res.locals.shortLink = true;
+      fallback(req, res);
+    });
 
   app.use(routeNotFound);
   app.use(errorHandler(logger));
   return app;
+}
+
+/** Whether a path is the API's (the base path itself or below it), not a short link, health check or the docs. */
+function isApiPath(path: string): boolean {
+  return path === API_BASE_PATH || path.startsWith(`${API_BASE_PATH}/`);
+}
+
+/** The route template that answered, such as "/api/v1/workspaces/:workspaceId"; undefined when none matched. */
+function routeOf(req: express.Request): string | undefined {
+  const route = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof route === "string" ? `${API_BASE_PATH}${route === "/" ? "" : route}` : undefined;
 }

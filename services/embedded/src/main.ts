@@ -1,10 +1,11 @@
 // `npm start`: the whole platform in one process. Configuration: see the README.
 import { z } from "zod";
 import { databaseEnv } from "@qrplatform/db";
-import { createLogger, logLevelVar, onShutdownSignal, optionalVar, portVar, readConfig } from "@qrplatform/platform";
+import { createLogger, logLevelVar, onShutdownSignal, optionalVar, portVar, readConfig, startTelemetry } from "@qrplatform/platform";
 import { redirectPathEnv } from "@qrplatform/links";
 import { startPlatform } from "./platform.js";
 
+startTelemetry({ service: "qr-platform" });
 const config = readConfig(
   databaseEnv.merge(redirectPathEnv).extend({
     HOST: z.string().default("127.0.0.1"),

@@ -187,6 +187,27 @@ describe("charts/qr-platform", () => {
     }
   });
 
+  it("gives every process the OTLP settings when an endpoint is set, and none without one", () => {
+    const manifests = render(
+      "--set", "otel.endpoint=http://otel-collector.observability:4318",
+      "--set", "otel.sampler=parentbased_traceidratio",
+      "--set-string", "otel.samplerArg=0.25",
+      // --set reads 0.001 as a string (helm parses only integers as numbers): the schema takes both.
+      "--set", "otel.hotPathRatio=0.001",
+    );
+    for (const name of Object.keys(PROCESSES)) {
+      expect(envOf(find(manifests, "Deployment", `qrp-${name}`))).toMatchObject({
+        OTEL_SERVICE_NAME: name,
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel-collector.observability:4318",
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf",
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: "0.25",
+        TRACES_HOT_PATH_RATIO: "0.001",
+      });
+      expect(Object.keys(envOf(find(render(), "Deployment", `qrp-${name}`))).filter((key) => key.includes("OTEL"))).toEqual([]);
+    }
+  });
+
   it("renders the optional Ingress and the helm test pod", () => {
     const manifests = render("--set", "ingress.enabled=true", "--set", "ingress.redirectHosts[0]=qr.example");
     const ingress = find(manifests, "Ingress", "qrp");
@@ -207,6 +228,9 @@ describe("charts/qr-platform", () => {
       ["--set", "edge.service.port=70000"],
       ["--set", "shortLinkBaseUrl=qr.example"],
       ["--set", "image.pullPolicy=Sometimes"],
+      ["--set", "otel.protocol=zipkin"],
+      ["--set", "otel.hotPathRatio=2"],
+      ["--set", "otel.hotPathRatio=lots"],
     ];
     for (const values of cases) {
       const result = helm("template", "qrp", chart, ...required, ...values);

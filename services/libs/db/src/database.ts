@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, sql } from "kysely";
 import { PGlite } from "@electric-sql/pglite";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
+import { traceQuery } from "./tracing.js";
 
 /** Where a process keeps its data: a Postgres server when `databaseUrl` is set, else embedded PGlite. */
 export interface DatabaseConfig {
@@ -55,12 +56,12 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     // it is no longer queryable.
     pool.on("connect", (client) => client.on("error", () => {}));
     pool.on("error", () => {});
-    const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+    const db = new Kysely({ dialect: new PostgresDialect({ pool }), log: traceQuery });
     return { db, engine: "postgres", check: () => checkOf(db), close: () => db.destroy() };
   }
   if (!config.dataDir.startsWith("memory://")) mkdirSync(config.dataDir, { recursive: true });
   const pglite = await PGlite.create(config.dataDir, { parsers: { 20: (value: string) => Number(value) } });
-  const db = new Kysely({ dialect: new PGliteDialect(pglite) });
+  const db = new Kysely({ dialect: new PGliteDialect(pglite), log: traceQuery });
   return {
     db,
     engine: "pglite",

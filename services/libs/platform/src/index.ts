@@ -1,5 +1,5 @@
 // @qrplatform/platform: what every qrplatform process shares: configuration, logging, the error model,
-// page tokens, graceful shutdown, and hosting or calling gRPC services.
+// page tokens, graceful shutdown, tracing, and hosting or calling gRPC services.
 export * from "./config.js";
 export * from "./logger.js";
 export * from "./errors.js";
@@ -19,3 +19,4 @@ export * from "./grpc/client.js";
 export * from "./grpc/transport-failures.js";
 export * from "./grpc/process.js";
 export * from "./slug.js";
+export * from "./telemetry/index.js";

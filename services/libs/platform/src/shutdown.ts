@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
+import { shutdownTelemetry } from "./telemetry/sdk.js";
 
 /**
- * Runs `stop` once on the first SIGTERM or SIGINT, then exits. A second signal exits at once, so an
+ * Runs `stop` once on the first SIGTERM or SIGINT, exports the spans still buffered, then exits. A second signal exits at once, so an
  * operator is never stuck behind a hung drain.
  */
 export function onShutdownSignal(logger: Logger, stop: () => Promise<void>): void {
@@ -13,7 +14,7 @@ export function onShutdownSignal(logger: Logger, stop: () => Promise<void>): voi
     }
     stopping = true;
     logger.info({ signal }, "shutting down");
-    stop().then(
+    stop().then(shutdownTelemetry).then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: error }, "shutdown failed");

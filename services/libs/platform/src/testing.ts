@@ -1,8 +1,10 @@
 // Helpers for tests that run processes of their own: service processes, free ports, and a Redis to
-// stop and start.
+// stop and start, and an OTLP receiver that keeps the spans it is sent.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { connect, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+
+export * from "./otlp-receiver.js";
 
 /** The repository root, where service entry points are named from. */
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));

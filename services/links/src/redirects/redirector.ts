@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { RedirectService } from "@qrplatform/api/links";
-import type { Logger } from "@qrplatform/platform";
+import { traceHttpRequest, type Logger } from "@qrplatform/platform";
 import { couldBeSlug } from "../links/slugs.js";
 import { NOT_FOUND_PAGE, PAUSED_PAGE, UNAVAILABLE_PAGE } from "./pages.js";
 
@@ -69,7 +69,15 @@ export function buildRedirector(options: RedirectorOptions): RequestListener {
     res.end(body);
   };
 
-  return (req: IncomingMessage, res: ServerResponse) => {
+  // The access log of short links: at debug level only, since a busy link would write a line per scan.
+  const logAccess = (req: IncomingMessage, res: ServerResponse, started: number) =>
+    logger.debug({ method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, "short link");
+
+  const redirect = (req: IncomingMessage, res: ServerResponse) => {
+    if (logger.isLevelEnabled("debug")) {
+      const started = performance.now();
+      res.once("finish", () => logAccess(req, res, started));
+    }
     if (req.method !== "GET" && req.method !== "HEAD") {
       send(res, 405, NOT_FOUND_PAGE, { Allow: "GET, HEAD" });
       return;
@@ -109,6 +117,8 @@ export function buildRedirector(options: RedirectorOptions): RequestListener {
       },
     );
   };
+  // Sampled: only the hot-path share of redirects is traced, and none at all while tracing is off.
+  return (req, res) => traceHttpRequest(req, res, { route: () => "/{slug}", hotPath: true }, () => redirect(req, res));
 }
 
 /** The slug of a single-segment path such as "/abc123" (a query string is ignored); undefined for any other path. */

@@ -4,7 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { RedirectService, ScanSchema, type Scan } from "@qrplatform/api/links";
-import type { Logger } from "@qrplatform/platform";
+import { withSpan, type Logger } from "@qrplatform/platform";
 import type { RedirectTarget } from "../redirects/redirector.js";
 import { visitorKey, type ScanFacts } from "./classify.js";
 import type { ScanSpool } from "./scan-spool.js";
@@ -176,7 +176,8 @@ export class ScanRecorder {
   /** Sends a batch; returns once it is stored or refused for good, throws when it should be tried again. */
   private async sendOrRefuse(batch: Scan[]): Promise<void> {
     try {
-      await this.options.send(batch);
+      // A batch is a trace of its own (sampled like redirects): RecordScans down to its INSERT.
+      await withSpan("record scans", { hotPath: true, attributes: { "qrplatform.scans.count": batch.length } }, () => this.options.send(batch));
     } catch (error) {
       if (!(error instanceof ConnectError && error.code === Code.InvalidArgument)) throw error;
       // Retrying cannot help a batch the service refuses; keeping it would block every later scan.

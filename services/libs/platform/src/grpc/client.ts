@@ -1,5 +1,6 @@
 import type { Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { traceClientCalls } from "../telemetry/grpc.js";
 import { presentCredential } from "./credentials.js";
 import { transportFailuresAsUnavailable } from "./transport-failures.js";
 
@@ -10,7 +11,7 @@ import { transportFailuresAsUnavailable } from "./transport-failures.js";
 export function remoteTransport(options: { baseUrl: string; token: string; timeoutMs?: number }): Transport {
   return createGrpcTransport({
     baseUrl: options.baseUrl,
-    interceptors: [transportFailuresAsUnavailable(), presentCredential(options.token)],
+    interceptors: [traceClientCalls(), transportFailuresAsUnavailable(), presentCredential(options.token)],
     defaultTimeoutMs: options.timeoutMs ?? 10_000,
   });
 }

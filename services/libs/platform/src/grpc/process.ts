@@ -2,6 +2,7 @@ import { z } from "zod";
 import { logLevelVar, portVar, readConfig, secretVar } from "../config.js";
 import { createLogger, type Logger } from "../logger.js";
 import { onShutdownSignal } from "../shutdown.js";
+import { startTelemetry } from "../telemetry/sdk.js";
 import type { InternalCredentials } from "./credentials.js";
 import type { Readiness } from "./readiness.js";
 import { serveGrpc, type GrpcModule } from "./server.js";
@@ -27,7 +28,7 @@ export interface StartedService {
 }
 
 /**
- * The life of one standalone gRPC service process: read config, start, listen, and on SIGTERM drain
+ * The life of one standalone gRPC service process: start tracing, read config, start, listen, and on SIGTERM drain
  * in-flight calls before closing resources. Each service's main.ts is a call to this.
  */
 export async function runGrpcService<Schema extends z.ZodObject>(options: {
@@ -35,6 +36,7 @@ export async function runGrpcService<Schema extends z.ZodObject>(options: {
   env: Schema;
   start: (config: z.infer<Schema> & z.infer<typeof grpcServiceEnv>, logger: Logger) => Promise<StartedService>;
 }): Promise<void> {
+  startTelemetry({ service: options.service });
   const config = readConfig(grpcServiceEnv.extend(options.env.shape)) as z.infer<Schema> & z.infer<typeof grpcServiceEnv>;
   const logger = createLogger({ service: options.service, level: config.LOG_LEVEL });
   const credentials: InternalCredentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };

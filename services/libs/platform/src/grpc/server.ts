@@ -10,6 +10,7 @@ import { presentCredential, requireInternalCredentials, type InternalCredentials
 import { HealthState, registerHealth } from "./health.js";
 import { failFastWhenUnavailable, type Readiness } from "./readiness.js";
 import { registerReflection } from "./reflection.js";
+import { traceClientCalls, traceServerCalls } from "../telemetry/grpc.js";
 
 /** What each gRPC service package exports so it can be hosted alone, with others, or in-process. */
 export interface GrpcModule {
@@ -45,8 +46,9 @@ function logCalls(logger: Logger): Interceptor {
 /** The interceptors every hosted service runs behind, outermost first. */
 function serverInterceptors(modules: readonly GrpcModule[], credentials: InternalCredentials, logger: Logger, readiness: Readiness | undefined) {
   const adminOnly = modules.flatMap((m) => m.adminOnly ?? []);
-  // The log sees what the caller gets: an outage as UNAVAILABLE, not as the driver's error.
-  return [logCalls(logger), ...(readiness ? [failFastWhenUnavailable(readiness)] : []), requireInternalCredentials(credentials, adminOnly)];
+  // The log sees what the caller gets: an outage as UNAVAILABLE, not as the driver's error; the span
+  // around it gives its lines their trace.
+  return [traceServerCalls(), logCalls(logger), ...(readiness ? [failFastWhenUnavailable(readiness)] : []), requireInternalCredentials(credentials, adminOnly)];
 }
 
 /** Registers the modules together with health checking and reflection for all of them. */
@@ -139,6 +141,6 @@ export function inProcessTransport(options: {
   const health = new HealthState(modules.flatMap((m) => m.services), readiness);
   return createRouterTransport(routesOf(modules, health), {
     router: { interceptors: serverInterceptors(modules, credentials, logger, readiness) },
-    transport: { interceptors: [...(options.interceptors ?? []), presentCredential(options.token)] },
+    transport: { interceptors: [traceClientCalls(), ...(options.interceptors ?? []), presentCredential(options.token)] },
   });
 }
