@@ -15,8 +15,11 @@ export VISITOR_KEY_SECRET="${VISITOR_KEY_SECRET:-$(secret)}"
 export GRPC_HOST=127.0.0.1 LOG_LEVEL="${LOG_LEVEL:-info}"
 
 TENANCY_PORT=9091 LINKS_PORT=9092 RENDERING_PORT=9093 CATALOG_PORT=9094 EDGE_PORT="${PORT:-8080}"
+# Each process serves /metrics on its own port, from 9464 up: tenancy 9464, links 9465, rendering 9466,
+# catalog 9467, the edge 9468.
+METRICS_BASE="${METRICS_PORT:-9464}"
 pids=()
-run() { local port=$1; shift; GRPC_PORT=$port "$@" & pids+=($!); }
+run() { local port=$1; shift; GRPC_PORT=$port METRICS_PORT=$((METRICS_BASE + ${#pids[@]})) "$@" & pids+=($!); }
 trap 'kill -TERM "${pids[@]}" 2>/dev/null; wait' INT TERM EXIT
 
 run $TENANCY_PORT tsx services/tenancy/src/main.ts
@@ -31,6 +34,7 @@ HOST=127.0.0.1 PORT=$EDGE_PORT TENANCY_URL=http://127.0.0.1:$TENANCY_PORT CATALO
 cat >&2 <<INFO
 
 REST API on http://127.0.0.1:$EDGE_PORT/api/v1
+Prometheus metrics on http://127.0.0.1:$METRICS_BASE/metrics .. $((METRICS_BASE + 4)) (tenancy, links, rendering, catalog, edge)
 For qrctl in another terminal (tenancy and links each have their own address):
   export QRCTL_TENANCY_ADDRESS=http://127.0.0.1:$TENANCY_PORT QRCTL_LINKS_ADDRESS=http://127.0.0.1:$LINKS_PORT QRCTL_TOKEN=$ADMIN_TOKEN
 

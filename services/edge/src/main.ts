@@ -4,12 +4,15 @@ import {
   createLogger,
   listenHttp,
   logLevelVar,
+  metricsEnv,
   optionalVar,
   onShutdownSignal,
   portVar,
+  processMetrics,
   readConfig,
   remoteTransport,
   secretVar,
+  serveMetrics,
 } from "@qrplatform/platform";
 import { memoryQuotaStore, redisQuotaStore } from "./http/quota.js";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "./server.js";
@@ -27,7 +30,7 @@ const config = readConfig(
     SERVICE_TOKEN: secretVar(),
     MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
     LOG_LEVEL: logLevelVar(),
-  }),
+  }).merge(metricsEnv),
 );
 const logger = createLogger({ service: "edge", level: config.LOG_LEVEL });
 const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SERVICE_TOKEN });
@@ -35,6 +38,10 @@ const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SER
 // Without Redis every replica counts alone; that is only right for a single edge.
 const quotas = config.REDIS_URL ? await redisQuotaStore(config.REDIS_URL, logger) : memoryQuotaStore();
 if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: hourly quotas are counted per edge process");
+
+const metrics = processMetrics();
+const metricsServer =
+  config.METRICS_PORT === undefined ? undefined : await serveMetrics({ metrics, host: config.METRICS_HOST, port: config.METRICS_PORT, logger });
 
 let draining = false;
 const app = buildEdge({
@@ -44,6 +51,7 @@ const app = buildEdge({
   maxBodyBytes: config.MAX_BODY_BYTES,
   isDraining: () => draining,
   quotas,
+  metrics,
 });
 const server = await listenHttp({ handler: app, host: config.HOST, port: config.PORT, logger, name: "REST edge" });
 
@@ -51,4 +59,5 @@ onShutdownSignal(logger, async () => {
   draining = true;
   await server.close();
   await quotas.close();
+  await metricsServer?.close();
 });

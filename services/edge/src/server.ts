@@ -3,6 +3,7 @@ import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Logger } from "pino";
+import { Metrics } from "@qrplatform/platform";
 import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
 import { AnalyticsService, DomainService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
@@ -13,6 +14,7 @@ import { errorHandler, routeNotFound } from "./http/error-handler.js";
 import { registerHealthRoutes } from "./http/health.js";
 import { memoryQuotaStore, type QuotaStore } from "./http/quota.js";
 import { requestIdOf } from "./http/request-id.js";
+import { rememberRouteMount, requestMetrics } from "./http/request-metrics.js";
 import { registerApiRoutes } from "./routes.js";
 
 /** How the edge reaches the services: remote gRPC or in-process, the routes do not care. */
@@ -53,6 +55,8 @@ export interface EdgeOptions {
   quotas?: QuotaStore;
   /** True once shutdown has begun, so /readyz turns 503 before connections drain. */
   isDraining?: () => boolean;
+  /** Where requests by route and quota decisions are reported. */
+  metrics?: Metrics;
 }
 
 /** Room for a QR code with an inline logo; anything bigger is a mistake or an attack. */
@@ -75,10 +79,12 @@ export function buildEdge(options: EdgeOptions): express.Express {
   const apiBaseUrl = (req: express.Request) =>
     `${options.publicBaseUrl ?? `${req.protocol}://${req.get("host")}`}${API_BASE_PATH}`;
 
+  const metrics = options.metrics ?? new Metrics();
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
+  app.use(requestMetrics(metrics));
   app.use(
     pinoHttp({
       logger,
@@ -102,6 +108,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
   app.use(docsRouter(API_BASE_PATH));
 
   const api = express.Router({ caseSensitive: true, strict: false });
+  api.use(rememberRouteMount());
   api.use((_req, res, next) => {
     // Responses carry the caller's data: never store them in shared caches.
     res.setHeader("Cache-Control", "no-store");
@@ -111,6 +118,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     apiBaseUrl,
     quotas: options.quotas ?? memoryQuotaStore(),
+    metrics,
   });
   app.use(API_BASE_PATH, api);
   app.use(API_BASE_PATH, routeNotFound);

@@ -45,6 +45,8 @@ export interface Stack {
   readonly grpcUrls?: Readonly<Record<Exclude<ProcessName, "edge">, string>>;
   /** The processes shape's processes, to kill and start again. */
   readonly processes?: Record<ProcessName, StackProcess>;
+  /** The processes shape's Prometheus endpoints (`…/metrics`), by process. */
+  readonly metricsUrls?: Readonly<Record<ProcessName, string>>;
   /** The rendering service's renderer; only in the in-process shape. */
   readonly renderer?: Renderer;
   close(): Promise<void>;
@@ -148,14 +150,14 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
  * One process, started at once from its compiled entry point (dist/<name>.js, which the test run's
  * global setup builds, as the container image runs it); its output is kept so a failed start can say why.
  */
-function launch(name: ProcessName, env: Record<string, string>, isReady: () => Promise<boolean>): StackProcess {
+function launch(name: ProcessName, env: Record<string, string>, isReady: () => Promise<boolean>, metricsPort: number): StackProcess {
   let output = "";
   let child: ChildProcess;
   const entry = `dist/${name}.js`;
   const spawnChild = () => {
     child = spawn(process.execPath, ["--enable-source-maps", entry], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, LOG_LEVEL: "warn", ...env },
+      env: { PATH: process.env.PATH, LOG_LEVEL: "warn", METRICS_HOST: "127.0.0.1", METRICS_PORT: String(metricsPort), ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     child.stdout!.on("data", (chunk) => (output += chunk));
@@ -203,6 +205,7 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     freePort(),
   ]);
   const url = (port: number) => `http://127.0.0.1:${port}`;
+  const metricsPorts = { tenancy: await freePort(), links: await freePort(), rendering: await freePort(), catalog: await freePort(), edge: await freePort() };
   const common = {
     SERVICE_TOKEN: credentials.serviceToken,
     ADMIN_TOKEN: credentials.adminToken,
@@ -217,7 +220,7 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
   };
   const extra = (name: ProcessName) => options.env?.[name] ?? {};
   const services = {
-    tenancy: launch("tenancy", { ...common, GRPC_PORT: String(tenancyPort), ...extra("tenancy") }, serving(tenancyPort)),
+    tenancy: launch("tenancy", { ...common, GRPC_PORT: String(tenancyPort), ...extra("tenancy") }, serving(tenancyPort), metricsPorts.tenancy),
     links: launch("links", {
       ...common,
       GRPC_PORT: String(linksPort),
@@ -229,8 +232,8 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
       VISITOR_KEY_SECRET: "v".repeat(32),
       ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
       ...extra("links"),
-    }, serving(linksPort)),
-    rendering: launch("rendering", { ...common, GRPC_PORT: String(renderingPort), ...extra("rendering") }, serving(renderingPort)),
+    }, serving(linksPort), metricsPorts.links),
+    rendering: launch("rendering", { ...common, GRPC_PORT: String(renderingPort), ...extra("rendering") }, serving(renderingPort), metricsPorts.rendering),
     catalog: launch("catalog", {
       ...common,
       GRPC_PORT: String(catalogPort),
@@ -238,7 +241,7 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
       LINKS_URL: url(linksPort),
       RENDERING_URL: url(renderingPort),
       ...extra("catalog"),
-    }, serving(catalogPort)),
+    }, serving(catalogPort), metricsPorts.catalog),
   };
   const edge = launch("edge", {
     SERVICE_TOKEN: credentials.serviceToken,
@@ -251,7 +254,7 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
     MAX_BODY_BYTES: String(64 * 1024),
     ...extra("edge"),
-  }, async () => (await fetch(`${url(edgePort)}/readyz`)).ok);
+  }, async () => (await fetch(`${url(edgePort)}/readyz`)).ok, metricsPorts.edge);
   const all = [...Object.values(services), edge];
   const stopAll = async () => {
     await Promise.all(all.map((service) => service.kill("SIGTERM")));
@@ -279,6 +282,7 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     databaseUrl,
     grpcUrls: { tenancy: url(tenancyPort), links: url(linksPort), rendering: url(renderingPort), catalog: url(catalogPort) },
     processes: { ...services, edge },
+    metricsUrls: Object.fromEntries(Object.entries(metricsPorts).map(([name, port]) => [name, `${url(port)}/metrics`])) as Record<ProcessName, string>,
     close: stopAll,
   };
 }

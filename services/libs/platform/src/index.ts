@@ -1,5 +1,5 @@
 // @qrplatform/platform: what every qrplatform process shares: configuration, logging, the error model,
-// page tokens, graceful shutdown, and hosting or calling gRPC services.
+// page tokens, graceful shutdown, metrics, and hosting or calling gRPC services.
 export * from "./config.js";
 export * from "./logger.js";
 export * from "./errors.js";
@@ -18,3 +18,6 @@ export * from "./grpc/client.js";
 export * from "./grpc/transport-failures.js";
 export * from "./grpc/process.js";
 export * from "./slug.js";
+export * from "./metrics/metrics.js";
+export * from "./metrics/metrics-server.js";
+export * from "./metrics/rpc-metrics.js";

@@ -53,7 +53,8 @@ export interface ServiceProcess {
 export function spawnService(entry: string, env: Record<string, string>): ServiceProcess {
   const child = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? "", ...env },
+    // Metrics on any free port unless the test names one: processes of parallel tests never collide on 9464.
+    env: { PATH: process.env.PATH ?? "", METRICS_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
