@@ -7,6 +7,7 @@ import {
   metricsEnv,
   optionalVar,
   onShutdownSignal,
+  noMetrics,
   portVar,
   processMetrics,
   readConfig,
@@ -39,7 +40,7 @@ const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SER
 const quotas = config.REDIS_URL ? await redisQuotaStore(config.REDIS_URL, logger) : memoryQuotaStore();
 if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: hourly quotas are counted per edge process");
 
-const metrics = processMetrics();
+const metrics = config.METRICS_PORT === undefined ? noMetrics : processMetrics();
 const metricsServer =
   config.METRICS_PORT === undefined ? undefined : await serveMetrics({ metrics, host: config.METRICS_HOST, port: config.METRICS_PORT, logger });
 

@@ -3,7 +3,7 @@ import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Logger } from "pino";
-import { Metrics } from "@qrplatform/platform";
+import { noMetrics, type Metrics } from "@qrplatform/platform";
 import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
 import { AnalyticsService, DomainService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
@@ -79,7 +79,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
   const apiBaseUrl = (req: express.Request) =>
     `${options.publicBaseUrl ?? `${req.protocol}://${req.get("host")}`}${API_BASE_PATH}`;
 
-  const metrics = options.metrics ?? new Metrics();
+  const metrics = options.metrics ?? noMetrics;
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);

@@ -8,6 +8,7 @@ import {
   inProcessTransport,
   lateHandler,
   listenHttp,
+  noMetrics,
   processMetrics,
   Readiness,
   serveGrpc,
@@ -81,7 +82,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   // One database behind every service: while it is away they all answer UNAVAILABLE and not ready.
   const readiness = new Readiness([databaseDependency(database)], { logger });
   // One registry for the whole process: every service's instruments, the in-process RPCs and the edge.
-  const metrics = processMetrics();
+  const metrics = options.metricsPort === undefined ? noMetrics : processMetrics();
   registerPoolMetrics(metrics, database);
 
   const local = (modules: GrpcModule[]): Transport =>

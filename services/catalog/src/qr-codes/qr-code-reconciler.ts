@@ -1,4 +1,4 @@
-import { Metrics } from "@qrplatform/platform";
+import { noMetrics, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import type { CatalogDeps } from "../deps.js";
 import { finishDelete, syncFromLink, undoCreate } from "./link-consistency.js";
@@ -53,7 +53,7 @@ export class QrCodeReconciler {
   constructor(
     private readonly deps: CatalogDeps,
     private readonly options: ReconcilerOptions = DEFAULT_RECONCILER_OPTIONS,
-    metrics: Metrics = new Metrics(),
+    metrics: Metrics = noMetrics,
   ) {
     // Repairs are rare; a rising count means processes crash or the links service is unreachable mid-change.
     this.repairs = metrics.counter({

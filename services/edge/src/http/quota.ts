@@ -4,7 +4,7 @@ import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from "rate-limiter-flexible";
 import type { Account, Plan } from "@qrplatform/api/tenancy";
-import { Metrics } from "@qrplatform/platform";
+import { noMetrics, type Metrics } from "@qrplatform/platform";
 import { callerOf } from "./auth.js";
 import { ApiError } from "./api-error.js";
 
@@ -119,7 +119,7 @@ function setRateLimitHeaders(res: Response, limit: number, remaining: number, re
  * window ends); past the limit the answer is 429 `rate_limited` with Retry-After equal to the reset.
  * Each decision is counted in `qrp_quota_decisions_total{decision}`: admitted, refused, or unlimited.
  */
-export function hourlyQuota(store: QuotaStore, metrics: Metrics = new Metrics()): RequestHandler {
+export function hourlyQuota(store: QuotaStore, metrics: Metrics = noMetrics): RequestHandler {
   const decisions = metrics.counter({
     name: "qrp_quota_decisions_total",
     help: "Hourly-quota decisions on API requests: admitted, refused (429 rate_limited), unlimited (no limit set).",

@@ -1,7 +1,7 @@
 // The metrics plumbing every process shares: one registry with get-or-create instruments, gauges read
 // on scrape, the /metrics endpoint and METRICS_PORT.
 import { describe, expect, it } from "vitest";
-import { createLogger, metricsEnv, Metrics, processMetrics, readConfig, serveMetrics } from "@qrplatform/platform";
+import { createLogger, metricsEnv, Metrics, noMetrics, processMetrics, readConfig, serveMetrics } from "@qrplatform/platform";
 import { scrapeMetrics } from "@qrplatform/platform/testing";
 
 describe("metrics", () => {
@@ -29,6 +29,17 @@ describe("metrics", () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("counts nothing where nobody reads: METRICS_PORT=off and features given no registry", async () => {
+    const counter = noMetrics.counter({ name: "qrp_things_total", help: "Things.", labelNames: ["kind"] });
+    counter.inc({ kind: "a" });
+    noMetrics.histogram({ name: "qrp_time_seconds", help: "Time." }).observe(1);
+    noMetrics.gaugeOnScrape({ name: "qrp_level", help: "Level." }, () => {
+      throw new Error("never read");
+    });
+    expect(noMetrics.registry.getMetricsAsArray()).toEqual([]);
+    expect((await noMetrics.text()).trim()).toBe("");
   });
 
   it("reads METRICS_PORT: 9464 by default, any port, or off", () => {

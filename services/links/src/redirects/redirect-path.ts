@@ -1,7 +1,7 @@
 import type { RequestListener } from "node:http";
 import type { Transport } from "@connectrpc/connect";
 import { z } from "zod";
-import { Metrics, optionalVar, type Logger } from "@qrplatform/platform";
+import { noMetrics, optionalVar, type Logger, type Metrics } from "@qrplatform/platform";
 import { scanClassifier } from "../scans/classify.js";
 import { openCountryDatabase } from "../scans/country.js";
 import { ScanRecorder, sendVia } from "../scans/scan-recorder.js";
@@ -59,7 +59,7 @@ export interface RedirectPath {
  */
 export async function startRedirectPath(options: RedirectPathOptions): Promise<RedirectPath> {
   const { logger } = options;
-  const metrics = options.metrics ?? new Metrics();
+  const metrics = options.metrics ?? noMetrics;
   const cache = cachedResolver(resolveVia(options.transport), options.invalidations);
   const recorder = new ScanRecorder({
     send: sendVia(options.transport),

@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { RedirectService } from "@qrplatform/api/links";
-import { Metrics, secondsSince, type Logger } from "@qrplatform/platform";
+import { noMetrics, secondsSince, type Logger, type Metrics } from "@qrplatform/platform";
 import { couldBeSlug } from "../links/slugs.js";
 import { NOT_FOUND_PAGE, PAUSED_PAGE, UNAVAILABLE_PAGE } from "./pages.js";
 
@@ -78,7 +78,7 @@ const SAFE_LOCATION = /^https?:\/\/[\x21-\x7e]+$/;
  */
 export function buildRedirector(options: RedirectorOptions): RequestListener {
   const { resolve, logger, onRedirect } = options;
-  const answered = redirectMetrics(options.metrics ?? new Metrics());
+  const answered = redirectMetrics(options.metrics ?? noMetrics);
 
   const send = (res: ServerResponse, status: number, body: Buffer, headers: Record<string, string> = {}) => {
     res.writeHead(status, {

@@ -4,7 +4,7 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { RedirectService, ScanSchema, type Scan } from "@qrplatform/api/links";
-import { Metrics, type Logger } from "@qrplatform/platform";
+import { noMetrics, type Logger, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../redirects/redirector.js";
 import { visitorKey, type ScanFacts } from "./classify.js";
@@ -69,7 +69,7 @@ export class ScanRecorder {
     this.flushIntervalMs = options.flushIntervalMs ?? FLUSH_INTERVAL_MS;
     this.now = options.now ?? (() => new Date());
     this.spool = options.spool;
-    const metrics = options.metrics ?? new Metrics();
+    const metrics = options.metrics ?? noMetrics;
     this.stored = metrics.counter({ name: "qrp_scans_stored_total", help: "Scans committed to the database." });
     this.lost = metrics.counter({
       name: "qrp_scans_dropped_total",

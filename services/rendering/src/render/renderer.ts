@@ -10,7 +10,7 @@ import {
   type RenderQrCodeRequest,
   type RenderQrCodeResponse,
 } from "@qrplatform/api/rendering";
-import { invalidArgument, Metrics, type FieldProblem } from "@qrplatform/platform";
+import { invalidArgument, noMetrics, type FieldProblem, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import { LRUCache } from "lru-cache";
 import sharp from "sharp";
@@ -107,7 +107,7 @@ export class Renderer {
       queuedPerAccount: options.queuedPerAccount ?? RENDER_DEFAULTS.queuedPerAccount,
     });
     this.drawer = options.drawer ?? new RenderPool(concurrency);
-    const metrics = options.metrics ?? new Metrics();
+    const metrics = options.metrics ?? noMetrics;
     this.lookups = metrics.counter({
       name: "qrp_render_cache_total",
       help: "Image requests by how the cache answered: hit, miss (drawn), or joined (waited for the same image being drawn).",

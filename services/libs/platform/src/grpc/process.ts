@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { logLevelVar, portVar, readConfig, secretVar } from "../config.js";
 import { createLogger, type Logger } from "../logger.js";
-import { processMetrics, type Metrics } from "../metrics/metrics.js";
+import { noMetrics, processMetrics, type Metrics } from "../metrics/metrics.js";
 import { metricsEnv, serveMetrics } from "../metrics/metrics-server.js";
 import { onShutdownSignal } from "../shutdown.js";
 import type { InternalCredentials } from "./credentials.js";
@@ -41,7 +41,8 @@ export async function runGrpcService<Schema extends z.ZodObject>(options: {
   const config = readConfig(grpcServiceEnv.extend(options.env.shape)) as z.infer<Schema> & z.infer<typeof grpcServiceEnv>;
   const logger = createLogger({ service: options.service, level: config.LOG_LEVEL });
   const credentials: InternalCredentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };
-  const metrics = processMetrics();
+  // Without a port nothing is counted either: instruments cost nothing when nobody reads them.
+  const metrics = config.METRICS_PORT === undefined ? noMetrics : processMetrics();
   const started = await options.start(config, logger, metrics);
   const metricsServer =
     config.METRICS_PORT === undefined ? undefined : await serveMetrics({ metrics, host: config.METRICS_HOST, port: config.METRICS_PORT, logger });

@@ -55,7 +55,7 @@ function serverInterceptors(
   const adminOnly = modules.flatMap((m) => m.adminOnly ?? []);
   // The log and the metrics see what the caller gets: an outage as UNAVAILABLE, not as the driver's error.
   return [
-    ...(metrics ? [rpcMetrics(metrics)] : []),
+    ...(metrics?.enabled ? [rpcMetrics(metrics)] : []),
     logCalls(logger),
     ...(readiness ? [failFastWhenUnavailable(readiness)] : []),
     requireInternalCredentials(credentials, adminOnly),

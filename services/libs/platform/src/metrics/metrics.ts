@@ -22,18 +22,27 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly collectors = new Map<string, Set<() => void>>();
 
+  /**
+   * @param enabled false for a process that serves no `/metrics` (METRICS_PORT=off, and the parts of
+   * tests that do not look): its instruments do nothing, so the hot paths pay nothing for them.
+   */
+  constructor(readonly enabled = true) {}
+
   /** A counter, created on first use. */
   counter<Label extends string = string>(config: Omit<CounterConfiguration<Label>, "registers">): Counter<Label> {
+    if (!this.enabled) return NOTHING as unknown as Counter<Label>;
     return (this.registry.getSingleMetric(config.name) as Counter<Label> | undefined) ?? new Counter({ ...config, registers: [this.registry] });
   }
 
   /** A histogram, created on first use. */
   histogram<Label extends string = string>(config: Omit<HistogramConfiguration<Label>, "registers">): Histogram<Label> {
+    if (!this.enabled) return NOTHING as unknown as Histogram<Label>;
     return (this.registry.getSingleMetric(config.name) as Histogram<Label> | undefined) ?? new Histogram({ ...config, registers: [this.registry] });
   }
 
   /** A gauge that is set as things happen, created on first use. */
   gauge<Label extends string = string>(config: Omit<GaugeConfiguration<Label>, "registers" | "collect">): Gauge<Label> {
+    if (!this.enabled) return NOTHING as unknown as Gauge<Label>;
     return (this.registry.getSingleMetric(config.name) as Gauge<Label> | undefined) ?? new Gauge({ ...config, registers: [this.registry] });
   }
 
@@ -46,6 +55,7 @@ export class Metrics {
     config: Omit<GaugeConfiguration<Label>, "registers" | "collect">,
     read: (gauge: Gauge<Label>) => void,
   ): Gauge<Label> {
+    if (!this.enabled) return NOTHING as unknown as Gauge<Label>;
     let readers = this.collectors.get(config.name);
     if (!readers) {
       const all = new Set<() => void>();
@@ -74,6 +84,20 @@ export class Metrics {
     return this.registry.contentType;
   }
 }
+
+/** What a disabled registry hands out: every instrument's methods, doing nothing. */
+const NOTHING = {
+  inc() {},
+  dec() {},
+  set() {},
+  observe() {},
+  reset() {},
+  labels: () => NOTHING,
+  startTimer: () => () => 0,
+};
+
+/** Metrics that are not served: instruments that do nothing. What features use when given none. */
+export const noMetrics = new Metrics(false);
 
 /**
  * The metrics of a process that serves `/metrics`: with Node's runtime metrics (event-loop lag, heap,
