@@ -123,7 +123,13 @@ export function buildEdge(options: EdgeOptions): express.Express {
   app.use(API_BASE_PATH, api);
   app.use(API_BASE_PATH, routeNotFound);
   const fallback = options.fallback;
-  if (fallback) app.use((req, res) => fallback(req, res));
+  if (fallback) {
+    app.use((req, res) => {
+      // Short links count in the redirector's own metrics (qrp_redirects_total), not as API requests.
+      res.locals.notApiRequest = true;
+      fallback(req, res);
+    });
+  }
 
   app.use(routeNotFound);
   app.use(errorHandler(logger));

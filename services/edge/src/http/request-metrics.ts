@@ -26,6 +26,7 @@ export function requestMetrics(metrics: Metrics): RequestHandler {
   return (req, res, next) => {
     const startedAt = performance.now();
     res.once("finish", () => {
+      if (res.locals.notApiRequest === true) return;
       duration.observe(
         { method: KNOWN_METHODS.has(req.method) ? req.method : "_OTHER", route: routeTemplateOf(req, res), status_code: String(res.statusCode) },
         secondsSince(startedAt),
