@@ -72,6 +72,8 @@ export async function checkMetricsMove(options: {
   expect(moved("edge", duration, { method: "GET", route: "/api/v1/account", status_code: "429" })).toBeGreaterThanOrEqual(1);
   expect(moved("edge", duration, { method: "POST", route: "/api/v1/workspaces/:workspace_id/qr-codes", status_code: "201" })).toBe(1);
   expect(moved("edge", duration, { route: "unmatched", status_code: "404" })).toBeGreaterThanOrEqual(1);
+  // Short links are the redirector's to count (the embedded edge serves them too), not API requests.
+  expect(after.edge.value(duration, { status_code: "302" })).toBe(0);
   // No label holds an id or a raw path.
   const routes = after.edge.labelSets(duration).map((labels) => labels.route);
   expect(routes.filter((route) => route?.includes(account!.id) || route?.includes(workspace.body.id) || route?.includes("no-such-route"))).toEqual([]);
