@@ -24,6 +24,7 @@ const placement = {
   host: "127.0.0.1",
   ports,
   redirectPort: LOCAL_REDIRECT_PORT,
+  metricsPorts: Object.fromEntries(START_ORDER.map((name) => [name, PROCESSES[name].localMetricsPort])) as Record<keyof typeof PROCESSES, number>,
   shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL,
   secrets,
   databaseUrl,
@@ -42,6 +43,7 @@ const children: ChildProcess[] = START_ORDER.map((name) =>
 
 console.error(`
 REST API on http://127.0.0.1:${ports.edge}/api/v1, short links on http://127.0.0.1:${LOCAL_REDIRECT_PORT}
+Prometheus metrics on ${START_ORDER.map((name) => `${name} :${placement.metricsPorts[name]}`).join(", ")} (/metrics)
 For qrctl in another terminal (tenancy and links each have their own address):
   export QRCTL_TENANCY_ADDRESS=http://127.0.0.1:${ports.tenancy} QRCTL_LINKS_ADDRESS=http://127.0.0.1:${ports.links} QRCTL_TOKEN=${secrets.ADMIN_TOKEN}
 `);

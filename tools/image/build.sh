@@ -55,7 +55,7 @@ b images "$TAG"
 echo "--- starting the services and the edge from the image"
 data="$work/data"; mkdir -p "$data"; chown 1000:1000 "$data"
 free_port() { node -e 's=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
-api_port=$(free_port); grpc_port=$(free_port); edge_port=$(free_port)
+api_port=$(free_port); grpc_port=$(free_port); edge_port=$(free_port); metrics_port=$(free_port); edge_metrics_port=$(free_port)
 # Runs a compiled entry point in a fresh container of the image, as its non-root user, with the data
 # directory mounted; the host's network, so the processes reach each other on loopback.
 run() {
@@ -63,12 +63,12 @@ run() {
   b run --isolation chroot --user 1000:1000 --volume "$data:/data" "$@" "$ctr" -- "${cmd[@]}"
 }
 cmd=(node --enable-source-maps dist/embedded.js)
-run --env HOST=127.0.0.1 --env PORT="$api_port" --env GRPC_PORT="$grpc_port" --env LOG_LEVEL=warn > "$work/embedded.log" 2>&1 &
+run --env HOST=127.0.0.1 --env PORT="$api_port" --env GRPC_PORT="$grpc_port" --env METRICS_PORT="$metrics_port" --env LOG_LEVEL=warn > "$work/embedded.log" 2>&1 &
 for _ in $(seq 1 120); do [ -f "$data/secrets.json" ] && curl -sf "http://127.0.0.1:$api_port/readyz" >/dev/null && break; sleep 0.5; done
 token=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).serviceToken)' "$data/secrets.json")
 grpc="http://127.0.0.1:$grpc_port"
 cmd=(node --enable-source-maps dist/edge.js)
-run --env HOST=127.0.0.1 --env PORT="$edge_port" --env SERVICE_TOKEN="$token" --env LOG_LEVEL=warn \
+run --env HOST=127.0.0.1 --env PORT="$edge_port" --env METRICS_HOST=127.0.0.1 --env METRICS_PORT="$edge_metrics_port" --env SERVICE_TOKEN="$token" --env LOG_LEVEL=warn \
   --env TENANCY_URL="$grpc" --env CATALOG_URL="$grpc" --env LINKS_URL="$grpc" --env RENDERING_URL="$grpc" > "$work/edge.log" 2>&1 &
 for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$edge_port/readyz" >/dev/null && break; sleep 0.5; done
 if ! curl -sf "http://127.0.0.1:$edge_port/readyz"; then cat "$work/embedded.log" "$work/edge.log"; exit 1; fi
@@ -81,4 +81,10 @@ key=$(run | node -e 'process.stdin.on("data",d=>console.log(JSON.parse(d).key))'
 status=$(curl -s -o "$work/account.json" -w '%{http_code}' -H "Authorization: Bearer $key" "http://127.0.0.1:$edge_port/api/v1/account")
 cat "$work/account.json"; echo
 [ "$status" = 200 ] || { echo "GET /account through the edge in the image answered $status"; cat "$work/edge.log"; exit 1; }
-echo "image $TAG: built, and its edge answered GET /api/v1/account with 200"
+edge_metrics=$(curl -sf "http://127.0.0.1:$edge_metrics_port/metrics") || edge_metrics=""
+grep -q '^http_server_request_duration_seconds_count{method="GET",route="/api/v1/account",status_code="200"} 1$' <<<"$edge_metrics" \
+  || { echo "the edge in the image did not count GET /account on /metrics"; cat "$work/edge.log"; exit 1; }
+services_metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || services_metrics=""
+grep -q '^grpc_server_handled_total{.*grpc_method="AuthenticateApiKey",grpc_code="OK"}' <<<"$services_metrics" \
+  || { echo "the embedded services in the image did not count their RPCs on /metrics"; cat "$work/embedded.log"; exit 1; }
+echo "image $TAG: built, its edge answered GET /api/v1/account with 200 and both processes serve /metrics"

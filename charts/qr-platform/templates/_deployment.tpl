@@ -45,8 +45,14 @@ spec:
           env:
             {{- .env | nindent 12 }}
             {{- include "qr-platform.otelEnv" $ctx | nindent 12 }}
+            # Prometheus metrics on /metrics (see metrics.* in values.yaml).
+            - name: METRICS_PORT
+              value: {{ $root.Values.metrics.port | quote }}
           ports:
             {{- .ports | nindent 12 }}
+            - name: metrics
+              containerPort: {{ $root.Values.metrics.port }}
+              protocol: TCP
           {{- .probes | nindent 10 }}
           resources:
             {{- toYaml .values.resources | nindent 12 }}
@@ -150,4 +156,13 @@ spec:
       targetPort: grpc
       protocol: TCP
       appProtocol: kubernetes.io/h2c
+    {{- include "qr-platform.metricsServicePort" .root | nindent 4 }}
+{{- end }}
+
+{{/* The metrics port of every Service in front of a process, which a ServiceMonitor scrapes. */}}
+{{- define "qr-platform.metricsServicePort" -}}
+- name: metrics
+  port: {{ .Values.metrics.port }}
+  targetPort: metrics
+  protocol: TCP
 {{- end }}

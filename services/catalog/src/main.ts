@@ -1,7 +1,7 @@
 // The catalog service as its own process. Configuration: see the README's table.
 import { join } from "node:path";
 import { z } from "zod";
-import { databaseDependency, databaseEnv, openDatabase } from "@qrplatform/db";
+import { databaseDependency, databaseEnv, openDatabase, registerPoolMetrics } from "@qrplatform/db";
 import { Readiness, remoteTransport, runGrpcService, secretVar } from "@qrplatform/platform";
 import { buildCatalog } from "./server.js";
 
@@ -15,8 +15,9 @@ await runGrpcService({
     RECONCILE_GRACE_SECONDS: z.coerce.number().int().min(1).default(60),
     RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(15),
   }),
-  async start(config, logger) {
+  async start(config, logger, metrics) {
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "catalog") });
+    registerPoolMetrics(metrics, database);
     const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SERVICE_TOKEN });
     const catalog = await buildCatalog({
       db: database.db,
@@ -27,6 +28,7 @@ await runGrpcService({
         links: remote(config.LINKS_URL),
         rendering: remote(config.RENDERING_URL),
       },
+      metrics,
       reconciler: { graceMs: config.RECONCILE_GRACE_SECONDS * 1000, intervalMs: config.RECONCILE_INTERVAL_SECONDS * 1000 },
     });
     catalog.reconciler.start();

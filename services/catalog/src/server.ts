@@ -5,7 +5,7 @@ import { AnalyticsService, LinkService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
 import { TenancyService } from "@qrplatform/api/tenancy";
 import { migrateSchema } from "@qrplatform/db";
-import { PageTokens, type GrpcModule, type Logger } from "@qrplatform/platform";
+import { PageTokens, type GrpcModule, type Logger, type Metrics } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import { QrCodeReconciler, DEFAULT_RECONCILER_OPTIONS, type ReconcilerOptions } from "./qr-codes/qr-code-reconciler.js";
 import { registerRoutes } from "./routes.js";
@@ -25,6 +25,8 @@ export interface CatalogOptions {
   now?: () => Date;
   /** How the reconciler of codes and links paces itself. */
   reconciler?: Partial<ReconcilerOptions>;
+  /** Where the reconciler reports its passes and repairs. */
+  metrics?: Metrics;
 }
 
 /** The catalog: its gRPC services, and the reconciler its process runs beside them. */
@@ -49,6 +51,6 @@ export async function buildCatalog(options: CatalogOptions): Promise<CatalogModu
   return {
     services: [WorkspaceService, QrCodeService],
     routes: (router) => registerRoutes(router, deps),
-    reconciler: new QrCodeReconciler(deps, { ...DEFAULT_RECONCILER_OPTIONS, ...options.reconciler }),
+    reconciler: new QrCodeReconciler(deps, { ...DEFAULT_RECONCILER_OPTIONS, ...options.reconciler }, options.metrics),
   };
 }

@@ -4,13 +4,17 @@ import {
   createLogger,
   listenHttp,
   logLevelVar,
+  metricsEnv,
   optionalVar,
   onShutdownSignal,
+  noMetrics,
   portVar,
+  processMetrics,
   readConfig,
   remoteTransport,
   secretVar,
   startTelemetry,
+  serveMetrics,
 } from "@qrplatform/platform";
 import { memoryQuotaStore, redisQuotaStore } from "./http/quota.js";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "./server.js";
@@ -29,7 +33,7 @@ const config = readConfig(
     SERVICE_TOKEN: secretVar(),
     MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
     LOG_LEVEL: logLevelVar(),
-  }),
+  }).merge(metricsEnv),
 );
 const logger = createLogger({ service: "edge", level: config.LOG_LEVEL });
 const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SERVICE_TOKEN });
@@ -37,6 +41,10 @@ const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SER
 // Without Redis every replica counts alone; that is only right for a single edge.
 const quotas = config.REDIS_URL ? await redisQuotaStore(config.REDIS_URL, logger) : memoryQuotaStore();
 if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: hourly quotas are counted per edge process");
+
+const metrics = config.METRICS_PORT === undefined ? noMetrics : processMetrics();
+const metricsServer =
+  config.METRICS_PORT === undefined ? undefined : await serveMetrics({ metrics, host: config.METRICS_HOST, port: config.METRICS_PORT, logger });
 
 let draining = false;
 const app = buildEdge({
@@ -46,6 +54,7 @@ const app = buildEdge({
   maxBodyBytes: config.MAX_BODY_BYTES,
   isDraining: () => draining,
   quotas,
+  metrics,
 });
 const server = await listenHttp({ handler: app, host: config.HOST, port: config.PORT, logger, name: "REST edge" });
 
@@ -53,4 +62,5 @@ onShutdownSignal(logger, async () => {
   draining = true;
   await server.close();
   await quotas.close();
+  await metricsServer?.close();
 });

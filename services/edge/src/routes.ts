@@ -2,6 +2,7 @@ import express, { type Request, type RequestHandler, type Router } from "express
 import { methodNotAllowed } from "./http/error-handler.js";
 import type { EdgeClients } from "./server.js";
 import { authenticate } from "./http/auth.js";
+import type { Metrics } from "@qrplatform/platform";
 import { hourlyQuota, type QuotaStore } from "./http/quota.js";
 import { getAccount } from "./resources/account.js";
 import { analyticsHandler } from "./resources/analytics.js";
@@ -16,11 +17,11 @@ type Method = "get" | "post" | "patch" | "delete";
 export function registerApiRoutes(
   api: Router,
   clients: EdgeClients,
-  options: { maxBodyBytes: number; apiBaseUrl: (req: Request) => string; quotas: QuotaStore },
+  options: { maxBodyBytes: number; apiBaseUrl: (req: Request) => string; quotas: QuotaStore; metrics: Metrics },
 ): void {
   // Bodies are read only after the key is accepted and counted, so anonymous callers cannot make us parse them.
   const json = express.json({ limit: options.maxBodyBytes, type: "application/json" });
-  const quota = hourlyQuota(options.quotas);
+  const quota = hourlyQuota(options.quotas, options.metrics);
   const route = (path: string, methods: Partial<Record<Method, [scope: string, handler: RequestHandler]>>) => {
     const entry = api.route(path);
     for (const [method, [scope, handler]] of Object.entries(methods) as [Method, [string, RequestHandler]][]) {

@@ -4,6 +4,7 @@ import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Logger } from "pino";
 import { traceHttpRequest } from "@qrplatform/platform";
+import { noMetrics, type Metrics } from "@qrplatform/platform";
 import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
 import { AnalyticsService, DomainService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
@@ -14,6 +15,7 @@ import { errorHandler, routeNotFound } from "./http/error-handler.js";
 import { registerHealthRoutes } from "./http/health.js";
 import { memoryQuotaStore, type QuotaStore } from "./http/quota.js";
 import { requestIdOf } from "./http/request-id.js";
+import { rememberRouteMount, requestMetrics } from "./http/request-metrics.js";
 import { registerApiRoutes } from "./routes.js";
 
 /** How the edge reaches the services: remote gRPC or in-process, the routes do not care. */
@@ -54,6 +56,8 @@ export interface EdgeOptions {
   quotas?: QuotaStore;
   /** True once shutdown has begun, so /readyz turns 503 before connections drain. */
   isDraining?: () => boolean;
+  /** Where requests by route and quota decisions are reported. */
+  metrics?: Metrics;
 }
 
 /** Room for a QR code with an inline logo; anything bigger is a mistake or an attack. */
@@ -76,12 +80,14 @@ export function buildEdge(options: EdgeOptions): express.Express {
   const apiBaseUrl = (req: express.Request) =>
     `${options.publicBaseUrl ?? `${req.protocol}://${req.get("host")}`}${API_BASE_PATH}`;
 
+  const metrics = options.metrics ?? noMetrics;
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("query parser", "simple");
   // API requests are traced from here down; short links trace themselves, sampled, in the redirector.
   app.use((req, res, next) => (isApiPath(req.path) ? traceHttpRequest(req, res, { route: () => routeOf(req) }, next) : next()));
+  app.use(requestMetrics(metrics));
   app.use(
     pinoHttp({
       logger,
@@ -108,6 +114,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
   app.use(docsRouter(API_BASE_PATH));
 
   const api = express.Router({ caseSensitive: true, strict: false });
+  api.use(rememberRouteMount());
   api.use((_req, res, next) => {
     // Responses carry the caller's data: never store them in shared caches.
     res.setHeader("Cache-Control", "no-store");
@@ -117,15 +124,19 @@ export function buildEdge(options: EdgeOptions): express.Express {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     apiBaseUrl,
     quotas: options.quotas ?? memoryQuotaStore(),
+    metrics,
   });
   app.use(API_BASE_PATH, api);
   app.use(API_BASE_PATH, routeNotFound);
   const fallback = options.fallback;
-  if (fallback)
+  if (fallback) {
     app.use((req, res) => {
+      // Short links log at debug level and count in the redirector's own metrics (qrp_redirects_total),
+      // not as API requests.
       res.locals.shortLink = true;
       fallback(req, res);
     });
+  }
 
   app.use(routeNotFound);
   app.use(errorHandler(logger));

@@ -1,7 +1,7 @@
 // `npm start`: the whole platform in one process. Configuration: see the README.
 import { z } from "zod";
 import { databaseEnv } from "@qrplatform/db";
-import { createLogger, logLevelVar, onShutdownSignal, optionalVar, portVar, readConfig, startTelemetry } from "@qrplatform/platform";
+import { createLogger, logLevelVar, metricsPortVar, onShutdownSignal, optionalVar, portVar, readConfig, startTelemetry } from "@qrplatform/platform";
 import { redirectPathEnv } from "@qrplatform/links";
 import { startPlatform } from "./platform.js";
 
@@ -12,6 +12,8 @@ const config = readConfig(
     PORT: portVar(8080),
     GRPC_HOST: z.string().default("127.0.0.1"),
     GRPC_PORT: portVar(9090),
+    METRICS_HOST: z.string().default("127.0.0.1"),
+    METRICS_PORT: metricsPortVar(),
     SHORT_LINK_BASE_URL: optionalVar(z.string().url()),
     CUSTOM_DOMAIN_SCHEME: z.enum(["https", "http"]).default("https"),
     DNS_RESOLVER: optionalVar(z.string()),
@@ -31,6 +33,8 @@ const platform = await startPlatform({
   port: config.PORT,
   grpcHost: config.GRPC_HOST,
   grpcPort: config.GRPC_PORT,
+  metricsHost: config.METRICS_HOST,
+  metricsPort: config.METRICS_PORT,
   shortLinkBaseUrl: config.SHORT_LINK_BASE_URL,
   customDomainScheme: config.CUSTOM_DOMAIN_SCHEME,
   dnsResolver: config.DNS_RESOLVER,
@@ -52,6 +56,7 @@ qr-platform is running.
   REST API   ${platform.apiUrl}   (reference: ${platform.apiUrl.replace(/\/api\/v1$/, "")}/docs)
   Short links ${platform.shortLinkBaseUrl}/<slug>
   gRPC       ${platform.grpcUrl}  (admin credential in ${platform.adminCredentialPath})
+  metrics    ${platform.metricsUrl ?? "off (METRICS_PORT=off)"}
   data       ${config.DATABASE_URL ? "Postgres at DATABASE_URL" : `${config.DATA_DIR}/pglite`}
 
 Create an account and an API key, then call the API:

@@ -1,15 +1,18 @@
 import { join } from "node:path";
 import type { Transport } from "@connectrpc/connect";
 import { buildCatalog } from "@qrplatform/catalog";
-import { databaseDependency, openDatabase } from "@qrplatform/db";
+import { databaseDependency, openDatabase, registerPoolMetrics } from "@qrplatform/db";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "@qrplatform/edge";
 import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
 import {
   inProcessTransport,
   lateHandler,
   listenHttp,
+  noMetrics,
+  processMetrics,
   Readiness,
   serveGrpc,
+  serveMetrics,
   type GrpcModule,
   type InternalCredentials,
   type Logger,
@@ -30,6 +33,9 @@ export interface PlatformOptions {
   /** The gRPC address of all four services, for qrctl and internal clients; loopback by default. */
   grpcHost: string;
   grpcPort: number;
+  /** Where `/metrics` of the whole platform answers; none when the port is unset. */
+  metricsHost?: string;
+  metricsPort?: number | undefined;
   logger: Logger;
   maxBodyBytes?: number;
   /** The short domain links are made on; by default this process's own address, which serves them. */
@@ -58,6 +64,8 @@ export interface Platform {
   readonly grpcUrl: string;
   /** The file holding the admin credential for qrctl. */
   readonly adminCredentialPath: string;
+  /** Where Prometheus scrapes the whole platform, when a metrics port was given. */
+  readonly metricsUrl: string | undefined;
   /** Drains HTTP and gRPC, stores the scans still buffered, then closes the database. */
   close(): Promise<void>;
 }
@@ -73,9 +81,12 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: join(options.dataDir, "pglite") });
   // One database behind every service: while it is away they all answer UNAVAILABLE and not ready.
   const readiness = new Readiness([databaseDependency(database)], { logger });
+  // One registry for the whole process: every service's instruments, the in-process RPCs and the edge.
+  const metrics = options.metricsPort === undefined ? noMetrics : processMetrics();
+  registerPoolMetrics(metrics, database);
 
   const local = (modules: GrpcModule[]): Transport =>
-    inProcessTransport({ modules, credentials, logger, token: credentials.serviceToken, readiness });
+    inProcessTransport({ modules, credentials, logger, token: credentials.serviceToken, readiness, metrics });
 
   // The HTTP port listens first: its address is the default short domain the links are made on.
   const handler = lateHandler();
@@ -94,17 +105,18 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     dnsResolver: options.dnsResolver,
     invalidations,
   });
-  const rendering = await buildRendering(options.rendering);
+  const rendering = await buildRendering({ ...options.rendering, metrics });
   const catalog = await buildCatalog({
     db: database.db,
     pageTokenSecret: secrets.pageTokenSecret,
     transports: { tenancy: local([tenancy]), links: local([links]), rendering: local([rendering]) },
     logger,
+    metrics,
   });
   catalog.reconciler.start();
   const modules = [tenancy, catalog, links, rendering];
 
-  const grpc = await serveGrpc({ modules, credentials, logger, host: options.grpcHost, port: options.grpcPort, readiness });
+  const grpc = await serveGrpc({ modules, credentials, logger, host: options.grpcHost, port: options.grpcPort, readiness, metrics });
   const grpcUrl = `http://${urlHost(options.grpcHost)}:${grpc.port}`;
   const adminCredentialPath = writeAdminCredential(options.dataDir, grpcUrl, credentials.adminToken);
 
@@ -116,6 +128,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     countryHeader: options.countryHeader,
     spoolDir: options.scanSpoolDir ?? join(options.dataDir, "scan-spool"),
     logger,
+    metrics,
   });
   let draining = false;
   handler.set(
@@ -125,14 +138,19 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       isDraining: () => draining,
       fallback: redirectPath.handler,
+      metrics,
     }),
   );
+  const metricsHost = options.metricsHost ?? "127.0.0.1";
+  const metricsServer =
+    options.metricsPort === undefined ? undefined : await serveMetrics({ metrics, host: metricsHost, port: options.metricsPort, logger });
 
   return {
     apiUrl: `${ownUrl}/api/v1`,
     shortLinkBaseUrl,
     grpcUrl,
     adminCredentialPath,
+    metricsUrl: metricsServer && `http://${urlHost(metricsHost)}:${metricsServer.port}/metrics`,
     async close() {
       draining = true;
       await Promise.all([http.close(), grpc.close()]);
@@ -142,6 +160,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       await catalog.reconciler.stop();
       await rendering.renderer.close();
       await database.close();
+      await metricsServer?.close();
     },
   };
 }

@@ -2,7 +2,7 @@
 // Configuration: see the README's table.
 import { join } from "node:path";
 import { z } from "zod";
-import { databaseDependency, databaseEnv, openDatabase } from "@qrplatform/db";
+import { databaseDependency, databaseEnv, openDatabase, registerPoolMetrics } from "@qrplatform/db";
 import { inProcessTransport, listenHttp, optionalVar, portVar, Readiness, runGrpcService, secretVar } from "@qrplatform/platform";
 import { buildLinks, memoryInvalidationBus, redirectPathEnv, redisInvalidationBus, startRedirectPath } from "./server.js";
 
@@ -18,8 +18,9 @@ await runGrpcService({
     REDIS_URL: optionalVar(z.string().url()),
     VISITOR_KEY_SECRET: secretVar(),
   }),
-  async start(config, logger) {
+  async start(config, logger, metrics) {
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "links") });
+    registerPoolMetrics(metrics, database);
     const readiness = new Readiness([databaseDependency(database)], { logger });
     // Without Redis an instance hears only its own changes; that is only right for a single instance.
     const invalidations = config.REDIS_URL ? await redisInvalidationBus(config.REDIS_URL, logger) : memoryInvalidationBus(logger);
@@ -37,13 +38,14 @@ await runGrpcService({
     // is away it keeps answering from its cache, and scans wait in the spool.
     const credentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };
     const redirectPath = await startRedirectPath({
-      transport: inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN, readiness }),
+      transport: inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN, readiness, metrics }),
       invalidations,
       visitorKeySecret: config.VISITOR_KEY_SECRET,
       trustedProxies: config.TRUSTED_PROXIES,
       countryHeader: config.COUNTRY_HEADER,
       spoolDir: config.SCAN_SPOOL_DIR ?? join(config.DATA_DIR, "scan-spool"),
       logger,
+      metrics,
     });
     const redirector = await listenHttp({
       handler: redirectPath.handler,

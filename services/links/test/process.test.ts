@@ -41,6 +41,7 @@ beforeAll(async () => {
       GRPC_PORT: String(grpcPort),
       REDIRECT_HOST: "127.0.0.1",
       REDIRECT_PORT: String(redirectPort),
+      METRICS_PORT: "0",
       SHORT_LINK_BASE_URL: `http://127.0.0.1:${redirectPort}`,
       DATA_DIR: dataDir,
       ...(scratch && { DATABASE_URL: scratch.url }),

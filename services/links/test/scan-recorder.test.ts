@@ -8,6 +8,7 @@ import type { Scan } from "@qrplatform/api/links";
 import { scanClassifier, visitorKey } from "../src/scans/classify.js";
 import { ScanRecorder, type SendScans } from "../src/scans/scan-recorder.js";
 import { ScanSpool } from "../src/scans/scan-spool.js";
+import { Metrics } from "@qrplatform/platform";
 import type { RedirectTarget } from "../src/server.js";
 import { logger } from "./support/links-stack.js";
 
@@ -165,5 +166,40 @@ describe("the scan recorder", () => {
       await recorderFor(service.send, 10, new ScanSpool(dir)).close();
       expect(service.stored.size).toBe(5);
     });
-  });
+      it("reports scans buffered, spooled and stored, and the age of the oldest one not stored", async () => {
+      let up = false;
+      const stored: Scan[] = [];
+      const send: SendScans = async (scans) => {
+        if (!up) throw new ConnectError("database away", Code.Unavailable);
+        stored.push(...scans);
+      };
+      let clock = Date.parse("2026-03-01T12:00:00Z");
+      const metrics = new Metrics();
+      const recorder = new ScanRecorder({
+        send,
+        spool: new ScanSpool(dir),
+        classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
+        visitorKeySecret: "k".repeat(32),
+        logger,
+        flushIntervalMs: 10,
+        now: () => new Date(clock),
+        metrics,
+      });
+      const value = async (name: string) => (await metrics.registry.getSingleMetric(name)!.get()).values[0]?.value ?? 0;
+      for (let i = 0; i < 3; i++) recorder.recordRedirect(request("GET", IPHONE), target);
+      expect(await value("qrp_scans_buffered")).toBe(3);
+
+      // The database is away: the scans move to the spool, and the oldest grows older.
+      await until(() => recorder.pending === 0 && readdirSync(dir).some((name) => name.endsWith(".scans")));
+      clock += 120_000;
+      expect([await value("qrp_scans_buffered"), await value("qrp_scans_spooled"), await value("qrp_scans_stored_total")]).toEqual([0, 3, 0]);
+      expect(await value("qrp_scan_oldest_unstored_age_seconds")).toBe(120);
+
+      up = true;
+      await until(() => stored.length === 3, 10_000);
+      await recorder.close();
+      expect([await value("qrp_scans_spooled"), await value("qrp_scans_stored_total")]).toEqual([0, 3]);
+      expect(await value("qrp_scan_oldest_unstored_age_seconds")).toBe(0);
+    });
+});
 });

@@ -11,12 +11,13 @@ await runGrpcService({
     RENDER_CONCURRENCY_PER_ACCOUNT: optionalVar(z.coerce.number().int().min(1)),
     RENDER_QUEUE_PER_ACCOUNT: optionalVar(z.coerce.number().int().min(0)),
   }),
-  async start(config) {
+  async start(config, _logger, metrics) {
     const rendering = await buildRendering({
       cacheBytes: config.RENDER_CACHE_BYTES,
       concurrency: config.RENDER_CONCURRENCY,
       concurrencyPerAccount: config.RENDER_CONCURRENCY_PER_ACCOUNT,
       queuedPerAccount: config.RENDER_QUEUE_PER_ACCOUNT,
+      metrics,
     });
     return { modules: [rendering], close: () => rendering.renderer.close() };
   },

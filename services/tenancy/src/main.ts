@@ -1,14 +1,15 @@
 // The tenancy service as its own process. Configuration: see the README's table.
 import { join } from "node:path";
-import { databaseDependency, databaseEnv, openDatabase } from "@qrplatform/db";
+import { databaseDependency, databaseEnv, openDatabase, registerPoolMetrics } from "@qrplatform/db";
 import { Readiness, runGrpcService, secretVar } from "@qrplatform/platform";
 import { buildTenancy } from "./server.js";
 
 await runGrpcService({
   service: "tenancy",
   env: databaseEnv.extend({ PAGE_TOKEN_SECRET: secretVar() }),
-  async start(config, logger) {
+  async start(config, logger, metrics) {
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "tenancy") });
+    registerPoolMetrics(metrics, database);
     const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: config.PAGE_TOKEN_SECRET });
     return { modules: [tenancy], readiness: new Readiness([databaseDependency(database)], { logger }), close: () => database.close() };
   },

@@ -2,8 +2,11 @@
 import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import { PROCESSES, processEnvironment } from "@qrplatform/platform/layout";
+import { parser as promql } from "@prometheus-io/lezer-promql";
+import { exportedMetricNames } from "./exported-metrics.ts";
 import { ENTRY_POINTS } from "../../build/build.ts";
 import { obtainHelm } from "../helm.ts";
 
@@ -109,7 +112,10 @@ describe("charts/qr-platform", () => {
       expect(container.readinessProbe.grpc).toEqual(name === "links" ? { port: 9090, service: "accepting" } : { port: 9090 });
     }
     const edge = find(manifests, "Deployment", "qrp-edge").spec.template.spec.containers[0];
-    expect(edge.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
+    expect(edge.ports).toEqual([
+      { name: "http", containerPort: 8080, protocol: "TCP" },
+      { name: "metrics", containerPort: 9464, protocol: "TCP" },
+    ]);
     expect(edge.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
     expect(edge.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
   });
@@ -164,6 +170,7 @@ describe("charts/qr-platform", () => {
       SERVICE_TOKEN: internal("SERVICE_TOKEN"),
       REDIS_URL: fromSecret("qrp-redis", "REDIS_URL"),
       PUBLIC_BASE_URL: "https://api.qr.example",
+      METRICS_PORT: "9464",
     });
     for (const name of ["edge", "links"]) expect(envOf(find(render(), "Deployment", `qrp-${name}`))).not.toHaveProperty("REDIS_URL");
   });
@@ -221,8 +228,116 @@ describe("charts/qr-platform", () => {
     expect(pod.spec.containers[0].args).toEqual(["http://qrp-edge:8080/readyz"]);
   });
 
+  describe("metrics", () => {
+    const monitors = [
+      "--set", "metrics.serviceMonitor.enabled=true",
+      "--set", "metrics.podMonitor.enabled=true",
+      "--set", "metrics.prometheusRule.enabled=true",
+    ];
+    const monitoringKinds = ["ServiceMonitor", "PodMonitor", "PrometheusRule"];
+    let exported: ReadonlySet<string>;
+    beforeAll(async () => {
+      exported = await exportedMetricNames();
+    }, 60_000);
+
+    /** The metric names a PromQL expression reads; fails when it does not parse. */
+    function metricsOf(expr: string): string[] {
+      const tree = promql.parse(expr);
+      const names: string[] = [];
+      tree.iterate({
+        enter: (node) => {
+          if (node.type.isError) throw new Error(`not PromQL at ${node.from}: ${expr}`);
+          if (node.name === "Identifier" && node.node.parent?.name === "VectorSelector") names.push(expr.slice(node.from, node.to));
+        },
+      });
+      expect(names.length, expr).toBeGreaterThan(0);
+      return names;
+    }
+    /** A name the processes export: a family's own, or a histogram's _bucket, _sum or _count. */
+    const isExported = (name: string) => exported.has(name) || exported.has(name.replace(/_(bucket|sum|count)$/, ""));
+
+    it("gives every container and every Service a metrics port, and every process its METRICS_PORT", () => {
+      const manifests = render();
+      for (const name of [...grpcServices, "edge"]) {
+        const container = find(manifests, "Deployment", `qrp-${name}`).spec.template.spec.containers[0];
+        expect(container.ports).toContainEqual({ name: "metrics", containerPort: 9464, protocol: "TCP" });
+        expect(envOf(find(manifests, "Deployment", `qrp-${name}`)).METRICS_PORT).toBe("9464");
+        expect(find(manifests, "Service", `qrp-${name}`).spec.ports).toContainEqual({ name: "metrics", port: 9464, targetPort: "metrics", protocol: "TCP" });
+      }
+      expect(manifests.filter((m) => [...monitoringKinds, "ConfigMap"].includes(m.kind))).toEqual([]);
+    });
+
+    it("renders no monitors without the Prometheus operator's API, even when enabled", () => {
+      expect(render(...monitors).filter((m) => monitoringKinds.includes(m.kind))).toEqual([]);
+    });
+
+    it("renders the ServiceMonitor, PodMonitor and PrometheusRule where monitoring.coreos.com/v1 is served", () => {
+      const manifests = render(...monitors, "--set", "metrics.serviceMonitor.labels.release=prom", "--api-versions", "monitoring.coreos.com/v1");
+      const serviceMonitor = find(manifests, "ServiceMonitor", "qrp");
+      const podMonitor = find(manifests, "PodMonitor", "qrp");
+      const rule = find(manifests, "PrometheusRule", "qrp");
+      for (const resource of [serviceMonitor, podMonitor, rule]) expect((resource as unknown as { apiVersion: string }).apiVersion).toBe("monitoring.coreos.com/v1");
+      expect(serviceMonitor.metadata.labels).toMatchObject({ release: "prom" });
+      expect(serviceMonitor.spec.endpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s" }]);
+      expect(podMonitor.spec.podMetricsEndpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s" }]);
+      // Both select every component's Services and pods, and only this release's.
+      for (const name of [...grpcServices, "edge"]) {
+        const service = find(manifests, "Service", `qrp-${name}`);
+        const pod = find(manifests, "Deployment", `qrp-${name}`).spec.template.metadata;
+        expect(service.metadata.labels).toMatchObject(serviceMonitor.spec.selector.matchLabels);
+        expect(pod.labels).toMatchObject(podMonitor.spec.selector.matchLabels);
+      }
+      expect(serviceMonitor.spec.selector.matchLabels).toEqual({ "app.kubernetes.io/name": "qr-platform", "app.kubernetes.io/instance": "qrp" });
+
+      const rules = rule.spec.groups.flatMap((group: { rules: unknown[] }) => group.rules) as {
+        alert: string;
+        expr: string;
+        for: string;
+        labels: { severity: string };
+        annotations: { summary: string; description: string };
+      }[];
+      expect(rules.map((r) => r.alert).sort()).toEqual(["QrpApiServerErrors", "QrpRedirectLatencyHigh", "QrpRpcServerFaults", "QrpScansNotStored"]);
+      for (const r of rules) {
+        expect(r.for, r.alert).toMatch(/^\d+m$/);
+        expect(["warning", "critical"]).toContain(r.labels.severity);
+        expect(r.annotations.summary.length).toBeGreaterThan(10);
+        expect(r.annotations.description.length).toBeGreaterThan(60);
+        for (const name of metricsOf(r.expr)) expect(isExported(name), `${r.alert} reads ${name}`).toBe(true);
+      }
+      const byAlert = Object.fromEntries(rules.map((r) => [r.alert, r.expr]));
+      expect(byAlert.QrpScansNotStored).toMatch(/> 600\s*$/);
+      expect(byAlert.QrpRedirectLatencyHigh).toMatch(/> 0.25\s*$/);
+      const tuned = render(...monitors, "--set", "metrics.prometheusRule.scansNotStoredMinutes=3", "--api-versions", "monitoring.coreos.com/v1");
+      expect(JSON.stringify(find(tuned, "PrometheusRule", "qrp").spec)).toContain("> 180");
+    });
+
+    it("ships the Grafana dashboard as a labelled ConfigMap, querying only metrics the processes export", () => {
+      const file = readFileSync(resolve(chart, "dashboards/qr-platform.json"), "utf8");
+      const configMap = find(render("--set", "metrics.dashboards.enabled=true"), "ConfigMap", "qrp-dashboards");
+      expect(configMap.metadata.labels).toMatchObject({ grafana_dashboard: "1" });
+      expect((configMap as unknown as { data: Record<string, string> }).data["qr-platform.json"]).toBe(file.trimEnd());
+      const dashboard = JSON.parse(file) as { uid: string; panels: { type: string; targets?: { expr: string }[] }[] };
+      expect(dashboard.uid).toBe("qr-platform");
+      const exprs = dashboard.panels.flatMap((panel) => panel.targets ?? []).map((target) => target.expr);
+      expect(exprs.length).toBeGreaterThan(15);
+      const queried = new Set<string>();
+      // Grafana's variables are replaced as Grafana does before the query reaches Prometheus.
+      for (const expr of exprs) for (const name of metricsOf(expr.replaceAll("$__rate_interval", "1m").replaceAll("$namespace", "default"))) queried.add(name);
+      expect([...queried].filter((name) => !isExported(name))).toEqual([]);
+      // Every series the issue names has a panel.
+      for (const name of ["http_server_request_duration_seconds_count", "grpc_server_handled_total", "qrp_redirects_total", "qrp_scans_buffered", "qrp_scans_spooled",
+        "qrp_scans_stored_total", "qrp_scan_oldest_unstored_age_seconds", "qrp_quota_decisions_total", "qrp_render_cache_total", "qrp_db_pool_connections",
+        "nodejs_eventloop_lag_p99_seconds"]) {
+        expect(queried, name).toContain(name);
+      }
+    });
+  });
+
   it("refuses values that break the schema, and missing required values", () => {
     const cases: string[][] = [
+      ["--set", "metrics.port=0"],
+      ["--set", "metrics.serviceMonitor.interval=often"],
+      ["--set", "metrics.prometheusRule.serverErrorRatio=2"],
       ["--set-string", "tenancy.replicas=two"],
       ["--set", "customDomainScheme=ftp"],
       ["--set", "edge.service.port=70000"],

@@ -1,3 +1,5 @@
+import { noMetrics, type Metrics } from "@qrplatform/platform";
+import type { Counter } from "prom-client";
 import type { CatalogDeps } from "../deps.js";
 import { finishDelete, syncFromLink, undoCreate } from "./link-consistency.js";
 import { claimStalePending } from "./qr-codes.repository.js";
@@ -26,6 +28,14 @@ export interface ReconcileReport {
 
 const BATCH = 100;
 
+/** The `repair` label of each count in a report: a fixed set, whatever the rows were. */
+const REPAIR_LABELS: Record<keyof ReconcileReport, string> = {
+  createsUndone: "create_undone",
+  updatesSettled: "update_settled",
+  deletesFinished: "delete_finished",
+  failed: "failed",
+};
+
 /**
  * Finds what a crash (of the catalog, of the links service, or of the network between them) left
  * behind, and repairs it: every code and link change is recorded as pending before the link is
@@ -37,18 +47,33 @@ export class QrCodeReconciler {
   private running: Promise<unknown> | undefined;
   /** Everything repaired since the process started. */
   readonly totals: ReconcileReport = { createsUndone: 0, updatesSettled: 0, deletesFinished: 0, failed: 0 };
+  private readonly repairs: Counter<"repair">;
+  private readonly passes: Counter<"result">;
 
   constructor(
     private readonly deps: CatalogDeps,
     private readonly options: ReconcilerOptions = DEFAULT_RECONCILER_OPTIONS,
-  ) {}
+    metrics: Metrics = noMetrics,
+  ) {
+    // Repairs are rare; a rising count means processes crash or the links service is unreachable mid-change.
+    this.repairs = metrics.counter({
+      name: "qrp_reconcile_repairs_total",
+      help: "QR-code changes left unfinished by a crash that the reconciler repaired (or failed to repair), by repair.",
+      labelNames: ["repair"],
+    });
+    this.passes = metrics.counter({ name: "qrp_reconcile_passes_total", help: "Reconciler passes, by result (ok, error).", labelNames: ["result"] });
+  }
 
   /** Starts the periodic passes; the first runs at once, which repairs what a crash before this start left. */
   start(): void {
     if (this.timer) return;
     const tick = () => {
       this.running = this.runOnce()
-        .catch((error: unknown) => this.deps.logger.warn({ err: error }, "QR-code reconciliation pass failed; retrying next interval"))
+        .then(() => this.passes.inc({ result: "ok" }))
+        .catch((error: unknown) => {
+          this.passes.inc({ result: "error" });
+          this.deps.logger.warn({ err: error }, "QR-code reconciliation pass failed; retrying next interval");
+        })
         .finally(() => {
           this.running = undefined;
           if (this.timer) this.timer = setTimeout(tick, this.options.intervalMs).unref();
@@ -89,7 +114,10 @@ export class QrCodeReconciler {
       }
       if (claimed.length < BATCH) break;
     }
-    for (const key of Object.keys(report) as (keyof ReconcileReport)[]) this.totals[key] += report[key];
+    for (const key of Object.keys(report) as (keyof ReconcileReport)[]) {
+      this.totals[key] += report[key];
+      if (report[key] > 0) this.repairs.inc({ repair: REPAIR_LABELS[key] }, report[key]);
+    }
     if (report.createsUndone + report.updatesSettled + report.deletesFinished + report.failed > 0) {
       this.deps.logger.info({ ...report }, "reconciled QR codes with their links");
     }

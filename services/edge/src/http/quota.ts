@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { RateLimiterMemory, RateLimiterRedis, RLWrapperTimeouts, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { createClient } from "redis";
 import type { Account, Plan } from "@qrplatform/api/tenancy";
+import { noMetrics, type Metrics } from "@qrplatform/platform";
 import { callerOf } from "./auth.js";
 import { ApiError } from "./api-error.js";
 
@@ -128,12 +129,21 @@ function setRateLimitHeaders(res: Response, limit: number, remaining: number, re
  * Counts the request against the caller's hourly quota, after authentication (a refused key costs
  * nothing). Every counted response carries RateLimit-Limit, -Remaining and -Reset (seconds until the
  * window ends); past the limit the answer is 429 `rate_limited` with Retry-After equal to the reset.
+ * Each decision is counted in `qrp_quota_decisions_total{decision}`: admitted, refused, or unlimited.
  */
-export function hourlyQuota(store: QuotaStore): RequestHandler {
+export function hourlyQuota(store: QuotaStore, metrics: Metrics = noMetrics): RequestHandler {
+  const decisions = metrics.counter({
+    name: "qrp_quota_decisions_total",
+    help: "Hourly-quota decisions on API requests: admitted, refused (429 rate_limited), unlimited (no limit set).",
+    labelNames: ["decision"],
+  });
   return async (_req, res, next) => {
     const caller = callerOf(res);
     const configured = hourlyLimitOf(caller.account, caller.plan);
-    if (configured === undefined) return next();
+    if (configured === undefined) {
+      decisions.inc({ decision: "unlimited" });
+      return next();
+    }
     const limit = Number(configured);
     const { count, msBeforeReset } = limit > 0 ? await store.count(caller.apiKeyId) : { count: 0, msBeforeReset: QUOTA_WINDOW_SECONDS * 1000 };
     const admitted = limit > 0 && count <= limit;
@@ -141,6 +151,7 @@ export function hourlyQuota(store: QuotaStore): RequestHandler {
     const resetSeconds = Math.max(1, Math.ceil(msBeforeReset / 1000));
     // Set on the response itself, so the 429 below carries them too.
     setRateLimitHeaders(res, limit, remaining, resetSeconds);
+    decisions.inc({ decision: admitted ? "admitted" : "refused" });
     if (!admitted) {
       throw new ApiError(
         429,

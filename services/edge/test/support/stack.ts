@@ -45,6 +45,8 @@ export interface Stack {
   readonly grpcUrls?: Readonly<Record<Exclude<ProcessName, "edge">, string>>;
   /** The processes shape's processes, to kill and start again. */
   readonly processes?: Record<ProcessName, StackProcess>;
+  /** The processes shape's Prometheus endpoints (`…/metrics`), by process. */
+  readonly metricsUrls?: Readonly<Record<ProcessName, string>>;
   /** The rendering service's renderer; only in the in-process shape. */
   readonly renderer?: Renderer;
   close(): Promise<void>;
@@ -199,6 +201,7 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     host: "127.0.0.1",
     ports,
     redirectPort: await freePort(),
+    metricsPorts: Object.fromEntries(await Promise.all(START_ORDER.map(async (name) => [name, await freePort()]))) as Record<ProcessName, number>,
     secrets: { SERVICE_TOKEN: credentials.serviceToken, ADMIN_TOKEN: credentials.adminToken, PAGE_TOKEN_SECRET: pageTokenSecret, VISITOR_KEY_SECRET: "v".repeat(32) },
     databaseUrl,
     redisUrl: process.env.REDIS_URL,
@@ -246,6 +249,7 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     databaseUrl,
     grpcUrls: { tenancy: url("tenancy"), links: url("links"), rendering: url("rendering"), catalog: url("catalog") },
     processes,
+    metricsUrls: Object.fromEntries(START_ORDER.map((name) => [name, `http://127.0.0.1:${placement.metricsPorts[name]}/metrics`])) as Record<ProcessName, string>,
     close: stopAll,
   };
 }

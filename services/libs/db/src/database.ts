@@ -27,6 +27,8 @@ export interface Database {
   readonly db: Kysely<any>;
   /** Which engine is behind `db`. */
   readonly engine: "postgres" | "pglite";
+  /** The connection pool's counts right now; only Postgres has a pool (PGlite is one connection in-process). */
+  poolConnections?(): PoolConnections;
   /** Resolves once the database answers a trivial query; rejects with the driver's error when it cannot. */
   check(): Promise<void>;
   /** Closes every connection; PGlite keeps the process alive until this is called. */
@@ -35,6 +37,16 @@ export interface Database {
 
 // Timestamps and counts come back as JS values the same way on both engines.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+/** How the connections to a Postgres server are used. */
+export interface PoolConnections {
+  /** Connections open, busy or idle. */
+  total: number;
+  /** Open connections no query holds. */
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+}
 
 /** Opens the database the configuration names. */
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
@@ -57,7 +69,13 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     pool.on("connect", (client) => client.on("error", () => {}));
     pool.on("error", () => {});
     const db = new Kysely({ dialect: new PostgresDialect({ pool }), log: traceQuery });
-    return { db, engine: "postgres", check: () => checkOf(db), close: () => db.destroy() };
+    return {
+      db,
+      engine: "postgres",
+      poolConnections: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      check: () => checkOf(db),
+      close: () => db.destroy(),
+    };
   }
   if (!config.dataDir.startsWith("memory://")) mkdirSync(config.dataDir, { recursive: true });
   const pglite = await PGlite.create(config.dataDir, { parsers: { 20: (value: string) => Number(value) } });

@@ -4,3 +4,4 @@ export * from "./migrate.js";
 export * from "./config.js";
 export * from "./keyset.js";
 export * from "./unavailable.js";
+export * from "./pool-metrics.js";

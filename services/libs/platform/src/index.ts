@@ -1,5 +1,5 @@
 // @qrplatform/platform: what every qrplatform process shares: configuration, logging, the error model,
-// page tokens, graceful shutdown, tracing, and hosting or calling gRPC services.
+// page tokens, graceful shutdown, tracing, metrics, and hosting or calling gRPC services.
 export * from "./config.js";
 export * from "./logger.js";
 export * from "./errors.js";
@@ -20,3 +20,6 @@ export * from "./grpc/transport-failures.js";
 export * from "./grpc/process.js";
 export * from "./slug.js";
 export * from "./telemetry/index.js";
+export * from "./metrics/metrics.js";
+export * from "./metrics/metrics-server.js";
+export * from "./metrics/rpc-metrics.js";

@@ -15,6 +15,8 @@ export interface ProcessSpec {
   readonly entry: string;
   /** Its port when the processes run side by side on one machine: gRPC for a service, HTTP for the edge. */
   readonly localPort: number;
+  /** Its Prometheus /metrics port when the processes run side by side (alone on a host, each uses 9464). */
+  readonly localMetricsPort: number;
   /** The services it calls, each reached at <NAME>_URL. */
   readonly calls: readonly ServiceName[];
   /** Whether it keeps data in PostgreSQL (DATABASE_URL; its own schema). */
@@ -31,6 +33,7 @@ export const PROCESSES: Readonly<Record<ProcessName, ProcessSpec>> = {
   tenancy: {
     entry: "services/tenancy/src/main.ts",
     localPort: 9091,
+    localMetricsPort: 9464,
     calls: [],
     database: true,
     redis: false,
@@ -39,15 +42,17 @@ export const PROCESSES: Readonly<Record<ProcessName, ProcessSpec>> = {
   links: {
     entry: "services/links/src/main.ts",
     localPort: 9092,
+    localMetricsPort: 9465,
     calls: [],
     database: true,
     redis: true,
     secrets: [...SERVICE_SECRETS, "PAGE_TOKEN_SECRET", "VISITOR_KEY_SECRET"],
   },
-  rendering: { entry: "services/rendering/src/main.ts", localPort: 9093, calls: [], database: false, redis: false, secrets: SERVICE_SECRETS },
+  rendering: { entry: "services/rendering/src/main.ts", localPort: 9093, localMetricsPort: 9466, calls: [], database: false, redis: false, secrets: SERVICE_SECRETS },
   catalog: {
     entry: "services/catalog/src/main.ts",
     localPort: 9094,
+    localMetricsPort: 9467,
     calls: ["tenancy", "links", "rendering"],
     database: true,
     redis: false,
@@ -56,6 +61,7 @@ export const PROCESSES: Readonly<Record<ProcessName, ProcessSpec>> = {
   edge: {
     entry: "services/edge/src/main.ts",
     localPort: 8080,
+    localMetricsPort: 9468,
     calls: ["tenancy", "catalog", "links", "rendering"],
     database: false,
     redis: true,
@@ -77,6 +83,8 @@ export interface Placement {
   readonly ports: Readonly<Record<ProcessName, number>>;
   /** The links service's redirector port. */
   readonly redirectPort: number;
+  /** Each process's /metrics port; each uses its default (9464) when unset. */
+  readonly metricsPorts?: Readonly<Record<ProcessName, number>>;
   /** The short domain links are made on; by default the redirector's own address. */
   readonly shortLinkBaseUrl?: string;
   readonly secrets: Readonly<Record<InternalSecret, string>>;
@@ -94,6 +102,10 @@ export function processEnvironment(name: ProcessName, placement: Placement): Rec
     name === "edge"
       ? { HOST: placement.host, PORT: String(placement.ports.edge) }
       : { GRPC_HOST: placement.host, GRPC_PORT: String(placement.ports[name]), DATA_DIR: placement.dataDir };
+  if (placement.metricsPorts) {
+    env.METRICS_HOST = placement.host;
+    env.METRICS_PORT = String(placement.metricsPorts[name]);
+  }
   for (const service of spec.calls) env[`${service.toUpperCase()}_URL`] = url(service);
   for (const secret of spec.secrets) env[secret] = placement.secrets[secret];
   if (spec.database && placement.databaseUrl) env.DATABASE_URL = placement.databaseUrl;

@@ -55,7 +55,8 @@ export interface ServiceProcess {
 export function spawnService(entry: string, env: Record<string, string>): ServiceProcess {
   const child = spawn(process.execPath, ["--import", "tsx", entry], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? "", ...env },
+    // Metrics on any free port unless the test names one: processes of parallel tests never collide on 9464.
+    env: { PATH: process.env.PATH ?? "", METRICS_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";
@@ -126,4 +127,51 @@ export async function settledCount(read: () => Promise<number>, expected: number
   while ((await read()) < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   await new Promise((resolve) => setTimeout(resolve, 600));
   return read();
+}
+
+/** One scrape of a `/metrics` endpoint, parsed by a Prometheus text-format parser. */
+export interface Scrape {
+  /** The metric families' names. */
+  readonly names: ReadonlySet<string>;
+  /**
+   * The sum of the samples of `name` whose labels include `labels`: a counter's or gauge's value, a
+   * histogram's `_count`; 0 when there is none.
+   */
+  value(name: string, labels?: Record<string, string>): number;
+  /** The label sets of a family's samples (a histogram's: those of its `_count`). */
+  labelSets(name: string): Record<string, string>[];
+}
+
+/**
+ * Fetches and parses `/metrics` with promotel's parser of the text exposition format (into Prometheus
+ * remote-write time series); fails unless it answers 200 in that format and every line parses.
+ */
+export async function scrapeMetrics(url: string): Promise<Scrape> {
+  const { parse } = await import("@platformatic/promotel");
+  const res = await fetch(url);
+  if (res.status !== 200) throw new Error(`${url} answered ${res.status}`);
+  if (!res.headers.get("content-type")?.startsWith("text/plain; version=0.0.4")) {
+    throw new Error(`${url} is not in the Prometheus text format: ${res.headers.get("content-type")}`);
+  }
+  const written = parse(await res.text());
+  // A series: its family's name and its own labels. The parser names the family and a histogram's
+  // part (bucket, sum, count) in labels of its own.
+  const series = (written.timeseries ?? []).map((timeseries) => {
+    const labels: Record<string, string> = {};
+    for (const label of timeseries.labels ?? []) labels[label.name!] = label.value!;
+    const { __metric_name: family = labels.__name__ ?? "", __suffix: part, __name__: _name, ...own } = labels;
+    return { family, part, labels: own, value: Number(timeseries.samples?.[0]?.value ?? 0) };
+  });
+  const names = new Set((written.metadata ?? []).map((family) => family.metric_family_name ?? ""));
+  for (const sample of series) names.add(sample.family);
+  // Counters and gauges have no part; histograms are read by their count.
+  const counted = (name: string) => series.filter((sample) => sample.family === name && (sample.part === undefined || sample.part === "count"));
+  return {
+    names,
+    value: (name, labels = {}) =>
+      counted(name)
+        .filter((sample) => Object.entries(labels).every(([key, value]) => sample.labels[key] === value))
+        .reduce((total, sample) => total + sample.value, 0),
+    labelSets: (name) => counted(name).map((sample) => sample.labels),
+  };
 }

@@ -1,7 +1,7 @@
 import type { RequestListener } from "node:http";
 import type { Transport } from "@connectrpc/connect";
 import { z } from "zod";
-import { optionalVar, type Logger } from "@qrplatform/platform";
+import { noMetrics, optionalVar, type Logger, type Metrics } from "@qrplatform/platform";
 import { scanClassifier } from "../scans/classify.js";
 import { openCountryDatabase } from "../scans/country.js";
 import { ScanRecorder, sendVia } from "../scans/scan-recorder.js";
@@ -41,6 +41,8 @@ export interface RedirectPathOptions {
   /** Where scans wait on disk while they cannot be stored (and survive a hard kill); in memory when unset. */
   spoolDir?: string | undefined;
   logger: Logger;
+  /** Where redirects by outcome and the scans' way to the database are reported. */
+  metrics?: Metrics;
 }
 
 /** The short-link request listener, and how to stop it without losing a scan. */
@@ -57,6 +59,7 @@ export interface RedirectPath {
  */
 export async function startRedirectPath(options: RedirectPathOptions): Promise<RedirectPath> {
   const { logger } = options;
+  const metrics = options.metrics ?? noMetrics;
   const cache = cachedResolver(resolveVia(options.transport), options.invalidations);
   const recorder = new ScanRecorder({
     send: sendVia(options.transport),
@@ -68,9 +71,10 @@ export async function startRedirectPath(options: RedirectPathOptions): Promise<R
     visitorKeySecret: options.visitorKeySecret,
     spool: options.spoolDir === undefined ? undefined : new ScanSpool(options.spoolDir),
     logger,
+    metrics,
   });
   return {
-    handler: buildRedirector({ resolve: cache.resolve, logger, onRedirect: (req, target) => recorder.recordRedirect(req, target) }),
+    handler: buildRedirector({ resolve: cache.resolve, logger, metrics, onRedirect: (req, target) => recorder.recordRedirect(req, target) }),
     recorder,
     async close() {
       await recorder.close();

@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { RedirectService } from "@qrplatform/api/links";
-import { traceHttpRequest, type Logger } from "@qrplatform/platform";
+import { noMetrics, secondsSince, traceHttpRequest, type Logger, type Metrics } from "@qrplatform/platform";
 import { couldBeSlug } from "../links/slugs.js";
 import { NOT_FOUND_PAGE, PAUSED_PAGE, UNAVAILABLE_PAGE } from "./pages.js";
 
@@ -37,6 +37,31 @@ export interface RedirectorOptions {
   logger: Logger;
   /** Called for every 302 after it is sent; decides itself what counts as a scan. */
   onRedirect?: (req: IncomingMessage, target: RedirectTarget) => void;
+  /** Where answers are counted by outcome and timed. */
+  metrics?: Metrics;
+}
+
+/** How a short-link request was answered: the `outcome` label, a fixed set. */
+export type RedirectOutcome = "redirected" | "paused" | "not_found" | "unavailable" | "method_not_allowed";
+
+/** Buckets of the redirect path: a cached answer takes well under a millisecond, a lookup a few. */
+const REDIRECT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+function redirectMetrics(metrics: Metrics) {
+  const answered = metrics.counter({
+    name: "qrp_redirects_total",
+    help: "Short-link requests by outcome: redirected, paused, not_found, unavailable (the database away and the link not cached), method_not_allowed.",
+    labelNames: ["outcome"],
+  });
+  const duration = metrics.histogram({
+    name: "qrp_redirect_duration_seconds",
+    help: "Time from a short-link request to its answer, in seconds.",
+    buckets: REDIRECT_BUCKETS,
+  });
+  return (outcome: RedirectOutcome, startedAt: number) => {
+    answered.inc({ outcome });
+    duration.observe(secondsSince(startedAt));
+  };
 }
 
 // A Location is only ever sent if it is plain visible ASCII, whatever the resolver returned.
@@ -53,6 +78,7 @@ const SAFE_LOCATION = /^https?:\/\/[\x21-\x7e]+$/;
  */
 export function buildRedirector(options: RedirectorOptions): RequestListener {
   const { resolve, logger, onRedirect } = options;
+  const answered = redirectMetrics(options.metrics ?? noMetrics);
 
   const send = (res: ServerResponse, status: number, body: Buffer, headers: Record<string, string> = {}) => {
     res.writeHead(status, {
@@ -74,27 +100,34 @@ export function buildRedirector(options: RedirectorOptions): RequestListener {
     logger.debug({ method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, "short link");
 
   const redirect = (req: IncomingMessage, res: ServerResponse) => {
-    if (logger.isLevelEnabled("debug")) {
-      const started = performance.now();
-      res.once("finish", () => logAccess(req, res, started));
-    }
+    const startedAt = performance.now();
+    if (logger.isLevelEnabled("debug")) res.once("finish", () => logAccess(req, res, startedAt));
     if (req.method !== "GET" && req.method !== "HEAD") {
       send(res, 405, NOT_FOUND_PAGE, { Allow: "GET, HEAD" });
+      answered("method_not_allowed", startedAt);
       return;
     }
     const slug = slugOf(req.url ?? "");
     const host = req.headers.host;
     if (slug === undefined || !host) {
       send(res, 404, NOT_FOUND_PAGE);
+      answered("not_found", startedAt);
       return;
     }
     resolve(host, slug).then(
       (target) => {
-        if (!target) return send(res, 404, NOT_FOUND_PAGE);
-        if (target.paused) return send(res, 404, PAUSED_PAGE);
+        if (!target) {
+          send(res, 404, NOT_FOUND_PAGE);
+          return answered("not_found", startedAt);
+        }
+        if (target.paused) {
+          send(res, 404, PAUSED_PAGE);
+          return answered("paused", startedAt);
+        }
         if (!SAFE_LOCATION.test(target.location)) {
           logger.error({ linkId: target.linkId }, "refusing to redirect to a location that is not plain ASCII");
-          return send(res, 404, NOT_FOUND_PAGE);
+          send(res, 404, NOT_FOUND_PAGE);
+          return answered("not_found", startedAt);
         }
         // No Referrer-Policy here: the destination sees the page the scan came from, as with any link.
         res.writeHead(302, {
@@ -104,6 +137,7 @@ export function buildRedirector(options: RedirectorOptions): RequestListener {
           "X-Content-Type-Options": "nosniff",
         });
         res.end();
+        answered("redirected", startedAt);
         try {
           onRedirect?.(req, target);
         } catch (error) {
@@ -114,6 +148,7 @@ export function buildRedirector(options: RedirectorOptions): RequestListener {
       (error: unknown) => {
         logger.error({ err: error, host, slug }, "could not resolve a short link");
         send(res, 503, UNAVAILABLE_PAGE, { "Retry-After": "5" });
+        answered("unavailable", startedAt);
       },
     );
   };

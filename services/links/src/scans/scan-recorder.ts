@@ -4,10 +4,11 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { RedirectService, ScanSchema, type Scan } from "@qrplatform/api/links";
-import { withSpan, type Logger } from "@qrplatform/platform";
+import { noMetrics, withSpan, type Logger, type Metrics } from "@qrplatform/platform";
+import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../redirects/redirector.js";
 import { visitorKey, type ScanFacts } from "./classify.js";
-import type { ScanSpool } from "./scan-spool.js";
+import { oldestOf, type ScanSpool } from "./scan-spool.js";
 
 /** How often buffered scans are sent (or spooled while sends fail): what a hard kill can lose at most. */
 const FLUSH_INTERVAL_MS = 250;
@@ -37,6 +38,8 @@ export interface ScanRecorderOptions {
   logger: Logger;
   flushIntervalMs?: number;
   now?: () => Date;
+  /** Where the scans' way to the database is reported: buffered, spooled, stored, dropped, and the oldest's age. */
+  metrics?: Metrics;
 }
 
 /**
@@ -59,11 +62,32 @@ export class ScanRecorder {
   private failures = 0;
   private nextAttemptAt = 0;
   private dropped = 0;
+  private readonly stored: Counter;
+  private readonly lost: Counter<"reason">;
 
   constructor(private readonly options: ScanRecorderOptions) {
     this.flushIntervalMs = options.flushIntervalMs ?? FLUSH_INTERVAL_MS;
     this.now = options.now ?? (() => new Date());
     this.spool = options.spool;
+    const metrics = options.metrics ?? noMetrics;
+    this.stored = metrics.counter({ name: "qrp_scans_stored_total", help: "Scans committed to the database." });
+    this.lost = metrics.counter({
+      name: "qrp_scans_dropped_total",
+      help: "Scans given up, by reason: buffer_full (neither stored nor spooled for long), refused (a batch the links service rejected).",
+      labelNames: ["reason"],
+    });
+    metrics.gaugeOnScrape({ name: "qrp_scans_buffered", help: "Scans waiting in memory to be stored." }, (gauge) => gauge.set(this.buffer.length));
+    metrics.gaugeOnScrape({ name: "qrp_scans_spooled", help: "Scans waiting on disk (SCAN_SPOOL_DIR) to be stored." }, (gauge) =>
+      gauge.set(this.spool?.scans ?? 0),
+    );
+    // Zero when nothing waits: an alert on this age fires when scans stop reaching the database.
+    metrics.gaugeOnScrape(
+      { name: "qrp_scan_oldest_unstored_age_seconds", help: "Age of the oldest scan not yet stored (buffered or spooled), in seconds; 0 when none waits." },
+      (gauge) => {
+        const oldest = this.oldestUnstoredTime();
+        gauge.set(oldest === undefined ? 0 : Math.max(0, (this.now().getTime() - oldest) / 1000));
+      },
+    );
     this.spooled = this.spool !== undefined;
     if (this.spooled) this.schedule(0);
   }
@@ -74,6 +98,7 @@ export class ScanRecorder {
     const facts = this.options.classify(req);
     if (facts.automated) return;
     if (this.buffer.length >= MAX_BUFFERED) {
+      this.lost.inc({ reason: "buffer_full" });
       if (this.dropped++ % 10_000 === 0) this.options.logger.error({ dropped: this.dropped }, "scan buffer is full: dropping scans");
       return;
     }
@@ -97,6 +122,14 @@ export class ScanRecorder {
   /** Scans waiting in memory to be stored. */
   get pending(): number {
     return this.buffer.length;
+  }
+
+  /** When the oldest scan waiting in memory or on disk was made; the buffer is in the order scans came. */
+  private oldestUnstoredTime(): number | undefined {
+    const spooled = this.spool?.oldestScanTime;
+    const buffered = this.buffer.length > 0 ? oldestOf(this.buffer.slice(0, 1)) : undefined;
+    if (spooled === undefined) return buffered;
+    return buffered === undefined ? spooled : Math.min(spooled, buffered);
   }
 
   /** Sends every buffered and spooled scan, retrying until the timeout; what is left then is spooled, or logged as lost. */
@@ -178,8 +211,10 @@ export class ScanRecorder {
     try {
       // A batch is a trace of its own (sampled like redirects): RecordScans down to its INSERT.
       await withSpan("record scans", { hotPath: true, attributes: { "qrplatform.scans.count": batch.length } }, () => this.options.send(batch));
+      this.stored.inc(batch.length);
     } catch (error) {
       if (!(error instanceof ConnectError && error.code === Code.InvalidArgument)) throw error;
+      this.lost.inc({ reason: "refused" }, batch.length);
       // Retrying cannot help a batch the service refuses; keeping it would block every later scan.
       this.options.logger.error({ err: error, scans: batch.length }, "dropping a batch of scans the links service refused");
     }

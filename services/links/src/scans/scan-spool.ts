@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { RecordScansRequestSchema, type Scan } from "@qrplatform/api/links";
 
 const SUFFIX = ".scans";
@@ -20,6 +21,11 @@ interface SpooledBatch {
  */
 export class ScanSpool {
   private created: Promise<unknown> | undefined;
+  /**
+   * The batches on disk this process knows the size of (it wrote or read them), by file: their scans
+   * and the time of the oldest. Batches of an earlier run count once they are read, on their replay.
+   */
+  private readonly known = new Map<string, { scans: number; oldest: number }>();
 
   constructor(private readonly dir: string) {}
 
@@ -39,6 +45,21 @@ export class ScanSpool {
       await file.close();
     }
     await rename(temporary, join(this.dir, name + SUFFIX));
+    this.known.set(join(this.dir, name + SUFFIX), { scans: scans.length, oldest: oldestOf(scans) });
+  }
+
+  /** Scans on disk, as far as this process knows. */
+  get scans(): number {
+    let total = 0;
+    for (const batch of this.known.values()) total += batch.scans;
+    return total;
+  }
+
+  /** The time (ms since the epoch) of the oldest scan on disk this process knows of, if any. */
+  get oldestScanTime(): number | undefined {
+    let oldest: number | undefined;
+    for (const batch of this.known.values()) oldest = Math.min(oldest ?? batch.oldest, batch.oldest);
+    return oldest;
   }
 
   /** The spooled batches, oldest first, listed once. */
@@ -53,9 +74,23 @@ export class ScanSpool {
     return names.map((name) => {
       const path = join(this.dir, name);
       return {
-        read: async () => fromBinary(RecordScansRequestSchema, await readFile(path)).scans,
-        remove: () => rm(path, { force: true }),
+        read: async () => {
+          const scans = fromBinary(RecordScansRequestSchema, await readFile(path)).scans;
+          this.known.set(path, { scans: scans.length, oldest: oldestOf(scans) });
+          return scans;
+        },
+        remove: async () => {
+          await rm(path, { force: true });
+          this.known.delete(path);
+        },
       };
     });
   }
+}
+
+/** The time of a batch's oldest scan, in milliseconds since the epoch. */
+export function oldestOf(scans: readonly Scan[]): number {
+  let oldest = Infinity;
+  for (const scan of scans) if (scan.scanTime) oldest = Math.min(oldest, timestampMs(scan.scanTime));
+  return oldest === Infinity ? Date.now() : oldest;
 }

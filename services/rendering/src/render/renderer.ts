@@ -10,7 +10,8 @@ import {
   type RenderQrCodeRequest,
   type RenderQrCodeResponse,
 } from "@qrplatform/api/rendering";
-import { invalidArgument, type FieldProblem } from "@qrplatform/platform";
+import { invalidArgument, noMetrics, type FieldProblem, type Metrics } from "@qrplatform/platform";
+import type { Counter } from "prom-client";
 import { LRUCache } from "lru-cache";
 import sharp from "sharp";
 import { contentProblem, DESIGN_LIMITS, normalizeDesign } from "../design/design-rules.js";
@@ -56,6 +57,8 @@ export interface RendererOptions {
   readonly queuedPerAccount?: number;
   /** What draws the images; worker threads (RenderPool) unless a test passes its own. */
   readonly drawer?: Drawer;
+  /** Where cache hits and misses, cached bytes and waiting renders are reported. */
+  readonly metrics?: Metrics;
 }
 
 /** Draws one image; an abort of `signal` stops the drawing and rejects. */
@@ -91,6 +94,7 @@ export class Renderer {
   private readonly inFlight = new Map<string, Flight>();
   private readonly queue: RenderQueue;
   private readonly drawer: Drawer;
+  private readonly lookups: Counter<"result">;
   /** How many images were actually drawn; the cache's hits are the rest. */
   renders = 0;
 
@@ -103,6 +107,14 @@ export class Renderer {
       queuedPerAccount: options.queuedPerAccount ?? RENDER_DEFAULTS.queuedPerAccount,
     });
     this.drawer = options.drawer ?? new RenderPool(concurrency);
+    const metrics = options.metrics ?? noMetrics;
+    this.lookups = metrics.counter({
+      name: "qrp_render_cache_total",
+      help: "Image requests by how the cache answered: hit, miss (drawn), or joined (waited for the same image being drawn).",
+      labelNames: ["result"],
+    });
+    metrics.gaugeOnScrape({ name: "qrp_render_cache_bytes", help: "Bytes of rendered images held in the cache." }, (gauge) => gauge.set(this.cachedBytes));
+    metrics.gaugeOnScrape({ name: "qrp_renders_queued", help: "Renders waiting for their account's turn." }, (gauge) => gauge.set(this.queuedRenders));
   }
 
   /** Bytes of images held by the cache. */
@@ -153,8 +165,12 @@ export class Renderer {
    */
   private cached(key: string, account: string, signal: AbortSignal | undefined, draw: (signal: AbortSignal) => Promise<RenderedImage>): Promise<RenderedImage> {
     const hit = this.cache.get(key);
-    if (hit) return Promise.resolve(hit);
+    if (hit) {
+      this.lookups.inc({ result: "hit" });
+      return Promise.resolve(hit);
+    }
     let flight = this.inFlight.get(key);
+    this.lookups.inc({ result: flight ? "joined" : "miss" });
     if (!flight) {
       const abandon = new AbortController();
       const started: Flight = {

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { logLevelVar, portVar, readConfig, secretVar } from "../config.js";
 import { createLogger, type Logger } from "../logger.js";
+import { noMetrics, processMetrics, type Metrics } from "../metrics/metrics.js";
+import { metricsEnv, serveMetrics } from "../metrics/metrics-server.js";
 import { onShutdownSignal } from "../shutdown.js";
 import { startTelemetry } from "../telemetry/sdk.js";
 import type { InternalCredentials } from "./credentials.js";
@@ -14,7 +16,7 @@ export const grpcServiceEnv = z.object({
   SERVICE_TOKEN: secretVar(),
   ADMIN_TOKEN: secretVar(),
   LOG_LEVEL: logLevelVar(),
-});
+}).merge(metricsEnv);
 
 /** What a service's main.ts starts: its modules and whatever must be closed after the server stops. */
 export interface StartedService {
@@ -34,13 +36,18 @@ export interface StartedService {
 export async function runGrpcService<Schema extends z.ZodObject>(options: {
   service: string;
   env: Schema;
-  start: (config: z.infer<Schema> & z.infer<typeof grpcServiceEnv>, logger: Logger) => Promise<StartedService>;
+  /** Starts the modules; `metrics` is the process's registry, for the features' own instruments. */
+  start: (config: z.infer<Schema> & z.infer<typeof grpcServiceEnv>, logger: Logger, metrics: Metrics) => Promise<StartedService>;
 }): Promise<void> {
   startTelemetry({ service: options.service });
   const config = readConfig(grpcServiceEnv.extend(options.env.shape)) as z.infer<Schema> & z.infer<typeof grpcServiceEnv>;
   const logger = createLogger({ service: options.service, level: config.LOG_LEVEL });
   const credentials: InternalCredentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };
-  const started = await options.start(config, logger);
+  // Without a port nothing is counted either: instruments cost nothing when nobody reads them.
+  const metrics = config.METRICS_PORT === undefined ? noMetrics : processMetrics();
+  const started = await options.start(config, logger, metrics);
+  const metricsServer =
+    config.METRICS_PORT === undefined ? undefined : await serveMetrics({ metrics, host: config.METRICS_HOST, port: config.METRICS_PORT, logger });
   const server = await serveGrpc({
     modules: started.modules,
     credentials,
@@ -48,10 +55,13 @@ export async function runGrpcService<Schema extends z.ZodObject>(options: {
     host: config.GRPC_HOST,
     port: config.GRPC_PORT,
     readiness: started.readiness,
+    metrics,
   });
   onShutdownSignal(logger, async () => {
     await server.close();
     started.readiness?.close();
     await started.close();
+    // Last, so the drain itself can still be scraped.
+    await metricsServer?.close();
   });
 }

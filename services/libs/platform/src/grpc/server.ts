@@ -11,6 +11,8 @@ import { HealthState, registerHealth } from "./health.js";
 import { failFastWhenUnavailable, type Readiness } from "./readiness.js";
 import { registerReflection } from "./reflection.js";
 import { traceClientCalls, traceServerCalls } from "../telemetry/grpc.js";
+import type { Metrics } from "../metrics/metrics.js";
+import { rpcMetrics } from "../metrics/rpc-metrics.js";
 
 /** What each gRPC service package exports so it can be hosted alone, with others, or in-process. */
 export interface GrpcModule {
@@ -44,11 +46,23 @@ function logCalls(logger: Logger): Interceptor {
 }
 
 /** The interceptors every hosted service runs behind, outermost first. */
-function serverInterceptors(modules: readonly GrpcModule[], credentials: InternalCredentials, logger: Logger, readiness: Readiness | undefined) {
+function serverInterceptors(
+  modules: readonly GrpcModule[],
+  credentials: InternalCredentials,
+  logger: Logger,
+  readiness: Readiness | undefined,
+  metrics: Metrics | undefined,
+) {
   const adminOnly = modules.flatMap((m) => m.adminOnly ?? []);
-  // The log sees what the caller gets: an outage as UNAVAILABLE, not as the driver's error; the span
-  // around it gives its lines their trace.
-  return [traceServerCalls(), logCalls(logger), ...(readiness ? [failFastWhenUnavailable(readiness)] : []), requireInternalCredentials(credentials, adminOnly)];
+  // The log and the metrics see what the caller gets: an outage as UNAVAILABLE, not as the driver's
+  // error; the span around them gives the log lines their trace.
+  return [
+    traceServerCalls(),
+    ...(metrics?.enabled ? [rpcMetrics(metrics)] : []),
+    logCalls(logger),
+    ...(readiness ? [failFastWhenUnavailable(readiness)] : []),
+    requireInternalCredentials(credentials, adminOnly),
+  ];
 }
 
 /** Registers the modules together with health checking and reflection for all of them. */
@@ -84,13 +98,15 @@ export async function serveGrpc(options: {
   port: number;
   /** What the modules depend on: outages answer UNAVAILABLE and turn health NOT_SERVING. */
   readiness?: Readiness;
+  /** Where RPCs are counted and timed; not at all when unset. */
+  metrics?: Metrics;
 }): Promise<GrpcServer> {
   const { modules, credentials, logger, readiness } = options;
   const health = new HealthState(modules.flatMap((m) => m.services), readiness);
   const shutdown = new AbortController();
   const handler = connectNodeAdapter({
     routes: routesOf(modules, health),
-    interceptors: serverInterceptors(modules, credentials, logger, readiness),
+    interceptors: serverInterceptors(modules, credentials, logger, readiness, options.metrics),
     shutdownSignal: shutdown.signal,
     grpc: true,
     grpcWeb: true,
@@ -136,11 +152,13 @@ export function inProcessTransport(options: {
   interceptors?: Interceptor[];
   /** What the modules depend on, as for {@link serveGrpc}: both shapes fail the same way. */
   readiness?: Readiness;
+  /** Where the calls are counted and timed, as for {@link serveGrpc}; not at all when unset. */
+  metrics?: Metrics;
 }): Transport {
   const { modules, credentials, logger, readiness } = options;
   const health = new HealthState(modules.flatMap((m) => m.services), readiness);
   return createRouterTransport(routesOf(modules, health), {
-    router: { interceptors: serverInterceptors(modules, credentials, logger, readiness) },
+    router: { interceptors: serverInterceptors(modules, credentials, logger, readiness, options.metrics) },
     transport: { interceptors: [traceClientCalls(), ...(options.interceptors ?? []), presentCredential(options.token)] },
   });
 }

@@ -1,0 +1,70 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { z } from "zod";
+import type { Logger } from "pino";
+import type { Metrics } from "./metrics.js";
+
+/** Where Prometheus scrapes by default: the port OpenTelemetry's Prometheus exporter uses too. */
+export const DEFAULT_METRICS_PORT = 9464;
+
+/**
+ * METRICS_PORT: the port `/metrics` answers on (9464 by default), `0` for any free port (it is
+ * logged), or `off` to serve none, for several processes on one machine that nobody scrapes.
+ */
+export const metricsPortVar = () =>
+  z
+    .union([z.literal("off"), z.coerce.number().int().min(0).max(65535)])
+    .default(DEFAULT_METRICS_PORT)
+    .transform((value) => (value === "off" ? undefined : value));
+
+/** The environment of every process's metrics endpoint. */
+export const metricsEnv = z.object({
+  METRICS_HOST: z.string().default("0.0.0.0"),
+  METRICS_PORT: metricsPortVar(),
+});
+
+/** A listening metrics endpoint. */
+export interface MetricsServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves `GET /metrics` in the Prometheus text format on a port of its own, so scraping never queues
+ * behind the API, and the port can stay inside the cluster while the API is public.
+ */
+export async function serveMetrics(options: { metrics: Metrics; host: string; port: number; logger: Logger }): Promise<MetricsServer> {
+  const { metrics, logger } = options;
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? "").split("?", 1)[0];
+    if (path !== "/metrics" || (req.method !== "GET" && req.method !== "HEAD")) {
+      res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" }).end("Not found: metrics are at GET /metrics\n");
+      return;
+    }
+    metrics.text().then(
+      (body) => res.writeHead(200, { "Content-Type": metrics.contentType, "Cache-Control": "no-store" }).end(body),
+      (error: unknown) => {
+        logger.error({ err: error }, "could not collect metrics");
+        res.writeHead(500, { "Content-Type": "text/plain; charset=utf-8" }).end("could not collect metrics\n");
+      },
+    );
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ host: options.host, port }, "metrics listening on /metrics");
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
