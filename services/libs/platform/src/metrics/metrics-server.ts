@@ -1,7 +1,7 @@
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import type { RequestListener } from "node:http";
 import { z } from "zod";
 import type { Logger } from "pino";
+import { listenHttp, type HttpServer } from "../http-server.js";
 import type { Metrics } from "./metrics.js";
 
 /** Where Prometheus scrapes by default: the port OpenTelemetry's Prometheus exporter uses too. */
@@ -24,10 +24,7 @@ export const metricsEnv = z.object({
 });
 
 /** A listening metrics endpoint. */
-export interface MetricsServer {
-  readonly port: number;
-  close(): Promise<void>;
-}
+export type MetricsServer = HttpServer;
 
 /**
  * Serves `GET /metrics` in the Prometheus text format on a port of its own, so scraping never queues
@@ -35,7 +32,7 @@ export interface MetricsServer {
  */
 export async function serveMetrics(options: { metrics: Metrics; host: string; port: number; logger: Logger }): Promise<MetricsServer> {
   const { metrics, logger } = options;
-  const server = http.createServer((req, res) => {
+  const handler: RequestListener = (req, res) => {
     const path = (req.url ?? "").split("?", 1)[0];
     if (path !== "/metrics" || (req.method !== "GET" && req.method !== "HEAD")) {
       res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" }).end("Not found: metrics are at GET /metrics\n");
@@ -48,23 +45,6 @@ export async function serveMetrics(options: { metrics: Metrics; host: string; po
         res.writeHead(500, { "Content-Type": "text/plain; charset=utf-8" }).end("could not collect metrics\n");
       },
     );
-  });
-  server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  logger.info({ host: options.host, port }, "metrics listening on /metrics");
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
   };
+  return listenHttp({ handler, host: options.host, port: options.port, logger, name: "metrics on /metrics" });
 }
