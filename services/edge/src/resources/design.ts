@@ -9,11 +9,17 @@ import { designEnums, designTokens, tokenOf, valueOf } from "@qrplatform/renderi
 
 const token = (field: keyof typeof designTokens) => z.enum(designTokens[field] as [string, ...string[]]).optional();
 
+/**
+ * An integer the proto's int32 can carry. Rendering checks the design's own bounds; a number beyond
+ * int32 would fail the proto conversion instead, so it is refused here as the field's problem.
+ */
+const int32 = () => z.int32({ error: "must be a 32-bit integer" }).optional();
+
 const frameBody = z.strictObject({
   enabled: z.boolean().optional(),
   type: token("frame.type"),
   color: z.string().optional(),
-  borderThickness: z.number().int().optional(),
+  borderThickness: int32(),
   labelTop: z.string().optional(),
   labelBottom: z.string().optional(),
 });
@@ -35,7 +41,7 @@ export const designBody = z.strictObject({
   background: z.string().optional(),
   style: token("style"),
   errorCorrection: token("errorCorrection"),
-  size: z.number().int().optional(),
+  size: int32(),
   cornerSquareShape: token("cornerSquareShape"),
   cornerDotShape: token("cornerDotShape"),
   frame: frameBody.optional(),
