@@ -155,6 +155,14 @@ describe("link analytics", () => {
     expect(leapYear.daily).toHaveLength(366);
   });
 
+  it("answers the first and last days of the calendar it keeps", async () => {
+    const { accountId, linkId } = await newLink();
+    const first = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2000-01-01", toDate: "2000-01-02" });
+    expect(first.daily.map((d) => d.date)).toEqual(["2000-01-01", "2000-01-02"]);
+    const last = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "9999-12-30", toDate: "9999-12-31" });
+    expect(last.daily.map((d) => d.date)).toEqual(["9999-12-30", "9999-12-31"]);
+  });
+
   it.each([
     ["2026-02-30", "", "from_date", "invalid_date"],
     ["", "23-11-2026", "to_date", "invalid_date"],
@@ -162,6 +170,10 @@ describe("link analytics", () => {
     ["2026-11-10", "2026-11-09", "from_date", "invalid_range"],
     ["2026-11-24", "", "from_date", "invalid_range"],
     ["2025-01-01", "2026-01-02", "from_date", "range_too_long"],
+    ["0000-01-01", "2026-01-02", "from_date", "out_of_range"],
+    ["0000-01-01", "", "from_date", "out_of_range"],
+    ["1999-12-31", "2000-01-01", "from_date", "out_of_range"],
+    ["", "0000-01-01", "to_date", "out_of_range"],
   ])("refuses from=%j to=%j on %s (%s)", async (fromDate, toDate, field, reason) => {
     const { accountId, linkId } = await newLink();
     const error = await errorOf(analytics.getLinkAnalytics({ accountId, linkId, fromDate, toDate }));

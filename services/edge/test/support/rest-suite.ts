@@ -360,6 +360,11 @@ export function defineRestSuite(mode: StackMode): void {
         [{ design: { style: "zigzag" } }, ["design.style"]],
         [{ design: { frame: { labelTop: "x".repeat(31) } } }, ["design.frame.labelTop"]],
         [{ design: { sparkle: true } }, ["design.sparkle"]],
+        // Beyond int32, below the design's bounds, beyond every integer width, and not an integer.
+        ...[2147483648, -1, 1e20, 1.5].flatMap((n): [Record<string, unknown>, string[]][] => [
+          [{ design: { size: n } }, ["design.size"]],
+          [{ design: { frame: { borderThickness: n } } }, ["design.frame.borderThickness"]],
+        ]),
         [{ vanity_slug: "menu" }, ["vanity_domain_id"]],
         [{ id: "x", status: "paused", total_scans: 5 }, ["id", "status", "total_scans"]],
       ];
@@ -830,6 +835,11 @@ export function defineRestSuite(mode: StackMode): void {
       expect(range.status).toBe(200);
       expect(range.body).toMatchObject({ from: "2024-02-27", to: "2024-03-01", total_scans: 0, unique_scans: 0, countries: [], referrers: [] });
       expect(range.body.daily.map((day: { date: string }) => day.date)).toEqual(["2024-02-27", "2024-02-28", "2024-02-29", "2024-03-01"]);
+      const edges = await api("GET", `/qr-codes/${code.id}/analytics?from=2000-01-01&to=2000-01-01`, { key });
+      expect(edges.status).toBe(200);
+      expect((await api("GET", `/qr-codes/${code.id}/analytics?from=9999-12-31&to=9999-12-31`, { key })).body.daily).toEqual([
+        { date: "9999-12-31", scans: 0, unique_scans: 0 },
+      ]);
 
       const refusals: [string, string, string][] = [
         ["from=2026-02-30", "from", "invalid_date"],
@@ -838,6 +848,11 @@ export function defineRestSuite(mode: StackMode): void {
         ["from=2026-03-02&to=2026-03-01", "from", "invalid_range"],
         ["from=2024-01-01&to=2025-12-31", "from", "range_too_long"],
         ["from=2026-01-01&from=2026-01-02", "from", "invalid_type"],
+        // Real dates, but outside the calendar the platform keeps scans for.
+        ["from=0000-01-01&to=2026-01-02", "from", "out_of_range"],
+        ["from=0000-01-01", "from", "out_of_range"],
+        ["from=1999-12-31&to=2000-01-01", "from", "out_of_range"],
+        ["to=-000001-01-01", "to", "invalid_date"],
       ];
       for (const [query, field, reason] of refusals) {
         const refused = await api("GET", `/qr-codes/${code.id}/analytics?${query}`, { key });

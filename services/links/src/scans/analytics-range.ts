@@ -7,6 +7,14 @@ const MAX_RANGE_DAYS = 366;
 
 const DAY_MS = 86_400_000;
 
+/**
+ * The calendar a range may lie in, both ends included. Scans are never older than the platform, and
+ * YYYY-MM-DD cannot write a later year; outside it, a real date such as 0000-01-01 would still be
+ * one the database cannot hold (it has no year 0).
+ */
+export const FIRST_ANALYTICS_DATE = "2000-01-01";
+export const LAST_ANALYTICS_DATE = "9999-12-31";
+
 /** A UTC calendar day "YYYY-MM-DD" as a day number since 1970-01-01, or undefined if it is no real date. */
 function dayNumber(date: string): number | undefined {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) return undefined;
@@ -34,6 +42,10 @@ export function analyticsRange(fromDate: string, toDate: string, now: Date): Day
     if (value === "") return undefined;
     const day = dayNumber(value);
     if (day === undefined) problems.push({ field, reason: "invalid_date", description: "must be a calendar date written YYYY-MM-DD" });
+    else if (value < FIRST_ANALYTICS_DATE || value > LAST_ANALYTICS_DATE) {
+      problems.push({ field, reason: "out_of_range", description: `must be a day from ${FIRST_ANALYTICS_DATE} to ${LAST_ANALYTICS_DATE}` });
+      return undefined;
+    }
     return day;
   };
   const from = parse(fromDate, "from_date");

@@ -270,8 +270,10 @@ export interface paths {
          *
          *     - Days are UTC calendar days. `to` defaults to today, `from` to 29 days before `to` (30 days in
          *       all); both ends are included. A range may cover at most 366 days. A date that is not a real
-         *       `YYYY-MM-DD` date is `400 validation_error` with reason `invalid_date`; `from` after `to` is
-         *       reason `invalid_range`; a longer range is reason `range_too_long` (on field `from`).
+         *       `YYYY-MM-DD` date is `400 validation_error` with reason `invalid_date`; a day before
+         *       2000-01-01 (the platform keeps no older scans) is reason `out_of_range` on its field; `from`
+         *       after `to` is reason `invalid_range`; a longer range is reason `range_too_long` (on field
+         *       `from`).
          *     - `daily` has one entry per day of the range, days without scans included with zeros.
          *     - `unique_scans` counts distinct visitors. A visitor is told apart by a salted hash of their
          *       address and user agent, kept per code; no address is stored. For the whole range a visitor
@@ -661,7 +663,8 @@ export interface components {
          *     enabled frame that is a circle or has a non-empty label needs the `premium_frames` add-on
          *     (`403 premium_frames_required` without it). Invalid values are `400 validation_error` with
          *     fields such as `design.frame.labelTop` and reasons such as `invalid_color`, `out_of_range`,
-         *     `too_long`, `invalid_characters`, `invalid_logo` and `too_large`.
+         *     `too_long`, `invalid_characters`, `invalid_logo` and `too_large`. An integer field given a
+         *     fraction is reason `invalid_type`, and one beyond a 32-bit integer `too_big` or `too_small`.
          *
          *     A design that would print a code that does not scan is refused the same way:
          *     - `design.foreground`, reason `inverted_colors`: the foreground must be darker than the
@@ -1832,9 +1835,9 @@ export interface operations {
     getQrCodeAnalytics: {
         parameters: {
             query?: {
-                /** @description The first day, `YYYY-MM-DD` (UTC). Defaults to 29 days before `to`. */
+                /** @description The first day, `YYYY-MM-DD` (UTC), from 2000-01-01 to 9999-12-31. Defaults to 29 days before `to`. */
                 from?: string;
-                /** @description The last day, included, `YYYY-MM-DD` (UTC). Defaults to today. */
+                /** @description The last day, included, `YYYY-MM-DD` (UTC), from 2000-01-01 to 9999-12-31. Defaults to today. */
                 to?: string;
             };
             header?: {
