@@ -17,9 +17,10 @@ import {
 } from "@qrplatform/api/rendering";
 import { createLogger, errorInfoOf, inProcessTransport } from "@qrplatform/platform";
 import { checkDesign, normalizeDesign, premiumFrameFields } from "../src/design/design-rules.js";
-import { MAX_LOGO_BYTES } from "../src/design/logo-data-uri.js";
+import { MAX_LOGO_BYTES, MAX_LOGO_SIDE_PIXELS } from "../src/design/logo-data-uri.js";
 import { buildRendering } from "../src/server.js";
 import { designEnums, designTokens, tokenOf, valueOf } from "@qrplatform/rendering/design-tokens";
+import { hugeBlankPng } from "./support/huge-png.js";
 
 type DesignInit = MessageInitShape<typeof DesignSchema>;
 
@@ -421,6 +422,56 @@ describe("RenderingService over the service credential", () => {
   });
 });
 
+describe("logos by the pixels they decode to", () => {
+  const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
+  const logger = createLogger({ service: "test", level: "silent" });
+  const client = async () =>
+    createClient(RenderingService, inProcessTransport({ modules: [await buildRendering()], credentials, logger, token: credentials.serviceToken }));
+  const fieldsOf = async (promise: Promise<unknown>) => {
+    const error = ConnectError.from(await promise.then(() => undefined, (e: unknown) => e));
+    expect(error.code).toBe(Code.InvalidArgument);
+    return errorInfoOf(error)?.fieldViolations.map((v) => [v.field, v.reason]);
+  };
+
+  it("refuses a small file of 40000x40000 pixels in ValidateDesign and RenderQrCode, and still takes a normal logo", async () => {
+    const bomb = await hugeBlankPng(40000, 40000);
+    // Well under the file-size limit: only its pixels give it away.
+    expect(bomb.length).toBeLessThan(MAX_LOGO_BYTES);
+    const logo = { dataUri: dataUri("image/png", bomb) };
+    const rendering = await client();
+    expect(await fieldsOf(rendering.validateDesign({ design: { logo }, content: "https://qr.example.com/ab3k9mzq" }))).toEqual([
+      ["design.logo.data_uri", "logo_too_many_pixels"],
+    ]);
+    // A design stored before the bound is refused before it is drawn.
+    expect(await fieldsOf(rendering.renderQrCode({ content: "https://qr.example.com/ab3k9mzq", design: { logo }, size: 128 }))).toEqual([
+      ["design.logo.data_uri", "logo_too_many_pixels"],
+    ]);
+
+    const normal = { dataUri: dataUri("image/png", tinyPng()) };
+    const { design } = await rendering.validateDesign({ design: { logo: normal }, content: "https://qr.example.com/ab3k9mzq" });
+    expect(design?.logo?.dataUri).toBe(normal.dataUri);
+    expect((await rendering.renderQrCode({ content: "https://qr.example.com/ab3k9mzq", design, size: 128 })).image.length).toBeGreaterThan(0);
+  });
+
+  it(`takes ${MAX_LOGO_SIDE_PIXELS} pixels on each side and refuses one more on either`, async () => {
+    const rendering = await client();
+    const check = async (width: number, height: number) =>
+      rendering.validateDesign({ design: { logo: { dataUri: dataUri("image/png", await hugeBlankPng(width, height)) } } });
+    await check(MAX_LOGO_SIDE_PIXELS, MAX_LOGO_SIDE_PIXELS);
+    for (const [width, height] of [[MAX_LOGO_SIDE_PIXELS + 1, 1], [1, MAX_LOGO_SIDE_PIXELS + 1]] as const) {
+      expect(await fieldsOf(check(width, height))).toEqual([["design.logo.data_uri", "logo_too_many_pixels"]]);
+    }
+  });
+
+  it("refuses bytes with the right signature that do not read as an image", async () => {
+    const rendering = await client();
+    const truncated = tinyPng().subarray(0, 20);
+    expect(await fieldsOf(rendering.validateDesign({ design: { logo: { dataUri: dataUri("image/png", truncated) } } }))).toEqual([
+      ["design.logo.data_uri", "invalid_logo"],
+    ]);
+  });
+});
+
 describe("logos given by URL", () => {
   const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
   const logger = createLogger({ service: "test", level: "silent" });
@@ -457,6 +508,21 @@ describe("logos given by URL", () => {
 
   const clientWith = async (token: string) =>
     createClient(RenderingService, inProcessTransport({ modules: [await buildRendering()], credentials, logger, token }));
+
+  it("refuses a fetched logo by its pixels, on the URL the client gave", async () => {
+    const bomb = await hugeBlankPng(40000, 40000);
+    const server = createServer((_req, res) => res.writeHead(200, { "content-type": "image/png" }).end(bomb));
+    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const module = await buildRendering({ logoFetch: { isAllowedAddress: (address) => address === "127.0.0.1" } });
+      const rendering = createClient(RenderingService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }));
+      const refused = ConnectError.from(await rendering.validateDesign({ design: { logo: { url: `http://127.0.0.1:${port}/logo.png` } } }).catch((e) => e));
+      expect(errorInfoOf(refused)?.fieldViolations.map((v) => [v.field, v.reason])).toEqual([["design.logo.url", "logo_too_many_pixels"]]);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
+  });
 
   it("must be http(s) URLs of at most 2048 characters", () => {
     expect(problemsOf({ logo: { url: `https://example.com/${"a".repeat(2048)}` } })).toEqual(["design.logo.url too_long"]);

@@ -9,6 +9,7 @@ import sharp from "sharp";
 import { call, expectError, invalidFields, typedClient } from "./http.js";
 import { startStack, type Stack, type StackMode } from "./stack.js";
 import { jsqrDecode, rsvgToPng, zbarDecode } from "../../../rendering/test/support/decoders.js";
+import { hugeBlankPng } from "../../../rendering/test/support/huge-png.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** A real 1x1 PNG, as a logo. */
@@ -731,6 +732,23 @@ export function defineRestSuite(mode: StackMode): void {
         await new Promise((done) => canary.close(done));
         await new Promise((done) => loopbackCanary.close(done));
       }
+    });
+
+    it("refuses a logo by the pixels it decodes to, however small its file, and creates nothing", async () => {
+      const { key } = await newAccount();
+      const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Print" } });
+      // 16000x16000 decodes to 1 GiB of RGBA; its file fits the test edge's 64 KiB body limit.
+      const bomb = await hugeBlankPng(16000, 16000);
+      expect(bomb.length).toBeLessThan(40 * 1024);
+      const refused = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+        key,
+        body: { name: "x", destination_url: "https://example.com", design: { logo: { dataUri: `data:image/png;base64,${bomb.toString("base64")}` } } },
+      });
+      expectError(refused, 400, "validation_error");
+      expect(refused.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "design.logo.dataUri", reason: "logo_too_many_pixels", message: expect.stringContaining("16000x16000") }),
+      ]);
+      expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
     });
 
     it("refuses designs that would not scan, and creates nothing", async () => {

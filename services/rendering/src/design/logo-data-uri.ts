@@ -1,5 +1,15 @@
+import sharp from "sharp";
+
 /** The largest logo we accept, in decoded bytes. */
 export const MAX_LOGO_BYTES = 256 * 1024;
+
+/**
+ * The widest and tallest logo we accept, in pixels. The file size says nothing of what an image
+ * decodes to: a 194 KB PNG of 40000x40000 pixels is 6 GB of pixels once the rasterizer decodes it.
+ * At this bound a logo decodes to at most 64 MiB (RGBA), like a 4096 px export, and it is still
+ * three times sharper than the largest logo ever drawn (0.3 of a 4096 px code).
+ */
+export const MAX_LOGO_SIDE_PIXELS = 4096;
 
 /** The image types a logo may have, with the bytes every file of that type starts with. */
 const LOGO_TYPES: Record<string, Uint8Array> = {
@@ -17,8 +27,11 @@ export interface LogoImage {
   readonly dataUri: string;
 }
 
-/** Why a data URI was refused; `too_large` is about size, `invalid_logo` about everything else. */
-export type LogoProblem = { reason: "invalid_logo" | "too_large"; description: string };
+/**
+ * Why a data URI was refused: `too_large` is about the file's size, `logo_too_many_pixels` about the
+ * size of the image it decodes to, `invalid_logo` about everything else.
+ */
+export type LogoProblem = { reason: "invalid_logo" | "too_large" | "logo_too_many_pixels"; description: string };
 
 /**
  * Reads a logo data URI: a base64 PNG or JPEG whose bytes really are of the declared type, at most
@@ -56,4 +69,32 @@ function invalid(description: string): LogoProblem {
 
 function tooLarge(): LogoProblem {
   return { reason: "too_large", description: `must be at most ${MAX_LOGO_BYTES / 1024} KiB once decoded` };
+}
+
+/**
+ * Checks what a logo's bytes decode to, reading only the image's header (no pixel is decoded): an
+ * image sharp cannot read is `invalid_logo`, one wider or taller than MAX_LOGO_SIDE_PIXELS is
+ * `logo_too_many_pixels`. Asynchronous, as sharp reads off the event loop; the synchronous
+ * readLogoDataUri has checked the file already.
+ */
+export async function logoPixelProblem(image: Pick<LogoImage, "bytes">): Promise<LogoProblem | undefined> {
+  let width: number;
+  let height: number;
+  try {
+    // No pixel limit here: sharp would refuse a large image with the same error as a corrupt one,
+    // and the dimensions are compared below with a message that says which bound was passed.
+    ({ width, height } = await sharp(image.bytes, { limitInputPixels: false }).metadata());
+  } catch {
+    return invalid("could not be read as an image");
+  }
+  if (width <= MAX_LOGO_SIDE_PIXELS && height <= MAX_LOGO_SIDE_PIXELS) return undefined;
+  return {
+    reason: "logo_too_many_pixels",
+    description: `is ${width}x${height} pixels; a logo may be at most ${MAX_LOGO_SIDE_PIXELS}x${MAX_LOGO_SIDE_PIXELS}, whatever its file size`,
+  };
+}
+
+/** The pixel problem of a normalized logo data URI, as logoPixelProblem judges it. */
+export function dataUriPixelProblem(dataUri: string): Promise<LogoProblem | undefined> {
+  return logoPixelProblem({ bytes: Buffer.from(dataUri.slice(dataUri.indexOf(",") + 1), "base64") });
 }

@@ -15,6 +15,7 @@ import type { Counter } from "prom-client";
 import { LRUCache } from "lru-cache";
 import sharp from "sharp";
 import { contentProblem, DESIGN_LIMITS, normalizeDesign } from "../design/design-rules.js";
+import { dataUriPixelProblem } from "../design/logo-data-uri.js";
 import type { DrawTask } from "./draw.js";
 import { RenderPool } from "./render-pool.js";
 import { ANONYMOUS_ACCOUNT, canceled, RenderQueue } from "./render-queue.js";
@@ -138,6 +139,9 @@ export class Renderer {
    */
   async render(req: RenderQrCodeRequest, signal?: AbortSignal): Promise<RenderQrCodeResponse> {
     const { design, format, size } = checkRenderRequest(req);
+    // Checked again before drawing, so a design stored before the pixel bound cannot exhaust memory.
+    const logoPixels = design.logo ? await dataUriPixelProblem(design.logo.dataUri) : undefined;
+    if (logoPixels) throw invalidArgument([{ field: "design.logo.data_uri", ...logoPixels }], "The design's logo cannot be drawn.");
     const key = createHash("sha256")
       .update(JSON.stringify([RENDERER_VERSION, req.content, toJsonString(DesignSchema, design), format, size]))
       .digest("base64url");

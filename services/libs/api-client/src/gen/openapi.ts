@@ -656,6 +656,11 @@ export interface components {
         /**
          * @description A PNG or JPEG image as a base64 data URI, at most 256 KiB once decoded, whose bytes start with
          *     the signature of the declared type. SVG is refused (it can carry scripts and references).
+         *     The image may be at most 4096 pixels wide and 4096 high, whatever its file size (a small file
+         *     can hold a huge image): a larger one is `400 validation_error` with reason
+         *     `logo_too_many_pixels`, and an image whose header cannot be read is `invalid_logo`. The bound
+         *     is checked again before every export, which refuses a code stored with a larger logo
+         *     (`400 validation_error`) rather than draw it.
          */
         LogoDataUri: string;
         /**
@@ -663,7 +668,7 @@ export interface components {
          *     enabled frame that is a circle or has a non-empty label needs the `premium_frames` add-on
          *     (`403 premium_frames_required` without it). Invalid values are `400 validation_error` with
          *     fields such as `design.frame.labelTop` and reasons such as `invalid_color`, `out_of_range`,
-         *     `too_long`, `invalid_characters`, `invalid_logo` and `too_large`. An integer field given a
+         *     `too_long`, `invalid_characters`, `invalid_logo`, `too_large` and `logo_too_many_pixels`. An integer field given a
          *     fraction is reason `invalid_type`, and one beyond a 32-bit integer `too_big` or `too_small`.
          *
          *     A design that would print a code that does not scan is refused the same way:
@@ -737,7 +742,8 @@ export interface components {
              *     again after every redirect, at most 3; the connection goes only to the checked
              *     address), `logo_unreachable` when it does not answer 2xx within 5 seconds,
              *     `invalid_logo` for another scheme, credentials in the URL, a content type other than
-             *     `image/png` or `image/jpeg` or bytes that are not one, and `too_large` past 256 KiB.
+             *     `image/png` or `image/jpeg` or bytes that are not one, `too_large` past 256 KiB, and
+             *     `logo_too_many_pixels` for an image wider or taller than 4096 pixels.
              */
             url?: string;
             /**
