@@ -644,10 +644,28 @@ export function defineRestSuite(mode: StackMode): void {
       const selfLoop = await api("PATCH", `/qr-codes/${code.id}`, { key, body: { destination_url: `${code.vanity_url}?again=1` } });
       expect(selfLoop.body.error.details.fields).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
 
+      // The short domain is a loopback address in both shapes: every spelling of it, and of loopback, is ours.
+      const short = new URL(code.vanity_url);
+      const path = `${short.pathname}?via=spelling`;
+      for (const destination of [
+        `${short.protocol}//${short.hostname}.:${short.port}${path}`,
+        `${short.protocol}//localhost:${short.port}${path}`,
+        `${short.protocol}//LOCALHOST.:${short.port}${path}`,
+        `${short.protocol}//[::1]:${short.port}${path}`,
+      ]) {
+        const spelled = await createCode(key, workspaceId, { destination_url: destination });
+        expect(spelled.body.error?.details?.fields, destination).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
+        const patched = await api("PATCH", `/qr-codes/${code.id}`, { key, body: { destination_url: destination } });
+        expect(patched.body.error?.details?.fields, destination).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
+      }
+
       const hostname = `loop-${randomBytes(4).toString("hex")}.example`;
       await stack.domains.createDomain({ accountId, hostname });
       const onCustomDomain = await createCode(key, workspaceId, { destination_url: `https://${hostname}/anything` });
       expect(invalidFields(onCustomDomain)).toEqual(["destination_url"]);
+      const trailingDot = await createCode(key, workspaceId, { destination_url: `https://${hostname.toUpperCase()}./anything` });
+      expect(trailingDot.body.error.details.fields).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
+      expect((await createCode(key, workspaceId, { destination_url: `https://not-${hostname}/anything` })).status).toBe(201);
       expect((await api("GET", `/qr-codes/${code.id}`, { key })).body.destination_url).toBe("https://example.com/menu");
     });
 

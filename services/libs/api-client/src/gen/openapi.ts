@@ -562,7 +562,10 @@ export interface components {
          * @description An absolute `http` or `https` URL of at most 2048 characters, with a host, without user name
          *     or password and without control characters. A URL on the platform's short domain or on any
          *     account's custom domain is refused (`400 validation_error`, reason `short_link_destination`):
-         *     it would chain short links, or loop.
+         *     it would chain short links, or loop. Hosts are compared as DNS compares them: case, a
+         *     trailing dot and Unicode against punycode (IDNA) make no difference. When the short domain
+         *     is a loopback address or `localhost` (a local installation), every loopback spelling is
+         *     refused too: `localhost` and names under it, `127.0.0.0/8`, `[::1]`, `0.0.0.0`.
          */
         DestinationUrl: string;
         /**
