@@ -1,7 +1,8 @@
-import express, { type Request, type RequestHandler, type Router } from "express";
+import type { Request, RequestHandler, Router } from "express";
 import { methodNotAllowed } from "./http/error-handler.js";
 import type { EdgeClients } from "./server.js";
 import { authenticate } from "./http/auth.js";
+import { jsonBodyParser } from "./http/input.js";
 import type { Metrics } from "@qrplatform/platform";
 import { hourlyQuota, type QuotaStore } from "./http/quota.js";
 import { getAccount } from "./resources/account.js";
@@ -20,7 +21,7 @@ export function registerApiRoutes(
   options: { maxBodyBytes: number; apiBaseUrl: (req: Request) => string; quotas: QuotaStore; metrics: Metrics },
 ): void {
   // Bodies are read only after the key is accepted and counted, so anonymous callers cannot make us parse them.
-  const json = express.json({ limit: options.maxBodyBytes, type: "application/json" });
+  const json = jsonBodyParser(options.maxBodyBytes);
   const quota = hourlyQuota(options.quotas, options.metrics);
   const route = (path: string, methods: Partial<Record<Method, [scope: string, handler: RequestHandler]>>) => {
     const entry = api.route(path);

@@ -5,7 +5,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { invalidArgument, notFound, serviceError } from "@qrplatform/platform";
+import { create } from "@bufbuild/protobuf";
+import { ErrorInfoSchema } from "@qrplatform/api/common";
+import { invalidArgument, MAX_FIELD_PROBLEMS, notFound, serviceError } from "@qrplatform/platform";
 import { apiErrorFromGrpc, INTERNAL_REASONS, KNOWN_REASONS, RETRY_AFTER_SECONDS } from "../src/http/grpc-errors.js";
 
 const SECRET = "relation \"catalog.qr_codes\" does not exist at 10.0.3.7:5432";
@@ -95,6 +97,27 @@ describe("known reasons", () => {
       ],
     });
     expect(apiErrorFromGrpc(notFound("workspace"))).toMatchObject({ status: 404, code: "not_found", details: { resource: "workspace" } });
+  });
+
+  it("a service lists at most 20 field problems and counts the rest; the edge keeps the count", () => {
+    const problems = Array.from({ length: 200_000 }, (_, i) => ({ field: `tags.${i}`, reason: "too_small", description: "must not be empty" }));
+    const error = apiErrorFromGrpc(invalidArgument(problems));
+    expect(error.details?.fields).toHaveLength(MAX_FIELD_PROBLEMS);
+    expect((error.details?.fields as { field: string }[])[19]).toMatchObject({ field: "tags.19" });
+    expect(error.details?.omitted_fields).toBe(200_000 - MAX_FIELD_PROBLEMS);
+    expect(JSON.stringify(error.details).length).toBeLessThan(4096);
+    expect(apiErrorFromGrpc(invalidArgument(problems.slice(0, 20))).details).not.toHaveProperty("omitted_fields");
+  });
+
+  it("an error that lists more field problems than a service would is cut at the edge too", () => {
+    const info = create(ErrorInfoSchema, {
+      reason: "validation_error",
+      fieldViolations: Array.from({ length: 200_000 }, (_, i) => ({ field: `tags.${i}`, reason: "invalid_type", description: "must be a string" })),
+    });
+    const error = apiErrorFromGrpc(new ConnectError("The request is not valid.", Code.InvalidArgument, undefined, [{ desc: ErrorInfoSchema, value: info }]));
+    expect(error).toMatchObject({ status: 400, code: "validation_error" });
+    expect(error.details?.fields).toHaveLength(MAX_FIELD_PROBLEMS);
+    expect(error.details?.omitted_fields).toBe(200_000 - MAX_FIELD_PROBLEMS);
   });
 });
 

@@ -20,7 +20,7 @@ export interface LinksDeps {
   readonly urls: LinkUrls;
   /** Whether a request's Host is the default short domain. */
   readonly isShortDomain: (host: RequestHost) => boolean;
-  /** The hostname of the default short domain, which no account may register as its own. */
+  /** The hostname of the default short domain (canonical), which no account may register as its own. */
   readonly shortDomainHostname: string;
   readonly lookupTxt: LookupTxt;
   /** A new random slug; tests replace it to force collisions. */

@@ -5,6 +5,7 @@ import { ConfigError, PageTokens, type GrpcModule } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import type { LinksDeps } from "./deps.js";
 import { dnsTxtLookup, isDnsServerAddress } from "./domains/dns-lookup.js";
+import { canonicalHostname } from "./domains/hostname.js";
 import { generateSlug } from "./links/slugs.js";
 import { shortDomainMatcher } from "./redirects/hosts.js";
 import { memoryInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
@@ -80,7 +81,7 @@ export async function buildLinks(options: LinksOptions): Promise<GrpcModule> {
       vanity: (hostname, vanitySlug) => `${scheme}://${hostname}/${vanitySlug}`,
     },
     isShortDomain: shortDomainMatcher(origin),
-    shortDomainHostname: new URL(origin).hostname,
+    shortDomainHostname: canonicalHostname(new URL(origin).hostname),
     lookupTxt: dnsTxtLookup({ server: options.dnsResolver, timeoutMs: options.dnsTimeoutMs ?? 2000, tries: 2 }),
     generateSlug: options.generateSlug ?? generateSlug,
     now: options.now ?? (() => new Date()),

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
+import { domainToUnicode } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { LinkStatus } from "@qrplatform/api/links";
 import { errorOf } from "./support/errors.js";
-import { SHORT_BASE, startLinks, type LinksStack } from "./support/links-stack.js";
+import { SHORT_BASE, SHORT_HOST, startLinks, type LinksStack } from "./support/links-stack.js";
 
 let stack: LinksStack;
 beforeAll(async () => {
@@ -307,6 +308,68 @@ describe("updating and deleting", () => {
     const stored = await stack.database.db.selectFrom("links.links").select(["slug", "deleted_at"]).where("id", "=", link!.id).executeTakeFirst();
     expect(stored?.slug).toBe(link!.slug);
     expect(stored?.deleted_at).toBeInstanceOf(Date);
+  });
+});
+
+describe("destinations on hosts whose links we answer", () => {
+  /** Asserts that CreateLink refuses the destination, and that UpdateLink refuses it for an existing link. */
+  async function expectRefused(links: LinksStack, accountId: string, destinationUrl: string) {
+    const refusal = { code: Code.InvalidArgument, reason: "validation_error", fields: [{ field: "destination_url", reason: "short_link_destination" }] };
+    expect(await errorOf(links.links.createLink({ accountId, destinationUrl })), destinationUrl).toMatchObject(refusal);
+    const { link } = await links.links.createLink({ accountId, destinationUrl: "https://example.com/" });
+    expect(await errorOf(links.links.updateLink({ accountId, linkId: link!.id, destinationUrl })), destinationUrl).toMatchObject(refusal);
+  }
+
+  it("refuses the short domain in any spelling: trailing dot, upper case, explicit port", async () => {
+    const accountId = newAccount();
+    for (const url of [`${SHORT_BASE}/abc`, `https://${SHORT_HOST}./abc`, `https://${SHORT_HOST.toUpperCase()}/abc`, `https://${SHORT_HOST}.:443/abc`, `http://${SHORT_HOST}../x`]) {
+      await expectRefused(stack, accountId, url);
+    }
+  });
+
+  it("refuses custom domains compared after IDNA, whichever form was registered or linked", async () => {
+    const accountId = newAccount();
+    const suffix = randomUUID().slice(0, 6);
+    const unicode = await stack.domains.createDomain({ accountId, hostname: `bücher-${suffix}.example` });
+    const punycode = unicode.domain!.hostname;
+    expect(punycode).toBe(`${new URL(`http://bücher-${suffix}.example`).hostname}`);
+    for (const url of [`https://bücher-${suffix}.example/x`, `https://${punycode}/x`, `https://${punycode.toUpperCase()}./x`, `https://BÜCHER-${suffix}.example./x`]) {
+      await expectRefused(stack, newAccount(), url);
+    }
+    const { domain } = await stack.domains.createDomain({ accountId, hostname: `xn--caf-dma.${suffix}.example` });
+    const unicodeForm = `https://${domainToUnicode(domain!.hostname)}./menu`;
+    expect(unicodeForm).not.toContain("xn--");
+    await expectRefused(stack, accountId, unicodeForm);
+  });
+
+  it("refuses every loopback spelling when the short domain is a loopback address, and accepts other hosts", async () => {
+    const local = await startLinks({ shortLinkBaseUrl: "http://127.0.0.1:8080/" });
+    try {
+      const accountId = newAccount();
+      const spellings = [
+        "http://127.0.0.1:8080/abc",
+        "http://127.0.0.1.:8080/abc",
+        "http://localhost:8080/abc",
+        "http://LOCALHOST./abc",
+        "http://app.localhost/abc",
+        "http://[::1]:8080/abc",
+        "http://[0:0:0:0:0:0:0:1]/abc",
+        "http://[::ffff:127.0.0.1]:8080/abc",
+        "http://127.1.2.3/abc",
+        "http://0x7f000001/abc",
+        "http://2130706433:8080/abc",
+        "http://0.0.0.0:8080/abc",
+      ];
+      for (const url of spellings) await expectRefused(local, accountId, url);
+      for (const url of ["https://example.com/", "http://128.0.0.1/", "http://localhost.example.com/"]) {
+        expect((await local.links.createLink({ accountId, destinationUrl: url })).link?.destinationUrl, url).toBe(url);
+      }
+    } finally {
+      await local.close();
+    }
+    // Where the short domain is a public name, loopback hosts are someone else's (a developer's own server).
+    const { link } = await stack.links.createLink({ accountId: newAccount(), destinationUrl: "http://localhost:3000/" });
+    expect(link?.destinationUrl).toBe("http://localhost:3000/");
   });
 });
 

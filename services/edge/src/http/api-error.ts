@@ -1,3 +1,5 @@
+import { MAX_FIELD_PROBLEMS } from "@qrplatform/platform";
+
 /** One invalid input field, as the public error envelope reports it under `details.fields`. */
 export interface FieldDetail {
   /** The field as the client named it: `name`, `limit`, `design.frame.color`. */
@@ -25,8 +27,16 @@ export class ApiError extends Error {
     super(message);
   }
 
-  static validation(fields: FieldDetail[], message = "The request is not valid; see details.fields."): ApiError {
-    return new ApiError(400, "validation_error", message, { fields });
+  /**
+   * 400 `validation_error` listing at most MAX_FIELD_PROBLEMS fields; how many more there were is
+   * `details.omitted_fields`, so the error stays small however much of the request is wrong.
+   */
+  static validation(fields: FieldDetail[], message = "The request is not valid; see details.fields.", omitted = 0): ApiError {
+    const rest = omitted + Math.max(0, fields.length - MAX_FIELD_PROBLEMS);
+    return new ApiError(400, "validation_error", message, {
+      fields: fields.slice(0, MAX_FIELD_PROBLEMS),
+      ...(rest > 0 && { omitted_fields: rest }),
+    });
   }
 
   static notFound(resource: string): ApiError {

@@ -26,7 +26,14 @@ function apiErrorFromBodyParser(error: { type?: string; limit?: number }): ApiEr
       return new ApiError(400, "invalid_json", "The request body is not valid JSON.");
     case "entity.too.large":
       return new ApiError(413, "payload_too_large", `The request body is larger than ${error.limit} bytes.`);
+    case "request.size.invalid":
+      return new ApiError(400, "invalid_json", "The request body is not as long as its Content-Length says.");
     case "encoding.unsupported":
+      return new ApiError(
+        415,
+        "unsupported_media_type",
+        "Send the body uncompressed, or with one Content-Encoding of gzip, deflate, br or zstd.",
+      );
     case "charset.unsupported":
       return new ApiError(415, "unsupported_media_type", "Send the body as UTF-8 JSON.");
     default:

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { errorInfoOf, isTransportFailure } from "@qrplatform/platform";
+import { errorInfoOf, isTransportFailure, MAX_FIELD_PROBLEMS } from "@qrplatform/platform";
 import { ApiError } from "./api-error.js";
 
 /**
@@ -53,7 +53,7 @@ export const KNOWN_REASONS: Partial<Record<Code, Record<string, ReasonOutcome>>>
 const TRANSIENT_CODES = new Set<Code>([Code.Unavailable, Code.Canceled, Code.Aborted, Code.Unimplemented]);
 
 /** Metadata that carries counts; ErrorInfo holds strings, the API shows numbers. */
-const NUMERIC_METADATA = new Set(["limit", "used"]);
+const NUMERIC_METADATA = new Set(["limit", "used", "omitted_fields"]);
 
 /** Service field names that the REST API spells differently. */
 const PUBLIC_FIELD_NAMES: Record<string, string> = { page_size: "limit", page_token: "cursor", domain_id: "vanity_domain_id", from_date: "from", to_date: "to" };
@@ -85,7 +85,11 @@ export function apiErrorFromGrpc(error: ConnectError): ApiError {
     Object.entries(info.metadata).map(([key, value]) => [key, NUMERIC_METADATA.has(key) ? Number(value) : value]),
   );
   if (info.fieldViolations.length > 0) {
-    details.fields = info.fieldViolations.map((v) => ({ field: publicFieldName(v.field), reason: v.reason, message: v.description }));
+    // Services list at most MAX_FIELD_PROBLEMS; one that lists more is cut here too, and counted.
+    const listed = info.fieldViolations.slice(0, MAX_FIELD_PROBLEMS);
+    details.fields = listed.map((v) => ({ field: publicFieldName(v.field), reason: v.reason, message: v.description }));
+    const omitted = Number(details.omitted_fields ?? 0) + info.fieldViolations.length - listed.length;
+    if (omitted > 0) details.omitted_fields = omitted;
   }
   const headers = { ...known.headers, ...(known.retry && { "Retry-After": String(RETRY_AFTER_SECONDS) }) };
   return new ApiError(known.status, info.reason, error.rawMessage, Object.keys(details).length > 0 ? details : undefined, headers);

@@ -1,4 +1,4 @@
-import type { Request } from "express";
+import express, { type Request, type RequestHandler } from "express";
 import type { z } from "zod";
 import { ApiError, type FieldDetail } from "./api-error.js";
 
@@ -41,8 +41,9 @@ export function parseInput<Schema extends z.ZodType>(schema: Schema, value: unkn
     rest = Object.fromEntries(entries.filter(([key]) => !Object.hasOwn(fixed, key)));
   }
   const result = schema.safeParse(rest);
-  if (!result.success) problems.push(...fieldDetailsOf(result.error));
-  if (problems.length > 0) throw ApiError.validation(problems);
+  // concat, not push(...): spreading a hundred thousand problems as arguments overflows the stack.
+  const all = result.success ? problems : problems.concat(fieldDetailsOf(result.error));
+  if (all.length > 0) throw ApiError.validation(all);
   return result.data as z.infer<Schema>;
 }
 
@@ -55,4 +56,19 @@ export function jsonBody(req: Request): unknown {
     throw new ApiError(415, "unsupported_media_type", "Send the request body as JSON with `Content-Type: application/json`.");
   }
   return req.body;
+}
+
+/**
+ * express's JSON parser, which also reads bodies sent with `Content-Encoding` gzip, deflate, br or zstd
+ * and applies `limit` to what they inflate to (a compression bomb is 413 like any large body). A body
+ * that does not decode as its encoding says is reported by the parser without a `type`: it becomes
+ * 400 `invalid_json` here, since the body cannot be read as JSON.
+ */
+export function jsonBodyParser(limit: number): RequestHandler {
+  const parse = express.json({ limit, type: "application/json" });
+  return (req, res, next) =>
+    parse(req, res, (error?: unknown) => {
+      const undecodable = error instanceof Error && (error as { type?: unknown }).type === undefined && (error as { status?: unknown }).status === 400;
+      next(undecodable ? new ApiError(400, "invalid_json", "The request body does not decode as its Content-Encoding says.") : error);
+    });
 }

@@ -32,7 +32,7 @@ function readBody(bytes: ArrayBuffer, headers: Headers): unknown {
 }
 
 /**
- * Calls the REST API with an optional key; JSON bodies are sent as JSON, strings as they are. An image
+ * Calls the REST API with an optional key; JSON bodies are sent as JSON, strings and bytes as they are. An image
  * response's body is a Buffer. Every response of the API is validated against the OpenAPI document: one it does not describe fails the test.
  */
 export async function call(
@@ -43,8 +43,8 @@ export async function call(
 ): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
-  let body: string | undefined;
-  if (typeof options.body === "string") body = options.body;
+  let body: string | Uint8Array | undefined;
+  if (typeof options.body === "string" || options.body instanceof Uint8Array) body = options.body;
   else if (options.body !== undefined) {
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";

@@ -1,6 +1,7 @@
 // The REST contract of accounts, keys and workspaces, run against either shape of the platform.
 import { randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { Addon, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
@@ -185,6 +186,71 @@ export function defineRestSuite(mode: StackMode): void {
       );
       const huge = await api("POST", "/workspaces", { key, body: { name: "x", description: "d".repeat(70 * 1024) } });
       expectError(huge, 413, "payload_too_large");
+    });
+
+    it("reads gzip bodies, refuses ones that do not decode or inflate past the limit, and unknown encodings", async () => {
+      const { key } = await newAccount();
+      const json = { "content-type": "application/json" };
+      const gzipped = await api("POST", "/workspaces", {
+        key,
+        body: gzipSync(JSON.stringify({ name: "Zipped" })),
+        headers: { ...json, "content-encoding": "gzip" },
+      });
+      expect(gzipped.status).toBe(201);
+      expect(gzipped.body.name).toBe("Zipped");
+
+      const notGzip = await api("POST", "/workspaces", { key, body: JSON.stringify({ name: "x" }), headers: { ...json, "content-encoding": "gzip" } });
+      expectError(notGzip, 400, "invalid_json");
+      const corrupt = gzipSync(JSON.stringify({ name: "x" }));
+      corrupt.fill(0xff, 10, 14);
+      expectError(await api("POST", "/workspaces", { key, body: corrupt, headers: { ...json, "content-encoding": "gzip" } }), 400, "invalid_json");
+      const notBrotli = await api("POST", "/workspaces", { key, body: "{}", headers: { ...json, "content-encoding": "br" } });
+      expectError(notBrotli, 400, "invalid_json");
+
+      // 20 MB of spaces inside a valid document compress to about 20 KB: the limit applies to what they inflate to.
+      const bomb = gzipSync(`{"name": "bomb"${" ".repeat(20 * 1024 * 1024)}}`);
+      expect(bomb.length).toBeLessThan(64 * 1024);
+      expectError(await api("POST", "/workspaces", { key, body: bomb, headers: { ...json, "content-encoding": "gzip" } }), 413, "payload_too_large");
+
+      for (const encoding of ["compress", "gzip, gzip", "x-unknown"]) {
+        const unknown = await api("POST", "/workspaces", { key, body: "{}", headers: { ...json, "content-encoding": encoding } });
+        expectError(unknown, 415, "unsupported_media_type");
+      }
+      expect((await api("GET", "/workspaces", { key })).body.data.map((w: { name: string }) => w.name)).toEqual(["Zipped"]);
+    });
+
+    it("bounds validation errors however many fields are wrong and however deep the body nests", async () => {
+      const { key } = await newAccount();
+      const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Codes" } });
+      const create = (body: unknown) =>
+        api("POST", `/workspaces/${workspace.id}/qr-codes`, { key, body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+      const expectBounded = (res: Awaited<ReturnType<typeof api>>, omitted: number) => {
+        expectError(res, 400, "validation_error");
+        expect(res.body.error.details.fields).toHaveLength(20);
+        expect(res.body.error.details.omitted_fields).toBe(omitted);
+        expect(JSON.stringify(res.body).length).toBeLessThan(8 * 1024);
+      };
+
+      // The most elements that fit in the stack's 64 KiB body: refused by the edge's own schema.
+      const numbers = Array.from({ length: 32_000 }, () => 1);
+      expectBounded(await create({ name: "x", destination_url: "https://example.com", tags: numbers }), 32_000 - 20);
+      // Strings the edge passes on and the catalog refuses: one problem for the list, not one per tag.
+      const empty = Array.from({ length: 21_000 }, () => "");
+      const refused = await create({ name: "x", destination_url: "https://example.com", tags: empty });
+      expectError(refused, 400, "validation_error");
+      expect(JSON.stringify(refused.body).length).toBeLessThan(8 * 1024);
+
+      // Written as text: JSON.stringify itself cannot nest so deep. 8,000 levels of arrays and 4,000 of
+      // objects fit the stack's 64 KiB body.
+      const deep = `${"[".repeat(8_000)}${"]".repeat(8_000)}`;
+      const nested = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+        key,
+        body: `{"name": "x", "destination_url": "https://example.com", "tags": [${deep}], "design": ${deep}, "utm": ${'{"a":'.repeat(4_000)}1${"}".repeat(4_000)}}`,
+        headers: { "content-type": "application/json" },
+      });
+      expectError(nested, 400, "validation_error");
+      expect(JSON.stringify(nested.body).length).toBeLessThan(8 * 1024);
+      expect((await api("GET", `/workspaces/${workspace.id}/qr-codes`, { key })).body.data).toEqual([]);
     });
 
     it("updates name, description and logo_url; null clears; absent fields stay", async () => {
@@ -584,10 +650,28 @@ export function defineRestSuite(mode: StackMode): void {
       const selfLoop = await api("PATCH", `/qr-codes/${code.id}`, { key, body: { destination_url: `${code.vanity_url}?again=1` } });
       expect(selfLoop.body.error.details.fields).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
 
+      // The short domain is a loopback address in both shapes: every spelling of it, and of loopback, is ours.
+      const short = new URL(code.vanity_url);
+      const path = `${short.pathname}?via=spelling`;
+      for (const destination of [
+        `${short.protocol}//${short.hostname}.:${short.port}${path}`,
+        `${short.protocol}//localhost:${short.port}${path}`,
+        `${short.protocol}//LOCALHOST.:${short.port}${path}`,
+        `${short.protocol}//[::1]:${short.port}${path}`,
+      ]) {
+        const spelled = await createCode(key, workspaceId, { destination_url: destination });
+        expect(spelled.body.error?.details?.fields, destination).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
+        const patched = await api("PATCH", `/qr-codes/${code.id}`, { key, body: { destination_url: destination } });
+        expect(patched.body.error?.details?.fields, destination).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
+      }
+
       const hostname = `loop-${randomBytes(4).toString("hex")}.example`;
       await stack.domains.createDomain({ accountId, hostname });
       const onCustomDomain = await createCode(key, workspaceId, { destination_url: `https://${hostname}/anything` });
       expect(invalidFields(onCustomDomain)).toEqual(["destination_url"]);
+      const trailingDot = await createCode(key, workspaceId, { destination_url: `https://${hostname.toUpperCase()}./anything` });
+      expect(trailingDot.body.error.details.fields).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
+      expect((await createCode(key, workspaceId, { destination_url: `https://not-${hostname}/anything` })).status).toBe(201);
       expect((await api("GET", `/qr-codes/${code.id}`, { key })).body.destination_url).toBe("https://example.com/menu");
     });
 

@@ -15,6 +15,13 @@ export interface FieldProblem {
 }
 
 /**
+ * The most field problems one error lists. The rest are counted in the ErrorInfo metadata
+ * `omitted_fields`, so a request with a hundred thousand bad elements gets an error of a few
+ * kilobytes, not an echo of itself.
+ */
+export const MAX_FIELD_PROBLEMS = 20;
+
+/**
  * Builds the typed error every service throws: a gRPC code, a stable reason carried as an
  * ErrorInfo detail, and an actionable message. Internals belong in `cause`, never in the message.
  */
@@ -24,10 +31,12 @@ export function serviceError(
   message: string,
   extra: { metadata?: Record<string, string>; fields?: FieldProblem[]; cause?: unknown } = {},
 ): ConnectError {
+  const fields = extra.fields ?? [];
+  const omitted = fields.length - MAX_FIELD_PROBLEMS;
   const info = create(ErrorInfoSchema, {
     reason,
-    metadata: extra.metadata ?? {},
-    fieldViolations: extra.fields ?? [],
+    metadata: { ...extra.metadata, ...(omitted > 0 && { omitted_fields: String(omitted) }) },
+    fieldViolations: fields.slice(0, MAX_FIELD_PROBLEMS),
   });
   return new ConnectError(message, code, undefined, [{ desc: ErrorInfoSchema, value: info }], extra.cause);
 }

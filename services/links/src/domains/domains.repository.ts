@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import { afterKeyset } from "@qrplatform/db";
 import type { LinksTables } from "../tables.js";
 import type { DomainRow, NewDomainRow } from "./domains.table.js";
+import { canonicalHostname } from "./hostname.js";
 
 /**
  * Whose domains a query may see: one account's, or, for the admin credential only, every account's.
@@ -75,9 +76,12 @@ export async function removeDomain(db: Db, id: string, at: Date): Promise<void> 
   await db.updateTable("domains").set({ deleted_at: at, updated_at: at }).where("id", "=", id).execute();
 }
 
-/** Whether any account has a live domain with this hostname (lower case): its links are answered by us. */
+/**
+ * Whether any account has a live domain with this hostname: its links are answered by us. Domains are
+ * stored canonical (parseHostname), so the name is compared in that form whatever its spelling.
+ */
 export async function isServedHostname(db: Db, hostname: string): Promise<boolean> {
-  const row = await live(db, { anyAccount: true }).where("hostname", "=", hostname).executeTakeFirst();
+  const row = await live(db, { anyAccount: true }).where("hostname", "=", canonicalHostname(hostname)).executeTakeFirst();
   return row !== undefined;
 }
 

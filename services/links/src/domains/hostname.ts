@@ -1,4 +1,4 @@
-import { isIP } from "node:net";
+import { BlockList, isIP } from "node:net";
 import { domainToASCII } from "node:url";
 import type { FieldProblem } from "@qrplatform/platform";
 
@@ -37,4 +37,47 @@ export function parseHostname(input: string): { hostname: string } | { problem: 
   if (labels.length < 2) return problem("single_label", "must have at least two labels, such as go.example.com");
   if (/^\d+$/.test(tld)) return problem("ip_address", "must be a DNS name, not an IP address");
   return { hostname: ascii };
+}
+
+/**
+ * A hostname in the one form hostnames are compared in: lower case, ASCII (IDNA) and without trailing
+ * dots, so `QR.Example.com.`, `qr.example.com` and a Unicode name and its punycode compare equal. IPv6
+ * addresses keep their brackets, as the URL parser writes them (`[::1]`).
+ */
+export function canonicalHostname(hostname: string): string {
+  const name = hostname.toLowerCase().replace(/\.+$/, "");
+  if (name.startsWith("[")) return name;
+  return domainToASCII(name) || name;
+}
+
+/**
+ * Addresses that reach this very machine: 127.0.0.0/8 and ::1 (loopback), and the unspecified 0.0.0.0
+ * and ::, which a client connecting to them also lands on this machine with. IPv4-mapped IPv6 forms
+ * (`[::ffff:7f00:1]`) match as their IPv4 address.
+ */
+const THIS_MACHINE = new BlockList();
+THIS_MACHINE.addSubnet("127.0.0.0", 8, "ipv4");
+THIS_MACHINE.addSubnet("0.0.0.0", 8, "ipv4");
+THIS_MACHINE.addAddress("::1", "ipv6");
+THIS_MACHINE.addAddress("::", "ipv6");
+
+/**
+ * Whether a canonical hostname names this machine: `localhost` and names under it (RFC 6761), or an
+ * address of THIS_MACHINE in any spelling the URL parser accepts.
+ */
+export function isLoopbackHostname(hostname: string): boolean {
+  if (hostname === "localhost" || hostname.endsWith(".localhost")) return true;
+  const address = hostname.replace(/^\[|\]$/g, "");
+  const family = isIP(address);
+  return family !== 0 && THIS_MACHINE.check(address, family === 4 ? "ipv4" : "ipv6");
+}
+
+/**
+ * Whether two hostnames name the same host: equal in canonical form, or both loopback spellings
+ * (`localhost`, `127.0.0.1`, `[::1]` …), which all reach the same process on this machine.
+ */
+export function isSameHost(a: string, b: string): boolean {
+  const left = canonicalHostname(a);
+  const right = canonicalHostname(b);
+  return left === right || (isLoopbackHostname(left) && isLoopbackHostname(right));
 }

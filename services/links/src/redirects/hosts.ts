@@ -1,4 +1,5 @@
 import { domainToASCII } from "node:url";
+import { isSameHost } from "../domains/hostname.js";
 
 /** A Host header split into its hostname (lower case, no trailing dot) and port ("" when absent). */
 export interface RequestHost {
@@ -18,18 +19,16 @@ export function parseRequestHost(host: string): RequestHost | undefined {
   }
 }
 
-const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
 /**
  * Whether a request was made to the default short domain. The port must match too, except that a
  * request naming 80 or 443 matches a base URL without a port. Loopback names are interchangeable, so
- * `npm start`'s links work whether opened at 127.0.0.1 or localhost.
+ * `npm start`'s links work whether opened at 127.0.0.1, localhost or [::1]; the rule that refuses
+ * links to our own short domain compares hosts the same way (isSameHost).
  */
 export function shortDomainMatcher(shortLinkBaseUrl: string): (host: RequestHost) => boolean {
   const base = new URL(shortLinkBaseUrl);
-  const baseHostname = base.hostname.replace(/\.$/, "");
   return (host) => {
-    const sameName = host.hostname === baseHostname || (LOOPBACK.has(host.hostname) && LOOPBACK.has(baseHostname));
+    const sameName = isSameHost(host.hostname, base.hostname);
     const samePort = host.port === base.port || (base.port === "" && (host.port === "80" || host.port === "443"));
     return sameName && samePort;
   };

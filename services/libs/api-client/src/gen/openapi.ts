@@ -564,7 +564,10 @@ export interface components {
          * @description An absolute `http` or `https` URL of at most 2048 characters, with a host, without user name
          *     or password and without control characters. A URL on the platform's short domain or on any
          *     account's custom domain is refused (`400 validation_error`, reason `short_link_destination`):
-         *     it would chain short links, or loop.
+         *     it would chain short links, or loop. Hosts are compared as DNS compares them: case, a
+         *     trailing dot and Unicode against punycode (IDNA) make no difference. When the short domain
+         *     is a loopback address or `localhost` (a local installation), every loopback spelling is
+         *     refused too: `localhost` and names under it, `127.0.0.0/8`, `[::1]`, `0.0.0.0`.
          */
         DestinationUrl: string;
         /**
@@ -850,7 +853,7 @@ export interface components {
                  *     | code | status | when |
                  *     |---|---|---|
                  *     | `validation_error` | 400 | an invalid path id, query parameter or body field; `details.fields[]` names each |
-                 *     | `invalid_json` | 400 | the body is not valid JSON |
+                 *     | `invalid_json` | 400 | the body is not valid JSON, or does not decode as its `Content-Encoding` says |
                  *     | `missing_api_key` | 401 | no `Authorization` header |
                  *     | `invalid_api_key` | 401 | a malformed, unknown, expired or revoked key |
                  *     | `plan_not_eligible` | 403 | the account's plan (Free) has no API access |
@@ -866,7 +869,7 @@ export interface components {
                  *     | `slug_taken` | 409 | the vanity slug is already used on that domain |
                  *     | `slug_conflict` | 409 | no unique slug could be chosen; retry |
                  *     | `payload_too_large` | 413 | the body is larger than the edge accepts |
-                 *     | `unsupported_media_type` | 415 | the body is not UTF-8 `application/json` |
+                 *     | `unsupported_media_type` | 415 | the body is not UTF-8 `application/json`, or its `Content-Encoding` is not `gzip`, `deflate`, `br` or `zstd` |
                  *     | `rate_limited` | 429 | the key's hourly request limit is used up |
                  *     | `render_queue_full` | 429 | too many of the account's exports are waiting to be drawn; retry after `Retry-After` |
                  *     | `internal_error` | 500 | a failure on our side |
@@ -898,11 +901,17 @@ export interface components {
             /** @description What is wrong with the field, in English. */
             message: string;
         };
-        /** @description The `details` of a `validation_error`. */
+        /**
+         * @description The `details` of a `validation_error`. An error lists at most 20 fields, however much of the
+         *     request is wrong (a list of thousands of bad tags does not come back as thousands of
+         *     entries); `omitted_fields` counts the problems that were not listed.
+         */
         ValidationErrorDetails: {
             fields: components["schemas"]["FieldError"][];
+            /** @description How many more field problems the request had beyond those in `fields`; absent when `fields` lists them all. */
+            omitted_fields?: number;
         };
-        /** @description `validation_error`, with every invalid field in `details.fields`. */
+        /** @description `validation_error`, with the invalid fields in `details.fields` (at most 20; `details.omitted_fields` counts the rest). */
         ValidationError: components["schemas"]["Error"] & {
             error: {
                 /** @constant */
@@ -910,7 +919,7 @@ export interface components {
                 details: components["schemas"]["ValidationErrorDetails"];
             };
         };
-        /** @description `invalid_json`: the body is not valid JSON. */
+        /** @description `invalid_json`: the body is not valid JSON, or does not decode as its `Content-Encoding` says. */
         InvalidJsonError: components["schemas"]["Error"] & {
             error: {
                 /** @constant */
@@ -1065,8 +1074,9 @@ export interface components {
             };
         };
         /**
-         * @description `validation_error` (`details.fields` names every invalid, missing, read-only or unknown field,
-         *     and an invalid path id), or `invalid_json` when the body cannot be parsed.
+         * @description `validation_error` (`details.fields` names the invalid, missing, read-only or unknown fields,
+         *     and an invalid path id; at most 20, with `details.omitted_fields` counting the rest), or
+         *     `invalid_json` when the body cannot be decoded or parsed.
          */
         InvalidRequestBody: {
             headers: {
@@ -1166,7 +1176,7 @@ export interface components {
                 "application/json": components["schemas"]["PayloadTooLargeError"];
             };
         };
-        /** @description `unsupported_media_type`: the body is not `application/json`, or not in UTF-8. */
+        /** @description `unsupported_media_type`: the body is not `application/json`, not in UTF-8, or sent with a `Content-Encoding` other than `gzip`, `deflate`, `br` or `zstd`. */
         UnsupportedMediaType: {
             headers: {
                 "X-Request-ID": components["headers"]["XRequestId"];
