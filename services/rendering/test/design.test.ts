@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { crc32, deflateSync } from "node:zlib";
+import { deflateSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
@@ -20,7 +20,7 @@ import { checkDesign, normalizeDesign, premiumFrameFields } from "../src/design/
 import { MAX_LOGO_BYTES, MAX_LOGO_SIDE_PIXELS } from "../src/design/logo-data-uri.js";
 import { buildRendering } from "../src/server.js";
 import { designEnums, designTokens, tokenOf, valueOf } from "@qrplatform/rendering/design-tokens";
-import { hugeBlankPng } from "./support/huge-png.js";
+import { hugeBlankPng, pngChunk } from "./support/huge-png.js";
 
 type DesignInit = MessageInitShape<typeof DesignSchema>;
 
@@ -33,23 +33,15 @@ function problemsOf(init: DesignInit, content = ""): string[] {
 
 /** A real 1x1 PNG: signature, IHDR, one IDAT row, IEND, each chunk with its CRC. */
 function tinyPng(): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([length, body, crc]);
-  };
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(1, 0); // width
   ihdr.writeUInt32BE(1, 4); // height
   ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB, deflate, no filter, no interlace
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk("IHDR", ihdr),
-    chunk("IDAT", deflateSync(Buffer.from([0, 0x1a, 0x2b, 0x3c]))),
-    chunk("IEND", Buffer.alloc(0)),
+    pngChunk("IHDR", ihdr),
+    pngChunk("IDAT", deflateSync(Buffer.from([0, 0x1a, 0x2b, 0x3c]))),
+    pngChunk("IEND", Buffer.alloc(0)),
   ]);
 }
 

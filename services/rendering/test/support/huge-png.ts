@@ -1,4 +1,5 @@
-// A decompression bomb for tests: an image whose file is small and whose pixels are not.
+// PNG files made byte by byte for tests: a decompression bomb (a small file whose pixels are not),
+// and the chunks any hand-made PNG is built of.
 import { createDeflate, crc32 } from "node:zlib";
 
 /**
@@ -24,13 +25,14 @@ export async function hugeBlankPng(width = 40000, height = 40000): Promise<Buffe
   ihdr.set([1, 0, 0, 0, 0], 8); // 1-bit greyscale, deflate, no filter, no interlace
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk("IHDR", ihdr),
-    chunk("IDAT", Buffer.concat(compressed)),
-    chunk("IEND", Buffer.alloc(0)),
+    pngChunk("IHDR", ihdr),
+    pngChunk("IDAT", Buffer.concat(compressed)),
+    pngChunk("IEND", Buffer.alloc(0)),
   ]);
 }
 
-function chunk(type: string, data: Buffer): Buffer {
+/** One PNG chunk: length, type, data and the CRC over type and data. */
+export function pngChunk(type: string, data: Buffer): Buffer {
   const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
   const length = Buffer.alloc(4);
   length.writeUInt32BE(data.length);
