@@ -23,9 +23,17 @@ fi
 
 work=$(mktemp -d)
 containers=()
+# Stops the servers started from the image (by the PIDs they wrote: chroot isolation has no PID
+# namespace, so they are this machine's PIDs), then removes the containers and the scratch files.
 cleanup() {
+  local pids; pids=$(cat "$work"/data/*.pid 2>/dev/null || true)
+  if [ -n "$pids" ]; then
+    kill -TERM $pids 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 $pids 2>/dev/null || break; sleep 0.1; done
+    kill -KILL $pids 2>/dev/null || true
+  fi
+  wait 2>/dev/null || true
   for c in "${containers[@]}"; do b rm "$c" >/dev/null 2>&1 || true; done
-  jobs -p | xargs -r kill 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -62,14 +70,18 @@ run() {
   local ctr; ctr=$(b from --quiet "$TAG"); containers+=("$ctr")
   b run --isolation chroot --user 1000:1000 --volume "$data:/data" "$@" "$ctr" -- "${cmd[@]}"
 }
-cmd=(node --enable-source-maps dist/embedded.js)
-run --env HOST=127.0.0.1 --env PORT="$api_port" --env GRPC_PORT="$grpc_port" --env METRICS_PORT="$metrics_port" --env LOG_LEVEL=warn > "$work/embedded.log" 2>&1 &
+# Starts dist/NAME.js from the image in the background; it writes its PID for cleanup, then becomes node.
+serve() {
+  local name=$1; shift
+  cmd=(sh -c "echo \$\$ > /data/$name.pid && exec node --enable-source-maps dist/$name.js")
+  run "$@" > "$work/$name.log" 2>&1 &
+}
+serve embedded --env HOST=127.0.0.1 --env PORT="$api_port" --env GRPC_PORT="$grpc_port" --env METRICS_PORT="$metrics_port" --env LOG_LEVEL=warn
 for _ in $(seq 1 120); do [ -f "$data/secrets.json" ] && curl -sf "http://127.0.0.1:$api_port/readyz" >/dev/null && break; sleep 0.5; done
 token=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).serviceToken)' "$data/secrets.json")
 grpc="http://127.0.0.1:$grpc_port"
-cmd=(node --enable-source-maps dist/edge.js)
-run --env HOST=127.0.0.1 --env PORT="$edge_port" --env METRICS_HOST=127.0.0.1 --env METRICS_PORT="$edge_metrics_port" --env SERVICE_TOKEN="$token" --env LOG_LEVEL=warn \
-  --env TENANCY_URL="$grpc" --env CATALOG_URL="$grpc" --env LINKS_URL="$grpc" --env RENDERING_URL="$grpc" > "$work/edge.log" 2>&1 &
+serve edge --env HOST=127.0.0.1 --env PORT="$edge_port" --env METRICS_HOST=127.0.0.1 --env METRICS_PORT="$edge_metrics_port" --env SERVICE_TOKEN="$token" --env LOG_LEVEL=warn \
+  --env TENANCY_URL="$grpc" --env CATALOG_URL="$grpc" --env LINKS_URL="$grpc" --env RENDERING_URL="$grpc"
 for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$edge_port/readyz" >/dev/null && break; sleep 0.5; done
 if ! curl -sf "http://127.0.0.1:$edge_port/readyz"; then cat "$work/embedded.log" "$work/edge.log"; exit 1; fi
 echo
