@@ -45,8 +45,6 @@ const REPAIR_LABELS: Record<keyof ReconcileReport, string> = {
 export class QrCodeReconciler {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
-  /** Everything repaired since the process started. */
-  readonly totals: ReconcileReport = { createsUndone: 0, updatesSettled: 0, deletesFinished: 0, failed: 0 };
   private readonly repairs: Counter<"repair">;
   private readonly passes: Counter<"result">;
 
@@ -115,7 +113,6 @@ export class QrCodeReconciler {
       if (claimed.length < BATCH) break;
     }
     for (const key of Object.keys(report) as (keyof ReconcileReport)[]) {
-      this.totals[key] += report[key];
       if (report[key] > 0) this.repairs.inc({ repair: REPAIR_LABELS[key] }, report[key]);
     }
     if (report.createsUndone + report.updatesSettled + report.deletesFinished + report.failed > 0) {

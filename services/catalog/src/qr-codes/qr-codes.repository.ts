@@ -118,26 +118,24 @@ export type PendingQrCodeRow = QrCodeRow & { link_id: string | null; pending_ope
  * whole grace period while this one repairs it.
  */
 export async function claimStalePending(db: Kysely<CatalogTables>, before: Date, now: Date, limit: number): Promise<PendingQrCodeRow[]> {
-  const stale = await db
-    .selectFrom("qr_codes")
-    .select(["id", "pending_since"])
-    .where("pending_operation", "is not", null)
-    .where("pending_since", "<", before)
-    .orderBy("pending_since")
-    .limit(limit)
+  // One statement: rows another reconciler is claiming right now are skipped, not waited for.
+  const rows = await db
+    .updateTable("qr_codes")
+    .set({ pending_since: now })
+    .where("id", "in", (eb) =>
+      eb
+        .selectFrom("qr_codes")
+        .select("id")
+        .where("pending_operation", "is not", null)
+        .where("pending_since", "<", before)
+        .orderBy("pending_since")
+        .limit(limit)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .returningAll()
     .execute();
-  const claimed: PendingQrCodeRow[] = [];
-  for (const { id, pending_since } of stale) {
-    const row = await db
-      .updateTable("qr_codes")
-      .set({ pending_since: now })
-      .where("id", "=", id)
-      .where("pending_since", "=", pending_since)
-      .returningAll()
-      .executeTakeFirst();
-    if (row) claimed.push(row as PendingQrCodeRow);
-  }
-  return claimed;
+  return rows as PendingQrCodeRow[];
 }
 
 export async function findQrCode(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<ProvisionedQrCodeRow | undefined> {
