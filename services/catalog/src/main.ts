@@ -1,8 +1,8 @@
 // The catalog service as its own process. Configuration: see the README's table.
 import { join } from "node:path";
 import { z } from "zod";
-import { databaseDependency, databaseEnv, openDatabase, registerPoolMetrics } from "@qrplatform/db";
-import { Readiness, remoteTransport, runGrpcService, secretVar } from "@qrplatform/platform";
+import { databaseEnv, databaseReadiness, openDatabase } from "@qrplatform/db";
+import { remoteTransport, runGrpcService, secretVar } from "@qrplatform/platform";
 import { buildCatalog } from "./server.js";
 
 await runGrpcService({
@@ -17,7 +17,6 @@ await runGrpcService({
   }),
   async start(config, logger, metrics) {
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "catalog") });
-    registerPoolMetrics(metrics, database);
     const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SERVICE_TOKEN });
     const catalog = await buildCatalog({
       db: database.db,
@@ -34,7 +33,7 @@ await runGrpcService({
     catalog.reconciler.start();
     return {
       modules: [catalog],
-      readiness: new Readiness([databaseDependency(database)], { logger }),
+      readiness: databaseReadiness(database, { logger, metrics }),
       close: async () => {
         await catalog.reconciler.stop();
         await database.close();

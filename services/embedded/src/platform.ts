@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { Transport } from "@connectrpc/connect";
 import { buildCatalog } from "@qrplatform/catalog";
-import { databaseDependency, openDatabase, registerPoolMetrics } from "@qrplatform/db";
+import { databaseReadiness, openDatabase } from "@qrplatform/db";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "@qrplatform/edge";
 import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
 import {
@@ -10,7 +10,6 @@ import {
   listenHttp,
   noMetrics,
   processMetrics,
-  Readiness,
   serveGrpc,
   serveMetrics,
   type GrpcModule,
@@ -79,11 +78,10 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const secrets = loadOrCreateSecrets(options.dataDir);
   const credentials: InternalCredentials = { serviceToken: secrets.serviceToken, adminToken: secrets.adminToken };
   const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: join(options.dataDir, "pglite") });
-  // One database behind every service: while it is away they all answer UNAVAILABLE and not ready.
-  const readiness = new Readiness([databaseDependency(database)], { logger });
   // One registry for the whole process: every service's instruments, the in-process RPCs and the edge.
   const metrics = options.metricsPort === undefined ? noMetrics : processMetrics();
-  registerPoolMetrics(metrics, database);
+  // One database behind every service: while it is away they all answer UNAVAILABLE and not ready.
+  const readiness = databaseReadiness(database, { logger, metrics });
 
   const local = (modules: GrpcModule[]): Transport =>
     inProcessTransport({ modules, credentials, logger, token: credentials.serviceToken, readiness, metrics });

@@ -2,8 +2,8 @@
 // Configuration: see the README's table.
 import { join } from "node:path";
 import { z } from "zod";
-import { databaseDependency, databaseEnv, openDatabase, registerPoolMetrics } from "@qrplatform/db";
-import { inProcessTransport, listenHttp, optionalVar, portVar, Readiness, runGrpcService, secretVar } from "@qrplatform/platform";
+import { databaseEnv, databaseReadiness, openDatabase } from "@qrplatform/db";
+import { inProcessTransport, listenHttp, optionalVar, portVar, runGrpcService, secretVar } from "@qrplatform/platform";
 import { buildLinks, memoryInvalidationBus, redirectPathEnv, redisInvalidationBus, startRedirectPath } from "./server.js";
 
 await runGrpcService({
@@ -20,8 +20,7 @@ await runGrpcService({
   }),
   async start(config, logger, metrics) {
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "links") });
-    registerPoolMetrics(metrics, database);
-    const readiness = new Readiness([databaseDependency(database)], { logger });
+    const readiness = databaseReadiness(database, { logger, metrics });
     // Without Redis an instance hears only its own changes; that is only right for a single instance.
     const invalidations = config.REDIS_URL ? await redisInvalidationBus(config.REDIS_URL, logger) : memoryInvalidationBus(logger);
     if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: other links instances do not hear this one's changes");

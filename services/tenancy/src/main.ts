@@ -1,7 +1,7 @@
 // The tenancy service as its own process. Configuration: see the README's table.
 import { join } from "node:path";
-import { databaseDependency, databaseEnv, openDatabase, registerPoolMetrics } from "@qrplatform/db";
-import { Readiness, runGrpcService, secretVar } from "@qrplatform/platform";
+import { databaseEnv, databaseReadiness, openDatabase } from "@qrplatform/db";
+import { runGrpcService, secretVar } from "@qrplatform/platform";
 import { buildTenancy } from "./server.js";
 
 await runGrpcService({
@@ -9,8 +9,7 @@ await runGrpcService({
   env: databaseEnv.extend({ PAGE_TOKEN_SECRET: secretVar() }),
   async start(config, logger, metrics) {
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "tenancy") });
-    registerPoolMetrics(metrics, database);
     const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: config.PAGE_TOKEN_SECRET });
-    return { modules: [tenancy], readiness: new Readiness([databaseDependency(database)], { logger }), close: () => database.close() };
+    return { modules: [tenancy], readiness: databaseReadiness(database, { logger, metrics }), close: () => database.close() };
   },
 });

@@ -7,7 +7,7 @@ import type { Database } from "./database.js";
  * full with queries waiting is what makes calls time out after 3 s; PGlite has no pool and reports nothing.
  */
 export function registerPoolMetrics(metrics: Metrics, database: Database): void {
-  const connections = database.poolConnections?.bind(database);
+  const connections = database.poolConnections;
   if (!connections) return;
   metrics.gaugeOnScrape(
     { name: "qrp_db_pool_connections", help: "Postgres pool connections by state (busy, idle) and queries waiting for one.", labelNames: ["state"] },

@@ -1,4 +1,5 @@
-import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { SpanKind, trace } from "@opentelemetry/api";
+import { recordError } from "@qrplatform/platform";
 import type { LogEvent } from "kysely";
 
 const tracer = trace.getTracer("@qrplatform/db");
@@ -34,9 +35,6 @@ export function traceQuery(event: LogEvent): void {
       "db.query.text": text,
     },
   });
-  if (event.level === "error") {
-    const error = event.error;
-    span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-  }
+  if (event.level === "error") recordError(span, event.error);
   span.end(endTime);
 }

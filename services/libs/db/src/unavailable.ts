@@ -1,5 +1,6 @@
-import { CONNECTION_ERROR_CODES, type Dependency } from "@qrplatform/platform";
+import { CONNECTION_ERROR_CODES, Readiness, type Dependency, type Logger, type Metrics } from "@qrplatform/platform";
 import type { Database } from "./database.js";
+import { registerPoolMetrics } from "./pool-metrics.js";
 
 /**
  * SQLSTATEs of a server that is going away or not taking connections: admin_shutdown (57P01, a fast
@@ -51,4 +52,13 @@ export function isDatabaseUnavailable(error: unknown): boolean {
  */
 export function databaseDependency(database: Pick<Database, "check">): Dependency {
   return { name: "database", isUnavailable: isDatabaseUnavailable, check: () => database.check() };
+}
+
+/**
+ * What a process that keeps data needs of its database besides queries: readiness that follows it
+ * (see {@link databaseDependency}), and its pool's gauges on the process's metrics.
+ */
+export function databaseReadiness(database: Database, options: { logger: Logger; metrics: Metrics }): Readiness {
+  registerPoolMetrics(options.metrics, database);
+  return new Readiness([databaseDependency(database)], { logger: options.logger });
 }

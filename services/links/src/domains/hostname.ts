@@ -65,7 +65,7 @@ THIS_MACHINE.addAddress("::", "ipv6");
  * Whether a canonical hostname names this machine: `localhost` and names under it (RFC 6761), or an
  * address of THIS_MACHINE in any spelling the URL parser accepts.
  */
-export function isLoopbackHostname(hostname: string): boolean {
+function isLoopbackHostname(hostname: string): boolean {
   if (hostname === "localhost" || hostname.endsWith(".localhost")) return true;
   const address = hostname.replace(/^\[|\]$/g, "");
   const family = isIP(address);

@@ -18,7 +18,7 @@ import {
 import { Code, invalidArgument, isUuid, notFound, serviceError, type FieldProblem } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { findDomainForShare, isServedHostname } from "../domains/domains.repository.js";
-import { canonicalHostname, isSameHost } from "../domains/hostname.js";
+import { isSameHost } from "../domains/hostname.js";
 import { destinationUrlProblem, queryParameterProblems } from "./destination-url.js";
 import { linkStatusToken, linkToProto } from "./link-mapping.js";
 import { deleteLink, findLink, insertLink, linkIdTaken, purgeLink, updateLink, vanitySlugTaken } from "./links.repository.js";
@@ -48,7 +48,7 @@ interface CreateInput {
 async function selfReferenceProblem(deps: LinksDeps, destinationUrl: string): Promise<FieldProblem | undefined> {
   // Compared canonically: a trailing dot, upper case or a Unicode spelling reaches the same host, and
   // when the short domain is a loopback name every loopback spelling reaches this process.
-  const hostname = canonicalHostname(new URL(destinationUrl).hostname);
+  const hostname = new URL(destinationUrl).hostname;
   if (!isSameHost(hostname, deps.shortDomainHostname) && !(await isServedHostname(deps.db, hostname))) return undefined;
   return {
     field: "destination_url",

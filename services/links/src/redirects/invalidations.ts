@@ -173,9 +173,7 @@ export async function redisInvalidationBus(redisUrl: string, logger: Logger): Pr
         );
       // While Redis is away the message waits in the queue; the update that caused it does not.
       if (!publisher.isReady) return;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([sent, new Promise((resolve) => (timer = setTimeout(resolve, PUBLISH_WAIT_MS)))]);
-      clearTimeout(timer);
+      await waitAtMost(sent, PUBLISH_WAIT_MS);
     },
     subscribe: (listener) => listeners.add(listener),
     get connected() {
@@ -186,11 +184,16 @@ export async function redisInvalidationBus(redisUrl: string, logger: Logger): Pr
       if (subscriber.isOpen) subscriber.destroy();
       // A graceful close lets messages already sent be delivered; with Redis away there is nothing to wait for.
       if (publisher.isReady) {
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([publisher.close().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)))]);
-        clearTimeout(timer);
+        await waitAtMost(publisher.close().catch(() => {}), CLOSE_WAIT_MS);
       }
       if (publisher.isOpen) publisher.destroy();
     },
   };
+}
+
+/** Waits for `work`, or `ms` at most; the work goes on either way. */
+async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

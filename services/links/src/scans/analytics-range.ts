@@ -12,8 +12,8 @@ const DAY_MS = 86_400_000;
  * YYYY-MM-DD cannot write a later year; outside it, a real date such as 0000-01-01 would still be
  * one the database cannot hold (it has no year 0).
  */
-export const FIRST_ANALYTICS_DATE = "2000-01-01";
-export const LAST_ANALYTICS_DATE = "9999-12-31";
+const FIRST_ANALYTICS_DATE = "2000-01-01";
+const LAST_ANALYTICS_DATE = "9999-12-31";
 
 /** A UTC calendar day "YYYY-MM-DD" as a day number since 1970-01-01, or undefined if it is no real date. */
 function dayNumber(date: string): number | undefined {

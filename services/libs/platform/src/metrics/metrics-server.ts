@@ -5,7 +5,7 @@ import { listenHttp, type HttpServer } from "../http-server.js";
 import type { Metrics } from "./metrics.js";
 
 /** Where Prometheus scrapes by default: the port OpenTelemetry's Prometheus exporter uses too. */
-export const DEFAULT_METRICS_PORT = 9464;
+const DEFAULT_METRICS_PORT = 9464;
 
 /**
  * METRICS_PORT: the port `/metrics` answers on (9464 by default), `0` for any free port (it is
@@ -23,14 +23,12 @@ export const metricsEnv = z.object({
   METRICS_PORT: metricsPortVar(),
 });
 
-/** A listening metrics endpoint. */
-export type MetricsServer = HttpServer;
 
 /**
  * Serves `GET /metrics` in the Prometheus text format on a port of its own, so scraping never queues
  * behind the API, and the port can stay inside the cluster while the API is public.
  */
-export async function serveMetrics(options: { metrics: Metrics; host: string; port: number; logger: Logger }): Promise<MetricsServer> {
+export async function serveMetrics(options: { metrics: Metrics; host: string; port: number; logger: Logger }): Promise<HttpServer> {
   const { metrics, logger } = options;
   const handler: RequestListener = (req, res) => {
     const path = (req.url ?? "").split("?", 1)[0];

@@ -6,26 +6,6 @@ import { secondsSince, type Metrics } from "./metrics.js";
 // grpc_server_handled_total{grpc_code} and grpc_server_handling_seconds, each with grpc_type,
 // grpc_service and grpc_method. Services and methods come from the schema, so they are bounded.
 
-/** Go's names of the gRPC codes, as grpc_code takes them. */
-const GRPC_CODE_NAMES: Record<Code, string> = {
-  [Code.Canceled]: "Canceled",
-  [Code.Unknown]: "Unknown",
-  [Code.InvalidArgument]: "InvalidArgument",
-  [Code.DeadlineExceeded]: "DeadlineExceeded",
-  [Code.NotFound]: "NotFound",
-  [Code.AlreadyExists]: "AlreadyExists",
-  [Code.PermissionDenied]: "PermissionDenied",
-  [Code.ResourceExhausted]: "ResourceExhausted",
-  [Code.FailedPrecondition]: "FailedPrecondition",
-  [Code.Aborted]: "Aborted",
-  [Code.OutOfRange]: "OutOfRange",
-  [Code.Unimplemented]: "Unimplemented",
-  [Code.Internal]: "Internal",
-  [Code.Unavailable]: "Unavailable",
-  [Code.DataLoss]: "DataLoss",
-  [Code.Unauthenticated]: "Unauthenticated",
-};
-
 const GRPC_TYPES = { unary: "unary", server_streaming: "server_stream", client_streaming: "client_stream", bidi_streaming: "bidi_stream" } as const;
 
 /** Buckets of RPC durations: from a cached lookup (sub-millisecond) to an export or a slow query. */
@@ -54,7 +34,8 @@ export function rpcMetrics(metrics: Metrics): Interceptor {
     try {
       return await next(req);
     } catch (error) {
-      code = GRPC_CODE_NAMES[ConnectError.from(error).code] ?? "Unknown";
+      // Connect's names of the codes are Go's, as grpc_code takes them.
+      code = Code[ConnectError.from(error).code] ?? "Unknown";
       throw error;
     } finally {
       handled.inc({ ...rpc, grpc_code: code });
