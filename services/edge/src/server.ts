@@ -3,8 +3,7 @@ import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Logger } from "pino";
-import { traceHttpRequest } from "@qrplatform/platform";
-import { noMetrics, type Metrics } from "@qrplatform/platform";
+import { noMetrics, traceHttpRequest, type Metrics } from "@qrplatform/platform";
 import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
 import { AnalyticsService, DomainService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
@@ -15,7 +14,7 @@ import { errorHandler, routeNotFound } from "./http/error-handler.js";
 import { registerHealthRoutes } from "./http/health.js";
 import { memoryQuotaStore, type QuotaStore } from "./http/quota.js";
 import { requestIdOf } from "./http/request-id.js";
-import { rememberRouteMount, requestMetrics } from "./http/request-metrics.js";
+import { rememberRouteMount, requestMetrics, routeTemplateOf, UNMATCHED_ROUTE } from "./http/request-metrics.js";
 import { registerApiRoutes } from "./routes.js";
 
 /** How the edge reaches the services: remote gRPC or in-process, the routes do not care. */
@@ -86,7 +85,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
   app.set("etag", false);
   app.set("query parser", "simple");
   // API requests are traced from here down; short links trace themselves, sampled, in the redirector.
-  app.use((req, res, next) => (isApiPath(req.path) ? traceHttpRequest(req, res, { route: () => routeOf(req) }, next) : next()));
+  app.use((req, res, next) => (isApiPath(req.path) ? traceHttpRequest(req, res, { route: () => matchedRoute(req, res) }, next) : next()));
   app.use(requestMetrics(metrics));
   app.use(
     pinoHttp({
@@ -149,7 +148,7 @@ function isApiPath(path: string): boolean {
 }
 
 /** The route template that answered, such as "/api/v1/workspaces/:workspaceId"; undefined when none matched. */
-function routeOf(req: express.Request): string | undefined {
-  const route = (req.route as { path?: unknown } | undefined)?.path;
-  return typeof route === "string" ? `${API_BASE_PATH}${route === "/" ? "" : route}` : undefined;
+function matchedRoute(req: express.Request, res: express.Response): string | undefined {
+  const route = routeTemplateOf(req, res);
+  return route === UNMATCHED_ROUTE ? undefined : route;
 }

@@ -46,7 +46,8 @@ describe("the access log", () => {
 
     logger.level = "debug";
     await redirects(20);
-    expect(aboutSlug()).toHaveLength(20);
+    // Each line is written when its response has finished, which may be just after the client has it.
+    await expect.poll(() => aboutSlug().length).toBe(20);
     expect(aboutSlug().every((line) => line.level === 20 && line.msg === "short link")).toBe(true);
   });
 });

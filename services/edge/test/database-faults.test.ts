@@ -98,8 +98,8 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("Postgres res
     };
     const load = Promise.all([...[0, 1, 2].map(scanLoop), ...[0, 1].map(createLoop)]);
 
-    // Warm: every link answered from the redirector's cache from now on.
-    await sleep(1_500);
+    // Warm: every link answered (and so cached by the redirector) before the database goes.
+    await waitFor("every link redirected once", async () => links.every((link) => scans.some((scan) => scan.link === link.id && scan.status === 302)));
 
     // A fast restart: every backend is terminated (57P01), the server is away for a moment.
     phase = "restart";
@@ -119,7 +119,7 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("Postgres res
     expect(miss.headers.get("retry-after")).toBe("5");
     // Liveness is the process itself, whatever the database.
     expect((await health("links").check({ service: HEALTH_LIVENESS })).status).toBe(ServingStatus.SERVING);
-    await sleep(500);
+    await waitFor("scans while the database is down", async () => scans.some((scan) => scan.phase === "down"));
 
     phase = "recovering";
     await postgres.start();
@@ -129,7 +129,10 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("Postgres res
     await waitFor("the edge's /readyz to turn 200", async () => (await readyz()) === 200);
 
     phase = "after";
-    await sleep(1_500);
+    await waitFor(
+      "creates and scans after recovery",
+      async () => creates.some((create) => create.phase === "after" && create.code === "ok") && scans.some((scan) => scan.phase === "after"),
+    );
     running = false;
     await load;
 

@@ -23,9 +23,9 @@ async function accountWithCode(): Promise<{ key: string; codeId: string }> {
   return { key, codeId: code.id };
 }
 
-/** Waits (without asserting any duration) until `condition` holds. */
+/** Waits until `condition` holds; one that never does fails the test naming it, not by the test's timeout. */
 async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 10));
+  await expect.poll(condition, { timeout: 20_000, interval: 10, message: `waiting for ${condition.toString()}` }).toBe(true);
 }
 
 describe("export queue", () => {

@@ -135,6 +135,8 @@ describe.skipIf(!process.env.DATABASE_URL)("crashes during a burst of creates", 
       repairedBefore = repaired;
       figures.push({ victim, afterCreates, failed: failed.length, madeDespiteFailure: failed.length - missing.length, repairs });
     }
+    // The kills reached clients: the failure answers and the retries above were exercised, not skipped.
+    expect(figures.some((round) => (round.failed as number) > 0), JSON.stringify(figures)).toBe(true);
     // No live link is without its code, so no short link redirects to a code that does not exist.
     const orphans = await sql<{ slug: string }>(
       `select l.slug from links.links l where l.account_id = '${accountId}' and l.deleted_at is null

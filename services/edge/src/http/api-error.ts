@@ -32,14 +32,19 @@ export class ApiError extends Error {
    * `details.omitted_fields`, so the error stays small however much of the request is wrong.
    */
   static validation(fields: FieldDetail[], message = "The request is not valid; see details.fields.", omitted = 0): ApiError {
-    const rest = omitted + Math.max(0, fields.length - MAX_FIELD_PROBLEMS);
-    return new ApiError(400, "validation_error", message, {
-      fields: fields.slice(0, MAX_FIELD_PROBLEMS),
-      ...(rest > 0 && { omitted_fields: rest }),
-    });
+    return new ApiError(400, "validation_error", message, boundedFields(fields, omitted));
   }
 
   static notFound(resource: string): ApiError {
     return new ApiError(404, "not_found", `The ${resource} was not found.`, { resource });
   }
+}
+
+/**
+ * At most MAX_FIELD_PROBLEMS of `fields`, and how many were left out (beyond the `omitted` a service
+ * already counted) as `omitted_fields`, present only when some were.
+ */
+export function boundedFields(fields: FieldDetail[], omitted = 0): { fields: FieldDetail[]; omitted_fields?: number } {
+  const rest = omitted + Math.max(0, fields.length - MAX_FIELD_PROBLEMS);
+  return { fields: fields.slice(0, MAX_FIELD_PROBLEMS), ...(rest > 0 && { omitted_fields: rest }) };
 }

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { errorInfoOf, isTransportFailure, MAX_FIELD_PROBLEMS } from "@qrplatform/platform";
-import { ApiError } from "./api-error.js";
+import { errorInfoOf, isTransportFailure } from "@qrplatform/platform";
+import { ApiError, boundedFields } from "./api-error.js";
 
 /**
  * Seconds a client is told to wait (`Retry-After`) before retrying a transient failure: a backing service
@@ -9,26 +9,26 @@ import { ApiError } from "./api-error.js";
  */
 export const RETRY_AFTER_SECONDS = 5;
 
-/** What a known reason becomes: its HTTP status, and whether the client should retry after a pause. */
+/** What a known reason becomes: its HTTP status, and after how many seconds the client may retry. */
 interface ReasonOutcome {
   status: number;
-  retry?: true;
+  retryAfterSeconds?: number;
   headers?: Record<string, string>;
 }
 
-/**
- * Every reason a service answers with, under the gRPC code it comes with. Only these reach the client
- * as themselves: the reason becomes the public `code` and the service's message (written for people)
- * is kept. A code with a reason missing here is a bug or a failure of ours, never the client's to act
- * on, so it never surfaces as a 4xx. A plan capacity is RESOURCE_EXHAUSTED inside but 403 outside:
- * retrying will not help.
- */
 /**
  * Reasons only internal callers can meet: no public request can cause them, so at the edge they are
  * a failure of ours (500) like any unknown reason. `link_exists`: a link id the catalog chose is taken.
  */
 export const INTERNAL_REASONS: ReadonlySet<string> = new Set(["link_exists"]);
 
+/**
+ * Every reason a service answers with, under the gRPC code it comes with. Only these reach the client
+ * as themselves: the reason becomes the public `code` and the service's message (written for people)
+ * is kept. A code with a reason missing here is a bug or a failure of ours, never the client's to act
+ * on, so it never surfaces as a 4xx. A plan capacity is RESOURCE_EXHAUSTED inside but 403 outside:
+ * retrying will not help. A full render queue frees a place as soon as one render is drawn: about a second.
+ */
 export const KNOWN_REASONS: Partial<Record<Code, Record<string, ReasonOutcome>>> = {
   [Code.InvalidArgument]: { validation_error: { status: 400 } },
   [Code.NotFound]: { not_found: { status: 404 } },
@@ -40,7 +40,7 @@ export const KNOWN_REASONS: Partial<Record<Code, Record<string, ReasonOutcome>>>
   [Code.ResourceExhausted]: {
     qr_code_limit_reached: { status: 403 },
     link_limit_reached: { status: 403 },
-    render_queue_full: { status: 429, retry: true },
+    render_queue_full: { status: 429, retryAfterSeconds: 1 },
   },
 };
 
@@ -86,12 +86,10 @@ export function apiErrorFromGrpc(error: ConnectError): ApiError {
   );
   if (info.fieldViolations.length > 0) {
     // Services list at most MAX_FIELD_PROBLEMS; one that lists more is cut here too, and counted.
-    const listed = info.fieldViolations.slice(0, MAX_FIELD_PROBLEMS);
-    details.fields = listed.map((v) => ({ field: publicFieldName(v.field), reason: v.reason, message: v.description }));
-    const omitted = Number(details.omitted_fields ?? 0) + info.fieldViolations.length - listed.length;
-    if (omitted > 0) details.omitted_fields = omitted;
+    const fields = info.fieldViolations.map((v) => ({ field: publicFieldName(v.field), reason: v.reason, message: v.description }));
+    Object.assign(details, boundedFields(fields, Number(details.omitted_fields ?? 0)));
   }
-  const headers = { ...known.headers, ...(known.retry && { "Retry-After": String(RETRY_AFTER_SECONDS) }) };
+  const headers = { ...known.headers, ...(known.retryAfterSeconds && { "Retry-After": String(known.retryAfterSeconds) }) };
   return new ApiError(known.status, info.reason, error.rawMessage, Object.keys(details).length > 0 ? details : undefined, headers);
 }
 

@@ -1,12 +1,10 @@
-import { ConnectError, type Client } from "@connectrpc/connect";
+import type { Client } from "@connectrpc/connect";
 import type { RequestHandler, Response } from "express";
 import { z } from "zod";
 import type { QrCodeService } from "@qrplatform/api/catalog";
 import { ImageFormat, type RenderingService } from "@qrplatform/api/rendering";
-import { errorInfoOf, slugify } from "@qrplatform/platform";
-import { ApiError } from "../http/api-error.js";
+import { slugify } from "@qrplatform/platform";
 import { callerOf } from "../http/auth.js";
-import { apiErrorFromGrpc } from "../http/grpc-errors.js";
 import { parseInput } from "../http/input.js";
 import { uuidParam } from "./params.js";
 
@@ -39,12 +37,6 @@ const IMAGE_CACHE_CONTROL = "private, no-cache";
  * nothing and fetch nothing from it.
  */
 const IMAGE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox";
-
-/**
- * When the rendering service refuses an export because the account has too many waiting
- * (`render_queue_full`), a place is free again as soon as one of them is drawn: about a second.
- */
-const RENDER_QUEUE_RETRY_AFTER_SECONDS = 1;
 
 /** Aborted when the client closes the connection before the answer is sent: its render is no longer wanted. */
 function clientGone(res: Response): AbortSignal {
@@ -82,10 +74,6 @@ export function exportHandler(qrCodes: Client<typeof QrCodeService>, rendering: 
       .catch((error: unknown) => {
         // The client went away and the render was cancelled for it: nobody is left to answer.
         if (signal.aborted) return undefined;
-        if (error instanceof ConnectError && errorInfoOf(error)?.reason === "render_queue_full") {
-          const refused = apiErrorFromGrpc(error);
-          throw new ApiError(refused.status, refused.code, refused.message, refused.details, { "Retry-After": String(RENDER_QUEUE_RETRY_AFTER_SECONDS) });
-        }
         throw error;
       });
     if (!image || signal.aborted) return;
