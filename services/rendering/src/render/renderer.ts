@@ -69,7 +69,7 @@ export interface Drawer {
 }
 
 /** Defaults of the options above that are not the machine's. */
-export const RENDER_DEFAULTS = { concurrencyPerAccount: 2, queuedPerAccount: 32 } as const;
+const RENDER_DEFAULTS = { concurrencyPerAccount: 2, queuedPerAccount: 32 } as const;
 
 export interface RenderedImage {
   readonly image: Uint8Array;
@@ -139,9 +139,6 @@ export class Renderer {
    */
   async render(req: RenderQrCodeRequest, signal?: AbortSignal): Promise<RenderQrCodeResponse> {
     const { design, format, size } = checkRenderRequest(req);
-    // Checked again before drawing, so a design stored before the pixel bound cannot exhaust memory.
-    const logoPixels = design.logo ? await dataUriPixelProblem(design.logo.dataUri) : undefined;
-    if (logoPixels) throw invalidArgument([{ field: "design.logo.data_uri", ...logoPixels }], "The design's logo cannot be drawn.");
     const key = createHash("sha256")
       .update(JSON.stringify([RENDERER_VERSION, req.content, toJsonString(DesignSchema, design), format, size]))
       .digest("base64url");
@@ -152,6 +149,10 @@ export class Renderer {
     }
     const task: DrawTask = { content: req.content, design, format, size };
     const rendered = await this.cached(key, req.accountId || ANONYMOUS_ACCOUNT, signal, async (drawSignal) => {
+      // Checked again before drawing (not on cache hits: such a logo is never drawn, so never cached),
+      // so a design stored before the pixel bound cannot exhaust memory.
+      const logoPixels = design.logo ? await dataUriPixelProblem(design.logo.dataUri) : undefined;
+      if (logoPixels) throw invalidArgument([{ field: "design.logo.data_uri", ...logoPixels }], "The design's logo cannot be drawn.");
       this.renders++;
       return { image: await this.drawer.draw(task, drawSignal), contentType, etag };
     });
