@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/links/v1/domain.proto.
  */
 export const file_qrplatform_links_v1_domain: GenFile = /*@__PURE__*/
-  fileDesc("CiBxcnBsYXRmb3JtL2xpbmtzL3YxL2RvbWFpbi5wcm90bxITcXJwbGF0Zm9ybS5saW5rcy52MSK4AwoGRG9tYWluEgoKAmlkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSEAoIaG9zdG5hbWUYAyABKAkSLwoFc3RhdGUYBCABKA4yIC5xcnBsYXRmb3JtLmxpbmtzLnYxLkRvbWFpblN0YXRlEh0KFWNoYWxsZW5nZV9yZWNvcmRfbmFtZRgFIAEoCRIeChZjaGFsbGVuZ2VfcmVjb3JkX3ZhbHVlGAYgASgJEhYKDmZhaWx1cmVfcmVhc29uGAcgASgJEi8KC2NyZWF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0Cgt2ZXJpZnlfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIvCgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASOAoPbGFzdF9jaGVja190aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBQg4KDF92ZXJpZnlfdGltZUISChBfbGFzdF9jaGVja190aW1lKnkKC0RvbWFpblN0YXRlEhwKGERPTUFJTl9TVEFURV9VTlNQRUNJRklFRBAAEhgKFERPTUFJTl9TVEFURV9QRU5ESU5HEAESGQoVRE9NQUlOX1NUQVRFX1ZFUklGSUVEEAISFwoTRE9NQUlOX1NUQVRFX0ZBSUxFRBADYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CiBxcnBsYXRmb3JtL2xpbmtzL3YxL2RvbWFpbi5wcm90bxITcXJwbGF0Zm9ybS5saW5rcy52MSL+AwoGRG9tYWluEgoKAmlkGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAkSEAoIaG9zdG5hbWUYAyABKAkSLwoFc3RhdGUYBCABKA4yIC5xcnBsYXRmb3JtLmxpbmtzLnYxLkRvbWFpblN0YXRlEh0KFWNoYWxsZW5nZV9yZWNvcmRfbmFtZRgFIAEoCRIeChZjaGFsbGVuZ2VfcmVjb3JkX3ZhbHVlGAYgASgJEhYKDmZhaWx1cmVfcmVhc29uGAcgASgJEi8KC2NyZWF0ZV90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI0Cgt2ZXJpZnlfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIvCgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASOAoPbGFzdF9jaGVja190aW1lGAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEjgKB3NlcnZpbmcYDCABKAsyIi5xcnBsYXRmb3JtLmxpbmtzLnYxLkRvbWFpblNlcnZpbmdIAogBAUIOCgxfdmVyaWZ5X3RpbWVCEgoQX2xhc3RfY2hlY2tfdGltZUIKCghfc2VydmluZyKDAgoNRG9tYWluU2VydmluZxIPCgdzZXJ2aW5nGAEgASgIEhYKDnJvdXRlX2FkbWl0dGVkGAIgASgIEhkKEWNlcnRpZmljYXRlX3JlYWR5GAMgASgIEkAKF2NlcnRpZmljYXRlX2V4cGlyZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEg4KBnJlYXNvbhgFIAEoCRIPCgdtZXNzYWdlGAYgASgJEi8KC3JlcG9ydF90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIaChhfY2VydGlmaWNhdGVfZXhwaXJlX3RpbWUqeQoLRG9tYWluU3RhdGUSHAoYRE9NQUlOX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoURE9NQUlOX1NUQVRFX1BFTkRJTkcQARIZChVET01BSU5fU1RBVEVfVkVSSUZJRUQQAhIXChNET01BSU5fU1RBVEVfRkFJTEVEEANiBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * Domain is a custom hostname an account uses for vanity short links.
@@ -96,6 +96,14 @@ export type Domain = Message<"qrplatform.links.v1.Domain"> & {
    * @generated from field: optional google.protobuf.Timestamp last_check_time = 11;
    */
   lastCheckTime?: Timestamp | undefined;
+
+  /**
+   * Whether the cluster serves the hostname, as the domain operator last reported it; absent until
+   * an operator has reported (for example on the embedded platform, which has no operator).
+   *
+   * @generated from field: optional qrplatform.links.v1.DomainServing serving = 12;
+   */
+  serving?: DomainServing | undefined;
 };
 
 /**
@@ -104,6 +112,71 @@ export type Domain = Message<"qrplatform.links.v1.Domain"> & {
  */
 export const DomainSchema: GenMessage<Domain> = /*@__PURE__*/
   messageDesc(file_qrplatform_links_v1_domain, 0);
+
+/**
+ * DomainServing is what the cluster does with a custom domain: whether its route sends the hostname to
+ * the redirector and whether its TLS certificate is ready, as the domain operator last reported.
+ *
+ * @generated from message qrplatform.links.v1.DomainServing
+ */
+export type DomainServing = Message<"qrplatform.links.v1.DomainServing"> & {
+  /**
+   * True when the route is admitted and the certificate is ready: the hostname answers over HTTPS.
+   *
+   * @generated from field: bool serving = 1;
+   */
+  serving: boolean;
+
+  /**
+   * Whether the route (an Ingress or HTTPRoute) sending the hostname to the redirector is admitted.
+   *
+   * @generated from field: bool route_admitted = 2;
+   */
+  routeAdmitted: boolean;
+
+  /**
+   * Whether the hostname's TLS certificate is issued and current.
+   *
+   * @generated from field: bool certificate_ready = 3;
+   */
+  certificateReady: boolean;
+
+  /**
+   * When the current certificate expires, once one has been issued.
+   *
+   * @generated from field: optional google.protobuf.Timestamp certificate_expire_time = 4;
+   */
+  certificateExpireTime?: Timestamp | undefined;
+
+  /**
+   * A stable machine-readable reason in UpperCamelCase: "Serving" when serving, otherwise why not
+   * (the reason of the operator's Ready condition, such as "CertificateIssuing" or "RouteConflict").
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+
+  /**
+   * A human-readable explanation of the reason; may be empty.
+   *
+   * @generated from field: string message = 6;
+   */
+  message: string;
+
+  /**
+   * When the operator reported this state (set by the service on receipt).
+   *
+   * @generated from field: google.protobuf.Timestamp report_time = 7;
+   */
+  reportTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message qrplatform.links.v1.DomainServing.
+ * Use `create(DomainServingSchema)` to create a new message.
+ */
+export const DomainServingSchema: GenMessage<DomainServing> = /*@__PURE__*/
+  messageDesc(file_qrplatform_links_v1_domain, 1);
 
 /**
  * DomainState is where a custom domain is in its verification.

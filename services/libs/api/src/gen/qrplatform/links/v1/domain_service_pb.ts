@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Domain } from "./domain_pb.js";
+import type { Domain, DomainServing } from "./domain_pb.js";
 import { file_qrplatform_links_v1_domain } from "./domain_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/links/v1/domain_service.proto.
  */
 export const file_qrplatform_links_v1_domain_service: GenFile = /*@__PURE__*/
-  fileDesc("CihxcnBsYXRmb3JtL2xpbmtzL3YxL2RvbWFpbl9zZXJ2aWNlLnByb3RvEhNxcnBsYXRmb3JtLmxpbmtzLnYxIjsKE0NyZWF0ZURvbWFpblJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIQCghob3N0bmFtZRgCIAEoCSJDChRDcmVhdGVEb21haW5SZXNwb25zZRIrCgZkb21haW4YASABKAsyGy5xcnBsYXRmb3JtLmxpbmtzLnYxLkRvbWFpbiI5ChBHZXREb21haW5SZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEQoJZG9tYWluX2lkGAIgASgJIkAKEUdldERvbWFpblJlc3BvbnNlEisKBmRvbWFpbhgBIAEoCzIbLnFycGxhdGZvcm0ubGlua3MudjEuRG9tYWluIk8KEkxpc3REb21haW5zUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlwKE0xpc3REb21haW5zUmVzcG9uc2USLAoHZG9tYWlucxgBIAMoCzIbLnFycGxhdGZvcm0ubGlua3MudjEuRG9tYWluEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI8ChNWZXJpZnlEb21haW5SZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEQoJZG9tYWluX2lkGAIgASgJIkMKFFZlcmlmeURvbWFpblJlc3BvbnNlEisKBmRvbWFpbhgBIAEoCzIbLnFycGxhdGZvcm0ubGlua3MudjEuRG9tYWluIjwKE0RlbGV0ZURvbWFpblJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIRCglkb21haW5faWQYAiABKAkiKQoURGVsZXRlRG9tYWluUmVzcG9uc2USEQoJZG9tYWluX2lkGAEgASgJMvwDCg1Eb21haW5TZXJ2aWNlEmMKDENyZWF0ZURvbWFpbhIoLnFycGxhdGZvcm0ubGlua3MudjEuQ3JlYXRlRG9tYWluUmVxdWVzdBopLnFycGxhdGZvcm0ubGlua3MudjEuQ3JlYXRlRG9tYWluUmVzcG9uc2USWgoJR2V0RG9tYWluEiUucXJwbGF0Zm9ybS5saW5rcy52MS5HZXREb21haW5SZXF1ZXN0GiYucXJwbGF0Zm9ybS5saW5rcy52MS5HZXREb21haW5SZXNwb25zZRJgCgtMaXN0RG9tYWlucxInLnFycGxhdGZvcm0ubGlua3MudjEuTGlzdERvbWFpbnNSZXF1ZXN0GigucXJwbGF0Zm9ybS5saW5rcy52MS5MaXN0RG9tYWluc1Jlc3BvbnNlEmMKDFZlcmlmeURvbWFpbhIoLnFycGxhdGZvcm0ubGlua3MudjEuVmVyaWZ5RG9tYWluUmVxdWVzdBopLnFycGxhdGZvcm0ubGlua3MudjEuVmVyaWZ5RG9tYWluUmVzcG9uc2USYwoMRGVsZXRlRG9tYWluEigucXJwbGF0Zm9ybS5saW5rcy52MS5EZWxldGVEb21haW5SZXF1ZXN0GikucXJwbGF0Zm9ybS5saW5rcy52MS5EZWxldGVEb21haW5SZXNwb25zZWIGcHJvdG8z", [file_qrplatform_links_v1_domain]);
+  fileDesc("CihxcnBsYXRmb3JtL2xpbmtzL3YxL2RvbWFpbl9zZXJ2aWNlLnByb3RvEhNxcnBsYXRmb3JtLmxpbmtzLnYxIjsKE0NyZWF0ZURvbWFpblJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIQCghob3N0bmFtZRgCIAEoCSJDChRDcmVhdGVEb21haW5SZXNwb25zZRIrCgZkb21haW4YASABKAsyGy5xcnBsYXRmb3JtLmxpbmtzLnYxLkRvbWFpbiI5ChBHZXREb21haW5SZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEQoJZG9tYWluX2lkGAIgASgJIkAKEUdldERvbWFpblJlc3BvbnNlEisKBmRvbWFpbhgBIAEoCzIbLnFycGxhdGZvcm0ubGlua3MudjEuRG9tYWluIk8KEkxpc3REb21haW5zUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlwKE0xpc3REb21haW5zUmVzcG9uc2USLAoHZG9tYWlucxgBIAMoCzIbLnFycGxhdGZvcm0ubGlua3MudjEuRG9tYWluEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI8ChNWZXJpZnlEb21haW5SZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEQoJZG9tYWluX2lkGAIgASgJIkMKFFZlcmlmeURvbWFpblJlc3BvbnNlEisKBmRvbWFpbhgBIAEoCzIbLnFycGxhdGZvcm0ubGlua3MudjEuRG9tYWluIjwKE0RlbGV0ZURvbWFpblJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIRCglkb21haW5faWQYAiABKAkiKQoURGVsZXRlRG9tYWluUmVzcG9uc2USEQoJZG9tYWluX2lkGAEgASgJIhUKE1dhdGNoRG9tYWluc1JlcXVlc3QiiQEKFFdhdGNoRG9tYWluc1Jlc3BvbnNlEg4KBnJlc3luYxgBIAEoCBIsCgdjaGFuZ2VkGAIgAygLMhsucXJwbGF0Zm9ybS5saW5rcy52MS5Eb21haW4SMwoHcmVtb3ZlZBgDIAMoCzIiLnFycGxhdGZvcm0ubGlua3MudjEuUmVtb3ZlZERvbWFpbiI0Cg1SZW1vdmVkRG9tYWluEhEKCWRvbWFpbl9pZBgBIAEoCRIQCghob3N0bmFtZRgCIAEoCSJkChpSZXBvcnREb21haW5TZXJ2aW5nUmVxdWVzdBIRCglkb21haW5faWQYASABKAkSMwoHc2VydmluZxgCIAEoCzIiLnFycGxhdGZvcm0ubGlua3MudjEuRG9tYWluU2VydmluZyJKChtSZXBvcnREb21haW5TZXJ2aW5nUmVzcG9uc2USKwoGZG9tYWluGAEgASgLMhsucXJwbGF0Zm9ybS5saW5rcy52MS5Eb21haW4y3QUKDURvbWFpblNlcnZpY2USYwoMQ3JlYXRlRG9tYWluEigucXJwbGF0Zm9ybS5saW5rcy52MS5DcmVhdGVEb21haW5SZXF1ZXN0GikucXJwbGF0Zm9ybS5saW5rcy52MS5DcmVhdGVEb21haW5SZXNwb25zZRJaCglHZXREb21haW4SJS5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldERvbWFpblJlcXVlc3QaJi5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldERvbWFpblJlc3BvbnNlEmAKC0xpc3REb21haW5zEicucXJwbGF0Zm9ybS5saW5rcy52MS5MaXN0RG9tYWluc1JlcXVlc3QaKC5xcnBsYXRmb3JtLmxpbmtzLnYxLkxpc3REb21haW5zUmVzcG9uc2USYwoMVmVyaWZ5RG9tYWluEigucXJwbGF0Zm9ybS5saW5rcy52MS5WZXJpZnlEb21haW5SZXF1ZXN0GikucXJwbGF0Zm9ybS5saW5rcy52MS5WZXJpZnlEb21haW5SZXNwb25zZRJjCgxEZWxldGVEb21haW4SKC5xcnBsYXRmb3JtLmxpbmtzLnYxLkRlbGV0ZURvbWFpblJlcXVlc3QaKS5xcnBsYXRmb3JtLmxpbmtzLnYxLkRlbGV0ZURvbWFpblJlc3BvbnNlEmUKDFdhdGNoRG9tYWlucxIoLnFycGxhdGZvcm0ubGlua3MudjEuV2F0Y2hEb21haW5zUmVxdWVzdBopLnFycGxhdGZvcm0ubGlua3MudjEuV2F0Y2hEb21haW5zUmVzcG9uc2UwARJ4ChNSZXBvcnREb21haW5TZXJ2aW5nEi8ucXJwbGF0Zm9ybS5saW5rcy52MS5SZXBvcnREb21haW5TZXJ2aW5nUmVxdWVzdBowLnFycGxhdGZvcm0ubGlua3MudjEuUmVwb3J0RG9tYWluU2VydmluZ1Jlc3BvbnNlYgZwcm90bzM", [file_qrplatform_links_v1_domain]);
 
 /**
  * CreateDomainRequest describes the domain to register.
@@ -275,6 +275,133 @@ export const DeleteDomainResponseSchema: GenMessage<DeleteDomainResponse> = /*@_
   messageDesc(file_qrplatform_links_v1_domain_service, 9);
 
 /**
+ * WatchDomainsRequest opens a stream of domain changes. It has no fields: the stream covers every account.
+ *
+ * @generated from message qrplatform.links.v1.WatchDomainsRequest
+ */
+export type WatchDomainsRequest = Message<"qrplatform.links.v1.WatchDomainsRequest"> & {
+};
+
+/**
+ * Describes the message qrplatform.links.v1.WatchDomainsRequest.
+ * Use `create(WatchDomainsRequestSchema)` to create a new message.
+ */
+export const WatchDomainsRequestSchema: GenMessage<WatchDomainsRequest> = /*@__PURE__*/
+  messageDesc(file_qrplatform_links_v1_domain_service, 10);
+
+/**
+ * WatchDomainsResponse is one batch of domain changes.
+ *
+ * @generated from message qrplatform.links.v1.WatchDomainsResponse
+ */
+export type WatchDomainsResponse = Message<"qrplatform.links.v1.WatchDomainsResponse"> & {
+  /**
+   * Set when the receiver must list every domain again (the first message, or changes may have been lost).
+   *
+   * @generated from field: bool resync = 1;
+   */
+  resync: boolean;
+
+  /**
+   * Domains that were created or changed (verification, serving state excluded), as they are now.
+   *
+   * @generated from field: repeated qrplatform.links.v1.Domain changed = 2;
+   */
+  changed: Domain[];
+
+  /**
+   * Domains that were removed.
+   *
+   * @generated from field: repeated qrplatform.links.v1.RemovedDomain removed = 3;
+   */
+  removed: RemovedDomain[];
+};
+
+/**
+ * Describes the message qrplatform.links.v1.WatchDomainsResponse.
+ * Use `create(WatchDomainsResponseSchema)` to create a new message.
+ */
+export const WatchDomainsResponseSchema: GenMessage<WatchDomainsResponse> = /*@__PURE__*/
+  messageDesc(file_qrplatform_links_v1_domain_service, 11);
+
+/**
+ * RemovedDomain names a domain that was removed.
+ *
+ * @generated from message qrplatform.links.v1.RemovedDomain
+ */
+export type RemovedDomain = Message<"qrplatform.links.v1.RemovedDomain"> & {
+  /**
+   * The removed domain's id.
+   *
+   * @generated from field: string domain_id = 1;
+   */
+  domainId: string;
+
+  /**
+   * Its hostname, which may already belong to a domain registered since.
+   *
+   * @generated from field: string hostname = 2;
+   */
+  hostname: string;
+};
+
+/**
+ * Describes the message qrplatform.links.v1.RemovedDomain.
+ * Use `create(RemovedDomainSchema)` to create a new message.
+ */
+export const RemovedDomainSchema: GenMessage<RemovedDomain> = /*@__PURE__*/
+  messageDesc(file_qrplatform_links_v1_domain_service, 12);
+
+/**
+ * ReportDomainServingRequest carries the serving state of one domain.
+ *
+ * @generated from message qrplatform.links.v1.ReportDomainServingRequest
+ */
+export type ReportDomainServingRequest = Message<"qrplatform.links.v1.ReportDomainServingRequest"> & {
+  /**
+   * The domain's id.
+   *
+   * @generated from field: string domain_id = 1;
+   */
+  domainId: string;
+
+  /**
+   * What the cluster does with it now; report_time is ignored and set by the service.
+   *
+   * @generated from field: qrplatform.links.v1.DomainServing serving = 2;
+   */
+  serving?: DomainServing | undefined;
+};
+
+/**
+ * Describes the message qrplatform.links.v1.ReportDomainServingRequest.
+ * Use `create(ReportDomainServingRequestSchema)` to create a new message.
+ */
+export const ReportDomainServingRequestSchema: GenMessage<ReportDomainServingRequest> = /*@__PURE__*/
+  messageDesc(file_qrplatform_links_v1_domain_service, 13);
+
+/**
+ * ReportDomainServingResponse holds the domain with its recorded serving state.
+ *
+ * @generated from message qrplatform.links.v1.ReportDomainServingResponse
+ */
+export type ReportDomainServingResponse = Message<"qrplatform.links.v1.ReportDomainServingResponse"> & {
+  /**
+   * The domain.
+   *
+   * @generated from field: qrplatform.links.v1.Domain domain = 1;
+   */
+  domain?: Domain | undefined;
+};
+
+/**
+ * Describes the message qrplatform.links.v1.ReportDomainServingResponse.
+ * Use `create(ReportDomainServingResponseSchema)` to create a new message.
+ */
+export const ReportDomainServingResponseSchema: GenMessage<ReportDomainServingResponse> = /*@__PURE__*/
+  messageDesc(file_qrplatform_links_v1_domain_service, 14);
+
+/**
  * DomainService registers and verifies custom domains. Calls that name an account act only within it;
  * only the admin credential may leave account_id empty to act on any account (qrctl), and the service
  * credential must always name one.
@@ -336,6 +463,32 @@ export const DomainService: GenService<{
     methodKind: "unary";
     input: typeof DeleteDomainRequestSchema;
     output: typeof DeleteDomainResponseSchema;
+  },
+  /**
+   * WatchDomains streams changes to domains of every account, for the domain operator; admin
+   * credential only. The first message has resync set and nothing else: the receiver lists every
+   * domain (ListDomains) and then applies the changes that follow. resync is set again whenever changes
+   * may have been missed (the service lost its change feed); the receiver lists again. A receiver must
+   * still list on a schedule of its own: a stream is a fast path, not a guarantee.
+   *
+   * @generated from rpc qrplatform.links.v1.DomainService.WatchDomains
+   */
+  watchDomains: {
+    methodKind: "server_streaming";
+    input: typeof WatchDomainsRequestSchema;
+    output: typeof WatchDomainsResponseSchema;
+  },
+  /**
+   * ReportDomainServing records whether the cluster serves a domain (route admitted, certificate ready
+   * and its expiry), for tenants to read in Domain.serving; admin credential only. Reporting the state
+   * already stored changes nothing. NOT_FOUND for a removed domain.
+   *
+   * @generated from rpc qrplatform.links.v1.DomainService.ReportDomainServing
+   */
+  reportDomainServing: {
+    methodKind: "unary";
+    input: typeof ReportDomainServingRequestSchema;
+    output: typeof ReportDomainServingResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_qrplatform_links_v1_domain_service, 0);
