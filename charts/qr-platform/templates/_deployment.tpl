@@ -1,11 +1,13 @@
 {{/*
 The Deployment of one qr-platform process. Takes a dict:
   root       the top-level context ($)
-  component  tenancy, catalog, links, rendering or edge
+  component  tenancy, catalog, links, rendering, edge or operator
   values     that component's values (replicas, resources)
   env        the container's env list, rendered YAML
   ports      the container's ports list, rendered YAML
   probes     the container's probes, rendered YAML
+  serviceAccountName  optional: the ServiceAccount of a process that calls the Kubernetes API; the
+             others run without an API token
 */}}
 {{- define "qr-platform.deployment" -}}
 {{- $root := .root -}}
@@ -26,7 +28,12 @@ spec:
       labels:
         {{- include "qr-platform.labels" $ctx | nindent 8 }}
     spec:
+      {{- with .serviceAccountName }}
+      serviceAccountName: {{ . }}
+      automountServiceAccountToken: true
+      {{- else }}
       automountServiceAccountToken: false
+      {{- end }}
       {{- with $root.Values.imagePullSecrets }}
       imagePullSecrets:
         {{- toYaml . | nindent 8 }}

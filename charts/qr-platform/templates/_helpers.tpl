@@ -13,6 +13,11 @@
 {{- printf "%s-%s" (include "qr-platform.prefix" .root) .component | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
+{{/* Name of the links redirector's Service, such as <release>-links-redirect. Takes the root context. */}}
+{{- define "qr-platform.redirectServiceName" -}}
+{{- printf "%s-redirect" (include "qr-platform.componentName" (dict "root" . "component" "links")) }}
+{{- end }}
+
 {{/* In-cluster gRPC URL of a service. Takes (dict "root" $ "component" "tenancy"). */}}
 {{- define "qr-platform.grpcUrl" -}}
 {{- printf "http://%s:9090" (include "qr-platform.componentName" .) }}

@@ -1,54 +1,21 @@
 // The Helm chart under charts/qr-platform: lint, render, and the values schema, with a real helm.
-import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import { PROCESSES, processEnvironment } from "@qrplatform/platform/layout";
 import { parser as promql } from "@prometheus-io/lezer-promql";
 import { exportedMetricNames } from "./exported-metrics.ts";
+import { schemaProblems } from "./kubernetes-schemas.ts";
+import { chart, envOf, find, fromSecret, helm, REQUIRED_VALUES as required, render } from "./render.ts";
 import { ENTRY_POINTS } from "../../build/build.ts";
-import { obtainHelm } from "../helm.ts";
 
-const chart = resolve(import.meta.dirname, "../../../charts/qr-platform");
-const required = [
-  "--set", "databaseUrl.secretName=qrp-db",
-  "--set", "internalSecret.name=qrp-internal",
-  "--set", "shortLinkBaseUrl=https://qr.example",
-];
+// The gRPC services are the layout's processes but the edge. The chart also runs the domain operator,
+// which is no process of the layout (it runs only in Kubernetes): operator.test.ts covers it.
 const grpcServices = (Object.keys(PROCESSES) as (keyof typeof PROCESSES)[]).filter((name) => name !== "edge");
-
-let helmBin = "";
-function helm(...args: string[]) {
-  const result = spawnSync(helmBin, args, { encoding: "utf8" });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-type Manifest = { kind: string; metadata: { name: string; labels?: Record<string, string> }; spec: any };
-function render(...extra: string[]): Manifest[] {
-  const result = helm("template", "qrp", chart, ...required, ...extra);
-  expect(result.stderr).toBe("");
-  expect(result.status).toBe(0);
-  return parseAllDocuments(result.stdout)
-    .map((doc) => doc.toJS() as Manifest | null)
-    .filter((doc): doc is Manifest => doc !== null);
-}
-function find(manifests: Manifest[], kind: string, name: string): Manifest {
-  const found = manifests.find((m) => m.kind === kind && m.metadata.name === name);
-  if (!found) throw new Error(`no ${kind} ${name} rendered`);
-  return found;
-}
-function envOf(deployment: Manifest): Record<string, unknown> {
-  const container = deployment.spec.template.spec.containers[0];
-  return Object.fromEntries(
-    container.env.map((e: { name: string; value?: string; valueFrom?: unknown }) => [e.name, e.value ?? e.valueFrom]),
-  );
-}
-const fromSecret = (name: string, key: string) => ({ secretKeyRef: { name, key } });
 
 describe("charts/qr-platform", () => {
   beforeAll(() => {
-    helmBin = obtainHelm();
     expect(helm("version", "--short").stdout).toMatch(/^v3\./);
   }, 180_000);
 
@@ -80,7 +47,10 @@ describe("charts/qr-platform", () => {
   });
 
   it("runs every pod non-root on a read-only root filesystem without capabilities", () => {
-    for (const deployment of render().filter((m) => m.kind === "Deployment")) {
+    const deployments = render().filter((m) => m.kind === "Deployment");
+    const components = deployments.map((deployment) => deployment.metadata.labels!["app.kubernetes.io/component"]);
+    expect(components.sort()).toEqual([...Object.keys(PROCESSES), "operator"].sort());
+    for (const deployment of deployments) {
       const pod = deployment.spec.template.spec;
       const container = pod.containers[0];
       expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
@@ -94,10 +64,11 @@ describe("charts/qr-platform", () => {
       expect(pod.volumes).toContainEqual({ name: "tmp", emptyDir: {} });
       expect(container.volumeMounts).toContainEqual({ name: "tmp", mountPath: "/tmp" });
       const name = deployment.metadata.labels!["app.kubernetes.io/component"];
-      // The image's compiled entry point of the component: dist/ holds exactly the names ENTRY_POINTS builds.
+      // The image's compiled entry point of the component.
       expect(container.command).toEqual(["node", "--enable-source-maps", `dist/${name}.js`]);
-      expect(Object.keys(ENTRY_POINTS)).toContain(name);
     }
+    // dist/ holds exactly the names ENTRY_POINTS builds: the layout's processes (the operator's, operator.test.ts).
+    expect(Object.keys(ENTRY_POINTS)).toEqual(expect.arrayContaining(Object.keys(PROCESSES)));
   });
 
   it("probes the gRPC services with native gRPC probes and the edge on /healthz and /readyz", () => {
@@ -331,6 +302,56 @@ describe("charts/qr-platform", () => {
         expect(queried, name).toContain(name);
       }
     });
+  });
+
+  it("renders only manifests the Kubernetes API accepts, with every option off and on", () => {
+    const everythingOn = [
+      "--include-crds",
+      "--api-versions", "monitoring.coreos.com/v1",
+      "--set", "ingress.enabled=true",
+      "--set", "ingress.className=nginx",
+      "--set", "ingress.redirectHosts[0]=qr.example",
+      "--set", "ingress.tls[0].secretName=qrp-tls",
+      "--set", "ingress.tls[0].hosts[0]=api.qr.example",
+      "--set", "ingress.annotations.cert-manager\\.io/cluster-issuer=letsencrypt",
+      "--set", "metrics.serviceMonitor.enabled=true",
+      "--set", "metrics.podMonitor.enabled=true",
+      "--set", "metrics.prometheusRule.enabled=true",
+      "--set", "metrics.dashboards.enabled=true",
+      "--set", "otel.endpoint=http://otel-collector.observability:4318",
+      "--set", "redisUrl.secretName=qrp-redis",
+      "--set", "links.trustedProxies[0]=10.0.0.0/8",
+      "--set", "imagePullSecrets[0].name=registry",
+    ];
+    const renders = {
+      defaults: render(),
+      everythingOn: render(...everythingOn),
+      httpRoute: render(...everythingOn, "--set", "operator.route.kind=HTTPRoute", "--set", "operator.route.gateway.name=public"),
+      ingressAnnotation: render("--set", "operator.tls.mode=ingress-annotation", "--set", "operator.route.ingressClassName=nginx"),
+      withoutOperator: render("--set", "operator.enabled=false", "--set", "operator.tls.clusterIssuer="),
+    };
+    const kinds = new Set<string>();
+    for (const [name, manifests] of Object.entries(renders)) {
+      for (const manifest of manifests) {
+        kinds.add(manifest.kind);
+        expect(schemaProblems(manifest), `${name}: ${manifest.kind} ${manifest.metadata.name}`).toEqual([]);
+      }
+    }
+    expect([...kinds].sort()).toEqual([
+      "ClusterRole", "ClusterRoleBinding", "ConfigMap", "CustomResourceDefinition", "Deployment", "Ingress", "Pod",
+      "PodMonitor", "PrometheusRule", "Role", "RoleBinding", "Service", "ServiceAccount", "ServiceMonitor",
+    ]);
+  });
+
+  it("finds what the Kubernetes API would refuse: a wrong type, a missing field, an unknown field", () => {
+    const deployment = find(render(), "Deployment", "qrp-edge");
+    const container = deployment.spec.template.spec.containers[0];
+    expect(schemaProblems({ ...deployment, spec: { ...deployment.spec, replicas: "two" } })).toEqual(["data/spec/replicas must be integer"]);
+    const { selector: _, ...withoutSelector } = deployment.spec;
+    expect(schemaProblems({ ...deployment, spec: withoutSelector })).toEqual(["data/spec must have required property selector"]);
+    const misspelled = { ...deployment, spec: { ...deployment.spec, template: { ...deployment.spec.template, spec: { ...deployment.spec.template.spec, containers: [{ ...container, readinesProbe: container.readinessProbe }] } } } };
+    expect(schemaProblems(misspelled)).toEqual(["unknown field .spec.template.spec.containers[0].readinesProbe"]);
+    expect(schemaProblems({ apiVersion: "v1", kind: "Secret" })).toEqual(["no schema for v1 Secret: add its model to KINDS"]);
   });
 
   it("refuses values that break the schema, and missing required values", () => {
