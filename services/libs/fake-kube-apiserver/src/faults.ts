@@ -22,6 +22,15 @@ export interface RequestFilter {
   path?: RegExp;
 }
 
+/** Whether a request matches a filter; a /g pattern is tested from the start every time. */
+export function matchesFilter(filter: RequestFilter, request: RequestRecord): boolean {
+  if (filter.method && filter.method.toUpperCase() !== request.method) return false;
+  if (!filter.path) return true;
+  const query = new URLSearchParams(request.query).toString();
+  filter.path.lastIndex = 0;
+  return filter.path.test(query ? `${request.path}?${query}` : request.path);
+}
+
 /** An injected failure for the next `count` matching requests. */
 export interface Fault extends RequestFilter {
   /** How many matching requests fail; default 1. */
@@ -37,12 +46,6 @@ interface ArmedFault {
   remaining: number;
   status: 500 | 503 | 429;
   retryAfterSeconds: number;
-}
-
-/** Tests a pattern from its start, whatever its flags (a /g pattern keeps state between tests otherwise). */
-function matches(pattern: RegExp, text: string): boolean {
-  pattern.lastIndex = 0;
-  return pattern.test(text);
 }
 
 /** The failure a request gets instead of being served. */
@@ -78,16 +81,14 @@ export class Faults {
   }
 
   /** Records a request and returns the failure it should get, if a fault matches. */
-  arrive(record: RequestRecord, pathWithQuery: string): InjectedFailure | undefined {
+  arrive(record: RequestRecord): InjectedFailure | undefined {
     this.log.push(record);
-    const fault = this.armed.find(
-      (f) =>
-        (!f.filter.method || f.filter.method.toUpperCase() === record.method) &&
-        (!f.filter.path || matches(f.filter.path, pathWithQuery)),
-    );
+    const fault = this.armed.find((f) => matchesFilter(f.filter, record));
     if (!fault) return undefined;
     if (--fault.remaining === 0) this.armed.splice(this.armed.indexOf(fault), 1);
-    return fault.status === 429 ? { status: 429, retryAfterSeconds: fault.retryAfterSeconds } : { status: fault.status };
+    return fault.status === 429
+      ? { status: 429, retryAfterSeconds: fault.retryAfterSeconds }
+      : { status: fault.status };
   }
 
   /** A copy of the request log, oldest first. */

@@ -4,7 +4,7 @@
 // Simplification, documented in the README: a field is a leaf of the JSON tree (a scalar, a list or an
 // empty map). Lists are atomic, as `x-kubernetes-list-type: atomic` is: one manager owns a whole list.
 import { isDeepStrictEqual } from "node:util";
-import { isPlainObject, type KubeObject, type ManagedFieldsEntry } from "./object.js";
+import { isPlainObject, type KubeObject, type ManagedFieldsEntry, type ObjectMeta } from "./object.js";
 import { KubeError } from "./status.js";
 
 /** A field's path from the object root, e.g. ["spec", "rules"]. */
@@ -46,6 +46,11 @@ const serverMetadata = new Set([
   "managedFields",
   "selfLink",
 ]);
+
+/** The metadata a client may set and own: everything but the server's fields. */
+export function userMetadata(metadata: ObjectMeta): ObjectMeta {
+  return Object.fromEntries(Object.entries(metadata).filter(([field]) => !serverMetadata.has(field)));
+}
 
 /** Whether a top-level field belongs to the scope of a write. */
 export function inScope(field: string, scope: FieldScope, statusSubresource: boolean): boolean {

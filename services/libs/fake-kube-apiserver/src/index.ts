@@ -3,7 +3,7 @@
 // content types and server-side apply. See README.md for what it covers and what it does not.
 import { KubeConfig } from "@kubernetes/client-node";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { Faults, type Fault, type RequestFilter, type RequestRecord } from "./faults.js";
+import { Faults, matchesFilter, type Fault, type RequestFilter, type RequestRecord } from "./faults.js";
 import { clone, type KubeObject, type StoredObject } from "./object.js";
 import { Operations, type Target } from "./operations.js";
 import { defaultResourceTypes, ResourceRegistry, resourceTypeFromCrd, type ResourceType } from "./resources.js";
@@ -21,7 +21,7 @@ export { KubeError, type KubeStatus, type StatusDetails, type StatusReason } fro
 export interface FakeKubeApiServerOptions {
   /** CustomResourceDefinitions to serve from the start: parsed objects or YAML text. */
   crds?: unknown[];
-  /** How many past watch events are kept for watches to resume from; older resourceVersions get 410 Gone. Default 10000. */
+  /** How many past watch events are kept for watches to resume from (older ones get 410 Gone); default 10000. */
   watchHistory?: number;
   /** The namespace of the kubeconfig's context; default "default". */
   namespace?: string;
@@ -98,7 +98,10 @@ export class FakeKubeApiServer {
     });
   }
 
-  /** Serves a custom resource from its CustomResourceDefinition (a parsed object or YAML text); returns its name, e.g. "customdomains.qr-platform.io". */
+  /**
+   * Serves a custom resource from its CustomResourceDefinition (a parsed object or YAML text); returns its
+   * name, e.g. "customdomains.qr-platform.io".
+   */
   registerCrd(crd: unknown): string {
     const type = resourceTypeFromCrd(typeof crd === "string" ? parseYaml(crd) : crd);
     this.registry.register(type);
@@ -168,7 +171,10 @@ export class FakeKubeApiServer {
     return clone(this.operations.replace(target, name, { ...clone(existing), status }));
   }
 
-  /** Deletes as the API does (finalizers keep it, marked with deletionTimestamp). Returns its resulting state, or undefined when absent. */
+  /**
+   * Deletes as the API does (finalizers keep it, marked with deletionTimestamp). Returns its resulting
+   * state, or undefined when absent.
+   */
   delete(resource: string, namespace: string | undefined, name: string): StoredObject | undefined {
     const target = this.target(resource, namespace, "main");
     try {
@@ -184,7 +190,7 @@ export class FakeKubeApiServer {
     return this.store.resourceVersion();
   }
 
-  /** Forgets the watch history, as an etcd compaction does: a watch resuming from an earlier resourceVersion gets 410 Gone. */
+  /** Forgets the watch history, as an etcd compaction does: a watch resuming from before now gets 410 Gone. */
   compactWatchHistory(): void {
     this.store.compact();
   }
@@ -218,12 +224,9 @@ export class FakeKubeApiServer {
     return this.faults.pending();
   }
 
-  /** The requests received, oldest first, optionally only those matching a filter (path is tested against the path alone). */
+  /** The requests received, oldest first; with a filter, only those it matches (as failNext matches them). */
   requests(filter: RequestFilter = {}): RequestRecord[] {
-    const path = filter.path ? new RegExp(filter.path.source, filter.path.flags.replace("g", "")) : undefined;
-    return this.faults
-      .requests()
-      .filter((r) => (!filter.method || filter.method.toUpperCase() === r.method) && (!path || path.test(r.path)));
+    return this.faults.requests().filter((r) => matchesFilter(filter, r));
   }
 
   /** Empties the request log. */

@@ -3,8 +3,15 @@
 // a test's direct writes both come through here, so both emit the same watch events.
 import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
-import { deletePath, inScope, planApply, trackUpdate, type FieldScope, type Writer } from "./fields.js";
-import { clone, isPlainObject, timestamp, type KubeObject, type ManagedFieldsEntry, type StoredObject } from "./object.js";
+import { deletePath, inScope, planApply, trackUpdate, userMetadata, type FieldScope, type Writer } from "./fields.js";
+import {
+  clone,
+  isPlainObject,
+  timestamp,
+  type KubeObject,
+  type ManagedFieldsEntry,
+  type StoredObject,
+} from "./object.js";
 import {
   applyJsonPatch,
   applyMergePatch,
@@ -63,7 +70,12 @@ function validateName(type: ResourceType, name: string): void {
     throw new KubeError(
       "Invalid",
       `${type.kind}.${type.group || "core"} ${JSON.stringify(name)} is invalid: metadata.name: Invalid value: ${JSON.stringify(name)}: ${what} must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (at most ${max} characters)`,
-      { name, group: type.group, kind: type.kind, causes: [{ type: "FieldValueInvalid", message: `must be ${what}`, field: "metadata.name" }] },
+      {
+        name,
+        group: type.group,
+        kind: type.kind,
+        causes: [{ type: "FieldValueInvalid", message: `must be ${what}`, field: "metadata.name" }],
+      },
     );
   }
 }
@@ -75,7 +87,7 @@ function generatedName(prefix: string): string {
   return prefix + suffix;
 }
 
-/** The fields that tell whether the desired state changed: everything but metadata (and status, when it is a subresource). */
+/** What tells whether the desired state changed: all but metadata (and status, when it is a subresource). */
 function desiredState(type: ResourceType, object: KubeObject): Record<string, unknown> {
   const { metadata: _metadata, apiVersion: _apiVersion, kind: _kind, ...rest } = object;
   if (type.statusSubresource) delete rest.status;
@@ -134,7 +146,9 @@ export class Operations {
     if (!limit || limit <= 0 || items.length <= limit) return { items, resourceVersion };
     const page = items.slice(0, limit);
     const last = page[page.length - 1]!;
-    const token = Buffer.from(JSON.stringify({ after: `${last.metadata.namespace ?? ""}/${last.metadata.name}` })).toString("base64url");
+    const token = Buffer.from(
+      JSON.stringify({ after: `${last.metadata.namespace ?? ""}/${last.metadata.name}` }),
+    ).toString("base64url");
     return { items: page, resourceVersion, continue: token, remainingItemCount: items.length - limit };
   }
 
@@ -145,20 +159,30 @@ export class Operations {
     if (!isPlainObject(object.metadata)) object.metadata = {};
     const { type } = target;
     if (object.kind !== undefined && object.kind !== type.kind) {
-      throw new KubeError("BadRequest", `the kind of the object (${String(object.kind)}) does not match the resource ${resourceName(type)} (${type.kind})`);
+      throw new KubeError(
+        "BadRequest",
+        `the kind of the object (${String(object.kind)}) does not match the resource ${resourceName(type)} (${type.kind})`,
+      );
     }
     if (object.apiVersion !== undefined) {
       const served = type.versions.map((v) => apiVersionOf(type.group, v));
       if (!served.includes(String(object.apiVersion))) {
-        throw new KubeError("BadRequest", `the apiVersion of the object (${String(object.apiVersion)}) is not served for ${resourceName(type)}: ${served.join(", ")}`);
+        throw new KubeError(
+          "BadRequest",
+          `the apiVersion of the object (${String(object.apiVersion)}) is not served for ${resourceName(type)}: ${served.join(", ")}`,
+        );
       }
     }
     object.apiVersion = apiVersionOf(type.group, type.versions[0]!);
     object.kind = type.kind;
     if (type.namespaced) {
-      if (!target.namespace) throw new KubeError("BadRequest", `${resourceName(type)} is namespaced: the request must name a namespace`);
+      if (!target.namespace)
+        throw new KubeError("BadRequest", `${resourceName(type)} is namespaced: the request must name a namespace`);
       if (object.metadata.namespace && object.metadata.namespace !== target.namespace) {
-        throw new KubeError("BadRequest", "the namespace of the provided object does not match the namespace sent on the request");
+        throw new KubeError(
+          "BadRequest",
+          "the namespace of the provided object does not match the namespace sent on the request",
+        );
       }
       object.metadata.namespace = target.namespace;
     } else {
@@ -171,7 +195,10 @@ export class Operations {
     if (object.metadata.name === undefined || object.metadata.name === "") {
       object.metadata.name = name;
     } else if (object.metadata.name !== name) {
-      throw new KubeError("BadRequest", `the name of the object (${object.metadata.name}) does not match the name on the URL (${name})`);
+      throw new KubeError(
+        "BadRequest",
+        `the name of the object (${object.metadata.name}) does not match the name on the URL (${name})`,
+      );
     }
   }
 
@@ -195,7 +222,14 @@ export class Operations {
         kind: target.type.plural,
       });
     }
-    for (const field of ["uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "managedFields"]) {
+    for (const field of [
+      "uid",
+      "resourceVersion",
+      "deletionTimestamp",
+      "deletionGracePeriodSeconds",
+      "selfLink",
+      "managedFields",
+    ]) {
       delete meta[field];
     }
     const now = timestamp();
@@ -203,7 +237,14 @@ export class Operations {
     meta.creationTimestamp = now;
     meta.generation = 1;
     if (target.scope !== "all" && target.type.statusSubresource) delete object.status;
-    meta.managedFields = trackUpdate(undefined, object, this.writer(target, operation), target.scope === "all" ? "all" : "main", target.type.statusSubresource, now);
+    meta.managedFields = trackUpdate(
+      undefined,
+      object,
+      this.writer(target, operation),
+      target.scope === "all" ? "all" : "main",
+      target.type.statusSubresource,
+      now,
+    );
     if (target.dryRun) return object as StoredObject;
     return this.store.write(target.type, object);
   }
@@ -213,21 +254,32 @@ export class Operations {
     const object = this.conform(target, body, "object to update");
     this.checkName(object, name);
     const before = this.get(target, name);
-    const sentVersion = object.metadata.resourceVersion;
-    if (sentVersion === undefined || sentVersion === "") {
+    if (!object.metadata.resourceVersion) {
       if (!target.type.builtIn && target.scope !== "all") {
-        throw new KubeError("Invalid", `${target.type.kind} ${JSON.stringify(name)} is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`, {
-          name,
-          group: target.type.group,
-          kind: target.type.kind,
-          causes: [{ type: "FieldValueInvalid", message: "must be specified for an update", field: "metadata.resourceVersion" }],
-        });
+        throw new KubeError(
+          "Invalid",
+          `${target.type.kind} ${JSON.stringify(name)} is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`,
+          {
+            name,
+            group: target.type.group,
+            kind: target.type.kind,
+            causes: [
+              {
+                type: "FieldValueInvalid",
+                message: "must be specified for an update",
+                field: "metadata.resourceVersion",
+              },
+            ],
+          },
+        );
       }
-    } else if (sentVersion !== before.metadata.resourceVersion) {
-      throw conflict(target.type, name);
     }
+    checkPrecondition(target.type, object, before);
     if (object.metadata.uid && object.metadata.uid !== before.metadata.uid) {
-      throw new KubeError("Conflict", `Precondition failed: UID in precondition: ${before.metadata.uid}, UID in object meta: ${object.metadata.uid}`);
+      throw new KubeError(
+        "Conflict",
+        `Precondition failed: UID in precondition: ${before.metadata.uid}, UID in object meta: ${object.metadata.uid}`,
+      );
     }
     return this.commit(target, before, object, (after, now) =>
       trackUpdate(before, after, this.writer(target, "Update"), target.scope, target.type.statusSubresource, now),
@@ -257,24 +309,24 @@ export class Operations {
     }
     const object = this.conform(target, patched, "patched object");
     this.checkName(object, name);
-    const sentVersion = object.metadata.resourceVersion;
-    if (sentVersion !== undefined && sentVersion !== "" && sentVersion !== before.metadata.resourceVersion) {
-      throw conflict(target.type, name);
-    }
+    checkPrecondition(target.type, object, before);
     const stored = this.commit(target, before, object, (after, now) =>
       trackUpdate(before, after, this.writer(target, "Update"), target.scope, target.type.statusSubresource, now),
     );
     return { object: stored, created: false };
   }
 
-  /** Server-side apply (PATCH application/apply-patch+yaml): merge, own, and 409 on another manager's field unless forced. */
+  /** Server-side apply (application/apply-patch+yaml): merge, own, and 409 on others' fields unless forced. */
   private apply(target: Target, name: string, body: string, force: boolean): PatchResult {
     const config = parseApplyConfiguration(body);
     const { type } = target;
     const slash = config.apiVersion!.lastIndexOf("/");
     const group = slash < 0 ? "" : config.apiVersion!.slice(0, slash);
     if (group !== type.group || config.kind !== type.kind) {
-      throw new KubeError("BadRequest", `the apply configuration is a ${config.apiVersion}/${config.kind}, not a ${resourceName(type)}`);
+      throw new KubeError(
+        "BadRequest",
+        `the apply configuration is a ${config.kind} of ${config.apiVersion}, not one of ${resourceName(type)}`,
+      );
     }
     const object = this.conform(target, config, "apply configuration");
     this.checkName(object, name);
@@ -283,27 +335,29 @@ export class Operations {
       if (target.scope === "status") throw notFound(type, name);
       return { object: this.create(target, object, "Apply"), created: true };
     }
-    const sentVersion = object.metadata.resourceVersion;
-    if (sentVersion !== undefined && sentVersion !== "" && sentVersion !== before.metadata.resourceVersion) {
-      throw conflict(type, name);
-    }
-    // Only what the applier manages is merged: its scope, and metadata the server does not own.
-    const applied: Record<string, unknown> = {};
+    checkPrecondition(type, object, before);
+    // Only what the applier may manage is merged: the fields of its scope and metadata the server does not own.
+    const applied: KubeObject = { metadata: target.scope === "status" ? {} : userMetadata(object.metadata) };
     for (const [field, value] of Object.entries(object)) {
-      if (field === "apiVersion" || field === "kind") continue;
-      if (field === "metadata") {
-        if (target.scope === "status") continue;
-        const { name: _n, namespace: _ns, uid: _u, resourceVersion: _rv, generation: _g, creationTimestamp: _c,
-          deletionTimestamp: _d, deletionGracePeriodSeconds: _dg, managedFields: _m, generateName: _gn, selfLink: _s,
-          ...rest } = object.metadata;
-        applied.metadata = rest;
-      } else if (inScope(field, target.scope, type.statusSubresource)) {
+      if (
+        field !== "apiVersion" &&
+        field !== "kind" &&
+        field !== "metadata" &&
+        inScope(field, target.scope, type.statusSubresource)
+      ) {
         applied[field] = value;
       }
     }
-    const config_ = { ...applied, apiVersion: object.apiVersion, kind: object.kind, metadata: applied.metadata ?? {} } as KubeObject;
     const now = timestamp();
-    const plan = planApply(before, config_, this.writer(target, "Apply"), force, target.scope, type.statusSubresource, now);
+    const plan = planApply(
+      before,
+      applied,
+      this.writer(target, "Apply"),
+      force,
+      target.scope,
+      type.statusSubresource,
+      now,
+    );
     const merged = mergeApplyConfiguration(before, applied);
     for (const path of plan.remove) deletePath(merged, path);
     const stored = this.commit(target, before, merged, (after) => plan.entries(after));
@@ -324,7 +378,7 @@ export class Operations {
     const { type } = target;
     let after: KubeObject;
     if (target.scope === "status") {
-      after = { ...clone(before) as KubeObject, status: next.status };
+      after = { ...(clone(before) as KubeObject), status: next.status };
       if (next.status === undefined) delete after.status;
     } else {
       after = next;
@@ -354,11 +408,15 @@ export class Operations {
     if (kept.deletionTimestamp) {
       const added = (after.metadata.finalizers ?? []).filter((f) => !(kept.finalizers ?? []).includes(f));
       if (added.length > 0) {
-        throw new KubeError("Invalid", `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`, {
-          name: kept.name,
-          group: type.group,
-          kind: type.kind,
-        });
+        throw new KubeError(
+          "Invalid",
+          `metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+          {
+            name: kept.name,
+            group: type.group,
+            kind: type.kind,
+          },
+        );
       }
     }
     if (after.metadata.finalizers?.length === 0) delete after.metadata.finalizers;
@@ -378,10 +436,19 @@ export class Operations {
     const before = this.get(target, name);
     const preconditions = isPlainObject(options) && isPlainObject(options.preconditions) ? options.preconditions : {};
     if (typeof preconditions.uid === "string" && preconditions.uid !== before.metadata.uid) {
-      throw new KubeError("Conflict", `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${before.metadata.uid}`);
+      throw new KubeError(
+        "Conflict",
+        `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${before.metadata.uid}`,
+      );
     }
-    if (typeof preconditions.resourceVersion === "string" && preconditions.resourceVersion !== before.metadata.resourceVersion) {
-      throw new KubeError("Conflict", `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${before.metadata.resourceVersion}`);
+    if (
+      typeof preconditions.resourceVersion === "string" &&
+      preconditions.resourceVersion !== before.metadata.resourceVersion
+    ) {
+      throw new KubeError(
+        "Conflict",
+        `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${before.metadata.resourceVersion}`,
+      );
     }
     if (target.dryRun) return before;
     return this.store.delete(target.type, before);
@@ -394,8 +461,17 @@ export class Operations {
   }
 }
 
+/** A metadata.resourceVersion in a write is a precondition: it must be the stored one (409 Conflict otherwise). */
+function checkPrecondition(type: ResourceType, object: KubeObject, before: StoredObject): void {
+  const sent = object.metadata.resourceVersion;
+  if (sent && sent !== before.metadata.resourceVersion) throw conflict(type, before.metadata.name);
+}
+
 function unsupportedPatch(type: ResourceType): KubeError {
   const accepted: string[] = [patchTypes.json, patchTypes.merge, patchTypes.apply];
   if (type.builtIn) accepted.splice(2, 0, patchTypes.strategic);
-  return new KubeError("UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")}`);
+  return new KubeError(
+    "UnsupportedMediaType",
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")}`,
+  );
 }

@@ -13,7 +13,7 @@ export const patchTypes = {
   apply: "application/apply-patch+yaml",
 } as const;
 
-/** Applies an RFC 6902 JSON patch; a malformed patch is 400, one that does not apply (a failed test, a missing path) 422. */
+/** Applies an RFC 6902 JSON patch: a malformed one is 400, one that does not apply (failed test, missing path) 422. */
 export function applyJsonPatch(target: KubeObject, body: string): KubeObject {
   let operations: unknown;
   try {

@@ -23,7 +23,7 @@ export interface ResourceType {
   builtIn: boolean;
 }
 
-/** The name a test uses for a resource type: "secrets", "ingresses.networking.k8s.io", "customdomains.qr-platform.io". */
+/** The name tests use for a type: "secrets", "ingresses.networking.k8s.io", "customdomains.qr-platform.io". */
 export function resourceName(type: ResourceType): string {
   return type.group === "" ? type.plural : `${type.plural}.${type.group}`;
 }
@@ -95,7 +95,9 @@ export function resourceTypeFromCrd(crd: unknown): ResourceType {
   const spec = shape?.spec;
   const names = spec?.names;
   if (shape?.kind !== "CustomResourceDefinition" || typeof spec?.group !== "string" || !names) {
-    throw new Error("not a CustomResourceDefinition: expected kind CustomResourceDefinition with spec.group and spec.names");
+    throw new Error(
+      "not a CustomResourceDefinition: expected kind CustomResourceDefinition with spec.group and spec.names",
+    );
   }
   if (typeof names.kind !== "string" || typeof names.plural !== "string") {
     throw new Error("CustomResourceDefinition spec.names needs kind and plural");

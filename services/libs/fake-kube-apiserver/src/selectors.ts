@@ -41,7 +41,10 @@ function parseLabelSelector(selector: string): LabelRequirement[] {
     if (m) return { key: m[1]!, op: m[2] === "!=" ? "!=" : "=", value: m[3]! };
     m = set.exec(term);
     if (m) {
-      const values = m[3]!.split(",").map((v) => v.trim()).filter((v) => v !== "");
+      const values = m[3]!
+        .split(",")
+        .map((v) => v.trim())
+        .filter((v) => v !== "");
       return { key: m[1]!, op: m[2] === "in" ? "in" : "notin", values };
     }
     m = exists.exec(term);
@@ -79,8 +82,7 @@ function parseFieldSelector(selector: string): ((object: KubeObject) => boolean)
     if (!(supportedFields as readonly string[]).includes(field)) {
       throw new KubeError("BadRequest", `field label not supported: ${field}`);
     }
-    const read = (o: KubeObject): string =>
-      (field === "metadata.name" ? o.metadata.name : o.metadata.namespace) ?? "";
+    const read = (o: KubeObject): string => (field === "metadata.name" ? o.metadata.name : o.metadata.namespace) ?? "";
     return op === "!=" ? (o: KubeObject) => read(o) !== wanted : (o: KubeObject) => read(o) === wanted;
   });
 }

@@ -13,9 +13,9 @@ import type { ObjectStore } from "./store.js";
 
 /** How dropWatches ends the open watch streams. */
 export type DropMode =
-  /** The stream ends cleanly, as when the API server's watch timeout expires: client-node's informer reconnects by itself. */
+  /** The stream ends cleanly, as at the server's watch timeout: client-node's informer reconnects by itself. */
   | "end"
-  /** The connection is destroyed mid-stream, as on a network failure: client-node's informer reports an error and stops. */
+  /** The connection is destroyed, as on a network failure: client-node's informer reports an error and stops. */
   | "reset";
 
 /** An open watch stream. */
@@ -58,9 +58,17 @@ function sendFailure(res: ServerResponse, failure: InjectedFailure): void {
       { "Retry-After": String(seconds) },
     );
   } else if (failure.status === 503) {
-    sendJson(res, 503, statusBody("ServiceUnavailable", "the server is currently unable to handle the request (injected)"));
+    sendJson(
+      res,
+      503,
+      statusBody("ServiceUnavailable", "the server is currently unable to handle the request (injected)"),
+    );
   } else {
-    sendJson(res, 500, statusBody("InternalError", "an error on the server (injected) has prevented the request from succeeding"));
+    sendJson(
+      res,
+      500,
+      statusBody("InternalError", "an error on the server (injected) has prevented the request from succeeding"),
+    );
   }
 }
 
@@ -143,7 +151,7 @@ export class ApiHttpServer {
     res.once("close", () => {
       record.status ??= res.statusCode;
     });
-    const failure = this.faults.arrive(record, url.pathname + url.search);
+    const failure = this.faults.arrive(record);
     if (failure) {
       sendFailure(res, failure);
       return;
@@ -162,7 +170,10 @@ export class ApiHttpServer {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, url: URL, record: RequestRecord): Promise<void> {
-    const segments = url.pathname.split("/").filter((s) => s !== "").map(decodeURIComponent);
+    const segments = url.pathname
+      .split("/")
+      .filter((s) => s !== "")
+      .map(decodeURIComponent);
     const method = req.method ?? "GET";
     if (segments.length === 1 && ["healthz", "readyz", "livez"].includes(segments[0]!)) {
       res.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
@@ -188,7 +199,10 @@ export class ApiHttpServer {
       fieldManager: this.fieldManager(req, query),
       dryRun: query.get("dryRun") === "All",
     };
-    const present = (o: KubeObject): KubeObject => ({ ...o, apiVersion: apiVersionOf(route.type.group, route.version) });
+    const present = (o: KubeObject): KubeObject => ({
+      ...o,
+      apiVersion: apiVersionOf(route.type.group, route.version),
+    });
 
     if (route.name === undefined) {
       const selector = parseSelectors(query.get("labelSelector"), query.get("fieldSelector"));
@@ -234,13 +248,20 @@ export class ApiHttpServer {
         sendJson(res, 200, present(this.operations.get(target, name)));
         return;
       case "PUT":
-        sendJson(res, 200, present(this.operations.replace(target, name, parseJson(await readBody(req), "request body"))));
+        sendJson(
+          res,
+          200,
+          present(this.operations.replace(target, name, parseJson(await readBody(req), "request body"))),
+        );
         return;
       case "PATCH": {
         const body = await readBody(req);
         const known: string[] = Object.values(patchTypes);
         if (!known.includes(record.contentType)) {
-          throw new KubeError("UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: ${known.join(", ")}`);
+          throw new KubeError(
+            "UnsupportedMediaType",
+            `the body of the request was in an unknown format - accepted media types include: ${known.join(", ")}`,
+          );
         }
         if (record.contentType === patchTypes.apply && !query.get("fieldManager")) {
           throw new KubeError("BadRequest", "PATCH, application/apply-patch+yaml requests require fieldManager");
@@ -251,7 +272,11 @@ export class ApiHttpServer {
       }
       case "DELETE":
         if (route.subresource) throw new KubeError("MethodNotAllowed", "DELETE is not supported on /status");
-        sendJson(res, 200, present(this.operations.delete(target, name, parseJson(await readBody(req), "delete options"))));
+        sendJson(
+          res,
+          200,
+          present(this.operations.delete(target, name, parseJson(await readBody(req), "delete options"))),
+        );
         return;
       default:
         throw new KubeError("MethodNotAllowed", `${method} is not supported on an object`);
@@ -262,7 +287,8 @@ export class ApiHttpServer {
   private fieldManager(req: IncomingMessage, query: URLSearchParams): string {
     const explicit = query.get("fieldManager");
     if (explicit) {
-      if (explicit.length > 128) throw new KubeError("Invalid", "fieldManager: Too long: may not be more than 128 bytes");
+      if (explicit.length > 128)
+        throw new KubeError("Invalid", "fieldManager: Too long: may not be more than 128 bytes");
       return explicit;
     }
     const agent = req.headers["user-agent"] ?? "";
@@ -316,7 +342,8 @@ export class ApiHttpServer {
       return { name: group, versions, preferredVersion: versions[0] };
     };
     const resourceList = (group: string, version: string) => {
-      if (!groups.get(group)?.has(version)) throw new KubeError("NotFound", "the server could not find the requested resource");
+      if (!groups.get(group)?.has(version))
+        throw new KubeError("NotFound", "the server could not find the requested resource");
       const resources = this.registry
         .all()
         .filter((t) => t.group === group && t.versions.includes(version))
@@ -329,7 +356,15 @@ export class ApiHttpServer {
             verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
           },
           ...(t.statusSubresource
-            ? [{ name: `${t.plural}/status`, singularName: "", namespaced: t.namespaced, kind: t.kind, verbs: ["get", "patch", "update"] }]
+            ? [
+                {
+                  name: `${t.plural}/status`,
+                  singularName: "",
+                  namespaced: t.namespaced,
+                  kind: t.kind,
+                  verbs: ["get", "patch", "update"],
+                },
+              ]
             : []),
         ]);
       return { kind: "APIResourceList", apiVersion: "v1", groupVersion: apiVersionOf(group, version), resources };
@@ -342,7 +377,8 @@ export class ApiHttpServer {
       return { kind: "APIGroupList", apiVersion: "v1", groups: named.map(groupEntry) };
     }
     if (root === "apis" && segments.length === 2) {
-      if (!groups.has(a!) || a === "") throw new KubeError("NotFound", "the server could not find the requested resource");
+      if (!groups.has(a!) || a === "")
+        throw new KubeError("NotFound", "the server could not find the requested resource");
       return { kind: "APIGroup", apiVersion: "v1", ...groupEntry(a!) };
     }
     if (root === "apis" && segments.length === 3) return resourceList(a!, b!);
@@ -386,10 +422,13 @@ export class ApiHttpServer {
     }
     res.flushHeaders();
     const timeoutSeconds = Number(url.searchParams.get("timeoutSeconds") ?? "0");
-    const timer = timeoutSeconds > 0 ? setTimeout(() => {
-      open.stop();
-      res.end();
-    }, timeoutSeconds * 1000) : undefined;
+    const timer =
+      timeoutSeconds > 0
+        ? setTimeout(() => {
+            open.stop();
+            res.end();
+          }, timeoutSeconds * 1000)
+        : undefined;
     const open: OpenWatch = {
       path: url.pathname,
       resourceVersion,

@@ -1,6 +1,13 @@
 // The objects, the one global resourceVersion counter, the window of past events that watches resume
 // from, the fan-out to open watches, deletion with finalizers, and owner-reference garbage collection.
-import { isPlainObject, objectKey, timestamp, type KubeObject, type OwnerReference, type StoredObject } from "./object.js";
+import {
+  isPlainObject,
+  objectKey,
+  timestamp,
+  type KubeObject,
+  type OwnerReference,
+  type StoredObject,
+} from "./object.js";
 import { resourceName, type ResourceRegistry, type ResourceType } from "./resources.js";
 import type { Selector } from "./selectors.js";
 import { KubeError } from "./status.js";
@@ -95,7 +102,8 @@ export class ObjectStore {
    */
   write(type: ResourceType, next: KubeObject): StoredObject {
     const meta = next.metadata;
-    if (!meta.name || !meta.uid || !meta.creationTimestamp) throw new Error("write needs name, uid and creationTimestamp");
+    if (!meta.name || !meta.uid || !meta.creationTimestamp)
+      throw new Error("write needs name, uid and creationTimestamp");
     const key = objectKey(type.namespaced ? meta.namespace : undefined, meta.name);
     const objects = this.collection(type);
     const previous = objects.get(key);
@@ -230,7 +238,7 @@ export class ObjectStore {
   }
 }
 
-/** Sends one stored event to a watch, turning MODIFIED into ADDED or DELETED when the object enters or leaves its selector. */
+/** Sends an event to a watch; a MODIFIED becomes ADDED or DELETED when the object enters or leaves its view. */
 function deliver(watcher: Watcher, event: StoredEvent): void {
   const inView = (o: StoredObject | undefined): boolean =>
     o !== undefined && (!watcher.namespace || o.metadata.namespace === watcher.namespace) && watcher.selector(o);

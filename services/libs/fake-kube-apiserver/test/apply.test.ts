@@ -33,7 +33,10 @@ beforeEach(async () => {
 
 afterEach(() => fake.close());
 
-function ingress(host: string, extra: { labels?: Record<string, string>; rules?: string[]; tls?: boolean } = {}): V1Ingress & KubernetesObject {
+function ingress(
+  host: string,
+  extra: { labels?: Record<string, string>; rules?: string[]; tls?: boolean } = {},
+): V1Ingress & KubernetesObject {
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "Ingress",
@@ -48,11 +51,15 @@ function ingress(host: string, extra: { labels?: Record<string, string>; rules?:
 const applyAs = (manager: string, body: KubernetesObject, force = true) =>
   objects.patch(body, undefined, undefined, manager, force, PatchStrategy.ServerSideApply);
 
-const managers = (o: KubeObject | undefined) => (o?.metadata.managedFields ?? []).map((e) => `${e.manager}/${e.operation}`).sort();
+const managers = (o: KubeObject | undefined) =>
+  (o?.metadata.managedFields ?? []).map((e) => `${e.manager}/${e.operation}`).sort();
 
 describe("server-side apply", () => {
   it("creates a missing object and records the applier as the manager of what it sent", async () => {
-    const created = await applyAs(operator, ingress("a.example.com", { labels: { "app.kubernetes.io/managed-by": operator } }));
+    const created = await applyAs(
+      operator,
+      ingress("a.example.com", { labels: { "app.kubernetes.io/managed-by": operator } }),
+    );
     expect(created.metadata?.uid).toBeDefined();
     const stored = fake.get("ingresses.networking.k8s.io", ns, "a.example.com");
     expect(managers(stored)).toEqual([`${operator}/Apply`]);
@@ -75,7 +82,12 @@ describe("server-side apply", () => {
   it("updates what the applier sends, removes what it stopped sending, and keeps other managers' fields", async () => {
     await applyAs(operator, ingress("b.example.com", { labels: { a: "1", b: "2" }, tls: true }));
     await networking.patchNamespacedIngress(
-      { namespace: ns, name: "b.example.com", fieldManager: "kubectl-edit", body: { metadata: { annotations: { note: "hand" } } } },
+      {
+        namespace: ns,
+        name: "b.example.com",
+        fieldManager: "kubectl-edit",
+        body: { metadata: { annotations: { note: "hand" } } },
+      },
       merge,
     );
     const before = fake.get("ingresses.networking.k8s.io", ns, "b.example.com")!;
@@ -90,13 +102,20 @@ describe("server-side apply", () => {
 
     // Applying the same configuration again stores nothing.
     await applyAs(operator, ingress("b.example.com", { labels: { a: "1" } }));
-    expect(fake.get("ingresses.networking.k8s.io", ns, "b.example.com")?.metadata.resourceVersion).toBe(after.metadata.resourceVersion);
+    expect(fake.get("ingresses.networking.k8s.io", ns, "b.example.com")?.metadata.resourceVersion).toBe(
+      after.metadata.resourceVersion,
+    );
   });
 
   it("reports a 409 conflict for a field another manager set, unless forced; equal values are shared", async () => {
     await applyAs(operator, ingress("c.example.com"));
     await networking.patchNamespacedIngress(
-      { namespace: ns, name: "c.example.com", fieldManager: "kubectl-edit", body: { spec: { rules: [{ host: "hijacked.example.com" }] } } },
+      {
+        namespace: ns,
+        name: "c.example.com",
+        fieldManager: "kubectl-edit",
+        body: { spec: { rules: [{ host: "hijacked.example.com" }] } },
+      },
       merge,
     );
 
@@ -107,9 +126,19 @@ describe("server-side apply", () => {
       reason: "Conflict",
       code: 409,
       message: 'Apply failed with 1 conflict: conflict with "kubectl-edit" using networking.k8s.io/v1: .spec.rules',
-      details: { causes: [{ type: "FieldManagerConflict", field: ".spec.rules", message: 'conflict with "kubectl-edit" using networking.k8s.io/v1' }] },
+      details: {
+        causes: [
+          {
+            type: "FieldManagerConflict",
+            field: ".spec.rules",
+            message: 'conflict with "kubectl-edit" using networking.k8s.io/v1',
+          },
+        ],
+      },
     });
-    expect(fake.get("ingresses.networking.k8s.io", ns, "c.example.com")?.spec).toEqual({ rules: [{ host: "hijacked.example.com" }] });
+    expect(fake.get("ingresses.networking.k8s.io", ns, "c.example.com")?.spec).toEqual({
+      rules: [{ host: "hijacked.example.com" }],
+    });
 
     // A second applier sending the value already there shares the field: no conflict, no force needed.
     await applyAs("another-applier", ingress("c.example.com", { rules: ["hijacked.example.com"] }), false);
@@ -132,7 +161,12 @@ describe("server-side apply", () => {
       {
         ...customDomains,
         name: "d.example.com",
-        body: { apiVersion: "qr-platform.io/v1alpha1", kind: "CustomDomain", metadata: { name: "d.example.com" }, status: { observedGeneration: 1 } },
+        body: {
+          apiVersion: "qr-platform.io/v1alpha1",
+          kind: "CustomDomain",
+          metadata: { name: "d.example.com" },
+          status: { observedGeneration: 1 },
+        },
         fieldManager: operator,
         force: true,
       },
@@ -156,7 +190,10 @@ describe("server-side apply", () => {
     const noManager = await send("", "apiVersion: networking.k8s.io/v1\nkind: Ingress\n");
     expect(noManager.status).toBe(400);
     expect(await noManager.json()).toMatchObject({ kind: "Status", reason: "BadRequest", code: 400 });
-    const noKind = await send(`?fieldManager=${operator}`, "apiVersion: networking.k8s.io/v1\nmetadata:\n  name: e.example.com\n");
+    const noKind = await send(
+      `?fieldManager=${operator}`,
+      "apiVersion: networking.k8s.io/v1\nmetadata:\n  name: e.example.com\n",
+    );
     expect(noKind.status).toBe(400);
     const broken = await send(`?fieldManager=${operator}`, "apiVersion: [unclosed");
     expect(broken.status).toBe(400);

@@ -24,13 +24,16 @@ describe("collections", () => {
     secret("qr", "b", { tier: "silver" });
     secret("other", "a", { tier: "gold" });
 
-    const names = (list: { items: V1Secret[] }) => list.items.map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`);
+    const names = (list: { items: V1Secret[] }) =>
+      list.items.map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`);
     expect(names(await core.listNamespacedSecret({ namespace: "qr" }))).toEqual(["qr/a", "qr/b"]);
-    expect(names(await core.listSecretForAllNamespaces({ fieldSelector: "metadata.name=a" }))).toEqual(["other/a", "qr/a"]);
-    expect(names(await core.listSecretForAllNamespaces({ labelSelector: "tier in (gold,bronze),tier!=silver" }))).toEqual([
+    expect(names(await core.listSecretForAllNamespaces({ fieldSelector: "metadata.name=a" }))).toEqual([
       "other/a",
       "qr/a",
     ]);
+    expect(
+      names(await core.listSecretForAllNamespaces({ labelSelector: "tier in (gold,bronze),tier!=silver" })),
+    ).toEqual(["other/a", "qr/a"]);
     expect(names(await core.listNamespacedSecret({ namespace: "qr", labelSelector: "!tier" }))).toEqual([]);
 
     const unsupported = await failure(core.listNamespacedSecret({ namespace: "qr", fieldSelector: "type=Opaque" }));
@@ -49,13 +52,35 @@ describe("collections", () => {
     expect(rest.metadata?._continue).toBeUndefined();
   });
 
+  it("deletes a collection by label selector", async () => {
+    secret("qr", "a", { tier: "gold" });
+    secret("qr", "b", { tier: "silver" });
+    await core.deleteCollectionNamespacedSecret({ namespace: "qr", labelSelector: "tier=gold" });
+    expect(fake.list("secrets").map((s) => s.metadata.name)).toEqual(["b"]);
+  });
+
+  it("ends a watch after its timeoutSeconds", async () => {
+    secret("qr", "a");
+    const response = await fetch(`${fake.url}/api/v1/namespaces/qr/secrets?watch=true&timeoutSeconds=1`);
+    const events = (await response.text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(events.map((e) => `${e.type} ${e.object.metadata.name}`)).toEqual(["ADDED a"]);
+    expect(fake.openWatches()).toEqual([]);
+  });
+
   it("watches one namespace only", async () => {
     const list = () => core.listNamespacedSecret({ namespace: "qr" }) as Promise<KubernetesListObject<V1Secret>>;
     const informer = makeInformer<V1Secret>(fake.kubeConfig(), "/api/v1/namespaces/qr/secrets", list);
     const added: string[] = [];
     informer.on("add", (s) => added.push(`${s.metadata?.namespace}/${s.metadata?.name}`));
     await informer.start();
-    await vi.waitFor(() => expect(fake.openWatches()).toEqual([{ path: "/api/v1/namespaces/qr/secrets", resourceVersion: fake.resourceVersion() }]));
+    await vi.waitFor(() =>
+      expect(fake.openWatches()).toEqual([
+        { path: "/api/v1/namespaces/qr/secrets", resourceVersion: fake.resourceVersion() },
+      ]),
+    );
 
     secret("other", "x");
     secret("qr", "y");
@@ -66,7 +91,9 @@ describe("collections", () => {
   it("serves discovery for the core group, named groups and registered CRDs", async () => {
     const read = async (path: string) => (await (await fetch(`${fake.url}${path}`)).json()) as Record<string, any>;
     const coreGroup = await read("/api/v1");
-    expect(coreGroup.resources).toContainEqual(expect.objectContaining({ name: "secrets", kind: "Secret", namespaced: true }));
+    expect(coreGroup.resources).toContainEqual(
+      expect.objectContaining({ name: "secrets", kind: "Secret", namespaced: true }),
+    );
     const groups = await read("/apis");
     expect(groups.groups.map((g: { name: string }) => g.name)).toContain("qr-platform.io");
     const crd = await read("/apis/qr-platform.io/v1alpha1");

@@ -1,6 +1,12 @@
 // Injected failures as client-node sees them (500, 429 with Retry-After, a failing watch), and the
 // request log tests read to check what a client sent.
-import { CoreV1Api, CustomObjectsApi, makeInformer, type KubernetesListObject, type KubernetesObject } from "@kubernetes/client-node";
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  makeInformer,
+  type KubernetesListObject,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { startFakeKubeApiServer, type FakeKubeApiServer } from "../src/index.js";
 import { customDomain, customDomainCrd, customDomains, failure } from "./support.js";
@@ -25,7 +31,10 @@ describe("fault injection", () => {
     expect(failed.code).toBe(500);
     expect(failed.status).toMatchObject({ kind: "Status", reason: "InternalError", code: 500 });
     expect(fake.pendingFaults()).toBe(0);
-    expect(await custom.listClusterCustomObject({ ...customDomains })).toMatchObject({ kind: "CustomDomainList", items: [] });
+    expect(await custom.listClusterCustomObject({ ...customDomains })).toMatchObject({
+      kind: "CustomDomainList",
+      items: [],
+    });
   });
 
   it("answers 429 TooManyRequests with Retry-After for as many requests as asked, and only for matching ones", async () => {
@@ -37,7 +46,11 @@ describe("fault injection", () => {
       const throttled = await failure(core.createNamespacedSecret({ namespace: ns, body: secret }));
       expect(throttled.code).toBe(429);
       expect(throttled.headers["retry-after"]).toBe("3");
-      expect(throttled.status).toMatchObject({ reason: "TooManyRequests", code: 429, details: { retryAfterSeconds: 3 } });
+      expect(throttled.status).toMatchObject({
+        reason: "TooManyRequests",
+        code: 429,
+        details: { retryAfterSeconds: 3 },
+      });
     }
     await core.createNamespacedSecret({ namespace: ns, body: secret });
     expect(fake.get("secrets", ns, "s")).toBeDefined();
@@ -45,8 +58,13 @@ describe("fault injection", () => {
   });
 
   it("fails a watch, which stops client-node's informer with the status code; a restart recovers", async () => {
-    const list = () => custom.listClusterCustomObject({ ...customDomains }) as Promise<KubernetesListObject<KubernetesObject>>;
-    const informer = makeInformer<KubernetesObject>(fake.kubeConfig(), "/apis/qr-platform.io/v1alpha1/customdomains", list);
+    const list = () =>
+      custom.listClusterCustomObject({ ...customDomains }) as Promise<KubernetesListObject<KubernetesObject>>;
+    const informer = makeInformer<KubernetesObject>(
+      fake.kubeConfig(),
+      "/apis/qr-platform.io/v1alpha1/customdomains",
+      list,
+    );
     const errors: { statusCode?: number }[] = [];
     const added: string[] = [];
     informer.on("error", (err) => errors.push(err as { statusCode?: number }));

@@ -1,6 +1,11 @@
 // client-node's informer (list, then watch from the list's resourceVersion) against the fake: events,
 // selectors, a watch that ends, a connection that breaks, and a resourceVersion that is too old.
-import { CustomObjectsApi, makeInformer, type KubernetesListObject, type KubernetesObject } from "@kubernetes/client-node";
+import {
+  CustomObjectsApi,
+  makeInformer,
+  type KubernetesListObject,
+  type KubernetesObject,
+} from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { startFakeKubeApiServer, type FakeKubeApiServer } from "../src/index.js";
 import { customDomain, customDomainCrd, customDomains } from "./support.js";
@@ -74,11 +79,19 @@ describe("informer", () => {
     await watchOpen();
 
     await api.createClusterCustomObject({ ...customDomains, body: customDomain("a.example.com") });
-    fake.put("customdomains.qr-platform.io", customDomain("a.example.com", { domainId: "4f9e1c3a-0b7d-4e2f-8a6c-5d1e2f3a4b5c" }));
+    fake.put(
+      "customdomains.qr-platform.io",
+      customDomain("a.example.com", { domainId: "4f9e1c3a-0b7d-4e2f-8a6c-5d1e2f3a4b5c" }),
+    );
     await api.deleteClusterCustomObject({ ...customDomains, name: "before.example.com" });
 
     await vi.waitFor(() =>
-      expect(seen).toEqual(["add before.example.com", "add a.example.com", "update a.example.com", "delete before.example.com"]),
+      expect(seen).toEqual([
+        "add before.example.com",
+        "add a.example.com",
+        "update a.example.com",
+        "delete before.example.com",
+      ]),
     );
     expect(informer.list().map((o) => o.metadata?.name)).toEqual(["a.example.com"]);
     expect((informer.get("a.example.com") as { spec?: { domainId?: string } }).spec?.domainId).toBe(
@@ -156,9 +169,13 @@ describe("informer", () => {
     fake.clearRequests();
 
     await start();
-    await vi.waitFor(() => expect(seen).toEqual(["add old.example.com", "delete old.example.com", "add new.example.com"]));
+    await vi.waitFor(() =>
+      expect(seen).toEqual(["add old.example.com", "delete old.example.com", "add new.example.com"]),
+    );
     expect(errors).toEqual([]);
-    const gets = fake.requests({ method: "GET" }).map((r) => (r.query.watch ? `watch ${r.query.resourceVersion}` : "list"));
+    const gets = fake
+      .requests({ method: "GET" })
+      .map((r) => (r.query.watch ? `watch ${r.query.resourceVersion}` : "list"));
     expect(gets[0]).toMatch(/^watch \d+$/);
     expect(gets[1]).toBe("list");
     await watchOpen();
@@ -172,7 +189,10 @@ describe("informer", () => {
 
     const response = await fetch(`${fake.url}${path}?watch=true&resourceVersion=${stale}`);
     expect(response.status).toBe(200);
-    const lines = (await response.text()).trim().split("\n").map((l) => JSON.parse(l));
+    const lines = (await response.text())
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines).toEqual([
       {
         type: "ERROR",

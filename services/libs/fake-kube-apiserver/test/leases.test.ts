@@ -22,7 +22,13 @@ afterEach(() => fake.close());
 
 const lease = (holder: string): V1Lease => ({
   metadata: { name, namespace: ns },
-  spec: { holderIdentity: holder, leaseDurationSeconds: 15, acquireTime: new V1MicroTime(), renewTime: new V1MicroTime(), leaseTransitions: 0 },
+  spec: {
+    holderIdentity: holder,
+    leaseDurationSeconds: 15,
+    acquireTime: new V1MicroTime(),
+    renewTime: new V1MicroTime(),
+    leaseTransitions: 0,
+  },
 });
 
 describe("leases", () => {
@@ -53,7 +59,11 @@ describe("leases", () => {
     expect(fake.get("leases.coordination.k8s.io", ns, name)?.spec).toMatchObject({ holderIdentity: "pod-a" });
 
     // Once A has let go (holderIdentity cleared), B reads again and takes over.
-    await a.replaceNamespacedLease({ name, namespace: ns, body: { ...renewed, spec: { ...renewed.spec, holderIdentity: undefined } } });
+    await a.replaceNamespacedLease({
+      name,
+      namespace: ns,
+      body: { ...renewed, spec: { ...renewed.spec, holderIdentity: undefined } },
+    });
     const current = await b.readNamespacedLease({ name, namespace: ns });
     expect(current.spec?.holderIdentity).toBeUndefined();
     const taken = await b.replaceNamespacedLease({

@@ -50,13 +50,19 @@ describe("create, get and update", () => {
       ...customDomains,
       body: { ...customDomain("a.example.com"), status: { observedGeneration: 7 } },
     })) as Domain;
-    expect(created.metadata).toMatchObject({ name: "a.example.com", generation: 1, resourceVersion: fake.resourceVersion() });
+    expect(created.metadata).toMatchObject({
+      name: "a.example.com",
+      generation: 1,
+      resourceVersion: fake.resourceVersion(),
+    });
     expect(created.metadata.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(created.metadata.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(created.status).toBeUndefined();
     expect(created.metadata.namespace).toBeUndefined();
 
-    const again = await failure(custom.createClusterCustomObject({ ...customDomains, body: customDomain("a.example.com") }));
+    const again = await failure(
+      custom.createClusterCustomObject({ ...customDomains, body: customDomain("a.example.com") }),
+    );
     expect(again.code).toBe(409);
     expect(again.status).toMatchObject({
       kind: "Status",
@@ -71,14 +77,19 @@ describe("create, get and update", () => {
     const missing = await failure(getDomain("missing.example.com"));
     expect(missing.status).toMatchObject({ reason: "NotFound", code: 404, details: { name: "missing.example.com" } });
 
-    const invalid = await failure(custom.createClusterCustomObject({ ...customDomains, body: customDomain("Bad_Host.example.com") }));
+    const invalid = await failure(
+      custom.createClusterCustomObject({ ...customDomains, body: customDomain("Bad_Host.example.com") }),
+    );
     expect(invalid.status).toMatchObject({ reason: "Invalid", code: 422 });
     expect(invalid.status.message).toContain("RFC 1123 subdomain");
     expect(fake.list(domains)).toEqual([]);
   });
 
   it("updates with a resourceVersion precondition: stale is 409 Conflict, missing is 422 for a custom resource", async () => {
-    const created = (await custom.createClusterCustomObject({ ...customDomains, body: customDomain("b.example.com") })) as Domain;
+    const created = (await custom.createClusterCustomObject({
+      ...customDomains,
+      body: customDomain("b.example.com"),
+    })) as Domain;
     const updated = (await custom.replaceClusterCustomObject({
       ...customDomains,
       name: "b.example.com",
@@ -87,13 +98,19 @@ describe("create, get and update", () => {
     expect(Number(updated.metadata.resourceVersion)).toBeGreaterThan(Number(created.metadata.resourceVersion));
     expect(updated.metadata.generation).toBe(2);
 
-    const stale = await failure(custom.replaceClusterCustomObject({ ...customDomains, name: "b.example.com", body: created }));
+    const stale = await failure(
+      custom.replaceClusterCustomObject({ ...customDomains, name: "b.example.com", body: created }),
+    );
     expect(stale.status).toMatchObject({ reason: "Conflict", code: 409 });
     expect(stale.status.message).toContain("the object has been modified");
 
     const { resourceVersion: _rv, ...withoutVersion } = updated.metadata;
     const unconditional = await failure(
-      custom.replaceClusterCustomObject({ ...customDomains, name: "b.example.com", body: { ...updated, metadata: withoutVersion } }),
+      custom.replaceClusterCustomObject({
+        ...customDomains,
+        name: "b.example.com",
+        body: { ...updated, metadata: withoutVersion },
+      }),
     );
     expect(unconditional.status).toMatchObject({ reason: "Invalid", code: 422 });
   });
@@ -109,7 +126,10 @@ describe("create, get and update", () => {
     expect(replaced.metadata?.namespace).toBe(ns);
 
     const elsewhere = await failure(
-      networking.createNamespacedIngress({ namespace: ns, body: { ...ingress("d.example.com"), metadata: { name: "d.example.com", namespace: "other" } } }),
+      networking.createNamespacedIngress({
+        namespace: ns,
+        body: { ...ingress("d.example.com"), metadata: { name: "d.example.com", namespace: "other" } },
+      }),
     );
     expect(elsewhere.status).toMatchObject({ reason: "BadRequest", code: 400 });
   });
@@ -119,7 +139,11 @@ describe("patch", () => {
   it("applies merge patches and JSON patches; a JSON patch whose test fails is 422 and changes nothing", async () => {
     await custom.createClusterCustomObject({ ...customDomains, body: customDomain("p.example.com") });
     const merged = (await custom.patchClusterCustomObject(
-      { ...customDomains, name: "p.example.com", body: { metadata: { labels: { tier: "gold" } }, spec: { domainId: "1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d" } } },
+      {
+        ...customDomains,
+        name: "p.example.com",
+        body: { metadata: { labels: { tier: "gold" } }, spec: { domainId: "1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c5d" } },
+      },
       merge,
     )) as Domain;
     expect(merged.metadata.labels).toEqual({ tier: "gold" });
@@ -163,13 +187,19 @@ describe("patch", () => {
     const owner = (uid: string) => ({ apiVersion: "apps/v1", kind: "Deployment", name: uid, uid });
     await networking.createNamespacedIngress({
       namespace: ns,
-      body: { ...ingress("s.example.com"), metadata: { name: "s.example.com", finalizers: ["a"], ownerReferences: [owner("u1")] } },
+      body: {
+        ...ingress("s.example.com"),
+        metadata: { name: "s.example.com", finalizers: ["a"], ownerReferences: [owner("u1")] },
+      },
     });
     const patched = await networking.patchNamespacedIngress(
       {
         namespace: ns,
         name: "s.example.com",
-        body: { metadata: { finalizers: ["b", "a"], ownerReferences: [{ ...owner("u2") }] }, spec: { rules: [{ host: "t.example.com" }] } },
+        body: {
+          metadata: { finalizers: ["b", "a"], ownerReferences: [{ ...owner("u2") }] },
+          spec: { rules: [{ host: "t.example.com" }] },
+        },
       },
       strategic,
     );
@@ -179,11 +209,21 @@ describe("patch", () => {
   });
 
   it("treats metadata.resourceVersion in a patch as a precondition", async () => {
-    const created = (await custom.createClusterCustomObject({ ...customDomains, body: customDomain("v.example.com") })) as Domain;
-    fake.put(domains, { ...customDomain("v.example.com"), metadata: { name: "v.example.com", labels: { moved: "on" } } });
+    const created = (await custom.createClusterCustomObject({
+      ...customDomains,
+      body: customDomain("v.example.com"),
+    })) as Domain;
+    fake.put(domains, {
+      ...customDomain("v.example.com"),
+      metadata: { name: "v.example.com", labels: { moved: "on" } },
+    });
     const stale = await failure(
       custom.patchClusterCustomObject(
-        { ...customDomains, name: "v.example.com", body: { metadata: { resourceVersion: created.metadata.resourceVersion, labels: { x: "y" } } } },
+        {
+          ...customDomains,
+          name: "v.example.com",
+          body: { metadata: { resourceVersion: created.metadata.resourceVersion, labels: { x: "y" } } },
+        },
         merge,
       ),
     );
@@ -197,7 +237,10 @@ describe("status subresource and generation", () => {
     const patchMain = (body: unknown) =>
       custom.patchClusterCustomObject({ ...customDomains, name: "g.example.com", body }, merge) as Promise<Domain>;
     const patchStatus = (body: unknown) =>
-      custom.patchClusterCustomObjectStatus({ ...customDomains, name: "g.example.com", body }, merge) as Promise<Domain>;
+      custom.patchClusterCustomObjectStatus(
+        { ...customDomains, name: "g.example.com", body },
+        merge,
+      ) as Promise<Domain>;
 
     const labelled = await patchMain({ metadata: { labels: { a: "b" } } });
     expect(labelled.metadata.generation).toBe(1);
@@ -225,7 +268,10 @@ describe("status subresource and generation", () => {
   });
 
   it("stores nothing for a write that changes nothing: no new resourceVersion, no watch event", async () => {
-    const created = (await custom.createClusterCustomObject({ ...customDomains, body: customDomain("n.example.com") })) as Domain;
+    const created = (await custom.createClusterCustomObject({
+      ...customDomains,
+      body: customDomain("n.example.com"),
+    })) as Domain;
     const same = (await custom.patchClusterCustomObject(
       { ...customDomains, name: "n.example.com", body: { spec: created.spec } },
       merge,
@@ -242,11 +288,62 @@ describe("status subresource and generation", () => {
   });
 });
 
+describe("direct writes and dry runs", () => {
+  it("lets a test play another controller: put writes status too, setStatus only status, both seen by the API", async () => {
+    const certificates = "certificates.cert-manager.io";
+    const created = fake.put(certificates, {
+      apiVersion: "cert-manager.io/v1",
+      kind: "Certificate",
+      metadata: { name: "r.example.com", namespace: ns },
+      spec: { secretName: "r.example.com-tls" },
+      status: { conditions: [{ type: "Ready", status: "False", reason: "Issuing" }] },
+    });
+    expect(created.metadata.generation).toBe(1);
+    const ready = fake.setStatus(certificates, ns, "r.example.com", {
+      conditions: [{ type: "Ready", status: "True", reason: "Ready" }],
+      notAfter: "2027-01-01T00:00:00Z",
+    });
+    expect(ready.metadata.generation).toBe(1);
+    expect(ready.metadata.managedFields?.map((e) => [e.manager, e.subresource ?? ""])).toEqual([
+      ["fake-kube-apiserver", ""],
+      ["fake-kube-apiserver", "status"],
+    ]);
+    const seen = (await custom.getNamespacedCustomObject({
+      group: "cert-manager.io",
+      version: "v1",
+      namespace: ns,
+      plural: "certificates",
+      name: "r.example.com",
+    })) as Domain;
+    expect(seen.status).toMatchObject({
+      conditions: [{ type: "Ready", status: "True" }],
+      notAfter: "2027-01-01T00:00:00Z",
+    });
+  });
+
+  it("checks a dryRun=All write without storing it", async () => {
+    const dry = (await custom.createClusterCustomObject({
+      ...customDomains,
+      body: customDomain("dry.example.com"),
+      dryRun: "All",
+    })) as Domain;
+    expect(dry.metadata.uid).toBeDefined();
+    expect(fake.get(domains, undefined, "dry.example.com")).toBeUndefined();
+    expect(
+      (await failure(custom.createClusterCustomObject({ ...customDomains, body: customDomain("Dry!"), dryRun: "All" })))
+        .code,
+    ).toBe(422);
+  });
+});
+
 describe("finalizers", () => {
   it("marks an object with finalizers as deleting, refuses new finalizers, and removes it once they are gone", async () => {
     await custom.createClusterCustomObject({
       ...customDomains,
-      body: { ...customDomain("f.example.com"), metadata: { name: "f.example.com", finalizers: ["qr-platform.io/provisioned-resources"] } },
+      body: {
+        ...customDomain("f.example.com"),
+        metadata: { name: "f.example.com", finalizers: ["qr-platform.io/provisioned-resources"] },
+      },
     });
     const deleting = (await custom.deleteClusterCustomObject({ ...customDomains, name: "f.example.com" })) as Domain;
     expect(deleting.metadata.deletionTimestamp).toMatch(/Z$/);
@@ -259,13 +356,20 @@ describe("finalizers", () => {
 
     const added = await failure(
       custom.patchClusterCustomObject(
-        { ...customDomains, name: "f.example.com", body: { metadata: { finalizers: ["qr-platform.io/provisioned-resources", "other"] } } },
+        {
+          ...customDomains,
+          name: "f.example.com",
+          body: { metadata: { finalizers: ["qr-platform.io/provisioned-resources", "other"] } },
+        },
         merge,
       ),
     );
     expect(added.status).toMatchObject({ reason: "Invalid", code: 422 });
 
-    await custom.patchClusterCustomObject({ ...customDomains, name: "f.example.com", body: { metadata: { finalizers: null } } }, merge);
+    await custom.patchClusterCustomObject(
+      { ...customDomains, name: "f.example.com", body: { metadata: { finalizers: null } } },
+      merge,
+    );
     expect((await failure(getDomain("f.example.com"))).code).toBe(404);
   });
 
@@ -280,7 +384,10 @@ describe("owner-reference garbage collection", () => {
   it("deletes the dependents of a deleted owner, and only removes the reference where another owner remains", async () => {
     const owner = (await custom.createClusterCustomObject({
       ...customDomains,
-      body: { ...customDomain("o.example.com"), metadata: { name: "o.example.com", finalizers: ["qr-platform.io/provisioned-resources"] } },
+      body: {
+        ...customDomain("o.example.com"),
+        metadata: { name: "o.example.com", finalizers: ["qr-platform.io/provisioned-resources"] },
+      },
     })) as Domain;
     const ref = {
       apiVersion: "qr-platform.io/v1alpha1",
@@ -292,7 +399,10 @@ describe("owner-reference garbage collection", () => {
     };
     const keeper = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: "keeper" } } });
     const keeperRef = { apiVersion: "v1", kind: "ConfigMap", name: "keeper", uid: keeper.metadata!.uid! };
-    await networking.createNamespacedIngress({ namespace: ns, body: { ...ingress("o.example.com"), metadata: { name: "o.example.com", ownerReferences: [ref] } } });
+    await networking.createNamespacedIngress({
+      namespace: ns,
+      body: { ...ingress("o.example.com"), metadata: { name: "o.example.com", ownerReferences: [ref] } },
+    });
     fake.put("certificates.cert-manager.io", {
       apiVersion: "cert-manager.io/v1",
       kind: "Certificate",
@@ -310,7 +420,10 @@ describe("owner-reference garbage collection", () => {
     await vi.waitFor(() => expect(fake.get("configmaps", ns, "tick")).toBeDefined());
     expect(fake.get("ingresses.networking.k8s.io", ns, "o.example.com")).toBeDefined();
 
-    await custom.patchClusterCustomObject({ ...customDomains, name: "o.example.com", body: { metadata: { finalizers: [] } } }, merge);
+    await custom.patchClusterCustomObject(
+      { ...customDomains, name: "o.example.com", body: { metadata: { finalizers: [] } } },
+      merge,
+    );
     await vi.waitFor(() => {
       expect(fake.get("ingresses.networking.k8s.io", ns, "o.example.com")).toBeUndefined();
       expect(fake.get("certificates.cert-manager.io", ns, "o.example.com")).toBeUndefined();
@@ -324,13 +437,27 @@ describe("owner-reference garbage collection", () => {
       body: {
         metadata: {
           name: "orphan",
-          ownerReferences: [{ apiVersion: "qr-platform.io/v1alpha1", kind: "CustomDomain", name: "never.example.com", uid: "00000000-0000-4000-8000-000000000000" }],
+          ownerReferences: [
+            {
+              apiVersion: "qr-platform.io/v1alpha1",
+              kind: "CustomDomain",
+              name: "never.example.com",
+              uid: "00000000-0000-4000-8000-000000000000",
+            },
+          ],
         },
       },
     });
     await core.createNamespacedSecret({
       namespace: ns,
-      body: { metadata: { name: "foreign", ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "x", uid: "11111111-1111-4111-8111-111111111111" }] } },
+      body: {
+        metadata: {
+          name: "foreign",
+          ownerReferences: [
+            { apiVersion: "apps/v1", kind: "Deployment", name: "x", uid: "11111111-1111-4111-8111-111111111111" },
+          ],
+        },
+      },
     });
     await vi.waitFor(() => expect(fake.get("secrets", ns, "orphan")).toBeUndefined());
     expect(fake.get("secrets", ns, "foreign")).toBeDefined();

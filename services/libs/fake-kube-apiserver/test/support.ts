@@ -23,7 +23,9 @@ export function customDomain(name: string, spec: Record<string, unknown> = {}) {
 }
 
 /** Awaits a call that must fail, and returns the HTTP code, the Status body and the headers client-node saw. */
-export async function failure(call: Promise<unknown>): Promise<{ code: number; status: Record<string, any>; headers: Record<string, string> }> {
+export async function failure(
+  call: Promise<unknown>,
+): Promise<{ code: number; status: Record<string, any>; headers: Record<string, string> }> {
   const err = await call.then(
     () => undefined,
     (e: unknown) => e,
