@@ -6,7 +6,13 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { Faults, matchesFilter, type Fault, type RequestFilter, type RequestRecord } from "./faults.js";
 import { clone, type KubeObject, type StoredObject } from "./object.js";
 import { Operations, type Target } from "./operations.js";
-import { defaultResourceTypes, ResourceRegistry, resourceTypeFromCrd, type ResourceType } from "./resources.js";
+import {
+  defaultResourceTypes,
+  ResourceRegistry,
+  resourceName,
+  resourceTypeFromCrd,
+  type ResourceType,
+} from "./resources.js";
 import { ApiHttpServer, type DropMode, type WatchInfo } from "./server.js";
 import { KubeError } from "./status.js";
 import { ObjectStore } from "./store.js";
@@ -105,7 +111,7 @@ export class FakeKubeApiServer {
   registerCrd(crd: unknown): string {
     const type = resourceTypeFromCrd(typeof crd === "string" ? parseYaml(crd) : crd);
     this.registry.register(type);
-    return `${type.plural}.${type.group}`;
+    return resourceName(type);
   }
 
   /** Serves a resource type described by hand. */

@@ -1,6 +1,6 @@
 // Lists and watches scoped to a namespace, field and label selectors, paging, and the discovery
 // documents client-node's KubernetesObjectApi reads to find a kind's URL.
-import { CoreV1Api, makeInformer, type KubernetesListObject, type V1Secret } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig, makeInformer, type KubernetesListObject, type V1Secret } from "@kubernetes/client-node";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { startFakeKubeApiServer, type FakeKubeApiServer } from "../src/index.js";
 import { customDomainCrd, failure } from "./support.js";
@@ -86,6 +86,14 @@ describe("collections", () => {
     secret("qr", "y");
     await vi.waitFor(() => expect(added).toEqual(["qr/y"]));
     await informer.stop();
+  });
+
+  it("is reachable through the kubeconfig YAML it writes for other processes", async () => {
+    secret("qr", "from-yaml");
+    const kc = new KubeConfig();
+    kc.loadFromString(fake.kubeConfigYaml());
+    const list = await kc.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: "qr" });
+    expect(list.items.map((s) => s.metadata?.name)).toEqual(["from-yaml"]);
   });
 
   it("serves discovery for the core group, named groups and registered CRDs", async () => {
