@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   bearer,
   callOk,
+  callServerStreaming,
   callUnary,
   decodeRpcStatus,
   errorInfosOf,
@@ -176,8 +177,10 @@ describe("a stock grpc-js client", () => {
       const client = clientOf(service, server);
       const token = service.endsWith("AdminService") ? CREDENTIALS.adminToken : CREDENTIALS.serviceToken;
       for (const method of methodsOf(service)) {
-        expect(method.requestStream || method.responseStream, `${method.path} is unary`).toBe(false);
-        const outcome = await callUnary(client, method.name, {}, bearer(token));
+        expect(method.requestStream, `${method.path} takes one request`).toBe(false);
+        const outcome = method.responseStream
+          ? await callServerStreaming(client, method.name, {}, bearer(token))
+          : await callUnary(client, method.name, {}, bearer(token));
         outcomes.push(`${method.path} ${outcome.ok ? "OK" : `${Status[outcome.error.code]}: ${outcome.error.details}`}`);
       }
     }

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, type HandlerContext, type Interceptor } from "@connectrpc/connect";
+import { serviceError } from "../errors.js";
 
 /** The two internal credentials: one that every service presents, one that only operators hold. */
 export interface InternalCredentials {
@@ -52,6 +53,16 @@ export function requireInternalCredentials(
     }
     throw new ConnectError("A valid internal credential is required.", Code.Unauthenticated);
   };
+}
+
+/**
+ * Refuses the call unless it was made with the admin credential: PERMISSION_DENIED, reason
+ * `admin_credential_required`. For the admin-only methods of a service that otherwise serves the
+ * service credential too (a service that only admins may call is listed in `adminOnly` instead).
+ */
+export function requireAdmin(context: HandlerContext, rpc: string): void {
+  if (context.values.get(callerKey) === "admin") return;
+  throw serviceError(Code.PermissionDenied, "admin_credential_required", `${rpc} requires the admin credential.`);
 }
 
 /** The client side: attaches a credential to every outgoing call. */

@@ -1,6 +1,7 @@
 import { Code, type ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "pino";
 import { serviceError } from "../errors.js";
+import { observeCall } from "./call-outcome.js";
 
 /** Something hosted services cannot answer without, such as their database. */
 export interface Dependency {
@@ -104,13 +105,11 @@ export class Readiness {
   }
 }
 
-/** Turns errors that mean a dependency is away into UNAVAILABLE, for every RPC, in both shapes. */
+/** Turns errors that mean a dependency is away into UNAVAILABLE, for every RPC, in both shapes, mid-stream too. */
 export function failFastWhenUnavailable(readiness: Readiness): Interceptor {
-  return (next) => async (req) => {
-    try {
-      return await next(req);
-    } catch (error) {
-      throw readiness.unavailableError(error) ?? error;
-    }
-  };
+  return (next) => (req) =>
+    observeCall(() => next(req), req.signal, {
+      mapError: (error) => readiness.unavailableError(error) ?? error,
+      settled: () => {},
+    });
 }

@@ -6,6 +6,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { Health } from "@qrplatform/api/grpc-health";
 import { ServerReflection } from "@qrplatform/api/grpc-reflection";
+import { observeCall } from "./call-outcome.js";
 import { presentCredential, requireInternalCredentials, type InternalCredentials } from "./credentials.js";
 import { HealthState, registerHealth } from "./health.js";
 import { failFastWhenUnavailable, type Readiness } from "./readiness.js";
@@ -24,24 +25,23 @@ export interface GrpcModule {
   routes(router: ConnectRouter): void;
 }
 
-/** Logs every RPC with its outcome; failures that are the server's fault at error level. */
+/** Logs every RPC with its outcome, when it ends (a stream when its last message is sent); failures that are the server's fault at error level. */
 function logCalls(logger: Logger): Interceptor {
-  return (next) => async (req) => {
+  return (next) => (req) => {
     const started = performance.now();
     const rpc = `${req.service.typeName}/${req.method.name}`;
-    try {
-      const res = await next(req);
-      logger.debug({ rpc, ms: Math.round(performance.now() - started) }, "rpc ok");
-      return res;
-    } catch (error) {
-      const connectError = ConnectError.from(error);
-      const serverFault = [2, 12, 13, 15].includes(connectError.code);
-      logger[serverFault ? "error" : "debug"](
-        { rpc, ms: Math.round(performance.now() - started), code: connectError.code, err: serverFault ? error : undefined },
-        "rpc failed",
-      );
-      throw error;
-    }
+    return observeCall(() => next(req), req.signal, {
+      settled(error) {
+        const ms = Math.round(performance.now() - started);
+        if (error === undefined) {
+          logger.debug({ rpc, ms }, "rpc ok");
+          return;
+        }
+        const connectError = ConnectError.from(error);
+        const serverFault = [2, 12, 13, 15].includes(connectError.code);
+        logger[serverFault ? "error" : "debug"]({ rpc, ms, code: connectError.code, err: serverFault ? error : undefined }, "rpc failed");
+      },
+    });
   };
 }
 

@@ -1,5 +1,6 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { CONNECTION_ERROR_CODES } from "../connection-errors.js";
+import { observeCall } from "./call-outcome.js";
 
 // What connect-node reports when a call never got an answer, measured against real servers that were
 // killed, reset or refused (services/libs/platform/test/transport-failures.test.ts):
@@ -42,22 +43,23 @@ export function isTransportFailure(error: ConnectError, callerCanceled = false):
 /**
  * A client interceptor that reports every transport failure as UNAVAILABLE, keeping the original as
  * its cause. A service that relays an error from another service (the catalog calling links) then
- * relays the truth, and callers need one rule: UNAVAILABLE means retry later.
+ * relays the truth, and callers need one rule: UNAVAILABLE means retry later. A stream that breaks after
+ * its first messages fails the same way.
  */
 export function transportFailuresAsUnavailable(): Interceptor {
-  return (next) => async (req) => {
-    try {
-      return await next(req);
-    } catch (error) {
-      const connectError = ConnectError.from(error);
-      if (connectError.code === Code.Unavailable || !isTransportFailure(connectError, req.signal.aborted)) throw error;
-      throw new ConnectError(
-        `${req.service.typeName} is unavailable: ${connectError.rawMessage}`,
-        Code.Unavailable,
-        connectError.metadata,
-        undefined,
-        connectError,
-      );
-    }
-  };
+  return (next) => (req) =>
+    observeCall(() => next(req), req.signal, {
+      mapError(error) {
+        const connectError = ConnectError.from(error);
+        if (connectError.code === Code.Unavailable || !isTransportFailure(connectError, req.signal.aborted)) return error;
+        return new ConnectError(
+          `${req.service.typeName} is unavailable: ${connectError.rawMessage}`,
+          Code.Unavailable,
+          connectError.metadata,
+          undefined,
+          connectError,
+        );
+      },
+      settled: () => {},
+    });
 }

@@ -1,4 +1,5 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { observeCall } from "../grpc/call-outcome.js";
 import { secondsSince, type Metrics } from "./metrics.js";
 
 // The names and labels of grpc-ecosystem/go-grpc-prometheus (and its successor in go-grpc-middleware),
@@ -26,20 +27,18 @@ export function rpcMetrics(metrics: Metrics): Interceptor {
     labelNames: labels,
     buckets: RPC_BUCKETS,
   });
-  return (next) => async (req) => {
+  return (next) => (req) => {
     const rpc = { grpc_type: GRPC_TYPES[req.method.methodKind], grpc_service: req.service.typeName, grpc_method: req.method.name };
     const startedAt = performance.now();
     started.inc(rpc);
-    let code = "OK";
-    try {
-      return await next(req);
-    } catch (error) {
-      // Connect's names of the codes are Go's, as grpc_code takes them.
-      code = Code[ConnectError.from(error).code] ?? "Unknown";
-      throw error;
-    } finally {
-      handled.inc({ ...rpc, grpc_code: code });
-      handling.observe(rpc, secondsSince(startedAt));
-    }
+    // A stream is handled when it ends, as go-grpc-prometheus counts it.
+    return observeCall(() => next(req), req.signal, {
+      settled(error) {
+        // Connect's names of the codes are Go's, as grpc_code takes them.
+        const code = error === undefined ? "OK" : (Code[ConnectError.from(error).code] ?? "Unknown");
+        handled.inc({ ...rpc, grpc_code: code });
+        handling.observe(rpc, secondsSince(startedAt));
+      },
+    });
   };
 }

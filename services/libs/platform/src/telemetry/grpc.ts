@@ -1,5 +1,6 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type TextMapGetter, type TextMapSetter } from "@opentelemetry/api";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { observeCall } from "../grpc/call-outcome.js";
 import { tracingEnabled } from "./sdk.js";
 import { tracer } from "./spans.js";
 
@@ -19,10 +20,10 @@ const headerGetter: TextMapGetter<Headers> = {
  * Client side of a traced call: a CLIENT span for the RPC, a child of the active span, whose W3C trace
  * context (`traceparent`, `tracestate`) travels in the request's metadata, over the network or through
  * the in-process transport alike. A call made outside any span (a background job) starts no trace here;
- * the server side decides.
+ * the server side decides. A streamed call's span lasts until its last message has been read.
  */
 export function traceClientCalls(): Interceptor {
-  return (next) => async (req) => {
+  return (next) => (req) => {
     if (!tracingEnabled() || UNTRACED_SERVICES.has(req.service.typeName) || !trace.getActiveSpan()) return next(req);
     const span = tracer.startSpan(`${req.service.typeName}/${req.method.name}`, {
       kind: SpanKind.CLIENT,
@@ -30,28 +31,25 @@ export function traceClientCalls(): Interceptor {
     });
     const active = trace.setSpan(context.active(), span);
     propagation.inject(active, req.header, headerSetter);
-    try {
-      const res = await context.with(active, () => next(req));
-      span.setAttribute("rpc.grpc.status_code", 0); // OK
-      return res;
-    } catch (error) {
-      const code = ConnectError.from(error).code;
-      span.setAttribute("rpc.grpc.status_code", code);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: Code[code] });
-      throw error;
-    } finally {
-      span.end();
-    }
+    return observeCall(() => next(req), req.signal, {
+      run: (step) => context.with(active, step),
+      settled(error) {
+        const code = error === undefined ? 0 : ConnectError.from(error).code; // 0: OK
+        span.setAttribute("rpc.grpc.status_code", code);
+        if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: Code[code] });
+        span.end();
+      },
+    });
   };
 }
 
 /**
  * Server side of a traced call: a SERVER span whose parent is the caller's span, taken from the
  * request's `traceparent` (or the active context, in-process); everything the handler does, SQL
- * statements and log lines included, runs inside it.
+ * statements and log lines included, runs inside it; for a streamed response, until its last message.
  */
 export function traceServerCalls(): Interceptor {
-  return (next) => async (req) => {
+  return (next) => (req) => {
     if (!tracingEnabled() || UNTRACED_SERVICES.has(req.service.typeName)) return next(req);
     const parent = propagation.extract(context.active(), req.header, headerGetter);
     const span = tracer.startSpan(
@@ -59,17 +57,15 @@ export function traceServerCalls(): Interceptor {
       { kind: SpanKind.SERVER, attributes: { "rpc.system": "grpc", "rpc.service": req.service.typeName, "rpc.method": req.method.name } },
       parent,
     );
-    try {
-      const res = await context.with(trace.setSpan(parent, span), () => next(req));
-      span.setAttribute("rpc.grpc.status_code", 0); // OK
-      return res;
-    } catch (error) {
-      const code = ConnectError.from(error).code;
-      span.setAttribute("rpc.grpc.status_code", code);
-      if (SERVER_FAULTS.has(code)) span.setStatus({ code: SpanStatusCode.ERROR, message: Code[code] });
-      throw error;
-    } finally {
-      span.end();
-    }
+    const active = trace.setSpan(parent, span);
+    return observeCall(() => next(req), req.signal, {
+      run: (step) => context.with(active, step),
+      settled(error) {
+        const code = error === undefined ? undefined : ConnectError.from(error).code;
+        span.setAttribute("rpc.grpc.status_code", code ?? 0); // 0: OK
+        if (code !== undefined && SERVER_FAULTS.has(code)) span.setStatus({ code: SpanStatusCode.ERROR, message: Code[code] });
+        span.end();
+      },
+    });
   };
 }

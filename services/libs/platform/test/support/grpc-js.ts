@@ -87,6 +87,30 @@ export function callUnary(
   });
 }
 
+/** The outcome of a server-streaming call: every message, or the grpc-js ServiceError it ended with. */
+export type StreamOutcome =
+  | { ok: true; messages: Record<string, unknown>[]; error?: undefined }
+  | { ok: false; messages: Record<string, unknown>[]; error: grpc.ServiceError };
+
+/** Calls a server-streaming method by its proto name and reads it to its end; never rejects. */
+export function callServerStreaming(
+  client: grpc.Client,
+  method: string,
+  request: object,
+  metadata: grpc.Metadata = new grpc.Metadata(),
+  deadlineMs = 5_000,
+): Promise<StreamOutcome> {
+  const fn = (client as unknown as Record<string, unknown>)[method];
+  if (typeof fn !== "function") throw new Error(`The client has no method ${method}.`);
+  const stream = fn.call(client, request, metadata, { deadline: Date.now() + deadlineMs }) as grpc.ClientReadableStream<Record<string, unknown>>;
+  const messages: Record<string, unknown>[] = [];
+  return new Promise((resolve) => {
+    stream.on("data", (message: Record<string, unknown>) => messages.push(message));
+    stream.on("error", (error: grpc.ServiceError) => resolve({ ok: false, messages, error }));
+    stream.on("end", () => resolve({ ok: true, messages }));
+  });
+}
+
 /** Calls a unary method and returns its response, failing with a readable message when the call fails. */
 export async function callOk(
   client: grpc.Client,
