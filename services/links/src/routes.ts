@@ -6,7 +6,9 @@ import {
   deleteDomain,
   getDomain,
   listDomainsPage,
+  reportDomainServing,
   verifyDomain,
+  watchDomains,
 } from "./domains/domains.handlers.js";
 import { createLink, deleteLinkById, getLink, updateLinkFields } from "./links/links.handlers.js";
 import { resolveRedirect } from "./redirects/redirects.handlers.js";
@@ -26,6 +28,8 @@ export function registerRoutes(router: ConnectRouter, deps: LinksDeps): void {
     listDomains: (req, context) => listDomainsPage(deps, req, context),
     verifyDomain: (req, context) => verifyDomain(deps, req, context),
     deleteDomain: (req, context) => deleteDomain(deps, req, context),
+    watchDomains: (req, context) => watchDomains(deps, req, context),
+    reportDomainServing: (req, context) => reportDomainServing(deps, req, context),
   });
   router.service(RedirectService, {
     resolveRedirect: (req) => resolveRedirect(deps, req),

@@ -1,7 +1,10 @@
 import { randomUUID } from "node:crypto";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
-import { DomainState } from "@qrplatform/api/links";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { DomainServingSchema, DomainState, type DomainServing } from "@qrplatform/api/links";
 import { closedUdpPort } from "./support/dns-server.js";
 import { errorOf } from "./support/errors.js";
 import { startLinks, type LinksStack } from "./support/links-stack.js";
@@ -284,5 +287,117 @@ describe("account isolation", () => {
     }
     expect((await stack.domains.listDomains({ accountId: intruder })).domains).toEqual([]);
     expect((await stack.domains.getDomain({ accountId: owner, domainId: domain.id })).domain).toEqual(domain);
+  });
+});
+
+describe("reporting serving state", () => {
+  const issuing = { serving: false, routeAdmitted: true, certificateReady: false, reason: "Issuing", message: "Waiting for the ACME challenge." };
+  const expiry = Date.parse("2027-03-01T12:00:00.123Z");
+  const serving = {
+    serving: true,
+    routeAdmitted: true,
+    certificateReady: true,
+    // Nanoseconds below the millisecond are not kept.
+    certificateExpireTime: { ...timestampFromMs(expiry), nanos: 123_456_789 },
+    reason: "Serving",
+    message: "",
+  };
+  /** The row's version: a write, even of equal values, changes it. */
+  const rowVersion = async (id: string) =>
+    (await stack.database.db.selectFrom("links.domains").select(sql<string>`xmin::text`.as("xmin")).where("id", "=", id).executeTakeFirstOrThrow()).xmin;
+
+  it("records what the operator reports; tenants read it with the domain, and update_time stays", async () => {
+    const accountId = newAccount();
+    const domain = await stack.verifiedDomain(accountId, uniqueHost("serving"));
+    expect(domain.serving).toBeUndefined();
+
+    const before = Date.now();
+    const { domain: reported } = await stack.adminDomains.reportDomainServing({
+      domainId: domain.id,
+      // Whatever report_time says, the service sets it.
+      serving: { ...issuing, reportTime: timestampFromMs(0) },
+    });
+    expect(reported).toEqual({ ...domain, serving: expect.objectContaining(issuing) });
+    expect(reported?.serving?.certificateExpireTime).toBeUndefined();
+    expect(Number(reported!.serving!.reportTime!.seconds) * 1000).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+
+    expect((await stack.domains.getDomain({ accountId, domainId: domain.id })).domain).toEqual(reported);
+    expect((await stack.domains.listDomains({ accountId })).domains).toEqual([reported]);
+
+    const { domain: served } = await stack.adminDomains.reportDomainServing({ domainId: domain.id, serving });
+    expect(served?.serving).toMatchObject({ serving: true, routeAdmitted: true, certificateReady: true, reason: "Serving", message: "" });
+    expect(served?.serving?.certificateExpireTime).toEqual(timestampFromMs(expiry));
+    expect(served?.updateTime).toEqual(domain.updateTime);
+  });
+
+  it("changes nothing when the state reported is the one stored", async () => {
+    const accountId = newAccount();
+    const domain = await stack.verifiedDomain(accountId, uniqueHost("same"));
+    const first = (await stack.adminDomains.reportDomainServing({ domainId: domain.id, serving })).domain!;
+    const version = await rowVersion(domain.id);
+
+    // The same state, its expiry spelled with other nanoseconds of the same millisecond.
+    const again = (await stack.adminDomains.reportDomainServing({
+      domainId: domain.id,
+      serving: { ...serving, certificateExpireTime: { ...timestampFromMs(expiry), nanos: 123_000_001 } },
+    })).domain!;
+    expect(again).toEqual(first);
+    expect(await rowVersion(domain.id)).toBe(version);
+
+    // Any difference is a new state, reported now.
+    const renewed = (await stack.adminDomains.reportDomainServing({
+      domainId: domain.id,
+      serving: { ...serving, certificateExpireTime: timestampFromMs(expiry + 90 * 86_400_000) },
+    })).domain!;
+    expect(await rowVersion(domain.id)).not.toBe(version);
+    expect(renewed.serving?.certificateExpireTime).toEqual(timestampFromMs(expiry + 90 * 86_400_000));
+  });
+
+  it("is for the admin credential only", async () => {
+    const accountId = newAccount();
+    const domain = await stack.verifiedDomain(accountId, uniqueHost("not-admin"));
+    const refused = await errorOf(stack.domains.reportDomainServing({ domainId: domain.id, serving }));
+    expect(refused).toMatchObject({ code: Code.PermissionDenied, reason: "admin_credential_required" });
+    expect(refused.message).toMatch(/ReportDomainServing requires the admin credential/);
+    expect((await stack.domains.getDomain({ accountId, domainId: domain.id })).domain?.serving).toBeUndefined();
+  });
+
+  it("names every invalid field", async () => {
+    const domain = await stack.verifiedDomain(newAccount(), uniqueHost("invalid"));
+    const report = (fields: Partial<DomainServing>): DomainServing => create(DomainServingSchema, { ...issuing, ...fields });
+    const cases: [object, [string, string][]][] = [
+      [{ domainId: "", serving: report({}) }, [["domain_id", "required"]]],
+      [{ domainId: "nope", serving: report({}) }, [["domain_id", "invalid_format"]]],
+      [{ domainId: domain.id }, [["serving", "required"]]],
+      [{ domainId: domain.id, serving: report({ reason: "" }) }, [["serving.reason", "required"]]],
+      [{ domainId: domain.id, serving: report({ reason: "certificate_issuing" }) }, [["serving.reason", "invalid_format"]]],
+      [{ domainId: domain.id, serving: report({ reason: "Not Verified" }) }, [["serving.reason", "invalid_format"]]],
+      [{ domainId: domain.id, serving: report({ reason: `R${"a".repeat(64)}` }) }, [["serving.reason", "too_long"]]],
+      [{ domainId: domain.id, serving: report({ reason: "Serving" }) }, [["serving.reason", "invalid_value"]]],
+      [{ domainId: domain.id, serving: report({ serving: true, reason: "Serving" }) }, [["serving.serving", "invalid_value"]]],
+      [{ domainId: domain.id, serving: report({ message: "x".repeat(1025) }) }, [["serving.message", "too_long"]]],
+      [{ domainId: domain.id, serving: report({ message: "two\nlines" }) }, [["serving.message", "invalid_characters"]]],
+      [{ domainId: domain.id, serving: report({ certificateExpireTime: timestampFromMs(-1000) }) }, [["serving.certificate_expire_time", "out_of_range"]]],
+      [
+        { domainId: "nope", serving: report({ reason: "x", message: "\u0007" }) },
+        [["domain_id", "invalid_format"], ["serving.reason", "invalid_format"], ["serving.message", "invalid_characters"]],
+      ],
+    ];
+    for (const [i, [request, fields]] of cases.entries()) {
+      const error = await errorOf(stack.adminDomains.reportDomainServing(request));
+      expect(error.code, `case ${i}`).toBe(Code.InvalidArgument);
+      expect(error.fields.map((f) => [f.field, f.reason]), `case ${i}`).toEqual(fields);
+    }
+    expect((await stack.adminDomains.getDomain({ accountId: "", domainId: domain.id })).domain?.serving).toBeUndefined();
+  });
+
+  it("answers NOT_FOUND for an unknown or a removed domain", async () => {
+    const accountId = newAccount();
+    const { domain } = await stack.domains.createDomain({ accountId, hostname: uniqueHost("gone") });
+    await stack.domains.deleteDomain({ accountId, domainId: domain!.id });
+    for (const domainId of [domain!.id, randomUUID()]) {
+      const error = await errorOf(stack.adminDomains.reportDomainServing({ domainId, serving: issuing }));
+      expect(error).toMatchObject({ code: Code.NotFound, metadata: { resource: "domain" } });
+    }
   });
 });

@@ -7,7 +7,9 @@ import {
   DomainState,
   GetDomainResponseSchema,
   ListDomainsResponseSchema,
+  ReportDomainServingResponseSchema,
   VerifyDomainResponseSchema,
+  WatchDomainsResponseSchema,
   type CreateDomainRequest,
   type CreateDomainResponse,
   type DeleteDomainRequest,
@@ -16,8 +18,12 @@ import {
   type GetDomainResponse,
   type ListDomainsRequest,
   type ListDomainsResponse,
+  type ReportDomainServingRequest,
+  type ReportDomainServingResponse,
   type VerifyDomainRequest,
   type VerifyDomainResponse,
+  type WatchDomainsRequest,
+  type WatchDomainsResponse,
 } from "@qrplatform/api/links";
 import {
   callerKey,
@@ -28,23 +34,28 @@ import {
   notFound,
   pageOf,
   readPageRequest,
+  requireAdmin,
   serviceError,
   type FieldProblem,
 } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { countLiveLinksOnDomain } from "../links/links.repository.js";
 import { challengeRecordName, challengeRecordValue, newChallengeToken, verificationOutcome } from "./challenge.js";
+import { DomainChanges } from "./domain-changes.js";
 import { domainStateToken, domainToProto } from "./domain-mapping.js";
 import {
+  domainsByHostname,
   findDomain,
   findDomainForUpdate,
   insertDomain,
   listDomains,
   recordCheck,
+  recordServing,
   removeDomain,
   type AccountScope,
 } from "./domains.repository.js";
 import { parseHostname } from "./hostname.js";
+import { servingReportOf } from "./serving-report.js";
 
 const accountRequired: FieldProblem = { field: "account_id", reason: "required", description: "is required" };
 const accountNotUuid: FieldProblem = { field: "account_id", reason: "invalid_format", description: "must be a UUID" };
@@ -96,6 +107,9 @@ export async function createDomain(deps: LinksDeps, req: CreateDomainRequest): P
       last_checked_at: null,
       deleted_at: null,
     });
+    // Watchers (the domain operator) hear of the new domain; redirectors drop the hostname's cached
+    // misses, which is all they can hold for a hostname nobody had.
+    await deps.invalidations.publish({ hostnames: [row.hostname] });
     return create(CreateDomainResponseSchema, { domain: domainToProto(row) });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
@@ -168,4 +182,53 @@ export async function deleteDomain(deps: LinksDeps, req: DeleteDomainRequest, co
   });
   await deps.invalidations.publish({ hostnames: [hostname] });
   return create(DeleteDomainResponseSchema, { domainId: req.domainId });
+}
+
+/** Hostnames looked up, and at most twice as many domains sent, per WatchDomains message. */
+const WATCH_BATCH_SIZE = 100;
+
+/**
+ * Streams domain changes as the invalidation bus announces them (creation, verification, loss of
+ * verification, removal), re-read from the database, until the caller cancels or the server shuts
+ * down. Serving reports are not announced: the operator that makes them would hear its own writes.
+ */
+export async function* watchDomains(deps: LinksDeps, _req: WatchDomainsRequest, context: HandlerContext): AsyncGenerator<WatchDomainsResponse> {
+  requireAdmin(context, "WatchDomains");
+  // Listening starts before the first message, so nothing that changes after the receiver's list is missed.
+  const changes = new DomainChanges(deps.invalidations);
+  try {
+    yield create(WatchDomainsResponseSchema, { resync: true });
+    for (;;) {
+      const batch = await changes.next(context.signal);
+      if (!batch) return;
+      if ("resync" in batch) {
+        yield create(WatchDomainsResponseSchema, { resync: true });
+        continue;
+      }
+      for (let start = 0; start < batch.hostnames.length; start += WATCH_BATCH_SIZE) {
+        const { live, removed } = await domainsByHostname(deps.db, batch.hostnames.slice(start, start + WATCH_BATCH_SIZE));
+        if (live.length === 0 && removed.length === 0) continue;
+        yield create(WatchDomainsResponseSchema, {
+          changed: live.map(domainToProto),
+          removed: removed.map((row) => ({ domainId: row.id, hostname: row.hostname })),
+        });
+      }
+    }
+  } finally {
+    changes.close();
+  }
+}
+
+export async function reportDomainServing(
+  deps: LinksDeps,
+  req: ReportDomainServingRequest,
+  context: HandlerContext,
+): Promise<ReportDomainServingResponse> {
+  requireAdmin(context, "ReportDomainServing");
+  const parsed = servingReportOf(req);
+  if ("problems" in parsed) throw invalidArgument(parsed.problems);
+  // Nothing is written when the state is the one stored; the domain is then read as it is.
+  const row = (await recordServing(deps.db, req.domainId, parsed.report, deps.now())) ?? (await findDomain(deps.db, { anyAccount: true }, req.domainId));
+  if (!row) throw notFound("domain");
+  return create(ReportDomainServingResponseSchema, { domain: domainToProto(row) });
 }

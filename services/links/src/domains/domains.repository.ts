@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { afterKeyset } from "@qrplatform/db";
 import type { LinksTables } from "../tables.js";
-import type { DomainRow, NewDomainRow } from "./domains.table.js";
+import type { DomainRow, NewDomainRow, ServingReport } from "./domains.table.js";
 import { canonicalHostname } from "./hostname.js";
 
 /**
@@ -69,6 +69,63 @@ export async function recordCheck(
     .where("id", "=", id)
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * Records what the domain operator reports about a live domain, unless it is the state already
+ * stored: then nothing is written, and `serving_reported_at` keeps the time the state was first
+ * reported. The domain as written, or undefined when nothing was (the same state, or no live domain).
+ * `updated_at` stays: it dates changes to the domain itself, not to how the cluster serves it.
+ */
+export async function recordServing(db: Db, id: string, report: ServingReport, at: Date): Promise<DomainRow | undefined> {
+  return db
+    .updateTable("domains")
+    .set({ ...report, serving_reported_at: at })
+    .where("id", "=", id)
+    .where("deleted_at", "is", null)
+    .where((eb) =>
+      eb.or([
+        eb("serving", "is distinct from", report.serving),
+        eb("route_admitted", "is distinct from", report.route_admitted),
+        eb("certificate_ready", "is distinct from", report.certificate_ready),
+        eb("certificate_expires_at", "is distinct from", report.certificate_expires_at),
+        eb("serving_reason", "is distinct from", report.serving_reason),
+        eb("serving_message", "is distinct from", report.serving_message),
+      ]),
+    )
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A removed domain, as the domain watch names it. */
+export interface RemovedDomainRow {
+  id: string;
+  hostname: string;
+}
+
+/**
+ * What became of the domains with these hostnames, of every account: the live domain of each
+ * hostname that has one, and for each other hostname its most recently removed domain. Hostnames no
+ * domain ever had are left out.
+ */
+export async function domainsByHostname(db: Db, hostnames: readonly string[]): Promise<{ live: DomainRow[]; removed: RemovedDomainRow[] }> {
+  if (hostnames.length === 0) return { live: [], removed: [] };
+  const liveRows = await live(db, { anyAccount: true }).where("hostname", "in", hostnames).orderBy("hostname").execute();
+  const withLive = new Set(liveRows.map((row) => row.hostname));
+  const others = hostnames.filter((hostname) => !withLive.has(hostname));
+  const removed =
+    others.length === 0
+      ? []
+      : await db
+          .selectFrom("domains")
+          .select(["id", "hostname"])
+          .distinctOn("hostname")
+          .where("hostname", "in", others)
+          .where("deleted_at", "is not", null)
+          .orderBy("hostname")
+          .orderBy("deleted_at", "desc")
+          .execute();
+  return { live: liveRows, removed };
 }
 
 /** Marks the domain removed; its hostname is free again from then on. */
