@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "@connectrpc/connect";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { DomainService, DomainState, LinkService } from "@qrplatform/api/links";
 import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
@@ -25,6 +26,7 @@ let address: string;
 let tenancyAdmin: ReturnType<typeof createClient<typeof TenancyAdminService>>;
 let domains: ReturnType<typeof createClient<typeof DomainService>>;
 let links: ReturnType<typeof createClient<typeof LinkService>>;
+let adminDomains: ReturnType<typeof createClient<typeof DomainService>>;
 
 const { QRCTL_ADDRESS: _a, QRCTL_TOKEN: _t, DATA_DIR: _d, ...baseEnv } = process.env;
 
@@ -76,6 +78,7 @@ beforeAll(async () => {
   tenancyAdmin = createClient(TenancyAdminService, remoteTransport({ baseUrl: address, token: credentials.adminToken }));
   domains = createClient(DomainService, remoteTransport({ baseUrl: address, token: credentials.serviceToken }));
   links = createClient(LinkService, remoteTransport({ baseUrl: address, token: credentials.serviceToken }));
+  adminDomains = createClient(DomainService, remoteTransport({ baseUrl: address, token: credentials.adminToken }));
 });
 
 afterAll(async () => {
@@ -145,6 +148,49 @@ describe.concurrent("qrctl domains", () => {
     expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+HOSTNAME\s+ACCOUNT\s+STATE/);
     expect(table.stdout).toContain(b.hostname);
     expect(table.stdout).not.toContain(a.hostname);
+  });
+
+  it("shows how the cluster serves each domain: a column in the table, the whole report in JSON", async () => {
+    const accountId = await newAccount("Serving");
+    const [served, issuing, unreported] = await Promise.all(
+      ["served", "issuing", "unreported"].map(async (prefix) => (await domains.createDomain({ accountId, hostname: uniqueHost(prefix) })).domain!),
+    );
+    const expires = Date.parse("2027-05-01T00:00:00.000Z");
+    await adminDomains.reportDomainServing({
+      domainId: served!.id,
+      serving: { serving: true, routeAdmitted: true, certificateReady: true, certificateExpireTime: timestampFromMs(expires), reason: "Serving" },
+    });
+    await adminDomains.reportDomainServing({
+      domainId: issuing!.id,
+      serving: { serving: false, routeAdmitted: true, certificateReady: false, reason: "Issuing", message: "Waiting for the ACME challenge." },
+    });
+
+    const listed = json(await qrctl(["domains", "list", "--account", accountId, "--json"])).domains;
+    const byId = new Map(listed.map((d: { id: string }) => [d.id, d]));
+    expect(byId.get(served!.id)).toMatchObject({
+      serving: {
+        serving: true,
+        route_admitted: true,
+        certificate_ready: true,
+        certificate_expires_at: "2027-05-01T00:00:00.000Z",
+        reason: "Serving",
+        message: null,
+        reported_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
+    });
+    expect(byId.get(issuing!.id)).toMatchObject({
+      serving: { serving: false, route_admitted: true, certificate_ready: false, certificate_expires_at: null, reason: "Issuing", message: "Waiting for the ACME challenge." },
+    });
+    expect(byId.get(unreported!.id)).toMatchObject({ serving: null });
+
+    const table = await qrctl(["domains", "list", "--account", accountId]);
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split("\n");
+    expect(lines[0]).toMatch(/^ID\s+HOSTNAME\s+ACCOUNT\s+STATE\s+SERVING\s+CREATED\s+VERIFIED$/);
+    const row = (domain: { id: string }) => lines.find((line) => line.startsWith(domain.id));
+    expect(row(served!)).toMatch(/\spending\s+yes\s/);
+    expect(row(issuing!)).toMatch(/\spending\s+no \(Issuing\)\s/);
+    expect(row(unreported!)).toMatch(/\spending\s+-\s/);
   });
 
   it("verifies a domain by id alone: exit 1 with the reason while the record is missing, 0 once it is there", async () => {

@@ -1,12 +1,30 @@
 import type { Client } from "@connectrpc/connect";
 import type { RequestHandler } from "express";
-import { DomainStateSchema, type Domain, type DomainService } from "@qrplatform/api/links";
+import { DomainStateSchema, type Domain, type DomainService, type DomainServing } from "@qrplatform/api/links";
 import { enumToken } from "@qrplatform/platform";
 import { callerOf } from "../http/auth.js";
 import { listEnvelope, pageRequestOf } from "../http/pagination.js";
 import { dateTime } from "./json.js";
 
-/** The public custom domain, with the DNS record that verifies it. */
+/**
+ * Whether the cluster serves the domain over HTTPS, as the platform's domain operator last reported;
+ * null until it has (an installation without the operator never reports). `reason` is the stable token
+ * to act on, `message` its explanation for people.
+ */
+function servingJson(serving: DomainServing | undefined) {
+  if (!serving) return null;
+  return {
+    status: serving.serving ? "serving" : "not_serving",
+    reason: serving.reason,
+    message: serving.message || null,
+    route_admitted: serving.routeAdmitted,
+    certificate_ready: serving.certificateReady,
+    certificate_expires_at: dateTime(serving.certificateExpireTime),
+    reported_at: dateTime(serving.reportTime),
+  };
+}
+
+/** The public custom domain, with the DNS record that verifies it and whether it is served. */
 export function domainJson(domain: Domain) {
   return {
     id: domain.id,
@@ -15,6 +33,7 @@ export function domainJson(domain: Domain) {
     verification: { type: "TXT", name: domain.challengeRecordName, value: domain.challengeRecordValue },
     failure_reason: domain.failureReason || null,
     verified_at: dateTime(domain.verifyTime),
+    serving: servingJson(domain.serving),
     created_at: dateTime(domain.createTime),
   };
 }

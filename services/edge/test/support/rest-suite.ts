@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { durationFromMs } from "@bufbuild/protobuf/wkt";
+import { durationFromMs, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Addon, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
 import { settledCount } from "@qrplatform/platform/testing";
 import sharp from "sharp";
@@ -578,6 +578,8 @@ export function defineRestSuite(mode: StackMode): void {
           hostname,
           status: "pending",
           verification: { type: "TXT", name: `_qr-platform-challenge.${hostname}`, value: domain!.challengeRecordValue },
+          // Nothing has checked how the cluster serves it yet.
+          serving: null,
         }),
       ]);
       const vanity = { vanity_domain_id: domain!.id, vanity_slug: "Menu" };
@@ -585,7 +587,33 @@ export function defineRestSuite(mode: StackMode): void {
 
       stack.dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
       await stack.domains.verifyDomain({ accountId, domainId: domain!.id });
-      expect((await api("GET", "/domains", { key })).body.data[0]).toMatchObject({ status: "verified", failure_reason: null });
+      expect((await api("GET", "/domains", { key })).body.data[0]).toMatchObject({ status: "verified", failure_reason: null, serving: null });
+
+      // The domain operator reports how the cluster serves it: first why not, then that it does.
+      const issuing = { serving: false, routeAdmitted: true, certificateReady: false, reason: "Issuing", message: "Waiting for the ACME HTTP-01 challenge." };
+      const reported = (await stack.domains.reportDomainServing({ domainId: domain!.id, serving: issuing })).domain!.serving!;
+      expect((await api("GET", "/domains", { key })).body.data[0].serving).toEqual({
+        status: "not_serving",
+        reason: "Issuing",
+        message: "Waiting for the ACME HTTP-01 challenge.",
+        route_admitted: true,
+        certificate_ready: false,
+        certificate_expires_at: null,
+        reported_at: new Date(Number(reported.reportTime!.seconds) * 1000 + reported.reportTime!.nanos / 1e6).toISOString(),
+      });
+      const expires = Date.parse("2027-06-01T08:30:00.000Z");
+      await stack.domains.reportDomainServing({
+        domainId: domain!.id,
+        serving: { serving: true, routeAdmitted: true, certificateReady: true, certificateExpireTime: timestampFromMs(expires), reason: "Serving" },
+      });
+      expect((await api("GET", "/domains", { key })).body.data[0].serving).toMatchObject({
+        status: "serving",
+        reason: "Serving",
+        message: null,
+        route_admitted: true,
+        certificate_ready: true,
+        certificate_expires_at: "2027-06-01T08:30:00.000Z",
+      });
 
       const created = await createCode(key, workspaceId, { ...vanity, utm: { source: "door" } });
       expect(created.status).toBe(201);

@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import { DomainService, DomainState, DomainStateSchema, type Domain } from "@qrplatform/api/links";
+import { DomainService, DomainState, DomainStateSchema, type Domain, type DomainServing } from "@qrplatform/api/links";
 import { TenancyService } from "@qrplatform/api/tenancy";
 import { pageSizeArg } from "../args.js";
 import { CliError } from "../errors.js";
@@ -8,6 +8,26 @@ import { callService, present } from "../session.js";
 
 // The admin credential may leave account_id empty on DomainService: `verify` and `remove` name a
 // domain by its id alone, and `list` without --account lists every account's domains.
+
+/** What the domain operator last reported, as --json prints it; null when it never has. */
+function servingJson(serving: DomainServing | undefined) {
+  if (!serving) return null;
+  return {
+    serving: serving.serving,
+    route_admitted: serving.routeAdmitted,
+    certificate_ready: serving.certificateReady,
+    certificate_expires_at: isoTime(serving.certificateExpireTime),
+    reason: serving.reason,
+    message: serving.message || null,
+    reported_at: isoTime(serving.reportTime),
+  };
+}
+
+/** The serving state in one table cell: "yes", "no (Reason)", or "-" when never reported. */
+function servingCell(serving: DomainServing | undefined): string {
+  if (!serving) return "-";
+  return serving.serving ? "yes" : `no (${serving.reason})`;
+}
 
 /** A domain as --json prints it. */
 export function domainJson(domain: Domain) {
@@ -23,6 +43,7 @@ export function domainJson(domain: Domain) {
     updated_at: isoTime(domain.updateTime),
     verified_at: isoTime(domain.verifyTime),
     last_checked_at: isoTime(domain.lastCheckTime),
+    serving: servingJson(domain.serving),
   };
 }
 
@@ -39,6 +60,15 @@ function domainText(heading: string, domain: Domain): string {
     ["Created", shortTime(domain.createTime)],
     ["Verified", shortTime(domain.verifyTime)],
     ["Last check", shortTime(domain.lastCheckTime, "never")],
+    ["Serving", domain.serving ? servingCell(domain.serving) : "not reported"],
+    ...(domain.serving
+      ? ([
+          ["Route", domain.serving.routeAdmitted ? "admitted" : "not admitted"],
+          ["Certificate", domain.serving.certificateReady ? `ready, expires ${shortTime(domain.serving.certificateExpireTime)}` : "not ready"],
+          ...(domain.serving.message ? ([["Why", domain.serving.message]] as const) : []),
+          ["Reported", shortTime(domain.serving.reportTime)],
+        ] as const)
+      : []),
   ])}`;
 }
 
@@ -90,8 +120,16 @@ export function registerDomains(program: Command): void {
             ? `No domains for account ${options.account}.`
             : "No domains."
           : table(
-              ["ID", "HOSTNAME", "ACCOUNT", "STATE", "CREATED", "VERIFIED"],
-              all.map((d) => [d.id, d.hostname, d.accountId, tokenOf(DomainStateSchema, d.state), shortTime(d.createTime), shortTime(d.verifyTime)]),
+              ["ID", "HOSTNAME", "ACCOUNT", "STATE", "SERVING", "CREATED", "VERIFIED"],
+              all.map((d) => [
+                d.id,
+                d.hostname,
+                d.accountId,
+                tokenOf(DomainStateSchema, d.state),
+                servingCell(d.serving),
+                shortTime(d.createTime),
+                shortTime(d.verifyTime),
+              ]),
             ),
       );
     });

@@ -361,8 +361,9 @@ export interface paths {
         };
         /**
          * List custom domains
-         * @description The account's custom domains, oldest first, with their verification state and the DNS record
-         *     that proves control. An addition to the v1 contract; read-only in v1. Scope: `domains:read`.
+         * @description The account's custom domains, oldest first, with their verification state, the DNS record
+         *     that proves control, and whether the platform serves them over HTTPS (`serving`). An addition
+         *     to the v1 contract; read-only in v1. Scope: `domains:read`.
          */
         get: operations["listDomains"];
         put?: never;
@@ -815,8 +816,54 @@ export interface components {
              * @description When the domain was last verified; null until it is.
              */
             verified_at: string | null;
+            /**
+             * @description Whether the platform serves the hostname over HTTPS: its route sends the hostname to the
+             *     short-link redirector and its TLS certificate is ready. Null until the platform has
+             *     checked (right after registration, or on installations that do not provision domains).
+             */
+            serving: components["schemas"]["DomainServing"] | null;
             /** Format: date-time */
             created_at: string;
+        };
+        /**
+         * @description How the platform serves a custom domain, as last checked. A domain is served once it is
+         *     verified, its route is admitted and its certificate is issued; until then `reason` says which
+         *     step it waits for. Clients that show this to people can use `message`, or their own text for
+         *     each `reason`.
+         */
+        DomainServing: {
+            /**
+             * @description `serving`: links on the hostname answer over HTTPS. `not_serving`: they do not yet, or no longer (see `reason`).
+             * @enum {string}
+             */
+            status: "serving" | "not_serving";
+            /**
+             * @description A stable token in UpperCamelCase: `Serving` when served; otherwise the first step that is
+             *     not done: `PendingVerification` or `VerificationFailed` (the domain is not verified yet),
+             *     `RoutePending` or `RouteRejected` (the route is not admitted yet), `Issuing` (the
+             *     certificate is being issued), `RouteConflict` or `CertificateConflict` (something else in
+             *     the platform claims the hostname: contact the platform's operators). More reasons may be
+             *     added; treat one you do not know as `not_serving`.
+             * @example Serving
+             * @example Issuing
+             */
+            reason: string;
+            /** @description A human-readable explanation of `reason`, in English; null when there is none. */
+            message: string | null;
+            /** @description Whether the route that sends the hostname to the redirector is admitted. */
+            route_admitted: boolean;
+            /** @description Whether the hostname's TLS certificate is issued and current. */
+            certificate_ready: boolean;
+            /**
+             * Format: date-time
+             * @description When the current certificate expires (it is renewed before); null while none was issued.
+             */
+            certificate_expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description Since when this state has held, as first reported; repeated checks that find the same state do not move it.
+             */
+            reported_at: string;
         };
         /**
          * @description `pending`: registered, waiting for the TXT record. `verified`: the record was found; vanity

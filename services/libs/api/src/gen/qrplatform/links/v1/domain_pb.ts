@@ -84,7 +84,7 @@ export type Domain = Message<"qrplatform.links.v1.Domain"> & {
   verifyTime?: Timestamp | undefined;
 
   /**
-   * When the domain last changed.
+   * When the domain last changed. Serving reports do not count: serving.report_time dates those.
    *
    * @generated from field: google.protobuf.Timestamp update_time = 10;
    */
@@ -122,6 +122,7 @@ export const DomainSchema: GenMessage<Domain> = /*@__PURE__*/
 export type DomainServing = Message<"qrplatform.links.v1.DomainServing"> & {
   /**
    * True when the route is admitted and the certificate is ready: the hostname answers over HTTPS.
+   * Only true with route_admitted and certificate_ready true and reason "Serving".
    *
    * @generated from field: bool serving = 1;
    */
@@ -149,22 +150,25 @@ export type DomainServing = Message<"qrplatform.links.v1.DomainServing"> & {
   certificateExpireTime?: Timestamp | undefined;
 
   /**
-   * A stable machine-readable reason in UpperCamelCase: "Serving" when serving, otherwise why not
-   * (the reason of the operator's Ready condition, such as "CertificateIssuing" or "RouteConflict").
+   * A stable machine-readable reason in UpperCamelCase letters and digits, at most 64 characters:
+   * "Serving" when serving, otherwise why not (the reason of the operator's Ready condition, such as
+   * "Issuing" or "RouteConflict").
    *
    * @generated from field: string reason = 5;
    */
   reason: string;
 
   /**
-   * A human-readable explanation of the reason; may be empty.
+   * A human-readable explanation of the reason; may be empty. Shown to the domain's owner, so it names
+   * nothing of the cluster's internals. At most 1024 characters, without control characters.
    *
    * @generated from field: string message = 6;
    */
   message: string;
 
   /**
-   * When the operator reported this state (set by the service on receipt).
+   * When the operator first reported this state (set by the service on receipt): reporting the same
+   * state again does not move it.
    *
    * @generated from field: google.protobuf.Timestamp report_time = 7;
    */

@@ -303,7 +303,9 @@ export type WatchDomainsResponse = Message<"qrplatform.links.v1.WatchDomainsResp
   resync: boolean;
 
   /**
-   * Domains that were created or changed (verification, serving state excluded), as they are now.
+   * Domains that were created or changed (verification, serving state excluded), as they are now. A
+   * hostname removed and registered again before the service read it appears only here, as its new
+   * domain.
    *
    * @generated from field: repeated qrplatform.links.v1.Domain changed = 2;
    */
@@ -469,7 +471,9 @@ export const DomainService: GenService<{
    * credential only. The first message has resync set and nothing else: the receiver lists every
    * domain (ListDomains) and then applies the changes that follow. resync is set again whenever changes
    * may have been missed (the service lost its change feed); the receiver lists again. A receiver must
-   * still list on a schedule of its own: a stream is a fast path, not a guarantee.
+   * still list on a schedule of its own: a stream is a fast path, not a guarantee. The stream ends
+   * when the server shuts down; the receiver opens it again. The service credential gets
+   * PERMISSION_DENIED (reason admin_credential_required).
    *
    * @generated from rpc qrplatform.links.v1.DomainService.WatchDomains
    */
@@ -481,7 +485,8 @@ export const DomainService: GenService<{
   /**
    * ReportDomainServing records whether the cluster serves a domain (route admitted, certificate ready
    * and its expiry), for tenants to read in Domain.serving; admin credential only. Reporting the state
-   * already stored changes nothing. NOT_FOUND for a removed domain.
+   * already stored changes nothing. NOT_FOUND for a removed domain. Reports are not sent to
+   * WatchDomains streams.
    *
    * @generated from rpc qrplatform.links.v1.DomainService.ReportDomainServing
    */
