@@ -73,7 +73,7 @@ describe("charts/qr-platform: the domain operator", () => {
     expect(operatorOf(manifests).map((m) => m.kind).sort()).toEqual([...operatorKinds].sort());
   });
 
-  it("gives the operator the environment operator-design names, from the defaults", () => {
+  it("gives the operator its environment, from the defaults", () => {
     const env = envOf(find(render("--namespace", "qrp-system"), "Deployment", OPERATOR));
     expect(env).toEqual({
       POD_NAME: { fieldRef: { fieldPath: "metadata.name" } },
@@ -81,6 +81,7 @@ describe("charts/qr-platform: the domain operator", () => {
       HEALTH_PORT: "8080",
       LOG_LEVEL: "info",
       LINKS_URL: "http://qrp-links:9090",
+      TENANCY_URL: "http://qrp-tenancy:9090",
       ADMIN_TOKEN: fromSecret("qrp-internal", "ADMIN_TOKEN"),
       // The chart's own redirect Service and port.
       REDIRECTOR_SERVICE: "qrp-links-redirect",
