@@ -137,7 +137,7 @@ export class WorkQueue {
         this.failures.set(key, backoff);
       }
       const retryInMs = backoff.next();
-      this.options.logger.warn({ err: error, key, attempt: backoff.attempt, retryInMs }, "reconcile failed; retrying with backoff");
+      this.options.logger.warn({ err: error, queueKey: key, attempt: backoff.attempt, retryInMs }, "reconcile failed; retrying with backoff");
       this.addAfter(key, retryInMs);
     }
   }
