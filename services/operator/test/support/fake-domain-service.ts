@@ -3,7 +3,7 @@
 // with knobs to break the stream and fail calls. Hostname rules are the links service's main ones.
 import { randomUUID } from "node:crypto";
 import { isIP } from "node:net";
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { clone, create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { createClient, createRouterTransport, type Client, type Transport } from "@connectrpc/connect";
 import {
@@ -16,6 +16,9 @@ import {
   type WatchDomainsResponse,
 } from "@qrplatform/api/links";
 import { Code, invalidArgument, notFound, serviceError } from "@qrplatform/platform";
+
+/** Fields of a domain to change. */
+type DomainFields = Partial<Omit<Domain, "$typeName" | "$unknown">>;
 
 type Method = "createDomain" | "getDomain" | "listDomains" | "verifyDomain" | "deleteDomain" | "watchDomains" | "reportDomainServing";
 
@@ -81,9 +84,10 @@ export class FakeDomainService {
       reportDomainServing: (req) => {
         this.record("reportDomainServing", req);
         const domain = this.find(req.domainId);
-        const serving = create(DomainServingSchema, { ...req.serving, reportTime: timestampFromDate(this.clock()) });
+        const serving = create(DomainServingSchema, req.serving);
+        serving.reportTime = timestampFromDate(this.clock());
         // Serving changes are not domain changes: the stream does not tell them.
-        const updated = create(DomainSchema, { ...domain, serving });
+        const updated = Object.assign(clone(DomainSchema, domain), { serving });
         this.domains.set(domain.id, updated);
         return { domain: updated };
       },
@@ -121,9 +125,8 @@ export class FakeDomainService {
   }
 
   /** Changes a domain as the service would, telling the open streams. */
-  update(domainId: string, fields: Partial<MessageInitShape<typeof DomainSchema>>): Domain {
-    const domain = this.find(domainId);
-    const updated = create(DomainSchema, { ...domain, ...fields, updateTime: timestampFromDate(this.clock()) });
+  update(domainId: string, fields: DomainFields): Domain {
+    const updated = Object.assign(clone(DomainSchema, this.find(domainId)), fields, { updateTime: timestampFromDate(this.clock()) });
     this.domains.set(domainId, updated);
     this.broadcast({ changed: [updated] });
     return updated;
@@ -137,8 +140,8 @@ export class FakeDomainService {
   }
 
   /** Changes a domain without telling the streams: a change the stream missed. */
-  updateSilently(domainId: string, fields: Partial<MessageInitShape<typeof DomainSchema>>): Domain {
-    const updated = create(DomainSchema, { ...this.find(domainId), ...fields, updateTime: timestampFromDate(this.clock()) });
+  updateSilently(domainId: string, fields: DomainFields): Domain {
+    const updated = Object.assign(clone(DomainSchema, this.find(domainId)), fields, { updateTime: timestampFromDate(this.clock()) });
     this.domains.set(domainId, updated);
     return updated;
   }

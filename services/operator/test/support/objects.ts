@@ -1,6 +1,6 @@
 // Builders of the operator's inputs for its pure tests: domains as the platform answers them, CRs and
 // children as the API server stores them.
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { DomainSchema, DomainState, type Domain } from "@qrplatform/api/links";
 import { API_VERSION, FINALIZER, KIND, type CustomDomain } from "../../src/custom-domain.js";
@@ -22,9 +22,9 @@ export const settings: ProvisioningSettings = {
   tls: { mode: "certificate", clusterIssuer: "letsencrypt" },
 };
 
-export function domain(fields: Partial<MessageInitShape<typeof DomainSchema>> = {}): Domain {
+export function domain(fields: Partial<Omit<Domain, "$typeName" | "$unknown">> = {}): Domain {
   const created = timestampFromDate(new Date("2026-02-01T00:00:00Z"));
-  return create(DomainSchema, {
+  const made = create(DomainSchema, {
     id: DOMAIN_ID,
     accountId: ACCOUNT,
     hostname: HOST,
@@ -33,8 +33,8 @@ export function domain(fields: Partial<MessageInitShape<typeof DomainSchema>> = 
     challengeRecordValue: "qr-platform-verification=abc",
     createTime: created,
     updateTime: created,
-    ...fields,
   });
+  return Object.assign(made, fields);
 }
 
 /** A bound CR as the operator projected it (finalizer on), with what is given on top. */
