@@ -21,6 +21,8 @@ export interface DomainCacheOptions {
   metrics: OperatorMetrics;
   /** Hostnames whose domain appeared, changed or went (after a full list: every hostname known). */
   onChange: (hostnames: readonly string[]) => void;
+  /** After every full list. */
+  onListed?: () => void;
   /** Domains per ListDomains page. */
   pageSize?: number;
 }
@@ -164,6 +166,7 @@ export class DomainCache {
     metrics.lastFullResync.set(Date.now() / 1000);
     logger.debug({ domains: listed.size }, "listed the platform's domains");
     this.options.onChange([...hostnames]);
+    this.options.onListed?.();
   }
 
   /** Stores a domain unless the one held is newer; whether anything changed. */

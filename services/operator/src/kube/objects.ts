@@ -69,6 +69,13 @@ export function isControlledBy(object: KubeObject, ownerUid: string | undefined)
   return ownerUid !== undefined && controllerOf(object)?.uid === ownerUid;
 }
 
+/** The hostnames a route serves (its rules' hosts, an HTTPRoute's hostnames) or a Certificate is for. */
+export function hostsOf(object: KubeObject): string[] {
+  const spec = (object as { spec?: { rules?: { host?: string }[]; hostnames?: string[]; dnsNames?: string[] } }).spec;
+  const hosts = [...(spec?.rules ?? []).map((rule) => rule.host), ...(spec?.hostnames ?? []), ...(spec?.dnsNames ?? [])];
+  return [...new Set(hosts.filter((host): host is string => typeof host === "string" && host !== ""))];
+}
+
 /** The key of an object in a map of one resource: namespace/name, or the name of a cluster-scoped one. */
 export function objectKey(object: KubeObject): string {
   return object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata.name;

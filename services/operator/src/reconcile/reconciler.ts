@@ -1,0 +1,25 @@
+// One reconcile of one hostname: gather, decide (pure), carry out. What the work queue runs.
+import type { Logger } from "@qrplatform/platform";
+import type { ProcessResult } from "../kube/work-queue.js";
+import { carryOut, NotLeader, type Effects } from "./apply.js";
+import { gather, type Sources } from "./gather.js";
+import { decide } from "./policy.js";
+
+export function reconciler(sources: Sources, effects: Effects, logger: Logger): (hostname: string) => Promise<ProcessResult> {
+  return async (hostname) => {
+    if (!effects.isLeader()) return {};
+    const inputs = await gather(hostname, sources);
+    const plan = decide(inputs);
+    if (plan.idle) {
+      logger.debug({ hostname, why: plan.idle }, "nothing to do");
+      return {};
+    }
+    try {
+      return await carryOut(plan, inputs, effects);
+    } catch (error) {
+      // The new leader reconciles every hostname when it takes over.
+      if (error instanceof NotLeader) return {};
+      throw error;
+    }
+  };
+}
