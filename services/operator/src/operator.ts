@@ -18,6 +18,7 @@ import { WorkQueue } from "./kube/work-queue.js";
 import { operatorMetrics } from "./metrics.js";
 import type { ProvisioningSettings } from "./reconcile/children.js";
 import { reconciler } from "./reconcile/reconciler.js";
+import { OwnWrites } from "./reconcile/own-writes.js";
 import { Registrations } from "./reconcile/registrations.js";
 
 export type { ProvisioningSettings } from "./reconcile/children.js";
@@ -72,6 +73,8 @@ export interface Operator {
 }
 
 const MINUTE = 60_000;
+/** How long a reconcile waits for the CR informer to deliver the operator's own last write. */
+const OWN_WRITE_PATIENCE_MS = 5000;
 
 export function buildOperator(deps: OperatorDeps): Operator {
   const { logger, provisioning } = deps;
@@ -108,7 +111,15 @@ export function buildOperator(deps: OperatorDeps): Operator {
     else lastHosts.set(key, hosts);
   };
   const informerOptions = { api, backoff, logger, metrics };
-  const customDomains = new ResourceInformer<CustomDomain>({ ...informerOptions, resource: CUSTOM_DOMAINS, onChange: (cr) => queue.add(cr.metadata.name) });
+  const ownWrites = new OwnWrites(OWN_WRITE_PATIENCE_MS);
+  const customDomains = new ResourceInformer<CustomDomain>({
+    ...informerOptions,
+    resource: CUSTOM_DOMAINS,
+    onChange: (cr, change) => {
+      ownWrites.observed(cr.metadata.name, change === "delete" ? undefined : cr.metadata.resourceVersion);
+      queue.add(cr.metadata.name);
+    },
+  });
   const routes = new ResourceInformer<Route>({ ...informerOptions, resource: provisioning.route.kind === "HTTPRoute" ? HTTP_ROUTES : INGRESSES, onChange: onChild });
   const certificates = new ResourceInformer<Certificate>({ ...informerOptions, resource: CERTIFICATES, onChange: onChild });
   const informers = [customDomains, routes, certificates];
@@ -173,6 +184,7 @@ export function buildOperator(deps: OperatorDeps): Operator {
       accounts: deps.accounts,
       registrations,
       events,
+      ownWrites,
       isLeader: () => election.isLeader,
       recheckMs,
       logger,

@@ -159,7 +159,9 @@ export class LeaderElection {
     if (!this.leading) return;
     this.leading = false;
     this.options.metrics.leader.set(0);
-    this.options.logger.warn({ identity: this.options.identity, lease: this.options.lease.name, why }, "stopped leading");
+    const log = { identity: this.options.identity, lease: this.options.lease.name, why };
+    if (this.abort.signal.aborted) this.options.logger.info(log, "stopped leading");
+    else this.options.logger.warn(log, "stopped leading");
     this.options.onStoppedLeading();
   }
 

@@ -8,7 +8,7 @@ import type { AccountClient, DomainClient } from "../domains/client.js";
 import type { DomainCache } from "../domains/domain-cache.js";
 import { registerDomain } from "../domains/registration.js";
 import { reportServing } from "../domains/serving.js";
-import { CERTIFICATES, CUSTOM_DOMAINS, HTTP_ROUTES, INGRESSES, type KubeApi, type Resource } from "../kube/client.js";
+import { CERTIFICATES, CUSTOM_DOMAINS, HTTP_ROUTES, INGRESSES, statusOf, type KubeApi, type Resource } from "../kube/client.js";
 import type { EventRecorder } from "../kube/events.js";
 import { mergePatch } from "../kube/merge-patch.js";
 import type { KubeObject } from "../kube/objects.js";
@@ -16,6 +16,7 @@ import type { ProcessResult } from "../kube/work-queue.js";
 import type { Logger } from "@qrplatform/platform";
 import type { OperatorMetrics } from "../metrics.js";
 import { projection, type Plan, type ReconcileInputs } from "./policy.js";
+import type { OwnWrites } from "./own-writes.js";
 import type { Registrations } from "./registrations.js";
 
 export interface Effects {
@@ -25,6 +26,8 @@ export interface Effects {
   accounts?: AccountClient | undefined;
   registrations: Registrations;
   events: EventRecorder;
+  /** The versions of the operator's own writes to CRs, until the informer has them. */
+  ownWrites: OwnWrites;
   /** Whether this replica holds the lease right now. */
   isLeader: () => boolean;
   /** How long to wait before looking again at what no watch reports. */
@@ -47,6 +50,19 @@ function resourceOf(object: KubeObject): Resource {
 }
 
 export async function carryOut(plan: Plan, inputs: ReconcileInputs, effects: Effects): Promise<ProcessResult> {
+  try {
+    return await carryOutInOrder(plan, inputs, effects);
+  } catch (error) {
+    // The CR went while the cache still held it: its deletion is on its way to the informer.
+    if (statusOf(error) === 404) {
+      effects.logger.debug({ hostname: inputs.hostname }, "the CustomDomain is gone; nothing left to do");
+      return {};
+    }
+    throw error;
+  }
+}
+
+async function carryOutInOrder(plan: Plan, inputs: ReconcileInputs, effects: Effects): Promise<ProcessResult> {
   const { api, logger } = effects;
   const { hostname } = inputs;
   const leading = () => {
@@ -71,6 +87,7 @@ export async function carryOut(plan: Plan, inputs: ReconcileInputs, effects: Eff
     leading();
     const created = !cr;
     cr = await api.apply(CUSTOM_DOMAINS, plan.applyCustomDomain);
+    effects.ownWrites.wrote(hostname, cr.metadata.resourceVersion);
     logger.info({ hostname, domainId: cr.spec.domainId }, created ? "projected a domain into a CustomDomain" : "set the CustomDomain's spec as the platform has it");
   }
   if (!cr) return {};
@@ -80,6 +97,7 @@ export async function carryOut(plan: Plan, inputs: ReconcileInputs, effects: Eff
     cr = await api.patchCustomDomain(hostname, {
       metadata: { finalizers: [...(cr.metadata.finalizers ?? []), FINALIZER], resourceVersion: cr.metadata.resourceVersion },
     });
+    effects.ownWrites.wrote(hostname, cr.metadata.resourceVersion);
   }
 
   for (const child of plan.applyChildren) {
@@ -97,9 +115,10 @@ export async function carryOut(plan: Plan, inputs: ReconcileInputs, effects: Eff
 
   if (plan.removeFinalizer) {
     leading();
-    await api.patchCustomDomain(hostname, {
+    const released = await api.patchCustomDomain(hostname, {
       metadata: { finalizers: (cr.metadata.finalizers ?? []).filter((name) => name !== FINALIZER), resourceVersion: cr.metadata.resourceVersion },
     });
+    effects.ownWrites.wrote(hostname, released.metadata?.resourceVersion);
     logger.info({ hostname }, "removed what the CustomDomain provisioned; it may go");
   }
 
@@ -121,6 +140,7 @@ export async function carryOut(plan: Plan, inputs: ReconcileInputs, effects: Eff
 async function storeStatus(cr: CustomDomain, plan: Plan, effects: Effects): Promise<CustomDomain> {
   if (!effects.isLeader()) throw new NotLeader("this replica no longer holds the lease");
   const stored = await effects.api.patchStatus(cr.metadata.name, mergePatch(cr.status ?? {}, plan.status) as Record<string, unknown>);
+  effects.ownWrites.wrote(cr.metadata.name, stored.metadata.resourceVersion);
   for (const transition of plan.events) await effects.events.record(stored, transition);
   return stored;
 }
@@ -148,7 +168,8 @@ async function register(request: { accountId: string; hostname: string }, cr: Cu
   registrations.forget(request.hostname);
   effects.domains.remember(outcome.domain);
   if (!effects.isLeader()) throw new NotLeader("this replica no longer holds the lease");
-  await effects.api.apply(CUSTOM_DOMAINS, projection(request.hostname, outcome.domain));
+  const bound = await effects.api.apply(CUSTOM_DOMAINS, projection(request.hostname, outcome.domain));
+  effects.ownWrites.wrote(request.hostname, bound.metadata.resourceVersion);
   logger.info({ hostname: request.hostname, accountId: request.accountId, domainId: outcome.domain.id }, "registered a CustomDomain's hostname and bound the CR to it");
   return {};
 }

@@ -8,6 +8,9 @@ import { decide } from "./policy.js";
 export function reconciler(sources: Sources, effects: Effects, logger: Logger): (hostname: string) => Promise<ProcessResult> {
   return async (hostname) => {
     if (!effects.isLeader()) return {};
+    // The informer enqueues the CR again when the operator's own last write reaches it.
+    const wait = effects.ownWrites.waitFor(hostname);
+    if (wait > 0) return { requeueAfterMs: wait };
     const inputs = await gather(hostname, sources);
     const plan = decide(inputs);
     if (plan.idle) {
