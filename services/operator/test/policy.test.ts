@@ -58,7 +58,7 @@ describe("the reconcile policy", () => {
 
   it("projects a domain without a CR into one, labelled as the operator's", () => {
     const plan = decide(inputs({ domain: domain({ state: DomainState.PENDING }) }));
-    expect(plan.applyCustomDomain).toEqual({
+    expect(plan.createCustomDomain).toEqual({
       apiVersion: "qr-platform.io/v1alpha1",
       kind: "CustomDomain",
       metadata: { name: HOST, labels: { "app.kubernetes.io/managed-by": "qr-platform-operator" } },
@@ -69,7 +69,7 @@ describe("the reconcile policy", () => {
 
   it("does nothing for a hostname with neither CR nor domain", () => {
     const plan = decide(inputs());
-    expect(plan.applyCustomDomain).toBeUndefined();
+    expect(plan.createCustomDomain).toBeUndefined();
     expect(plan.register).toBeUndefined();
     expect(plan.idle).toBeDefined();
   });

@@ -86,6 +86,12 @@ export class KubeApi {
     return { ...list, items: list.items.map((item) => ({ ...item, apiVersion, kind: resource.kind })) };
   }
 
+  /** Creates a cluster-scoped object; 409 when it exists already. */
+  async createClusterScoped<T extends KubeObject>(resource: Resource, object: T): Promise<T> {
+    const { group, version, plural } = resource;
+    return (await this.custom.createClusterCustomObject({ group, version, plural, body: object, fieldManager: FIELD_MANAGER })) as T;
+  }
+
   /** Server-side apply as the operator's field manager, taking over fields others set (force). */
   async apply<T extends KubeObject>(resource: Resource, object: T): Promise<T> {
     const { group, version, plural } = resource;

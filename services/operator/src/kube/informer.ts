@@ -77,7 +77,13 @@ export class ResourceInformer<T extends KubeObject> {
   /** One start of the informer: lists (unless it can resume from its resourceVersion), then watches. */
   private async run(): Promise<void> {
     this.failedSinceStart = false;
-    await this.informer.start();
+    try {
+      await this.informer.start();
+    } catch (error) {
+      // client-node reports most failures through "error"; whatever escapes it is one too.
+      this.failed(error);
+      return;
+    }
     if (this.failedSinceStart || this.abort.signal.aborted) return;
     this.backoff.reset();
     if (!this.hasSynced) {

@@ -83,12 +83,20 @@ async function carryOutInOrder(plan: Plan, inputs: ReconcileInputs, effects: Eff
     return {};
   }
 
+  if (plan.createCustomDomain) {
+    leading();
+    // A 409 (someone created it meanwhile) goes back to the queue: the next decision sees their CR.
+    const created = await api.createClusterScoped(CUSTOM_DOMAINS, plan.createCustomDomain);
+    effects.ownWrites.wrote(hostname, created.metadata.resourceVersion);
+    logger.info({ hostname, domainId: created.spec.domainId }, "projected a domain into a CustomDomain");
+    return {};
+  }
+
   if (plan.applyCustomDomain) {
     leading();
-    const created = !cr;
     cr = await api.apply(CUSTOM_DOMAINS, plan.applyCustomDomain);
     effects.ownWrites.wrote(hostname, cr.metadata.resourceVersion);
-    logger.info({ hostname, domainId: cr.spec.domainId }, created ? "projected a domain into a CustomDomain" : "set the CustomDomain's spec as the platform has it");
+    logger.info({ hostname, domainId: cr.spec.domainId }, "set the CustomDomain's spec as the platform has it");
   }
   if (!cr) return {};
 

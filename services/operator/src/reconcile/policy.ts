@@ -66,7 +66,9 @@ export interface ReconcileInputs {
 export interface Plan {
   /** Ask the platform to register the hostname for the account (a CR created with kubectl). */
   register?: { accountId: string; hostname: string };
-  /** Server-side apply of the CR's metadata and spec: projection, binding, or undoing a hand edit. */
+  /** Create the CR of a domain that has none (a create, not an apply: a CR someone made meanwhile is theirs). */
+  createCustomDomain?: CustomDomain;
+  /** Server-side apply of an existing CR's metadata and spec: binding, or undoing a hand edit. */
   applyCustomDomain?: CustomDomain;
   /** Delete the CR: its domain is gone from the platform. */
   deleteCustomDomain?: boolean;
@@ -98,7 +100,7 @@ export function decide(inputs: ReconcileInputs): Plan {
   // Before the first full list, an absent domain means nothing: never delete or register on it.
   if (!inputs.domainsListed) return nothing("the platform's domains are not listed yet");
   const domain = inputs.domain;
-  if (!cr) return domain ? { ...nothing(""), idle: undefined, applyCustomDomain: projection(inputs.hostname, domain) } : nothing("no CustomDomain and no domain");
+  if (!cr) return domain ? { ...nothing(""), idle: undefined, createCustomDomain: projection(inputs.hostname, domain) } : nothing("no CustomDomain and no domain");
   if (!isBound(cr)) return registrationRequest(inputs, cr);
   if (!domain) return { ...nothing(""), idle: undefined, deleteCustomDomain: true };
   return provision(inputs, cr, domain);
