@@ -348,6 +348,35 @@ describe("the domain operator", () => {
     await eventually(() => cluster.reasonOf("gw.example.com", "RouteAdmitted"), "True/Admitted");
   });
 
+  it("with TLS_MODE=ingress-annotation asks cert-manager through the Ingress and reads the Certificate its ingress-shim makes", async () => {
+    await leadingOperator({ provisioning: { ...provisioning, tls: { mode: "ingress-annotation", clusterIssuer: "letsencrypt" } } });
+    cluster.domains.register(ACCOUNT, "shim.example.com", DomainState.VERIFIED);
+    await eventually(() => cluster.get(INGRESSES, "shim.example.com")?.metadata.annotations?.["cert-manager.io/cluster-issuer"], "letsencrypt");
+    await eventually(() => cluster.reasonOf("shim.example.com", "CertificateReady"), "False/Issuing");
+    expect(cluster.kube.list(CERTIFICATES, NAMESPACE)).toEqual([]);
+    // ingress-shim's part: a Certificate named after the secret, controlled by the Ingress.
+    const ingress = cluster.get(INGRESSES, "shim.example.com")!;
+    cluster.kube.put(
+      CERTIFICATES,
+      {
+        apiVersion: "cert-manager.io/v1",
+        kind: "Certificate",
+        metadata: {
+          name: "shim.example.com-tls",
+          namespace: NAMESPACE,
+          ownerReferences: [{ apiVersion: "networking.k8s.io/v1", kind: "Ingress", name: "shim.example.com", uid: ingress.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+        },
+        spec: { secretName: "shim.example.com-tls", dnsNames: ["shim.example.com"], issuerRef: { kind: "ClusterIssuer", name: "letsencrypt" } },
+      },
+      { manager: "cert-manager-ingress-shim" },
+    );
+    cluster.admitIngress("shim.example.com");
+    cluster.issueCertificate("shim.example.com-tls");
+    await eventually(() => cluster.reasonOf("shim.example.com"), "True/Serving");
+    expect(cluster.customDomain("shim.example.com")?.status?.certificate).toMatchObject({ name: "shim.example.com-tls", secretName: "shim.example.com-tls" });
+    expect(cluster.get(CERTIFICATES, "shim.example.com-tls")?.metadata.managedFields?.map((entry) => entry.manager)).not.toContain("qr-platform-operator");
+  });
+
   describe("with two replicas", () => {
     async function twoReplicas(): Promise<[Replica, Replica]> {
       cluster = await Cluster.start();
