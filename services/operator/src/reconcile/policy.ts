@@ -91,7 +91,10 @@ export interface Plan {
   idle?: string;
 }
 
-const nothing = (idle: string): Plan => ({ applyChildren: [], deleteChildren: [], events: [], idle });
+/** A plan of these steps only. */
+const act = (steps: Partial<Plan>): Plan => ({ applyChildren: [], deleteChildren: [], events: [], ...steps });
+/** A plan that does nothing, and why. */
+const nothing = (idle: string): Plan => act({ idle });
 
 /** The decision for one hostname. */
 export function decide(inputs: ReconcileInputs): Plan {
@@ -100,9 +103,9 @@ export function decide(inputs: ReconcileInputs): Plan {
   // Before the first full list, an absent domain means nothing: never delete or register on it.
   if (!inputs.domainsListed) return nothing("the platform's domains are not listed yet");
   const domain = inputs.domain;
-  if (!cr) return domain ? { ...nothing(""), idle: undefined, createCustomDomain: projection(inputs.hostname, domain) } : nothing("no CustomDomain and no domain");
+  if (!cr) return domain ? act({ createCustomDomain: projection(inputs.hostname, domain) }) : nothing("no CustomDomain and no domain");
   if (!isBound(cr)) return registrationRequest(inputs, cr);
-  if (!domain) return { ...nothing(""), idle: undefined, deleteCustomDomain: true };
+  if (!domain) return act({ deleteCustomDomain: true });
   return provision(inputs, cr, domain);
 }
 
@@ -120,20 +123,14 @@ export function projection(hostname: string, domain: Domain): CustomDomain {
 function finalize(inputs: ReconcileInputs, cr: CustomDomain): Plan {
   if (!cr.metadata.finalizers?.includes(FINALIZER)) return nothing("deleting, nothing of ours to clean up");
   const deleting: ConditionState = { status: "False", reason: "Deleting", message: "The route and certificate are being removed." };
-  const previous = cr.status?.conditions;
-  const states = Object.fromEntries(
-    (["Verified", "RouteAdmitted", "CertificateReady"] as const).map((type) => {
-      const before = previous?.find((condition) => condition.type === type);
-      return [type, before ? { status: before.status === "True" ? "True" : "False", reason: before.reason, message: before.message } : deleting];
-    }),
-  ) as Omit<ConditionStates, "Ready">;
-  const status = { ...cr.status, ...statusUpdate(cr, { ...states, Ready: deleting }, {}, inputs.now) };
-  return {
-    ...withStatus(cr, status),
-    applyChildren: [],
-    deleteChildren: [...inputs.ownedChildren],
-    removeFinalizer: true,
+  // The other conditions stay as they were; Ready says what is going on.
+  const kept = (type: "Verified" | "RouteAdmitted" | "CertificateReady"): ConditionState => {
+    const before = cr.status?.conditions?.find((condition) => condition.type === type);
+    return before ? { status: before.status === "True" ? "True" : "False", reason: before.reason, message: before.message } : deleting;
   };
+  const states: ConditionStates = { Verified: kept("Verified"), RouteAdmitted: kept("RouteAdmitted"), CertificateReady: kept("CertificateReady"), Ready: deleting };
+  const status = { ...cr.status, ...statusUpdate(cr, states, {}, inputs.now) };
+  return act({ ...withStatus(cr, status), deleteChildren: [...inputs.ownedChildren], removeFinalizer: true });
 }
 
 /** A CR created with kubectl, without a domainId: register the hostname, bind to it, or say why not. */
@@ -142,21 +139,21 @@ function registrationRequest(inputs: ReconcileInputs, cr: CustomDomain): Plan {
   const accountId = cr.spec.accountId;
   if (domain) {
     if (domain.accountId.toLowerCase() === accountId.toLowerCase()) {
-      return { ...nothing(""), idle: undefined, applyCustomDomain: projection(hostname, domain) };
+      return act({ applyCustomDomain: projection(hostname, domain) });
     }
     // The CR stays the SRE's: not deleted, not provisioned, just told why.
     return refused(inputs, cr, "HostnameTaken", `The hostname ${hostname} is registered to another account.`);
   }
   const outcome = inputs.registration;
   if (outcome && !outcome.retry) return { ...refused(inputs, cr, outcome.reason, outcome.message), requeueAfter: "recheck" };
-  const plan: Plan = { ...nothing(""), idle: undefined, register: { accountId, hostname } };
+  const plan = act({ register: { accountId, hostname } });
   if (!outcome) return plan;
   return { ...plan, ...withStatus(cr, statusUpdate(cr, notVerified({ status: "False", reason: outcome.reason, message: outcome.message }), {}, inputs.now)) };
 }
 
 function refused(inputs: ReconcileInputs, cr: CustomDomain, reason: RegistrationOutcome["reason"], message: string): Plan {
   const status = statusUpdate(cr, notVerified({ status: "False", reason, message }), {}, inputs.now);
-  return { ...nothing(""), idle: undefined, ...withStatus(cr, status) };
+  return act(withStatus(cr, status));
 }
 
 /** The conditions of a hostname that is not verified: nothing is provisioned, Ready says why. */
@@ -168,7 +165,7 @@ function notVerified(verified: ConditionState): ConditionStates {
 /** A bound CR: keep its spec as the platform says, provision what a verified hostname needs, report. */
 function provision(inputs: ReconcileInputs, cr: CustomDomain, domain: Domain): Plan {
   const { hostname, settings } = inputs;
-  const plan: Plan = { applyChildren: [], deleteChildren: [], events: [] };
+  const plan = act({});
   const desired = projection(hostname, domain);
   if (!sameJson(cr.spec, desired.spec) || cr.metadata.labels?.[MANAGED_BY_LABEL] !== COMPONENT) plan.applyCustomDomain = desired;
   if (!cr.metadata.finalizers?.includes(FINALIZER)) plan.addFinalizer = true;
