@@ -1,8 +1,9 @@
-// Carries a plan out, in order: registration, the CR itself, its finalizer, its children (server-side
+// Carries a plan out, in order: registration, the CR itself (created, deleted, or applied), its finalizer, its children (server-side
 // apply as the operator's one field manager; the policy only plans objects that are absent or ours),
 // its status (a merge patch, planned only when it changed) and the events of its transitions, the
 // finalizer's removal, and the serving report. Every write first checks that this replica still
 // leads; any failure goes back to the work queue.
+import type { Logger } from "@qrplatform/platform";
 import { FINALIZER, type CustomDomain } from "../custom-domain.js";
 import type { AccountClient, DomainClient } from "../domains/client.js";
 import type { DomainCache } from "../domains/domain-cache.js";
@@ -13,7 +14,6 @@ import type { EventRecorder } from "../kube/events.js";
 import { mergePatch } from "../kube/merge-patch.js";
 import type { KubeObject } from "../kube/objects.js";
 import type { ProcessResult } from "../kube/work-queue.js";
-import type { Logger } from "@qrplatform/platform";
 import type { OperatorMetrics } from "../metrics.js";
 import { projection, type Plan, type ReconcileInputs } from "./policy.js";
 import type { OwnWrites } from "./own-writes.js";
@@ -41,6 +41,11 @@ export class NotLeader extends Error {
   override name = "NotLeader";
 }
 
+/** Before every write: a replica that lost the lease stops at once. */
+function ensureLeading(effects: Effects): void {
+  if (!effects.isLeader()) throw new NotLeader("this replica no longer holds the lease");
+}
+
 const CHILD_RESOURCES: Record<string, Resource> = { Ingress: INGRESSES, HTTPRoute: HTTP_ROUTES, Certificate: CERTIFICATES };
 
 function resourceOf(object: KubeObject): Resource {
@@ -65,9 +70,7 @@ export async function carryOut(plan: Plan, inputs: ReconcileInputs, effects: Eff
 async function carryOutInOrder(plan: Plan, inputs: ReconcileInputs, effects: Effects): Promise<ProcessResult> {
   const { api, logger } = effects;
   const { hostname } = inputs;
-  const leading = () => {
-    if (!effects.isLeader()) throw new NotLeader("this replica no longer holds the lease");
-  };
+  const leading = () => ensureLeading(effects);
   let cr = inputs.customDomain;
 
   if (plan.register && cr) {
@@ -146,7 +149,7 @@ async function carryOutInOrder(plan: Plan, inputs: ReconcileInputs, effects: Eff
 
 /** Patches the status (only what changed) and records the events of its transitions. */
 async function storeStatus(cr: CustomDomain, plan: Plan, effects: Effects): Promise<CustomDomain> {
-  if (!effects.isLeader()) throw new NotLeader("this replica no longer holds the lease");
+  ensureLeading(effects);
   const stored = await effects.api.patchStatus(cr.metadata.name, mergePatch(cr.status ?? {}, plan.status) as Record<string, unknown>);
   effects.ownWrites.wrote(cr.metadata.name, stored.metadata.resourceVersion);
   for (const transition of plan.events) await effects.events.record(stored, transition);
@@ -160,7 +163,7 @@ async function storeStatus(cr: CustomDomain, plan: Plan, effects: Effects): Prom
  */
 async function register(request: { accountId: string; hostname: string }, cr: CustomDomain, now: Date, effects: Effects): Promise<ProcessResult> {
   const { logger, registrations } = effects;
-  if (!effects.isLeader()) throw new NotLeader("this replica no longer holds the lease");
+  ensureLeading(effects);
   let outcome: Awaited<ReturnType<typeof registerDomain>>;
   try {
     outcome = await registerDomain({ domains: effects.domainClient, accounts: effects.accounts }, request);
@@ -175,7 +178,7 @@ async function register(request: { accountId: string; hostname: string }, cr: Cu
   }
   registrations.forget(request.hostname);
   effects.domains.remember(outcome.domain);
-  if (!effects.isLeader()) throw new NotLeader("this replica no longer holds the lease");
+  ensureLeading(effects);
   const bound = await effects.api.apply(CUSTOM_DOMAINS, projection(request.hostname, outcome.domain));
   effects.ownWrites.wrote(request.hostname, bound.metadata.resourceVersion);
   logger.info({ hostname: request.hostname, accountId: request.accountId, domainId: outcome.domain.id }, "registered a CustomDomain's hostname and bound the CR to it");
