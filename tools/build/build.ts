@@ -15,6 +15,8 @@ export const ENTRY_POINTS: Record<string, string> = {
   "render-worker": "services/rendering/src/render/render-worker.ts",
   embedded: "services/embedded/src/main.ts",
   qrctl: "tools/qrctl/src/cli.ts",
+  // Runs only in Kubernetes, so it is not one of PROCESSES.
+  operator: "services/operator/src/main.ts",
 };
 
 /** Compiles every entry point into `outdir` (relative to the repository root). */
