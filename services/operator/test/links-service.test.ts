@@ -1,11 +1,9 @@
 // The operator against the real links service (its database, hostname rules and DNS verification),
-// reached over gRPC with the admin credential. The links service may not implement WatchDomains and
-// ReportDomainServing yet: the operator then lives on its periodic full lists, and the serving reports
-// are kept by a thin layer in front of it that answers only what links leaves unimplemented.
+// reached over gRPC with the admin credential: its WatchDomains stream, its full lists and the
+// serving reports it stores.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Code, ConnectError, createClient, createRouterTransport, type Client } from "@connectrpc/connect";
-import { clone, create } from "@bufbuild/protobuf";
-import { DomainSchema, DomainService, DomainServingSchema, DomainState, type Domain } from "@qrplatform/api/links";
+import { createClient, type Client } from "@connectrpc/connect";
+import { DomainService, DomainState } from "@qrplatform/api/links";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
 import { buildLinks } from "@qrplatform/links";
@@ -21,41 +19,6 @@ let dns: TestDnsServer;
 let server: GrpcServer;
 let links: Client<typeof DomainService>;
 let cluster: Cluster;
-/** Serving states kept in front of a links service that does not store them yet. */
-const servingKept = new Map<string, Domain>();
-
-/** DomainService as the operator sees it: the real one, with what it leaves unimplemented filled in. */
-function domainService(): Client<typeof DomainService> {
-  const overlay = (domain: Domain | undefined) => (domain && servingKept.has(domain.id) ? { ...domain, serving: servingKept.get(domain.id)!.serving } : domain);
-  return createClient(
-    DomainService,
-    createRouterTransport((router) =>
-      router.service(DomainService, {
-        createDomain: (req) => links.createDomain(req),
-        getDomain: async (req) => ({ domain: overlay((await links.getDomain(req)).domain) }),
-        listDomains: async (req) => {
-          const page = await links.listDomains(req);
-          return { domains: page.domains.map((domain) => overlay(domain)!), nextPageToken: page.nextPageToken };
-        },
-        verifyDomain: (req) => links.verifyDomain(req),
-        deleteDomain: (req) => links.deleteDomain(req),
-        watchDomains: (req, context) => links.watchDomains(req, { signal: context.signal, timeoutMs: 0 }),
-        reportDomainServing: async (req) => {
-          try {
-            return await links.reportDomainServing(req);
-          } catch (error) {
-            if (ConnectError.from(error).code !== Code.Unimplemented) throw error;
-            const domain = clone(DomainSchema, (await links.getDomain({ accountId: "", domainId: req.domainId })).domain!);
-            domain.serving = create(DomainServingSchema, req.serving);
-            servingKept.set(domain.id, domain);
-            return { domain };
-          }
-        },
-      }),
-    ),
-  );
-}
-
 beforeAll(async () => {
   database = await openTestDatabase();
   dns = await new TestDnsServer().start();
@@ -87,7 +50,7 @@ describe("the operator with the links service", () => {
     await kubectl.create("10.0.0.1", ACCOUNT);
     await kubectl.create("intranet", ACCOUNT);
     await kubectl.create("printer.local", ACCOUNT);
-    const replica = await cluster.startOperator({ deps: { domains: domainService(), periods: { fullResyncMs: 200, reverifyMs: 86_400_000, pendingCheckMs: 3_600_000, unverifiedTtlMs: 7 * 86_400_000, recheckMs: 300 } } });
+    const replica = await cluster.startOperator({ deps: { domains: links, periods: { fullResyncMs: 200, reverifyMs: 86_400_000, pendingCheckMs: 3_600_000, unverifiedTtlMs: 7 * 86_400_000, recheckMs: 300 } } });
     await eventually(() => replica.operator.isLeader, true);
 
     await eventually(() => cluster.reasonOf("taken.links.example"), "False/HostnameTaken");
@@ -104,7 +67,7 @@ describe("the operator with the links service", () => {
     dns.txt.set(added.challengeRecordName, [[added.challengeRecordValue]]);
     expect((await links.verifyDomain({ accountId: "", domainId: added.id })).domain?.state).toBe(DomainState.VERIFIED);
     await cluster.serve("go.links.example");
-    await eventually(async () => (await domainService().getDomain({ accountId: "", domainId: added.id })).domain?.serving?.reason, "Serving");
+    await eventually(async () => (await links.getDomain({ accountId: "", domainId: added.id })).domain?.serving?.reason, "Serving");
 
     // Removed through DomainService (qrctl domains delete): the CR and what it made go.
     await links.deleteDomain({ accountId: "", domainId: added.id });

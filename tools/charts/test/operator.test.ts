@@ -1,5 +1,6 @@
 // The chart's domain operator: its Deployment, identity, least-privilege RBAC, values and their schema.
 import { beforeAll, describe, expect, it } from "vitest";
+import { ENTRY_POINTS } from "../../build/build.ts";
 import { chart, envOf, find, fromSecret, helm, type Manifest, REQUIRED_VALUES, render, renderNotes } from "./render.ts";
 
 const OPERATOR = "qrp-operator";
@@ -45,9 +46,9 @@ describe("charts/qr-platform: the domain operator", () => {
     const container = pod.containers[0];
     expect(deployment.spec.replicas).toBe(2);
     expect(deployment.metadata.labels).toMatchObject({ "app.kubernetes.io/component": "operator", "app.kubernetes.io/instance": "qrp" });
-    // The build names the operator's bundle `operator` (tools/build/build.ts ENTRY_POINTS, from
-    // services/operator/src/main.ts); the image runs it from dist/ like every component.
+    // The image runs the operator's bundle from dist/ like every component's.
     expect(container.command).toEqual(["node", "--enable-source-maps", "dist/operator.js"]);
+    expect(ENTRY_POINTS.operator).toBe("services/operator/src/main.ts");
     expect(container.ports).toEqual([
       { name: "health", containerPort: 8080, protocol: "TCP" },
       { name: "metrics", containerPort: 9464, protocol: "TCP" },
