@@ -13,8 +13,10 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { startFakeKubeApiServer, type FakeKubeApiServer, type StoredObject } from "@qrplatform/fake-kube-apiserver";
-import { freePort, REPO_ROOT } from "@qrplatform/platform/testing";
+import { REPO_ROOT } from "@qrplatform/platform/testing";
 import { call } from "../../edge/test/support/http.js";
+import type { CustomDomain } from "../src/custom-domain.js";
+import type { Certificate, Ingress } from "../src/kube/objects.js";
 import { credentials, startStack, type Stack } from "../../edge/test/support/stack.js";
 
 const QRCTL = fileURLToPath(new URL("../../../tools/qrctl/bin/qrctl.js", import.meta.url));
@@ -103,8 +105,10 @@ async function eventually<T>(what: string, read: () => T | undefined | false | P
   }
 }
 
-const condition = (cr: StoredObject | undefined, type: string) =>
-  (cr?.status?.conditions as { type: string; status: string; reason: string }[] | undefined)?.find((c) => c.type === type);
+const condition = (cr: CustomDomain | undefined, type: string) => cr?.status?.conditions?.find((c) => c.type === type);
+const customDomain = (hostname: string) => kube.get(CUSTOM_DOMAINS, undefined, hostname) as (StoredObject & CustomDomain) | undefined;
+const ingressOf = (hostname: string) => kube.get(INGRESSES, NAMESPACE, hostname) as (StoredObject & Ingress) | undefined;
+const certificateOf = (hostname: string) => kube.get(CERTIFICATES, NAMESPACE, hostname) as (StoredObject & Certificate) | undefined;
 
 function getOnHost(host: string, path: string): Promise<{ status: number; location?: string }> {
   const target = new URL(stack.redirectorUrl);
@@ -143,27 +147,27 @@ describe("the domain operator, end to end", () => {
     // The SRE adds the domain for the tenant; the CR appears, waiting for its TXT record.
     const added = await qrctlJson(["domains", "add", "--account", account!.id, "--hostname", hostname]);
     const pending = await eventually("the CR of the new domain", () => {
-      const cr = kube.get(CUSTOM_DOMAINS, undefined, hostname);
+      const cr = customDomain(hostname);
       return condition(cr, "Verified")?.reason === "PendingVerification" && cr;
     });
     expect(pending.spec).toEqual({ accountId: account!.id, domainId: added.id });
     expect(pending.status?.verification).toMatchObject({ state: "pending", challengeRecordName: added.verification?.name ?? expect.any(String) });
-    expect(kube.get(INGRESSES, NAMESPACE, hostname)).toBeUndefined();
+    expect(ingressOf(hostname)).toBeUndefined();
 
     // The tenant's DNS record is found: verified; the route and Certificate appear.
-    stack.dns.setTxt(`_qr-platform-challenge.${hostname}`, pending.status!.verification.challengeRecordValue);
+    stack.dns.setTxt(`_qr-platform-challenge.${hostname}`, pending.status!.verification!.challengeRecordValue!);
     await qrctlJson(["domains", "verify", added.id]);
     const verifiedAt = performance.now();
-    const ingress = await eventually("the domain's Ingress", () => kube.get(INGRESSES, NAMESPACE, hostname));
-    const certificate = await eventually("the domain's Certificate", () => kube.get(CERTIFICATES, NAMESPACE, hostname));
-    const cr = kube.get(CUSTOM_DOMAINS, undefined, hostname)!;
+    const ingress = await eventually("the domain's Ingress", () => ingressOf(hostname));
+    const certificate = await eventually("the domain's Certificate", () => certificateOf(hostname));
+    const cr = customDomain(hostname)!;
     for (const child of [ingress, certificate]) {
       expect(child.metadata.ownerReferences).toEqual([
         expect.objectContaining({ apiVersion: "qr-platform.io/v1alpha1", kind: "CustomDomain", name: hostname, uid: cr.metadata.uid, controller: true }),
       ]);
       expect(child.metadata.managedFields?.map((entry) => entry.manager)).toContain("qr-platform-operator");
     }
-    expect(ingress.spec.rules).toEqual([
+    expect(ingress.spec?.rules).toEqual([
       expect.objectContaining({ host: hostname, http: expect.objectContaining({ paths: [expect.objectContaining({ backend: { service: { name: "qrp-links-redirect", port: { number: 8081 } } } })] }) }),
     ]);
     expect(certificate.spec).toMatchObject({ dnsNames: [hostname], issuerRef: { kind: "ClusterIssuer", name: "letsencrypt" } });
@@ -176,7 +180,7 @@ describe("the domain operator, end to end", () => {
       conditions: [{ type: "Ready", status: "True", reason: "Ready", message: "Certificate is up to date and has not expired", lastTransitionTime: new Date().toISOString() }],
     });
     const ready = await eventually("the CR Ready", () => {
-      const current = kube.get(CUSTOM_DOMAINS, undefined, hostname);
+      const current = customDomain(hostname);
       return condition(current, "Ready")?.status === "True" && current;
     });
     const verifiedToReadyMs = performance.now() - verifiedAt;
@@ -204,12 +208,12 @@ describe("the domain operator, end to end", () => {
     expect((await call(stack.baseUrl, "DELETE", `/qr-codes/${code.body.id}`, { key })).status).toBe(200);
     await qrctlJson(["domains", "remove", added.id]);
     await eventually("everything the operator made gone", () =>
-      !kube.get(CUSTOM_DOMAINS, undefined, hostname) && !kube.get(INGRESSES, NAMESPACE, hostname) && !kube.get(CERTIFICATES, NAMESPACE, hostname),
+      !customDomain(hostname) && !ingressOf(hostname) && !certificateOf(hostname),
     );
   }, 120_000);
 
   it("has one leader; when it is killed the standby takes over within the lease period", async () => {
-    const holder = () => kube.get(LEASES, NAMESPACE, "qrp-operator")?.spec?.holderIdentity as string | undefined;
+    const holder = () => (kube.get(LEASES, NAMESPACE, "qrp-operator")?.spec as { holderIdentity?: string } | undefined)?.holderIdentity || undefined;
     const leaderName = await eventually("a leader", () => holder());
     const leader = operators.find((o) => o.name === leaderName)!;
     const standby = operators.find((o) => o.name !== leaderName)!;
@@ -224,6 +228,6 @@ describe("the domain operator, end to end", () => {
     // The new leader acts: a new domain is projected.
     const { account } = await stack.admin.createAccount({ name: "After takeover", subscriptionTier: SubscriptionTier.SCALE });
     await qrctlJson(["domains", "add", "--account", account!.id, "--hostname", "after.e2e-operator.example"]);
-    await eventually("the CR projected by the new leader", () => kube.get(CUSTOM_DOMAINS, undefined, "after.e2e-operator.example"));
+    await eventually("the CR projected by the new leader", () => customDomain("after.e2e-operator.example"));
   }, 60_000);
 });
