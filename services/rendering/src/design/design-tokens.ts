@@ -82,7 +82,9 @@ export const acceptedDesignTokens = Object.fromEntries(
 
 /** The canonical token a request's token stands for: itself, or what its alias maps to. */
 export function canonicalToken(field: DesignEnumField, token: string): string {
-  return designTokenAliases[field]?.[token] ?? token;
+  const aliases = designTokenAliases[field];
+  // Own keys only: a token such as "toString" is no alias.
+  return aliases && Object.hasOwn(aliases, token) ? aliases[token]! : token;
 }
 
 /** The enum value of a design field's token, canonical or alias; undefined when the token names no value. */
