@@ -19,7 +19,16 @@ import { createLogger, errorInfoOf, inProcessTransport } from "@qrplatform/platf
 import { checkDesign, normalizeDesign, premiumFrameFields } from "../src/design/design-rules.js";
 import { MAX_LOGO_BYTES, MAX_LOGO_SIDE_PIXELS } from "../src/design/logo-data-uri.js";
 import { buildRendering } from "../src/server.js";
-import { designEnums, designTokens, tokenOf, valueOf } from "@qrplatform/rendering/design-tokens";
+import {
+  acceptedDesignTokens,
+  canonicalToken,
+  designEnums,
+  designTokenAliases,
+  designTokens,
+  designValueOf,
+  tokenOf,
+  valueOf,
+} from "@qrplatform/rendering/design-tokens";
 import { hugeBlankPng, pngChunk } from "./support/huge-png.js";
 
 type DesignInit = MessageInitShape<typeof DesignSchema>;
@@ -251,6 +260,29 @@ describe("tokens", () => {
     }
     expect(valueOf(designEnums.errorCorrection, "h")).toBeUndefined();
   });
+
+  it("accepts qr-code-styling's corner names as aliases of ours, and reads back ours", () => {
+    expect(designValueOf("cornerSquareShape", "dot")).toBe(CornerSquareShape.CIRCLE);
+    expect(designValueOf("cornerSquareShape", "extra-rounded")).toBe(CornerSquareShape.ROUNDED);
+    expect(designValueOf("cornerDotShape", "dot")).toBe(CornerDotShape.CIRCLE);
+    expect(designValueOf("cornerDotShape", "extra-rounded")).toBe(CornerDotShape.ROUNDED);
+    expect(tokenOf(designEnums.cornerSquareShape, designValueOf("cornerSquareShape", "dot")!)).toBe("circle");
+    expect(acceptedDesignTokens.cornerSquareShape).toEqual(["square", "rounded", "circle", "dot", "extra-rounded"]);
+    expect(acceptedDesignTokens.cornerDotShape).toEqual(["square", "rounded", "circle", "dot", "extra-rounded"]);
+    expect(acceptedDesignTokens.style).toEqual(designTokens.style);
+    // Every alias names a canonical token of its field, and none hides one.
+    for (const [field, aliases] of Object.entries(designTokenAliases)) {
+      const canonical = designTokens[field as keyof typeof designTokens];
+      for (const [alias, target] of Object.entries(aliases)) {
+        expect(canonical).toContain(target);
+        expect(canonical).not.toContain(alias);
+      }
+    }
+    expect(canonicalToken("cornerSquareShape", "circle")).toBe("circle");
+    // Aliases belong to their field: `dot` is no module style, and module-drawn corner names are unknown.
+    expect(designValueOf("style", "dot")).toBeUndefined();
+    for (const token of ["dots", "classy", "classy-rounded", "Dot", "toString", "__proto__"]) expect(designValueOf("cornerSquareShape", token)).toBeUndefined();
+  });
 });
 
 describe("logos", () => {
@@ -398,6 +430,27 @@ describe("RenderingService over the service credential", () => {
       ["content", "too_long"],
     ]);
     expect(info?.fieldViolations.every((v) => v.description.length > 0)).toBe(true);
+  });
+
+  it("accepts the corner pairs decoders read and refuses the others, naming the dot that fits", async () => {
+    const rendering = await clientWith(credentials.serviceToken);
+    const content = "https://qr.example/abcdefgh";
+    const accepted = await rendering.validateDesign({ design: { cornerSquareShape: CornerSquareShape.ROUNDED, cornerDotShape: CornerDotShape.ROUNDED }, content });
+    expect(accepted.design).toMatchObject({ cornerSquareShape: CornerSquareShape.ROUNDED, cornerDotShape: CornerDotShape.ROUNDED });
+    expect((await rendering.renderQrCode({ content, size: 128, design: accepted.design })).image.length).toBeGreaterThan(0);
+
+    // The scannability matrix found every unlike pair misread, a rounded ring around a round dot included.
+    for (const [ring, dot, fits] of [
+      [CornerSquareShape.ROUNDED, CornerDotShape.CIRCLE, "rounded"],
+      [CornerSquareShape.ROUNDED, CornerDotShape.SQUARE, "rounded"],
+      [CornerSquareShape.CIRCLE, CornerDotShape.SQUARE, "circle"],
+    ] as const) {
+      const refused = ConnectError.from(await rendering.validateDesign({ design: { cornerSquareShape: ring, cornerDotShape: dot }, content }).catch((e) => e));
+      expect(refused.code).toBe(Code.InvalidArgument);
+      const violations = errorInfoOf(refused)?.fieldViolations ?? [];
+      expect(violations.map((v) => [v.field, v.reason])).toEqual([["design.corner_dot_shape", "mismatched_corner_shapes"]]);
+      expect(violations[0]?.description).toContain(`must be ${fits} with a`);
+    }
   });
 
   it("renders for a caller with the service credential and refuses callers without one", async () => {

@@ -1,13 +1,13 @@
 import { create } from "@bufbuild/protobuf";
-import type { GenEnum } from "@bufbuild/protobuf/codegenv2";
 import { z } from "zod";
 import { DesignSchema, type Design } from "@qrplatform/api/rendering";
-import { designEnums, designTokens, tokenOf, valueOf } from "@qrplatform/rendering/design-tokens";
+import { acceptedDesignTokens, designEnums, designValueOf, tokenOf, type DesignEnumField } from "@qrplatform/rendering/design-tokens";
 
 // The design as the API shows it: camelCase keys (the contract's), enum tokens from the rendering
 // service's vocabulary. The edge checks shape and tokens; rendering checks values and fills defaults.
+// A request may use qr-code-styling's names beside ours (rendering's aliases); reads give ours.
 
-const token = (field: keyof typeof designTokens) => z.enum(designTokens[field] as [string, ...string[]]).optional();
+const token = (field: DesignEnumField) => z.enum(acceptedDesignTokens[field] as [string, ...string[]]).optional();
 
 /**
  * An integer the proto's int32 can carry. Rendering checks the design's own bounds; a number beyond
@@ -50,8 +50,9 @@ export const designBody = z.strictObject({
 
 export type DesignBody = z.infer<typeof designBody>;
 
-function enumOf<E extends number>(schema: GenEnum<E>, token: string | undefined): E | undefined {
-  return token === undefined ? undefined : valueOf(schema, token);
+/** The enum value of a checked token, canonical or alias. */
+function enumOf(field: DesignEnumField, token: string | undefined): number | undefined {
+  return token === undefined ? undefined : designValueOf(field, token);
 }
 
 /** A create request's design as the proto Design; absent fields stay unset so rendering applies defaults. */
@@ -60,14 +61,14 @@ export function designFromBody(body: DesignBody | undefined): Design | undefined
   return create(DesignSchema, {
     foreground: body.foreground,
     background: body.background,
-    style: enumOf(designEnums.style, body.style),
-    errorCorrection: enumOf(designEnums.errorCorrection, body.errorCorrection),
+    style: enumOf("style", body.style),
+    errorCorrection: enumOf("errorCorrection", body.errorCorrection),
     size: body.size,
-    cornerSquareShape: enumOf(designEnums.cornerSquareShape, body.cornerSquareShape),
-    cornerDotShape: enumOf(designEnums.cornerDotShape, body.cornerDotShape),
+    cornerSquareShape: enumOf("cornerSquareShape", body.cornerSquareShape),
+    cornerDotShape: enumOf("cornerDotShape", body.cornerDotShape),
     frame: body.frame && {
       enabled: body.frame.enabled,
-      type: enumOf(designEnums["frame.type"], body.frame.type),
+      type: enumOf("frame.type", body.frame.type),
       color: body.frame.color,
       borderThickness: body.frame.borderThickness,
       labelTop: body.frame.labelTop,

@@ -460,6 +460,39 @@ export function defineRestSuite(mode: StackMode): void {
       expect(premium.body.design.frame).toMatchObject({ enabled: true, type: "square", labelBottom: "Scan me" });
     });
 
+    it("accepts qr-code-styling's corner names and reads back ours; unlike corner pairs stay refused", async () => {
+      const { key, workspaceId } = await accountWithWorkspace();
+      const cases: [Record<string, string>, Record<string, string>][] = [
+        // qr-code-styling's names: its `extra-rounded` is our `rounded`, its `dot` our `circle`.
+        [{ cornerSquareShape: "dot", cornerDotShape: "dot" }, { cornerSquareShape: "circle", cornerDotShape: "circle" }],
+        [{ cornerSquareShape: "extra-rounded", cornerDotShape: "extra-rounded" }, { cornerSquareShape: "rounded", cornerDotShape: "rounded" }],
+        [{ cornerSquareShape: "extra-rounded", cornerDotShape: "rounded" }, { cornerSquareShape: "rounded", cornerDotShape: "rounded" }],
+        [{ cornerSquareShape: "circle", cornerDotShape: "dot" }, { cornerSquareShape: "circle", cornerDotShape: "circle" }],
+        [{ cornerSquareShape: "dot" }, { cornerSquareShape: "circle", cornerDotShape: "circle" }],
+      ];
+      for (const [given, stored] of cases) {
+        const created = await createCode(key, workspaceId, { design: given });
+        expect(created.status, JSON.stringify(given)).toBe(201);
+        expect(created.body.design).toMatchObject(stored);
+        expect((await api("GET", `/qr-codes/${created.body.id}`, { key })).body.design).toMatchObject(stored);
+      }
+      // Decoders misread every unlike pair somewhere (the scannability matrix), whatever it is called.
+      for (const design of [{ cornerSquareShape: "extra-rounded", cornerDotShape: "dot" }, { cornerSquareShape: "dot", cornerDotShape: "square" }]) {
+        const refused = await createCode(key, workspaceId, { design });
+        expectError(refused, 400, "validation_error");
+        expect(refused.body.error.details.fields).toEqual([
+          expect.objectContaining({ field: "design.cornerDotShape", reason: "mismatched_corner_shapes", message: expect.stringContaining("must be") }),
+        ]);
+      }
+      // qr-code-styling's module-drawn corner names have no shape of ours; names are exact.
+      for (const design of [{ cornerSquareShape: "classy" }, { cornerDotShape: "dots" }, { cornerSquareShape: "DOT" }]) {
+        const refused = await createCode(key, workspaceId, { design });
+        expectError(refused, 400, "validation_error");
+        expect(invalidFields(refused)).toEqual([`design.${Object.keys(design)[0]}`]);
+      }
+      expect((await api("GET", "/qr-codes", { key })).body.data).toHaveLength(cases.length);
+    });
+
     it("lists, pages and filters codes by workspace, hiding other accounts' workspaces", async () => {
       const { key, workspaceId } = await accountWithWorkspace();
       const { body: other } = await api("POST", "/workspaces", { key, body: { name: "Other" } });

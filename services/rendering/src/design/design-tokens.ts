@@ -53,7 +53,7 @@ export function tokensOf(schema: DescEnum): string[] {
   return schema.values.filter((v) => v.number !== 0).map((v) => tokenOfName(schema, v.localName));
 }
 
-/** The accepted tokens of each design enum field, for request validation and the OpenAPI document. */
+/** The canonical tokens of each design enum field: what a design reads back with, and the OpenAPI document's lists. */
 export const designTokens: { readonly [F in DesignEnumField]: readonly string[] } = {
   style: tokensOf(ModuleStyleSchema),
   errorCorrection: tokensOf(ErrorCorrectionSchema),
@@ -61,3 +61,33 @@ export const designTokens: { readonly [F in DesignEnumField]: readonly string[] 
   cornerDotShape: tokensOf(CornerDotShapeSchema),
   "frame.type": tokensOf(FrameTypeSchema),
 };
+
+/**
+ * Other names a request may use for a token, mapped to our canonical one. They are the names of
+ * qr-code-styling (npm `qr-code-styling`), the styling library most QR tools build on, for the same
+ * shapes: its corner square `dot` is our circle ring and its `extra-rounded` our rounded ring, its
+ * corner dot `dot` our circle dot and (in newer versions) `extra-rounded` our rounded dot. Its other
+ * corner names (`dots`, `classy`, `classy-rounded`) draw the pattern module by module, which we do not,
+ * so they stay unknown. This is the one home of aliases: the edge and every reader of tokens use it.
+ */
+export const designTokenAliases: { readonly [F in DesignEnumField]?: Readonly<Record<string, string>> } = {
+  cornerSquareShape: { dot: "circle", "extra-rounded": "rounded" },
+  cornerDotShape: { dot: "circle", "extra-rounded": "rounded" },
+};
+
+/** Every token a request may give for each design enum field: the canonical ones, then the aliases. */
+export const acceptedDesignTokens = Object.fromEntries(
+  Object.entries(designTokens).map(([field, tokens]) => [field, [...tokens, ...Object.keys(designTokenAliases[field as DesignEnumField] ?? {})]]),
+) as unknown as { readonly [F in DesignEnumField]: readonly string[] };
+
+/** The canonical token a request's token stands for: itself, or what its alias maps to. */
+export function canonicalToken(field: DesignEnumField, token: string): string {
+  const aliases = designTokenAliases[field];
+  // Own keys only: a token such as "toString" is no alias.
+  return aliases && Object.hasOwn(aliases, token) ? aliases[token]! : token;
+}
+
+/** The enum value of a design field's token, canonical or alias; undefined when the token names no value. */
+export function designValueOf(field: DesignEnumField, token: string): number | undefined {
+  return valueOf(designEnums[field], canonicalToken(field, token));
+}

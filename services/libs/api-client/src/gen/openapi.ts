@@ -643,10 +643,19 @@ export interface components {
          */
         ErrorCorrection: "L" | "M" | "Q" | "H";
         /**
-         * @description The shape of a part of the three finder patterns.
+         * @description The shape of a part of the three finder patterns, as a design reads back.
          * @enum {string}
          */
         CornerShape: "square" | "rounded" | "circle";
+        /**
+         * @description The shape of a part of the three finder patterns. `square`, `rounded` and `circle` are the
+         *     canonical names, which a design reads back with. The names of the qr-code-styling library
+         *     (its `cornersSquareOptions.type` and `cornersDotOptions.type`) are accepted as aliases:
+         *     `extra-rounded` stands for `rounded` and `dot` for `circle`, and are stored and read back as
+         *     those. Its module-drawn corner names (`dots`, `classy`, `classy-rounded`) are not accepted.
+         * @enum {string}
+         */
+        CornerShapeInput: "square" | "rounded" | "circle" | "dot" | "extra-rounded";
         /**
          * @description The frame's shape; `circle` needs the `premium_frames` add-on.
          * @enum {string}
@@ -690,8 +699,12 @@ export interface components {
          *       a code from version 7 (a long link at a high level) has in its centre;
          *     - `design.cornerDotShape`, reason `mismatched_corner_shapes`: the corner dot must have the
          *       corner square's shape. Decoders find a code by the proportions of these patterns, across and
-         *       diagonally, and differing shapes distort the diagonal ones (one common decoder missed most
-         *       such codes in our tests). Leave `cornerDotShape` out and it follows `cornerSquareShape`.
+         *       diagonally, and differing shapes distort the diagonal ones. Our tests render every pair
+         *       with every module style, level and frame and read it back with zbarimg and jsQR: every
+         *       unlike pair was misread somewhere (a `rounded` ring around a `circle` dot with dot modules,
+         *       a `rounded` ring around a `square` dot with a labelled frame), so only matching pairs are
+         *       accepted. Leave `cornerDotShape` out and it follows `cornerSquareShape`. qr-code-styling's
+         *       names count as the shapes they stand for.
          */
         DesignInput: {
             /** @default #000000 */
@@ -708,9 +721,14 @@ export interface components {
              */
             size: number;
             /** @default square */
-            cornerSquareShape: components["schemas"]["CornerShape"];
-            /** @description Must be the same shape as `cornerSquareShape`, which it follows when absent. */
-            cornerDotShape?: components["schemas"]["CornerShape"];
+            cornerSquareShape: components["schemas"]["CornerShapeInput"];
+            /**
+             * @description Must be the same shape as `cornerSquareShape`, which it follows when absent; a pair
+             *     decoders read would be accepted, and none of the unlike pairs is read at every size and
+             *     frame (see `mismatched_corner_shapes` above). qr-code-styling's names count as the shapes
+             *     they stand for: `dot` with `dot` is a circle pair.
+             */
+            cornerDotShape?: components["schemas"]["CornerShapeInput"];
             frame?: components["schemas"]["FrameInput"];
             /** @description The centre logo; absent or null for none. */
             logo?: components["schemas"]["LogoInput"] | null;
