@@ -9,7 +9,8 @@
 # certificates (npm inside the build reaches the registry through them). It is built once and reused.
 # Then the image runs the embedded services (dist/embedded.js) and, beside them, the edge
 # (dist/edge.js) as the non-root user; qrctl (dist/qrctl.js) makes an account and a key, and one
-# call through the edge must answer 200.
+# call through the edge must answer 200. Last, the domain operator (dist/operator.js) runs from the
+# image against a stand-in API server on this machine and must project a domain added with qrctl.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 TAG=${1:-localhost/qr-platform:dev}
@@ -99,4 +100,20 @@ grep -q '^http_server_request_duration_seconds_count{method="GET",route="/api/v1
 services_metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || services_metrics=""
 grep -q '^grpc_server_handled_total{.*grpc_method="AuthenticateApiKey",grpc_code="OK"}' <<<"$services_metrics" \
   || { echo "the embedded services in the image did not count their RPCs on /metrics"; cat "$work/embedded.log"; exit 1; }
-echo "image $TAG: built, its edge answered GET /api/v1/account with 200 and both processes serve /metrics"
+echo "--- the domain operator from the image, against a stand-in API server"
+node_modules/.bin/tsx tools/image/fake-cluster.ts "$data/kubeconfig" "$data/fake-cluster.pid" > "$work/fake-cluster.log" 2>&1 &
+for _ in $(seq 1 60); do [ -s "$work/fake-cluster.log" ] && break; sleep 0.5; done
+kube_url=$(head -1 "$work/fake-cluster.log")
+admin_token=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1])).token)' "$data/admin.json")
+operator_port=$(free_port)
+serve operator --env KUBECONFIG=/data/kubeconfig --env OPERATOR_NAMESPACE=qrp --env LINKS_URL="$grpc" --env TENANCY_URL="$grpc" \
+  --env ADMIN_TOKEN="$admin_token" --env REDIRECTOR_SERVICE=qrp-links-redirect --env CLUSTER_ISSUER=letsencrypt \
+  --env HEALTH_HOST=127.0.0.1 --env HEALTH_PORT="$operator_port" --env METRICS_PORT=off --env POD_NAME=image-check --env LOG_LEVEL=warn
+for _ in $(seq 1 60); do curl -sf "http://127.0.0.1:$operator_port/readyz" >/dev/null && break; sleep 0.5; done
+curl -sf "http://127.0.0.1:$operator_port/readyz" >/dev/null || { echo "the operator in the image never became ready"; cat "$work/operator.log" "$work/fake-cluster.log"; exit 1; }
+cmd=(node dist/qrctl.js domains add --account "$account" --hostname go.image-check.example --json)
+run >/dev/null
+for _ in $(seq 1 60); do curl -sf "$kube_url/apis/qr-platform.io/v1alpha1/customdomains/go.image-check.example" >/dev/null && break; sleep 0.5; done
+curl -sf "$kube_url/apis/qr-platform.io/v1alpha1/customdomains/go.image-check.example" >/dev/null \
+  || { echo "the operator in the image did not project the domain into a CustomDomain"; cat "$work/operator.log"; exit 1; }
+echo "image $TAG: built, its edge answered GET /api/v1/account with 200, both processes serve /metrics, and its operator projected a domain"
