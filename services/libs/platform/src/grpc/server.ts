@@ -11,6 +11,7 @@ import { presentCredential, requireInternalCredentials, type InternalCredentials
 import { HealthState, registerHealth } from "./health.js";
 import { failFastWhenUnavailable, type Readiness } from "./readiness.js";
 import { registerReflection } from "./reflection.js";
+import { checkRequestFields } from "./request-checks.js";
 import { traceClientCalls, traceServerCalls } from "../telemetry/grpc.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { rpcMetrics } from "../metrics/rpc-metrics.js";
@@ -62,6 +63,8 @@ function serverInterceptors(
     logCalls(logger),
     ...(readiness ? [failFastWhenUnavailable(readiness)] : []),
     requireInternalCredentials(credentials, adminOnly),
+    // After the credential: only a caller we know learns which of its fields were refused.
+    checkRequestFields(),
   ];
 }
 
