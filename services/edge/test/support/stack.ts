@@ -50,8 +50,8 @@ export interface Stack {
   readonly metricsUrls?: Readonly<Record<ProcessName, string>>;
   /** The database every service writes to; only in the in-process shape. */
   readonly db?: Kysely<any>;
-  /** Every gRPC module, each behind an in-process transport with the admin credential; only in the in-process shape. */
-  readonly grpcModules?: ReadonlyArray<{ readonly module: GrpcModule; readonly transport: Transport }>;
+  /** Every gRPC module, each behind in-process transports (binary and JSON) with the admin credential; only in the in-process shape. */
+  readonly grpcModules?: ReadonlyArray<{ readonly module: GrpcModule; readonly transport: Transport; readonly jsonTransport: Transport }>;
   /** The rendering service's renderer; only in the in-process shape. */
   readonly renderer?: Renderer;
   close(): Promise<void>;
@@ -141,7 +141,11 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     renderCount: () => rendering.renderer.renders,
     renderer: rendering.renderer,
     db: database.db,
-    grpcModules: [tenancy, catalog, links, rendering].map((module) => ({ module, transport: local([module], credentials.adminToken) })),
+    grpcModules: [tenancy, catalog, links, rendering].map((module) => ({
+      module,
+      transport: local([module], credentials.adminToken),
+      jsonTransport: inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken, json: true }),
+    })),
     async close() {
       await http.close();
       await rendering.renderer.close();

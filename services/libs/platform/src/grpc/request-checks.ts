@@ -6,7 +6,8 @@ import { INVALID_CHARACTERS, isUuid, textProblem, type TextLines } from "../vali
 /**
  * Checks every request a service receives, before its handler runs, against the rules no field of ours
  * is exempt from, so an internal caller that skips the REST edge meets the same door:
- * - every string is storable text (see textProblem); fields named `description` or `content` may span lines;
+ * - every string is storable text (see textProblem) of at most MAX_REQUEST_TEXT_LENGTH UTF-16 code units;
+ *   fields named `description` or `content` may span lines;
  * - every id (a string field named `id` or ending in `_id` or `_ids`) is empty or a UUID;
  * - every float is finite, every timestamp lies in 0001-01-01..9999-12-31 (what Postgres and JavaScript
  *   dates both hold).
@@ -36,6 +37,12 @@ function throwOnProblems(desc: DescMessage, message: unknown) {
   const problems = requestFieldProblems(desc, message as Record<string, unknown>);
   if (problems.length > 0) throw invalidArgument(problems);
 }
+
+/**
+ * The longest string any field takes, in UTF-16 code units: above the largest field we have (a logo as a
+ * data URI, 349,551), so that a field without a length rule of its own still has a bound.
+ */
+export const MAX_REQUEST_TEXT_LENGTH = 1_000_000;
 
 /** Field names whose text may span lines; every other string is a single line. */
 const MULTI_LINE_FIELDS: ReadonlySet<string> = new Set(["description", "content"]);
@@ -107,6 +114,7 @@ function scalarProblems(field: DescField, scalar: ScalarType, value: unknown, pa
   }
   if (scalar !== ScalarType.STRING) return [];
   const text = value as string;
+  if (text.length > MAX_REQUEST_TEXT_LENGTH) return [{ field: path, reason: "too_long", description: `must be at most ${MAX_REQUEST_TEXT_LENGTH} characters` }];
   const lines: TextLines = MULTI_LINE_FIELDS.has(field.name) ? "multi" : "single";
   const problem = textProblem(text, lines);
   if (problem) return [{ field: path, reason: INVALID_CHARACTERS, description: problem }];

@@ -157,11 +157,16 @@ export function inProcessTransport(options: {
   readiness?: Readiness;
   /** Where the calls are counted and timed, as for {@link serveGrpc}; not at all when unset. */
   metrics?: Metrics;
+  /** Messages as JSON (the Connect protocol's other encoding) rather than binary; binary when unset. */
+  json?: boolean;
 }): Transport {
   const { modules, credentials, logger, readiness } = options;
   const health = new HealthState(modules.flatMap((m) => m.services), readiness);
   return createRouterTransport(routesOf(modules, health), {
     router: { interceptors: serverInterceptors(modules, credentials, logger, readiness, options.metrics) },
-    transport: { interceptors: [traceClientCalls(), ...(options.interceptors ?? []), presentCredential(options.token)] },
+    transport: {
+      interceptors: [traceClientCalls(), ...(options.interceptors ?? []), presentCredential(options.token)],
+      useBinaryFormat: !options.json,
+    },
   });
 }
