@@ -54,13 +54,13 @@ export type TextLines = "single" | "multi";
 /** The reason every door gives for text it cannot store and read back as sent. */
 export const INVALID_CHARACTERS = "invalid_characters";
 
-// C0 controls and DEL: NUL cannot be stored by Postgres at all, and the others cannot be shown.
-const SINGLE_LINE_CONTROLS = /[\u0000-\u001f\u007f]/;
-const MULTI_LINE_CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+// Control characters (C0, DEL and C1): NUL cannot be stored by Postgres at all, and none can be shown.
+const SINGLE_LINE_CONTROLS = /\p{Cc}/u;
+const MULTI_LINE_CONTROLS = /[^\P{Cc}\t\n\r]/u;
 
 /**
  * Why a string cannot be stored and read back byte-for-byte, or undefined when it can: a control
- * character (NUL and the other C0 controls, DEL; TAB, LF and CR are text in multi-line fields), a
+ * character (NUL and the other C0 controls, DEL, the C1 controls; TAB, LF and CR are text in multi-line fields), a
  * byte-order mark U+FEFF (the embedded database's UTF-8 decoder drops one that leads a value, and
  * String.prototype.trim strips it, so it would not survive either way), or a lone surrogate (a string
  * that is not well-formed UTF-16 has no UTF-8 form and would be stored as U+FFFD).

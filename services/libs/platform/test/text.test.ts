@@ -9,6 +9,7 @@ describe("storable text", () => {
     ["a C0 control", "bell\u0007"],
     ["escape", "\u001b[31mred"],
     ["DEL", "x\u007f"],
+    ["a C1 control", "next line\u0085"],
     ["a byte-order mark", "\ufeffname"],
     ["a lone high surrogate", "\ud800"],
     ["a lone low surrogate", "tail\udfff"],
