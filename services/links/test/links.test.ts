@@ -384,10 +384,11 @@ describe("account isolation", () => {
       () => stack.links.deleteLink({ accountId: intruder, linkId: link!.id }),
       () => stack.links.deleteLink({ accountId: intruder, linkId: link!.id, purge: true }),
       () => stack.links.getLink({ accountId: "", linkId: link!.id }),
-      () => stack.links.getLink({ accountId: owner, linkId: "not-a-uuid" }),
     ]) {
       expect(await errorOf(call())).toMatchObject({ code: Code.NotFound, reason: "not_found" });
     }
+    // A malformed id names nothing: refused before any query.
+    expect(await errorOf(stack.links.getLink({ accountId: owner, linkId: "not-a-uuid" }))).toMatchObject({ code: Code.InvalidArgument, reason: "validation_error" });
     expect((await stack.links.getLink({ accountId: owner, linkId: link!.id })).link).toEqual(link);
   });
 });

@@ -1,6 +1,7 @@
 // One account's burst of large exports through the RenderingService: another account's export is
 // drawn in its turn, long before the burst is through, and this thread (which answers requests) does
 // almost none of the work.
+import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { createClient } from "@connectrpc/connect";
 import { ImageFormat, RenderingService } from "@qrplatform/api/rendering";
@@ -24,21 +25,22 @@ const cpu = () => {
 
 describe("a burst of large exports from one account", () => {
   it("lets another account's export through in its turn, with the image work off this thread", async () => {
+    const [accountA, accountB] = [randomUUID(), randomUUID()];
     // Start the pool's threads first, so their start-up is not counted below.
-    await client.renderQrCode({ content: "https://qr.example/warm", size: 128, accountId: "warm-up" });
+    await client.renderQrCode({ content: "https://qr.example/warm", size: 128, accountId: randomUUID() });
     const before = cpu();
     const finished: string[] = [];
     // All different (content and size), so the cache cannot help; 2048 to 2147 px.
     const burst = Array.from({ length: BURST }, (_, i) =>
       client
-        .renderQrCode({ content: `https://qr.example/a${i}`, size: 2048 + i, format: ImageFormat.PNG, accountId: "account-a" })
+        .renderQrCode({ content: `https://qr.example/a${i}`, size: 2048 + i, format: ImageFormat.PNG, accountId: accountA })
         .then((res) => {
           finished.push(`a${i}`);
           return res;
         }),
     );
     const other = client
-      .renderQrCode({ content: "https://qr.example/b", size: 2048, format: ImageFormat.PNG, accountId: "account-b" })
+      .renderQrCode({ content: "https://qr.example/b", size: 2048, format: ImageFormat.PNG, accountId: accountB })
       .then((res) => {
         finished.push("b");
         return res;

@@ -1,5 +1,6 @@
 import express, { type Request, type RequestHandler } from "express";
 import type { z } from "zod";
+import { reasonOf } from "@qrplatform/platform";
 import { ApiError, type FieldDetail } from "./api-error.js";
 
 /** zod's problems as public field details; unknown keys become one `unknown_field` each. */
@@ -13,7 +14,7 @@ function fieldDetailsOf(error: z.ZodError, prefix: string[] = []): FieldDetail[]
         message: "is not a field of this request; read-only and unknown fields cannot be sent",
       }));
     }
-    return [{ field: path.join(".") || "(body)", reason: issue.code, message: issue.message }];
+    return [{ field: path.join(".") || "(body)", reason: reasonOf(issue), message: issue.message }];
   });
 }
 

@@ -1,6 +1,6 @@
 import type { Request } from "express";
 import { z } from "zod";
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "@qrplatform/platform";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, textSchema } from "@qrplatform/platform";
 import { parseInput } from "./input.js";
 
 /** Query strings carry text; a limit must be a whole number written plainly. */
@@ -12,7 +12,7 @@ const limitParam = z
 
 const pageQuery = z.object({
   limit: limitParam.optional(),
-  cursor: z.string().min(1, "must not be empty").max(1024, "is not a cursor this API issued").optional(),
+  cursor: textSchema().min(1, "must not be empty").max(1024, "is not a cursor this API issued").optional(),
 });
 
 /** The `limit` and `cursor` of a list request, as the services' page_size and page_token. */

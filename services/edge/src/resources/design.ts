@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { z } from "zod";
+import { textSchema } from "@qrplatform/platform";
 import { DesignSchema, type Design } from "@qrplatform/api/rendering";
 import { acceptedDesignTokens, designEnums, designValueOf, tokenOf, type DesignEnumField } from "@qrplatform/rendering/design-tokens";
 
@@ -18,16 +19,16 @@ const int32 = () => z.int32({ error: "must be a 32-bit integer" }).optional();
 const frameBody = z.strictObject({
   enabled: z.boolean().optional(),
   type: token("frame.type"),
-  color: z.string().optional(),
+  color: textSchema().optional(),
   borderThickness: int32(),
-  labelTop: z.string().optional(),
-  labelBottom: z.string().optional(),
+  labelTop: textSchema().optional(),
+  labelBottom: textSchema().optional(),
 });
 
 const logoBody = z
   .strictObject({
-    dataUri: z.string().optional(),
-    url: z.string().optional(),
+    dataUri: textSchema().optional(),
+    url: textSchema().optional(),
     scale: z.number().optional(),
   })
   .refine((logo) => (logo.dataUri === undefined) !== (logo.url === undefined), {
@@ -37,8 +38,8 @@ const logoBody = z
 
 /** The `design` object of a create request. */
 export const designBody = z.strictObject({
-  foreground: z.string().optional(),
-  background: z.string().optional(),
+  foreground: textSchema().optional(),
+  background: textSchema().optional(),
   style: token("style"),
   errorCorrection: token("errorCorrection"),
   size: int32(),

@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { Request, RequestHandler } from "express";
 import { z } from "zod";
 import { QrCodeStatus, QrCodeStatusSchema, type QrCode, type QrCodeService } from "@qrplatform/api/catalog";
-import { enumFromToken, enumToken, enumTokens, uuidSchema } from "@qrplatform/platform";
+import { enumFromToken, enumToken, enumTokens, uuidSchema, textSchema } from "@qrplatform/platform";
 import { callerOf } from "../http/auth.js";
 import { jsonBody, parseInput, type FixedFields } from "../http/input.js";
 import { listEnvelope, pageRequestOf } from "../http/pagination.js";
@@ -56,22 +56,22 @@ const UPDATE_FIXED: FixedFields = {
 
 
 const createBody = z.strictObject({
-  name: z.string(),
-  destination_url: z.string(),
-  tags: z.array(z.string()).optional(),
+  name: textSchema(),
+  destination_url: textSchema(),
+  tags: z.array(textSchema()).optional(),
   vanity_domain_id: uuidSchema.optional(),
-  vanity_slug: z.string().optional(),
+  vanity_slug: textSchema().optional(),
   design: designBody.optional(),
   utm: z
-    .strictObject({ source: z.string().optional(), medium: z.string().optional(), campaign: z.string().optional() })
+    .strictObject({ source: textSchema().optional(), medium: textSchema().optional(), campaign: textSchema().optional() })
     .optional(),
 });
 
 const updateBody = z.strictObject({
-  name: z.string().optional(),
-  destination_url: z.string().optional(),
+  name: textSchema().optional(),
+  destination_url: textSchema().optional(),
   status: z.enum(enumTokens(QrCodeStatusSchema) as [string, ...string[]]).optional(),
-  tags: z.array(z.string()).optional(),
+  tags: z.array(textSchema()).optional(),
   workspace_id: uuidSchema.nullable().optional(),
 });
 

@@ -1,6 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { RequestHandler } from "express";
 import { z } from "zod";
+import { textSchema } from "@qrplatform/platform";
 import type { Workspace, WorkspaceService } from "@qrplatform/api/catalog";
 import { callerOf } from "../http/auth.js";
 import { jsonBody, parseInput } from "../http/input.js";
@@ -35,16 +36,16 @@ const WORKSPACE_READ_ONLY = {
 
 // The edge checks shape (types, unknown and read-only fields); the catalog owns the rules (lengths, URLs).
 const createBody = z.strictObject({
-  name: z.string(),
-  description: z.string().nullish(),
-  logo_url: z.string().nullish(),
+  name: textSchema(),
+  description: textSchema("multi").nullish(),
+  logo_url: textSchema().nullish(),
 });
 
 // PATCH: an absent field stays as it is; null clears the optional ones.
 const updateBody = z.strictObject({
-  name: z.string().optional(),
-  description: z.string().nullable().optional(),
-  logo_url: z.string().nullable().optional(),
+  name: textSchema().optional(),
+  description: textSchema("multi").nullable().optional(),
+  logo_url: textSchema().nullable().optional(),
 });
 
 /** The workspace routes' handlers, calling the catalog over whatever transport the client was built on. */

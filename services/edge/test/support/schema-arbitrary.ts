@@ -57,7 +57,11 @@ function stringValue(schema: DocNode): fc.Arbitrary<string> {
       .map((date) => date.toISOString().slice(0, 10));
   }
   if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= (schema.minLength ?? 0) && s.length <= maxLength);
-  return fc.string({ minLength: schema.minLength ?? 0, maxLength, unit: "grapheme" });
+  // Mostly text people write, sometimes any UTF-16 at all (NUL, controls, lone surrogates): refused or stored as sent.
+  return fc.oneof(
+    { arbitrary: fc.string({ minLength: schema.minLength ?? 0, maxLength, unit: "grapheme" }), weight: 3 },
+    { arbitrary: fc.string({ minLength: schema.minLength ?? 0, maxLength, unit: "binary" }), weight: 1 },
+  );
 }
 
 function objectValue(schema: DocNode, depth: number, mustHave: string[] = []): fc.Arbitrary<Record<string, unknown>> {
@@ -115,3 +119,84 @@ function wrongTypeFor(schema: DocNode): unknown {
   return candidates.find(([type]) => !admitted.has(type))![1];
 }
 
+
+/** Text from the whole of UTF-16, NUL, the other controls and lone surrogates included. */
+export const anyText = (maxLength = 80): fc.Arbitrary<string> =>
+  fc.oneof(
+    fc.string({ maxLength, unit: "binary" }),
+    fc.constantFrom("\u0000", "a\u0000b", "\ud800", "x\udfff", "\ufeffname", "\u0007", "\u001b[2J", "\r\n", "\u2028", "\u00a0padded\u00a0", "\ud83d\ude00"),
+  );
+
+/** Numbers at and past every integer width a field may be stored in (int32, int64, doubles' exact range) and non-integers. */
+export const anyNumber: fc.Arbitrary<number> = fc.oneof(
+  fc.constantFrom(
+    2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, 2 ** 32, 2 ** 53 - 1, 2 ** 53, -(2 ** 53), 2 ** 63, -(2 ** 63), 2 ** 64,
+    Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, 0.5, -0.5, 1.000001, -1, 0, -0,
+  ),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.integer(),
+);
+
+/** Calendar dates across the whole calendar JavaScript knows, some that do not exist, and years outside 0000..9999. */
+export const anyDate: fc.Arbitrary<string> = fc.oneof(
+  fc
+    .record({ year: fc.integer({ min: 0, max: 9999 }), month: fc.integer({ min: 0, max: 13 }), day: fc.integer({ min: 0, max: 32 }) })
+    .map(({ year, month, day }) => `${String(year).padStart(4, "0")}-${String(month).padStart(2, "0")}-${String(day).padStart(2, "0")}`),
+  fc.constantFrom("0000-01-01", "0001-01-01", "1969-12-31", "1970-01-01", "9999-12-31", "+275760-09-13", "-271821-04-20", "+010000-01-01", "2025-02-29", "2024-02-29"),
+);
+
+/** A field of a request body or query that takes a scalar, with the dotted path to it and its schema. */
+export interface Leaf {
+  path: string[];
+  schema: DocNode;
+  /** The nearest description: the field's own, or its array's for an item. */
+  description: string;
+  type: "string" | "integer" | "number";
+}
+
+/** Every string, integer and number field a request schema has, nested objects and array items (as `0`) included. */
+export function leavesOf(schemaOrRef: DocNode, path: string[] = [], depth = 0, inherited = ""): Leaf[] {
+  const schema = resolveRef(schemaOrRef);
+  if (depth > 6) return [];
+  const description: string = schemaOrRef.description ?? schema.description ?? inherited;
+  const alternatives = ((schema.oneOf ?? schema.anyOf ?? []) as DocNode[]).flatMap((a) => leavesOf(a, path, depth + 1, description));
+  const types: string[] = Array.isArray(schema.type) ? schema.type : [schema.type];
+  const own: Leaf[] = (["string", "integer", "number"] as const).filter((t) => types.includes(t)).map((type) => ({ path, schema, type, description }));
+  const items = schema.items ? leavesOf(schema.items, [...path, "0"], depth + 1, description) : [];
+  const properties = Object.entries((schema.properties ?? {}) as Record<string, DocNode>).flatMap(([name, s]) => leavesOf(s, [...path, name], depth + 1));
+  const all = [...own, ...alternatives, ...items, ...properties];
+  return all.filter((leaf, i) => all.findIndex((other) => other.path.join(".") === leaf.path.join(".") && other.type === leaf.type) === i);
+}
+
+/** A copy of a JSON value with `value` at `path`, objects and arrays made on the way (`0` is an array's first item). */
+export function withValueAt(target: unknown, path: string[], value: unknown): unknown {
+  if (path.length === 0) return value;
+  const [head, ...rest] = path as [string, ...string[]];
+  if (head === "0") return [withValueAt(Array.isArray(target) ? target[0] : undefined, rest, value)];
+  const object = target !== null && typeof target === "object" && !Array.isArray(target) ? (target as Record<string, unknown>) : {};
+  return { ...object, [head]: withValueAt(object[head], rest, value) };
+}
+
+/** The value at a dotted path of a JSON value, or undefined. */
+export function valueAt(target: unknown, path: string[]): unknown {
+  return path.reduce<unknown>((node, key) => (node !== null && typeof node === "object" ? (node as Record<string, unknown>)[key] : undefined), target);
+}
+
+/**
+ * Whether a string field is free text that must read back exactly as sent (no format, pattern or enum
+ * that the API may normalise), and whether it is documented as trimmed.
+ */
+export function freeText(leaf: Leaf): { trimmed: boolean } | undefined {
+  if (leaf.type !== "string" || leaf.schema.format || leaf.schema.pattern || leaf.schema.enum) return undefined;
+  return { trimmed: /trimmed/i.test(leaf.description) };
+}
+
+/** A string percent-encoded for a URL, lone surrogates as the bytes a careless encoder sends (WTF-8), not a thrown URIError. */
+export function encodeAnyText(text: string): string {
+  if (text.isWellFormed()) return encodeURIComponent(text);
+  return Array.from(text, (char) => {
+    if (char.isWellFormed()) return encodeURIComponent(char);
+    const unit = char.charCodeAt(0);
+    return [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join("");
+  }).join("");
+}

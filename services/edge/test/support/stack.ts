@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import type { Kysely } from "kysely";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@qrplatform/api/grpc-health";
 import { TenancyAdminService } from "@qrplatform/api/tenancy";
 import { QrCodeService } from "@qrplatform/api/catalog";
@@ -47,6 +48,10 @@ export interface Stack {
   readonly processes?: Record<ProcessName, StackProcess>;
   /** The processes shape's Prometheus endpoints (`…/metrics`), by process. */
   readonly metricsUrls?: Readonly<Record<ProcessName, string>>;
+  /** The database every service writes to; only in the in-process shape. */
+  readonly db?: Kysely<any>;
+  /** Every gRPC module, each behind in-process transports (binary and JSON) with the admin credential; only in the in-process shape. */
+  readonly grpcModules?: ReadonlyArray<{ readonly module: GrpcModule; readonly transport: Transport; readonly jsonTransport: Transport }>;
   /** The rendering service's renderer; only in the in-process shape. */
   readonly renderer?: Renderer;
   close(): Promise<void>;
@@ -135,6 +140,12 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     dns,
     renderCount: () => rendering.renderer.renders,
     renderer: rendering.renderer,
+    db: database.db,
+    grpcModules: [tenancy, catalog, links, rendering].map((module) => ({
+      module,
+      transport: local([module], credentials.adminToken),
+      jsonTransport: inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken, json: true }),
+    })),
     async close() {
       await http.close();
       await rendering.renderer.close();

@@ -15,6 +15,7 @@ export * from "./grpc/health.js";
 export * from "./grpc/readiness.js";
 export * from "./grpc/reflection.js";
 export * from "./grpc/server.js";
+export * from "./grpc/request-checks.js";
 export * from "./grpc/client.js";
 export * from "./grpc/transport-failures.js";
 export * from "./grpc/process.js";

@@ -1,6 +1,6 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { ReportDomainServingRequest } from "@qrplatform/api/links";
-import { isUuid, type FieldProblem } from "@qrplatform/platform";
+import { INVALID_CHARACTERS, isUuid, textProblem, type FieldProblem } from "@qrplatform/platform";
 import type { ServingReport } from "./domains.table.js";
 
 // What the domain operator may report about a domain (ReportDomainServing). The reason is the reason
@@ -11,7 +11,6 @@ import type { ServingReport } from "./domains.table.js";
 const REASON = /^[A-Z][A-Za-z0-9]*$/;
 const MAX_REASON_LENGTH = 64;
 const MAX_MESSAGE_LENGTH = 1024;
-const CONTROL_CHARACTER = /\p{Cc}/u;
 /** The reason of a domain that is served. */
 export const SERVING_REASON = "Serving";
 /** Certificate expiry times outside these years are not real ones. */
@@ -55,8 +54,8 @@ export function servingReportOf(req: ReportDomainServingRequest): { report: Serv
 
   if (serving.message.length > MAX_MESSAGE_LENGTH) {
     problems.push({ field: "serving.message", reason: "too_long", description: `must be at most ${MAX_MESSAGE_LENGTH} characters` });
-  } else if (CONTROL_CHARACTER.test(serving.message)) {
-    problems.push({ field: "serving.message", reason: "invalid_characters", description: "must not contain control characters such as line breaks" });
+  } else if (textProblem(serving.message)) {
+    problems.push({ field: "serving.message", reason: INVALID_CHARACTERS, description: textProblem(serving.message)! });
   }
 
   let expiresAt: Date | null = null;

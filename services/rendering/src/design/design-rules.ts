@@ -16,7 +16,7 @@ import {
   type Frame,
   type Logo,
 } from "@qrplatform/api/rendering";
-import type { FieldProblem } from "@qrplatform/platform";
+import { INVALID_CHARACTERS, textProblem, type FieldProblem } from "@qrplatform/platform";
 import { tokenOf } from "./design-tokens.js";
 import { isLogoProblem, readLogoDataUri } from "./logo-data-uri.js";
 import { byteCapacity, contentBytes } from "./qr-capacity.js";
@@ -49,7 +49,6 @@ export const DESIGN_DEFAULTS = {
 } as const;
 
 const HEX_COLOR = /^#(?:[0-9a-f]{3}|[0-9a-f]{6})$/i;
-const CONTROL_CHARACTER = /\p{Cc}/u;
 
 /** A design with every default filled in, and the problems found on the way (paths relative to the design). */
 export interface NormalizedDesign {
@@ -143,8 +142,9 @@ function integerOf(value: number, fallback: number, range: { min: number; max: n
 }
 
 function labelOf(value: string, field: string, problems: FieldProblem[]): string {
-  if (CONTROL_CHARACTER.test(value)) {
-    problems.push({ field, reason: "invalid_characters", description: "must not contain control characters such as line breaks" });
+  const problem = textProblem(value);
+  if (problem) {
+    problems.push({ field, reason: INVALID_CHARACTERS, description: problem });
     return "";
   }
   const label = value.trim();

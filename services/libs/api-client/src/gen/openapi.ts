@@ -440,7 +440,7 @@ export interface components {
             updated_at: string;
         };
         WorkspaceCreate: {
-            /** @description 1–100 characters once leading and trailing spaces are trimmed. */
+            /** @description 1–100 characters once leading and trailing white space is trimmed (see Text). */
             name: string;
             description?: string | null;
             /**

@@ -11,6 +11,7 @@ import { presentCredential, requireInternalCredentials, type InternalCredentials
 import { HealthState, registerHealth } from "./health.js";
 import { failFastWhenUnavailable, type Readiness } from "./readiness.js";
 import { registerReflection } from "./reflection.js";
+import { checkRequestFields } from "./request-checks.js";
 import { traceClientCalls, traceServerCalls } from "../telemetry/grpc.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { rpcMetrics } from "../metrics/rpc-metrics.js";
@@ -62,6 +63,8 @@ function serverInterceptors(
     logCalls(logger),
     ...(readiness ? [failFastWhenUnavailable(readiness)] : []),
     requireInternalCredentials(credentials, adminOnly),
+    // After the credential: only a caller we know learns which of its fields were refused.
+    checkRequestFields(),
   ];
 }
 
@@ -154,11 +157,16 @@ export function inProcessTransport(options: {
   readiness?: Readiness;
   /** Where the calls are counted and timed, as for {@link serveGrpc}; not at all when unset. */
   metrics?: Metrics;
+  /** Messages as JSON (the Connect protocol's other encoding) rather than binary; binary when unset. */
+  json?: boolean;
 }): Transport {
   const { modules, credentials, logger, readiness } = options;
   const health = new HealthState(modules.flatMap((m) => m.services), readiness);
   return createRouterTransport(routesOf(modules, health), {
     router: { interceptors: serverInterceptors(modules, credentials, logger, readiness, options.metrics) },
-    transport: { interceptors: [traceClientCalls(), ...(options.interceptors ?? []), presentCredential(options.token)] },
+    transport: {
+      interceptors: [traceClientCalls(), ...(options.interceptors ?? []), presentCredential(options.token)],
+      useBinaryFormat: !options.json,
+    },
   });
 }

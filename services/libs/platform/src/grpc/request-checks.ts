@@ -1,0 +1,123 @@
+import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import type { Interceptor } from "@connectrpc/connect";
+import { invalidArgument, type FieldProblem } from "../errors.js";
+import { INVALID_CHARACTERS, isUuid, textProblem, type TextLines } from "../validation.js";
+
+/**
+ * Checks every request a service receives, before its handler runs, against the rules no field of ours
+ * is exempt from, so an internal caller that skips the REST edge meets the same door:
+ * - every string is storable text (see textProblem) of at most MAX_REQUEST_TEXT_LENGTH UTF-16 code units;
+ *   fields named `description` or `content` may span lines;
+ * - every id (a string field named `id` or ending in `_id` or `_ids`) is empty or a UUID;
+ * - every float is finite, every timestamp lies in 0001-01-01..9999-12-31 (what Postgres and JavaScript
+ *   dates both hold).
+ * Integers need no check here: protobuf's own widths (int32, int64) are what our columns hold.
+ * A request that breaks one is INVALID_ARGUMENT naming each field by its proto path; the handlers keep
+ * the rules that belong to one field (lengths, formats, what must be set).
+ */
+export function checkRequestFields(): Interceptor {
+  return (next) => async (req) => {
+    if (!req.stream) {
+      throwOnProblems(req.method.input, req.message);
+      return next(req);
+    }
+    const input = req.method.input;
+    const messages = req.message;
+    async function* checked() {
+      for await (const message of messages) {
+        throwOnProblems(input, message);
+        yield message;
+      }
+    }
+    return next({ ...req, message: checked() });
+  };
+}
+
+function throwOnProblems(desc: DescMessage, message: unknown) {
+  const problems = requestFieldProblems(desc, message as Record<string, unknown>);
+  if (problems.length > 0) throw invalidArgument(problems);
+}
+
+/**
+ * The longest string any field takes, in UTF-16 code units: above the largest field we have (a logo as a
+ * data URI, 349,551), so that a field without a length rule of its own still has a bound.
+ */
+export const MAX_REQUEST_TEXT_LENGTH = 1_000_000;
+
+/** Field names whose text may span lines; every other string is a single line. */
+const MULTI_LINE_FIELDS: ReadonlySet<string> = new Set(["description", "content"]);
+
+// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z in Unix seconds.
+const MIN_TIMESTAMP_SECONDS = -62135596800n;
+const MAX_TIMESTAMP_SECONDS = 253402300799n;
+
+/** The problems {@link checkRequestFields} finds in one request message; exported for tests and tools. */
+export function requestFieldProblems(desc: DescMessage, message: Record<string, unknown>, prefix = ""): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  for (const field of desc.fields) {
+    const value = fieldValue(field, message);
+    if (value === undefined) continue;
+    const path = prefix ? `${prefix}.${field.name}` : field.name;
+    switch (field.fieldKind) {
+      case "scalar":
+        problems.push(...scalarProblems(field, field.scalar, value, path));
+        break;
+      case "list":
+        (value as unknown[]).forEach((element, index) => {
+          const elementPath = `${path}.${index}`;
+          if (field.listKind === "scalar") problems.push(...scalarProblems(field, field.scalar, element, elementPath));
+          else if (field.listKind === "message") problems.push(...messageProblems(field.message, element, elementPath));
+        });
+        break;
+      case "map":
+        for (const [key, element] of Object.entries(value as Record<string, unknown>)) {
+          const elementPath = `${path}.${key.isWellFormed() ? key : "(key)"}`;
+          if (field.mapKey === ScalarType.STRING) problems.push(...scalarProblems(field, ScalarType.STRING, key, `${path}.(key)`));
+          if (field.mapKind === "scalar") problems.push(...scalarProblems(field, field.scalar, element, elementPath));
+          else if (field.mapKind === "message") problems.push(...messageProblems(field.message, element, elementPath));
+        }
+        break;
+      case "message":
+        problems.push(...messageProblems(field.message, value, path));
+        break;
+      case "enum":
+        break;
+    }
+    // Enough to answer with: the error lists a bounded number anyway.
+    if (problems.length > 100) break;
+  }
+  return problems;
+}
+
+function fieldValue(field: DescField, message: Record<string, unknown>): unknown {
+  if (!field.oneof) return message[field.localName];
+  const chosen = message[field.oneof.localName] as { case?: string; value?: unknown } | undefined;
+  return chosen?.case === field.localName ? chosen.value : undefined;
+}
+
+function messageProblems(desc: DescMessage, value: unknown, path: string): FieldProblem[] {
+  if (desc.typeName === "google.protobuf.Timestamp") {
+    const { seconds, nanos } = value as { seconds: bigint; nanos: number };
+    const inRange = seconds >= MIN_TIMESTAMP_SECONDS && seconds <= MAX_TIMESTAMP_SECONDS && nanos >= 0 && nanos <= 999_999_999;
+    return inRange ? [] : [{ field: path, reason: "out_of_range", description: "must lie between 0001-01-01 and 9999-12-31" }];
+  }
+  return requestFieldProblems(desc, value as Record<string, unknown>, path);
+}
+
+function isIdField(field: DescField): boolean {
+  return field.name === "id" || field.name.endsWith("_id") || field.name.endsWith("_ids");
+}
+
+function scalarProblems(field: DescField, scalar: ScalarType, value: unknown, path: string): FieldProblem[] {
+  if (scalar === ScalarType.DOUBLE || scalar === ScalarType.FLOAT) {
+    return Number.isFinite(value) ? [] : [{ field: path, reason: "out_of_range", description: "must be a finite number" }];
+  }
+  if (scalar !== ScalarType.STRING) return [];
+  const text = value as string;
+  if (text.length > MAX_REQUEST_TEXT_LENGTH) return [{ field: path, reason: "too_long", description: `must be at most ${MAX_REQUEST_TEXT_LENGTH} characters` }];
+  const lines: TextLines = MULTI_LINE_FIELDS.has(field.name) ? "multi" : "single";
+  const problem = textProblem(text, lines);
+  if (problem) return [{ field: path, reason: INVALID_CHARACTERS, description: problem }];
+  if (isIdField(field) && text !== "" && !isUuid(text)) return [{ field: path, reason: "invalid_format", description: "must be a UUID" }];
+  return [];
+}
