@@ -91,8 +91,12 @@ export async function updateWorkspaceFields(deps: CatalogDeps, req: UpdateWorksp
     ...(req.clearLogoUrl && { logo_url: null }),
   };
   // An update that changes nothing leaves updated_at alone.
-  const updated = Object.keys(changes).length === 0 || (await updateWorkspace(deps.db, req.accountId, req.workspaceId, changes));
-  const row = updated ? await findWorkspace(deps.db, req.accountId, req.workspaceId) : undefined;
+  // The update and the read share a transaction, whose row lock keeps a concurrent update from
+  // showing its values in this answer.
+  const row = await deps.db.transaction().execute(async (trx) => {
+    const updated = Object.keys(changes).length === 0 || (await updateWorkspace(trx, req.accountId, req.workspaceId, changes));
+    return updated ? findWorkspace(trx, req.accountId, req.workspaceId) : undefined;
+  });
   if (!row) throw notFound("workspace");
   return create(UpdateWorkspaceResponseSchema, { workspace: workspaceToProto(row) });
 }

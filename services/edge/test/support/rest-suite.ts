@@ -276,6 +276,15 @@ export function defineRestSuite(mode: StackMode): void {
       expect((await api("GET", `/workspaces/${created.id}`, { key })).body).toEqual(cleared.body);
     });
 
+    it("answers each of many concurrent updates with the values it wrote", async () => {
+      const { key } = await newAccount();
+      const { body: created } = await api("POST", "/workspaces", { key, body: { name: "Race" } });
+      const names = Array.from({ length: 12 }, (_, i) => `Race ${i}`);
+      const answers = await Promise.all(names.map((name) => api("PATCH", `/workspaces/${created.id}`, { key, body: { name } })));
+      expect(answers.map((answer) => answer.body.name)).toEqual(names);
+      expect(names).toContain((await api("GET", `/workspaces/${created.id}`, { key })).body.name);
+    });
+
     it("hides another account's workspaces behind 404 and never changes them", async () => {
       const owner = await newAccount();
       const other = await newAccount();
