@@ -1,5 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
+import { IdempotencyKeyService, TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
 import {
   createAccount,
   getAccount,
@@ -9,17 +9,32 @@ import {
 } from "./accounts/accounts.handlers.js";
 import type { TenancyDeps } from "./deps.js";
 import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  expiredKeySweeper,
+  releaseIdempotencyKey,
+} from "./idempotency/idempotency-keys.handlers.js";
+import {
   authenticateApiKey,
   createApiKey,
   listApiKeysOf,
   revokeApiKeyById,
 } from "./keys/api-keys.handlers.js";
 
-/** Registers tenancy's two services: the internal one other services call, and the admin one qrctl calls. */
+/**
+ * Registers tenancy's services: the internal ones other services call (accounts and keys, and the
+ * edge's idempotency keys), and the admin one qrctl calls.
+ */
 export function registerRoutes(router: ConnectRouter, deps: TenancyDeps): void {
   router.service(TenancyService, {
     authenticateApiKey: (req) => authenticateApiKey(deps, req),
     getAccount: (req) => getAccount(deps, req),
+  });
+  const sweeper = expiredKeySweeper(deps);
+  router.service(IdempotencyKeyService, {
+    claimIdempotencyKey: (req) => claimIdempotencyKey(deps, sweeper, req),
+    completeIdempotencyKey: (req) => completeIdempotencyKey(deps, req),
+    releaseIdempotencyKey: (req) => releaseIdempotencyKey(deps, req),
   });
   router.service(TenancyAdminService, {
     createAccount: (req) => createAccount(deps, req),

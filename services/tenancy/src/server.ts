@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
+import { IdempotencyKeyService, TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
 import { migrateSchema } from "@qrplatform/db";
 import { PageTokens, type GrpcModule } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
@@ -26,7 +26,7 @@ export async function buildTenancy(options: TenancyOptions): Promise<GrpcModule>
     now: options.now ?? (() => new Date()),
   };
   return {
-    services: [TenancyService, TenancyAdminService],
+    services: [TenancyService, IdempotencyKeyService, TenancyAdminService],
     adminOnly: [TenancyAdminService],
     routes: (router) => registerRoutes(router, deps),
   };

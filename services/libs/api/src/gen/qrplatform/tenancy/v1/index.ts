@@ -2,5 +2,6 @@
 // Everything generated for the protobuf package qrplatform.tenancy.v1.
 export * from "./account_pb.js";
 export * from "./api_key_pb.js";
+export * from "./idempotency_key_service_pb.js";
 export * from "./tenancy_admin_service_pb.js";
 export * from "./tenancy_service_pb.js";
