@@ -16,6 +16,7 @@ import {
   startTelemetry,
   serveMetrics,
 } from "@qrplatform/platform";
+import { DEFAULT_IN_FLIGHT_WAIT_MS } from "./http/idempotency.js";
 import { memoryQuotaStore, redisQuotaStore } from "./http/quota.js";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "./server.js";
 
@@ -32,6 +33,7 @@ const config = readConfig(
     PUBLIC_BASE_URL: optionalVar(z.string().url()),
     SERVICE_TOKEN: secretVar(),
     MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
+    IDEMPOTENCY_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(DEFAULT_IN_FLIGHT_WAIT_MS),
     LOG_LEVEL: logLevelVar(),
   }).merge(metricsEnv),
 );
@@ -55,6 +57,7 @@ const app = buildEdge({
   isDraining: () => draining,
   quotas,
   metrics,
+  idempotency: { inFlightWaitMs: config.IDEMPOTENCY_WAIT_MS },
 });
 const server = await listenHttp({ handler: app, host: config.HOST, port: config.PORT, logger, name: "REST edge" });
 

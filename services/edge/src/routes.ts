@@ -18,7 +18,14 @@ type Method = "get" | "post" | "patch" | "delete";
 export function registerApiRoutes(
   api: Router,
   clients: EdgeClients,
-  options: { maxBodyBytes: number; apiBaseUrl: (req: Request) => string; quotas: QuotaStore; metrics: Metrics },
+  options: {
+    maxBodyBytes: number;
+    apiBaseUrl: (req: Request) => string;
+    quotas: QuotaStore;
+    metrics: Metrics;
+    /** Makes a POST with an Idempotency-Key safe to retry (http/idempotency.ts). */
+    idempotent: RequestHandler;
+  },
 ): void {
   // Bodies are read only after the key is accepted and counted, so anonymous callers cannot make us parse them.
   const json = jsonBodyParser(options.maxBodyBytes);
@@ -26,7 +33,8 @@ export function registerApiRoutes(
   const route = (path: string, methods: Partial<Record<Method, [scope: string, handler: RequestHandler]>>) => {
     const entry = api.route(path);
     for (const [method, [scope, handler]] of Object.entries(methods) as [Method, [string, RequestHandler]][]) {
-      const body = method === "post" || method === "patch" ? [json] : [];
+      // Every POST takes an Idempotency-Key; the key is checked once the body is read, which it fingerprints.
+      const body = method === "post" ? [json, options.idempotent] : method === "patch" ? [json] : [];
       entry[method](authenticate(clients.tenancy, scope), quota, ...body, handler);
     }
     entry.all(methodNotAllowed(Object.keys(methods)));

@@ -7,11 +7,13 @@ import { noMetrics, traceHttpRequest, type Metrics } from "@qrplatform/platform"
 import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
 import { AnalyticsService, DomainService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
-import { TenancyService } from "@qrplatform/api/tenancy";
+import { IdempotencyKeyService, TenancyService } from "@qrplatform/api/tenancy";
 import { apiCors, apiSecurityHeaders } from "./http/browser-policy.js";
 import { docsRouter } from "./http/docs.js";
 import { errorHandler, routeNotFound } from "./http/error-handler.js";
 import { registerHealthRoutes } from "./http/health.js";
+import { idempotentRequests, type IdempotencyOptions } from "./http/idempotency.js";
+import { tenancyIdempotencyStore } from "./http/idempotency-store.js";
 import { memoryQuotaStore, type QuotaStore } from "./http/quota.js";
 import { requestIdOf } from "./http/request-id.js";
 import { rememberRouteMount, requestMetrics, routeTemplateOf, UNMATCHED_ROUTE } from "./http/request-metrics.js";
@@ -57,6 +59,8 @@ export interface EdgeOptions {
   isDraining?: () => boolean;
   /** Where requests by route and quota decisions are reported. */
   metrics?: Metrics;
+  /** How Idempotency-Keys behave; they are kept by tenancy either way. */
+  idempotency?: IdempotencyOptions;
 }
 
 /** Room for a QR code with an inline logo; anything bigger is a mistake or an attack. */
@@ -124,6 +128,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
     apiBaseUrl,
     quotas: options.quotas ?? memoryQuotaStore(),
     metrics,
+    idempotent: idempotentRequests(tenancyIdempotencyStore(createClient(IdempotencyKeyService, transports.tenancy)), logger, options.idempotency),
   });
   app.use(API_BASE_PATH, api);
   app.use(API_BASE_PATH, routeNotFound);

@@ -13,7 +13,7 @@ export function apiCors(): RequestHandler {
     origin: "*",
     credentials: false,
     methods: ["GET", "HEAD", "POST", "PATCH", "DELETE"],
-    allowedHeaders: ["Authorization", "Content-Type", "If-None-Match", "X-Request-ID"],
+    allowedHeaders: ["Authorization", "Content-Type", "If-None-Match", "X-Request-ID", "Idempotency-Key"],
     exposedHeaders: [
       "X-Request-ID",
       "RateLimit-Limit",
@@ -24,6 +24,7 @@ export function apiCors(): RequestHandler {
       "ETag",
       "Content-Disposition",
       "Allow",
+      "Idempotent-Replayed",
     ],
     maxAge: 600,
     // The route still answers OPTIONS itself, with its Allow header.

@@ -1052,7 +1052,7 @@ export function defineRestSuite(mode: StackMode): void {
       });
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
-      expect(preflight.headers.get("access-control-allow-headers")).toBe("Authorization,Content-Type,If-None-Match,X-Request-ID");
+      expect(preflight.headers.get("access-control-allow-headers")).toBe("Authorization,Content-Type,If-None-Match,X-Request-ID,Idempotency-Key");
       expect(preflight.headers.get("access-control-allow-methods")).toBe("GET,HEAD,POST,PATCH,DELETE");
       expect(preflight.headers.get("access-control-max-age")).toBe("600");
       expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
@@ -1061,7 +1061,7 @@ export function defineRestSuite(mode: StackMode): void {
       const ok = await api("GET", "/account", { key, headers: { origin } });
       expect(ok.headers.get("access-control-allow-origin")).toBe("*");
       expect(ok.headers.get("access-control-expose-headers")?.split(",")).toEqual(
-        expect.arrayContaining(["X-Request-ID", "RateLimit-Remaining", "Retry-After", "ETag"]),
+        expect.arrayContaining(["X-Request-ID", "RateLimit-Remaining", "Retry-After", "ETag", "Idempotent-Replayed"]),
       );
       const refused = await api("GET", "/account", { headers: { origin } });
       expectError(refused, 401, "missing_api_key");

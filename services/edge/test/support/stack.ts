@@ -54,7 +54,25 @@ export interface Stack {
   readonly grpcModules?: ReadonlyArray<{ readonly module: GrpcModule; readonly transport: Transport; readonly jsonTransport: Transport }>;
   /** The rendering service's renderer; only in the in-process shape. */
   readonly renderer?: Renderer;
+  /**
+   * Starts another edge in front of the same services (in this process, or as its own process), as a
+   * second replica behind a load balancer; closed with the stack.
+   */
+  startEdgeReplica(options?: EdgeReplicaOptions): Promise<EdgeReplica>;
   close(): Promise<void>;
+}
+
+/** How a further edge replica differs from the first. */
+export interface EdgeReplicaOptions {
+  /** How long a retry waits for the same request running elsewhere before 409 (IDEMPOTENCY_WAIT_MS). */
+  readonly idempotencyWaitMs?: number;
+}
+
+/** A further edge replica. */
+export interface EdgeReplica {
+  readonly baseUrl: string;
+  /** The processes shape's replica process, to stop and start again. */
+  readonly process?: StackProcess;
 }
 
 /** One process of the processes shape. */
@@ -122,15 +140,17 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     logger,
   });
   const redirectPath = await startRedirectPath({ transport: local([links]), invalidations, visitorKeySecret: "v".repeat(32), logger });
-  handler.set(
+  const edge = (idempotencyWaitMs?: number) =>
     buildEdge({
       transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]), rendering: local([rendering]) },
       logger,
       maxBodyBytes: 64 * 1024,
       fallback: redirectPath.handler,
       quotas,
-    }),
-  );
+      idempotency: { inFlightWaitMs: idempotencyWaitMs },
+    });
+  handler.set(edge());
+  const replicas: { close(): Promise<void> }[] = [];
   return {
     baseUrl: `${origin}/api/v1`,
     admin: createClient(TenancyAdminService, local([tenancy], credentials.adminToken)),
@@ -140,6 +160,11 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     dns,
     renderCount: () => rendering.renderer.renders,
     renderer: rendering.renderer,
+    async startEdgeReplica(replica = {}) {
+      const server = await listenHttp({ handler: edge(replica.idempotencyWaitMs), host: "127.0.0.1", port: 0, logger, name: "edge replica" });
+      replicas.push(server);
+      return { baseUrl: `http://127.0.0.1:${server.port}/api/v1` };
+    },
     db: database.db,
     grpcModules: [tenancy, catalog, links, rendering].map((module) => ({
       module,
@@ -147,6 +172,7 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
       jsonTransport: inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken, json: true }),
     })),
     async close() {
+      await Promise.all(replicas.map((replica) => replica.close()));
       await http.close();
       await rendering.renderer.close();
       await redirectPath.close();
@@ -230,14 +256,13 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     const health = createClient(Health, remoteTransport({ baseUrl: url(name), token: "" }));
     return async () => (await health.check({ service: "" })).status === ServingStatus.SERVING;
   };
+  const environment = (name: ProcessName) => ({ ...processEnvironment(name, placement), ...testEnv[name], ...options.env?.[name] });
   const processes = Object.fromEntries(
-    START_ORDER.map((name) => [
-      name,
-      launch(name, { ...processEnvironment(name, placement), ...testEnv[name], ...options.env?.[name] }, isReady(name)),
-    ]),
+    START_ORDER.map((name) => [name, launch(name, environment(name), isReady(name))]),
   ) as Record<ProcessName, StackProcess>;
+  const replicas: StackProcess[] = [];
   const stopAll = async () => {
-    await Promise.all(Object.values(processes).map((service) => service.kill("SIGTERM")));
+    await Promise.all([...Object.values(processes), ...replicas].map((service) => service.kill("SIGTERM")));
     rmSync(dataDir, { recursive: true, force: true });
     await dns.close();
     await scratch?.drop();
@@ -261,6 +286,20 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     grpcUrls: { tenancy: url("tenancy"), links: url("links"), rendering: url("rendering"), catalog: url("catalog") },
     processes,
     metricsUrls: Object.fromEntries(START_ORDER.map((name) => [name, `http://127.0.0.1:${placement.metricsPorts[name]}/metrics`])) as Record<ProcessName, string>,
+    async startEdgeReplica(replica = {}) {
+      const port = await freePort();
+      const env = {
+        ...environment("edge"),
+        PORT: String(port),
+        METRICS_PORT: String(await freePort()),
+        ...(replica.idempotencyWaitMs !== undefined && { IDEMPOTENCY_WAIT_MS: String(replica.idempotencyWaitMs) }),
+      };
+      const baseUrl = `http://127.0.0.1:${port}`;
+      const edge = launch("edge", env, async () => (await fetch(`${baseUrl}/readyz`)).ok);
+      replicas.push(edge);
+      await waitUntil("edge replica", async () => (await fetch(`${baseUrl}/readyz`)).ok, edge.output);
+      return { baseUrl: `${baseUrl}/api/v1`, process: edge };
+    },
     close: stopAll,
   };
 }

@@ -5,7 +5,12 @@ import type { components, operations, paths } from "./gen/openapi.js";
 
 export type { components, operations, paths };
 
-/** A client of the public API: `client.GET("/workspaces/{workspace_id}", { params: { path: { workspace_id } } })`. */
+/**
+ * A client of the public API: `client.GET("/workspaces/{workspace_id}", { params: { path: { workspace_id } } })`.
+ * Every POST takes an Idempotency-Key, so a create can be retried safely after a timeout with the same key:
+ * `client.POST("/workspaces", { params: { header: { "Idempotency-Key": randomUUID() } }, body: { name } })`.
+ * A replayed answer carries the header `Idempotent-Replayed: true`.
+ */
 export type ApiClient = Client<paths>;
 
 /** The public Account. */

@@ -919,6 +919,7 @@ export interface components {
                  *     |---|---|---|
                  *     | `validation_error` | 400 | an invalid path id, query parameter or body field; `details.fields[]` names each |
                  *     | `invalid_json` | 400 | the body is not valid JSON, or does not decode as its `Content-Encoding` says |
+                 *     | `invalid_idempotency_key` | 400 | the `Idempotency-Key` header is not 1–255 visible ASCII characters (other than `"` and `\`), or was sent twice |
                  *     | `missing_api_key` | 401 | no `Authorization` header |
                  *     | `invalid_api_key` | 401 | a malformed, unknown, expired or revoked key |
                  *     | `plan_not_eligible` | 403 | the account's plan (Free) has no API access |
@@ -933,8 +934,10 @@ export interface components {
                  *     | `domain_not_verified` | 409 | the vanity slug's custom domain is not verified |
                  *     | `slug_taken` | 409 | the vanity slug is already used on that domain |
                  *     | `slug_conflict` | 409 | no unique slug could be chosen; retry |
+                 *     | `idempotency_key_in_progress` | 409 | a request with this `Idempotency-Key` is still running; retry after `Retry-After` |
                  *     | `payload_too_large` | 413 | the body is larger than the edge accepts |
                  *     | `unsupported_media_type` | 415 | the body is not UTF-8 `application/json`, or its `Content-Encoding` is not `gzip`, `deflate`, `br` or `zstd` |
+                 *     | `idempotency_key_reused` | 422 | the `Idempotency-Key` was used for a different request (method, path or body) |
                  *     | `rate_limited` | 429 | the key's hourly request limit is used up |
                  *     | `render_queue_full` | 429 | too many of the account's exports are waiting to be drawn; retry after `Retry-After` |
                  *     | `internal_error` | 500 | a failure on our side |
@@ -1073,6 +1076,36 @@ export interface components {
                 code: "domain_not_verified" | "slug_taken";
             };
         };
+        /** @description `invalid_idempotency_key`: the `Idempotency-Key` header is not a valid key. */
+        InvalidIdempotencyKeyError: components["schemas"]["Error"] & components["schemas"]["IdempotencyKeyErrorBody"] & {
+            error: {
+                /** @constant */
+                code: "invalid_idempotency_key";
+            };
+        };
+        /** @description `idempotency_key_in_progress`: a request with this `Idempotency-Key` is still running. */
+        IdempotencyKeyInProgressError: components["schemas"]["Error"] & components["schemas"]["IdempotencyKeyErrorBody"] & {
+            error: {
+                /** @constant */
+                code: "idempotency_key_in_progress";
+            };
+        };
+        /** @description `idempotency_key_reused`: the `Idempotency-Key` belongs to a different request. */
+        IdempotencyKeyReusedError: components["schemas"]["Error"] & components["schemas"]["IdempotencyKeyErrorBody"] & {
+            error: {
+                /** @constant */
+                code: "idempotency_key_reused";
+            };
+        };
+        /** @description The `details` of the Idempotency-Key errors name the header. */
+        IdempotencyKeyErrorBody: {
+            error: {
+                details: {
+                    /** @constant */
+                    header: "Idempotency-Key";
+                };
+            };
+        };
         /** @description `payload_too_large`. */
         PayloadTooLargeError: components["schemas"]["Error"] & {
             error: {
@@ -1151,6 +1184,34 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ValidationError"] | components["schemas"]["InvalidJsonError"];
+            };
+        };
+        /**
+         * @description `validation_error` (`details.fields` names the invalid, missing, read-only or unknown fields,
+         *     and an invalid path id; at most 20, with `details.omitted_fields` counting the rest),
+         *     `invalid_json` when the body cannot be decoded or parsed, or `invalid_idempotency_key` when
+         *     the `Idempotency-Key` header is not a valid key.
+         */
+        InvalidIdempotentRequest: {
+            headers: {
+                "X-Request-ID": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ValidationError"] | components["schemas"]["InvalidJsonError"] | components["schemas"]["InvalidIdempotencyKeyError"];
+            };
+        };
+        /** @description `idempotency_key_reused`: the `Idempotency-Key` was already used for a different request (method, path or body); use a new key. */
+        IdempotencyKeyReused: {
+            headers: {
+                "X-Request-ID": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["IdempotencyKeyReusedError"];
             };
         };
         /** @description `missing_api_key` or `invalid_api_key` (malformed, unknown, expired or revoked). */
@@ -1325,6 +1386,14 @@ export interface components {
     };
     parameters: {
         /**
+         * @description Makes this POST safe to retry: the request runs once, and a retry with the same key and the same
+         *     request gets the first answer again (see "Safe retries" in the introduction). 1–255 visible
+         *     ASCII characters other than `"` and `\`, bare or in double quotes; a new random key, such as a
+         *     UUID, for every new request. Kept 24 hours per account.
+         * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+         */
+        IdempotencyKey: string;
+        /**
          * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
          *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
          */
@@ -1353,6 +1422,13 @@ export interface components {
         VaryAuthorization: "Authorization";
         /** @description Seconds to wait before retrying, currently always 5. */
         RetryAfterTransient: number;
+        /**
+         * @description `true` when this answer is the stored answer of an earlier request with the same
+         *     `Idempotency-Key`, replayed instead of running the request again; absent otherwise.
+         */
+        IdempotentReplayed: "true";
+        /** @description With `idempotency_key_in_progress`, seconds to wait before sending the request again. */
+        RetryAfterInProgress: number;
         /** @description API responses hold account data and are never stored by shared caches. */
         CacheControlNoStore: "no-store";
         /** @description The path of the created resource, such as `/api/v1/workspaces/{id}`. */
@@ -1492,6 +1568,14 @@ export interface operations {
                  *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
                  */
                 "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes this POST safe to retry: the request runs once, and a retry with the same key and the same
+                 *     request gets the first answer again (see "Safe retries" in the introduction). 1–255 visible
+                 *     ASCII characters other than `"` and `\`, bare or in double quotes; a new random key, such as a
+                 *     UUID, for every new request. Kept 24 hours per account.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -1508,31 +1592,35 @@ export interface operations {
                     "X-Request-ID": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Workspace"];
                 };
             };
-            400: components["responses"]["InvalidRequestBody"];
+            400: components["responses"]["InvalidIdempotentRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /**
              * @description `slug_conflict`: no unique slug could be chosen for the name (very unlikely); retrying
-             *     the same request succeeds.
+             *     the same request succeeds. `idempotency_key_in_progress`: a request with this
+             *     `Idempotency-Key` is still running; retry after `Retry-After`.
              */
             409: {
                 headers: {
                     "X-Request-ID": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "Retry-After": components["headers"]["RetryAfterInProgress"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SlugConflictError"];
+                    "application/json": components["schemas"]["SlugConflictError"] | components["schemas"]["IdempotencyKeyInProgressError"];
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1679,6 +1767,14 @@ export interface operations {
                  *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
                  */
                 "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes this POST safe to retry: the request runs once, and a retry with the same key and the same
+                 *     request gets the first answer again (see "Safe retries" in the introduction). 1–255 visible
+                 *     ASCII characters other than `"` and `\`, bare or in double quotes; a new random key, such as a
+                 *     UUID, for every new request. Kept 24 hours per account.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /** @description The workspace's id. A value that is not a UUID is `400 validation_error` on `workspace_id`. */
@@ -1698,13 +1794,14 @@ export interface operations {
                     "X-Request-ID": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
                     Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["QrCode"];
                 };
             };
-            400: components["responses"]["InvalidRequestBody"];
+            400: components["responses"]["InvalidIdempotentRequest"];
             401: components["responses"]["Unauthorized"];
             /**
              * @description The key may not do this (`plan_not_eligible`, `account_inactive`, `insufficient_scope`),
@@ -1725,19 +1822,23 @@ export interface operations {
             /**
              * @description `domain_not_verified`: the custom domain is not verified yet. `slug_taken`: the vanity
              *     slug is already used on that domain, by a live or a deleted code.
+             *     `idempotency_key_in_progress`: a request with this `Idempotency-Key` is still running;
+             *     retry after `Retry-After`.
              */
             409: {
                 headers: {
                     "X-Request-ID": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "Retry-After": components["headers"]["RetryAfterInProgress"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VanitySlugConflictError"];
+                    "application/json": components["schemas"]["VanitySlugConflictError"] | components["schemas"]["IdempotencyKeyInProgressError"];
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
