@@ -57,10 +57,15 @@ function fingerprintOf(req: Request): Uint8Array {
   return requestFingerprint(req.method, req.originalUrl.split("?")[0]!, req.body);
 }
 
-/** Whether a response is final for its request (stored and replayed) or asks for a retry that runs again. */
+/**
+ * Whether a response is final for its request (stored and replayed) or met a passing state, so that a
+ * retry runs again: 5xx (the request failed here, not for what it asked), 408 and 429 (come back
+ * later) and 409 (a conflict that may clear, such as `slug_conflict` or `domain_not_verified`). These
+ * changed nothing, so the retry cannot do anything twice; the exception is a 503 or 504 whose write went
+ * through unseen behind a failed connection or a timeout (ADR 0014).
+ */
 function isFinal(status: number): boolean {
-  // 5xx: the request failed here, not because of what it asked; 408 and 429: come back later.
-  return status < 500 && status !== 408 && status !== 429;
+  return status < 500 && status !== 408 && status !== 409 && status !== 429;
 }
 
 /** Writes a stored response; an error's request_id becomes this request's, so it matches X-Request-ID as every error does. */
@@ -88,7 +93,7 @@ export interface IdempotencyOptions {
  * same method, path and body gets that response again, marked `Idempotent-Replayed: true`; the key
  * with a different request is 422 `idempotency_key_reused`; a retry while the first still runs waits
  * for it up to `inFlightWaitMs`, then is 409 `idempotency_key_in_progress` with Retry-After. Responses
- * that are not final (5xx, 408, 429) are not stored: the key is released and a retry runs again.
+ * that are not final (5xx, 408, 409, 429) are not stored: the key is released and a retry runs again.
  * Mounted after authentication and the body parser; without the header the request runs as always.
  */
 export function idempotentRequests(store: IdempotencyStore, logger: Logger, options: IdempotencyOptions = {}): RequestHandler {
