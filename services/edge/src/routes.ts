@@ -9,7 +9,8 @@ import { getAccount } from "./resources/account.js";
 import { analyticsHandler } from "./resources/analytics.js";
 import { domainHandlers } from "./resources/domains.js";
 import { exportHandler } from "./resources/export.js";
-import { qrCodeHandlers } from "./resources/qr-codes.js";
+import { qrCodeHandlers, qrCodeJson } from "./resources/qr-codes.js";
+import { bulkCreateHandler } from "./resources/qr-codes-bulk.js";
 import { workspaceHandlers } from "./resources/workspaces.js";
 
 type Method = "get" | "post" | "patch" | "delete";
@@ -50,6 +51,9 @@ export function registerApiRoutes(
   route("/workspaces/:workspace_id/qr-codes", {
     get: ["qr_codes:read", qrCodes.listInWorkspace],
     post: ["qr_codes:write", qrCodes.create],
+  });
+  route("/workspaces/:workspace_id/qr-codes/bulk", {
+    post: ["qr_codes:write", bulkCreateHandler(clients.workspaces, qrCodes.createOne, (req, qrCode) => qrCodeJson(qrCode, options.apiBaseUrl(req)))],
   });
   route("/qr-codes", { get: ["qr_codes:read", qrCodes.listAll] });
   route("/qr-codes/:id", {

@@ -35,6 +35,12 @@ const PROBES: Record<string, Probe> = {
     path: (o) => `/workspaces/${o.workspaceId}/qr-codes`,
     body: { name: "planted", destination_url: "https://example.com" },
   },
+  bulkCreateQrCodes: {
+    kind: "path",
+    method: "POST",
+    path: (o) => `/workspaces/${o.workspaceId}/qr-codes/bulk`,
+    body: { items: [{ name: "planted", destination_url: "https://example.com" }] },
+  },
   getQrCode: { kind: "path", method: "GET", path: (o) => `/qr-codes/${o.qrCodeId}` },
   updateQrCode: {
     kind: "path",

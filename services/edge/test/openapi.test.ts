@@ -64,6 +64,7 @@ describe("the OpenAPI document", () => {
         "PATCH /workspaces/{workspace_id} updateWorkspace",
         "GET /workspaces/{workspace_id}/qr-codes listWorkspaceQrCodes",
         "POST /workspaces/{workspace_id}/qr-codes createQrCode",
+        "POST /workspaces/{workspace_id}/qr-codes/bulk bulkCreateQrCodes",
         "GET /qr-codes listQrCodes",
         "GET /qr-codes/{id} getQrCode",
         "PATCH /qr-codes/{id} updateQrCode",

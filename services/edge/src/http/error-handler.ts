@@ -41,17 +41,20 @@ function apiErrorFromBodyParser(error: { type?: string; limit?: number }): ApiEr
   }
 }
 
+/** What an error thrown while serving a request answers: ApiErrors as they are, service errors through the gRPC mapping, body-parser errors by type, anything else a 500. */
+export function apiErrorOf(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof ConnectError) return apiErrorFromGrpc(error);
+  return apiErrorFromBodyParser(error as { type?: string }) ?? internalError();
+}
+
 /**
- * The one place errors become responses: ApiErrors as they are, service errors through the gRPC
- * mapping, body-parser errors by type, anything else as a 500 that is logged with its cause.
+ * The one place errors become responses, through apiErrorOf; a 5xx is logged with its cause.
  */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) return next(error);
-    let apiError: ApiError;
-    if (error instanceof ApiError) apiError = error;
-    else if (error instanceof ConnectError) apiError = apiErrorFromGrpc(error);
-    else apiError = apiErrorFromBodyParser(error as { type?: string }) ?? internalError();
+    const apiError = apiErrorOf(error);
 
     if (apiError.status >= 500) {
       logger.error({ err: error, requestId: requestIdOf(req, res), method: req.method, url: req.originalUrl }, "request failed");

@@ -99,11 +99,11 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
     res.json(await list(req, callerOf(res).accountId, workspace_id?.toLowerCase()));
   };
 
-  const create: RequestHandler = async (req, res) => {
-    const workspaceId = uuidParam(req, "workspace_id");
-    const body = parseInput(createBody, jsonBody(req), CREATE_FIXED);
+  /** Creates one QR code from a create body as the client sent it; the bulk create calls it for each item. */
+  const createOne = async (accountId: string, workspaceId: string, input: unknown): Promise<QrCode> => {
+    const body = parseInput(createBody, input, CREATE_FIXED);
     const { qrCode } = await qrCodes.createQrCode({
-      accountId: callerOf(res).accountId,
+      accountId,
       workspaceId,
       name: body.name,
       destinationUrl: body.destination_url,
@@ -113,7 +113,13 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
       design: designFromBody(body.design),
       utm: body.utm && { source: body.utm.source ?? "", medium: body.utm.medium ?? "", campaign: body.utm.campaign ?? "" },
     });
-    res.status(201).location(`${req.baseUrl}/qr-codes/${qrCode!.id}`).json(json(req, qrCode));
+    return qrCode!;
+  };
+
+  const create: RequestHandler = async (req, res) => {
+    const workspaceId = uuidParam(req, "workspace_id");
+    const qrCode = await createOne(callerOf(res).accountId, workspaceId, jsonBody(req));
+    res.status(201).location(`${req.baseUrl}/qr-codes/${qrCode.id}`).json(json(req, qrCode));
   };
 
   const get: RequestHandler = async (req, res) => {
@@ -143,5 +149,5 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
     res.json({ id: qrCodeId, deleted: true });
   };
 
-  return { listInWorkspace, listAll, create, get, update, remove };
+  return { listInWorkspace, listAll, create, createOne, get, update, remove };
 }

@@ -174,6 +174,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workspaces/{workspace_id}/qr-codes/bulk": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The workspace's id. A value that is not a UUID is `400 validation_error` on `workspace_id`. */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create up to 100 QR codes in a workspace
+         * @description An addition to the v1 contract. Creates each item of `items` (1–100 bodies of "Create a QR
+         *     code in a workspace") as that operation would, and answers `200` with one result per item, in
+         *     the order sent: `status` `201` with the `qr_code`, or the status and `error` object (`code`,
+         *     `message`, `details`, `request_id`) the single create would have answered for that item.
+         *
+         *     - Items succeed or fail on their own: one invalid item does not stop the others.
+         *     - Capacity is counted per item, as each is created: when the account's capacity runs out
+         *       during the call, the items that no longer fit fail with `403 qr_code_limit_reached` and
+         *       the others are created. Which items get the last places when the call does not fit is not
+         *       specified; every item's result says whether it did.
+         *     - Errors of the call as a whole: an invalid `workspace_id`, a body that is not
+         *       `{"items": [...]}` with 1–100 items (`400 validation_error` on `items`), a workspace that
+         *       does not exist (`404`), and everything the edge refuses before a call runs (401, 403, 413
+         *       for the whole body, 415, 429).
+         *     - Takes an `Idempotency-Key` like every POST: the answer of the whole call is replayed.
+         *       Items that failed with a status that asks for a later retry (5xx, 409, 429) are not retried
+         *       by a replay: send them again in a new call with a new key.
+         *
+         *     Scope: `qr_codes:write`.
+         */
+        post: operations["bulkCreateQrCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/qr-codes": {
         parameters: {
             query?: never;
@@ -576,6 +623,39 @@ export interface components {
          *     kept.
          */
         Tags: string[];
+        /** @description Up to 100 QR codes to create, each a body of "Create a QR code in a workspace". */
+        QrCodeBulkCreate: {
+            items: components["schemas"]["QrCodeCreate"][];
+        };
+        /** @description What became of each item of a bulk create. */
+        QrCodeBulkResults: {
+            /** @description How many items were created. */
+            created: number;
+            /** @description How many items failed. */
+            failed: number;
+            /** @description One result per item, in the order the items were sent. */
+            results: components["schemas"]["QrCodeBulkResult"][];
+        };
+        /** @description One item's outcome, the created QR code or the error the single create would have answered. */
+        QrCodeBulkResult: {
+            /** @description The item's position in `items`. */
+            index: number;
+            /** @constant */
+            status: 201;
+            qr_code: components["schemas"]["QrCode"];
+        } | {
+            /** @description The item's position in `items`. */
+            index: number;
+            /** @description The status the single create would have answered. */
+            status: number;
+            /** @description The `error` object of the envelope the single create would have answered (see `Error`). */
+            error: {
+                code: string;
+                message: string;
+                details?: Record<string, never>;
+                request_id: string;
+            };
+        };
         QrCodeCreate: {
             /** @description 1–200 characters once trimmed. */
             name: string;
@@ -1834,6 +1914,73 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VanitySlugConflictError"] | components["schemas"]["IdempotencyKeyInProgressError"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    bulkCreateQrCodes: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes this POST safe to retry: the request runs once, and a retry with the same key and the same
+                 *     request gets the first answer again (see "Safe retries" in the introduction). 1–255 visible
+                 *     ASCII characters other than `"` and `\`, bare or in double quotes; a new random key, such as a
+                 *     UUID, for every new request. Kept 24 hours per account.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The workspace's id. A value that is not a UUID is `400 validation_error` on `workspace_id`. */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QrCodeBulkCreate"];
+            };
+        };
+        responses: {
+            /** @description One result per item, in the order sent. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QrCodeBulkResults"];
+                };
+            };
+            400: components["responses"]["InvalidIdempotentRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description `idempotency_key_in_progress`: a request with this `Idempotency-Key` is still running; retry after `Retry-After`. */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "Retry-After": components["headers"]["RetryAfterInProgress"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyInProgressError"];
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
