@@ -13,7 +13,7 @@ const baseUrl = (server: GrpcServer) => `http://127.0.0.1:${server.port}`;
 
 /** Which services each server hosts, by full name. */
 const HOSTED: Record<"tenancy" | "catalog" | "links" | "rendering", string[]> = {
-  tenancy: ["qrplatform.tenancy.v1.TenancyService", "qrplatform.tenancy.v1.TenancyAdminService"],
+  tenancy: ["qrplatform.tenancy.v1.TenancyService", "qrplatform.tenancy.v1.IdempotencyKeyService", "qrplatform.tenancy.v1.TenancyAdminService"],
   catalog: ["qrplatform.catalog.v1.WorkspaceService", "qrplatform.catalog.v1.QrCodeService"],
   links: [
     "qrplatform.links.v1.LinkService",

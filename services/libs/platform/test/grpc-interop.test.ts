@@ -56,6 +56,7 @@ describe("a stock grpc-js client", () => {
       "qrplatform.links.v1.LinkService",
       "qrplatform.links.v1.RedirectService",
       "qrplatform.rendering.v1.RenderingService",
+      "qrplatform.tenancy.v1.IdempotencyKeyService",
       "qrplatform.tenancy.v1.TenancyAdminService",
       "qrplatform.tenancy.v1.TenancyService",
     ]);
@@ -286,7 +287,7 @@ describe("a stock grpc-js client", () => {
 describe("grpc.health.v1 through grpc-js", () => {
   it("answers SERVING for the server and each hosted service, without a credential", async () => {
     const expected: [GrpcServer, string[]][] = [
-      [platform.tenancy, ["qrplatform.tenancy.v1.TenancyService", "qrplatform.tenancy.v1.TenancyAdminService"]],
+      [platform.tenancy, ["qrplatform.tenancy.v1.TenancyService", "qrplatform.tenancy.v1.IdempotencyKeyService", "qrplatform.tenancy.v1.TenancyAdminService"]],
       [platform.catalog, ["qrplatform.catalog.v1.WorkspaceService", "qrplatform.catalog.v1.QrCodeService"]],
       [
         platform.links,

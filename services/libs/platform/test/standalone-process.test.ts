@@ -69,7 +69,7 @@ describe("tenancy as a standalone process", () => {
     const first = await startTenancy();
     expect(first.listening).toMatchObject({
       service: "tenancy",
-      services: ["qrplatform.tenancy.v1.TenancyService", "qrplatform.tenancy.v1.TenancyAdminService"],
+      services: ["qrplatform.tenancy.v1.TenancyService", "qrplatform.tenancy.v1.IdempotencyKeyService", "qrplatform.tenancy.v1.TenancyAdminService"],
     });
     expect(first.port).toBeGreaterThan(0);
 
