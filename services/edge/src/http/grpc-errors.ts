@@ -19,8 +19,9 @@ interface ReasonOutcome {
 /**
  * Reasons only internal callers can meet: no public request can cause them, so at the edge they are
  * a failure of ours (500) like any unknown reason. `link_exists`: a link id the catalog chose is taken.
+ * `idempotency_claim_lost`: the edge stored an answer under an Idempotency-Key claim it no longer held.
  */
-export const INTERNAL_REASONS: ReadonlySet<string> = new Set(["link_exists"]);
+export const INTERNAL_REASONS: ReadonlySet<string> = new Set(["link_exists", "idempotency_claim_lost"]);
 
 /**
  * Every reason a service answers with, under the gRPC code it comes with. Only these reach the client

@@ -119,7 +119,8 @@ export async function claimIdempotencyKey(
     if (row.claim_id === claimId) return create(ClaimIdempotencyKeyResponseSchema, { state: IdempotencyKeyState.CLAIMED, claimId });
     return stateOf(row, req.fingerprint);
   }
-  throw serviceError(Code.Aborted, "idempotency_key_contended", "The idempotency key changed hands repeatedly; try again.");
+  // The key changed hands under every attempt: other requests are busy with it, which is what IN_PROGRESS says.
+  return create(ClaimIdempotencyKeyResponseSchema, { state: IdempotencyKeyState.IN_PROGRESS, leaseExpireTime: timestampFromDate(deps.now()) });
 }
 
 export async function completeIdempotencyKey(deps: TenancyDeps, req: CompleteIdempotencyKeyRequest): Promise<CompleteIdempotencyKeyResponse> {
