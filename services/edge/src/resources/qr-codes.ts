@@ -96,7 +96,7 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
 
   const listAll: RequestHandler = async (req, res) => {
     const { workspace_id } = parseInput(listQuery, { workspace_id: req.query.workspace_id });
-    res.json(await list(req, callerOf(res).accountId, workspace_id?.toLowerCase()));
+    res.json(await list(req, callerOf(res).accountId, workspace_id));
   };
 
   const create: RequestHandler = async (req, res) => {
@@ -108,7 +108,7 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
       name: body.name,
       destinationUrl: body.destination_url,
       tags: body.tags ?? [],
-      vanityDomainId: body.vanity_domain_id?.toLowerCase(),
+      vanityDomainId: body.vanity_domain_id,
       vanitySlug: body.vanity_slug,
       design: designFromBody(body.design),
       utm: body.utm && { source: body.utm.source ?? "", medium: body.utm.medium ?? "", campaign: body.utm.campaign ?? "" },
@@ -132,7 +132,7 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
       status: body.status === undefined ? undefined : (enumFromToken(QrCodeStatusSchema, body.status) as QrCodeStatus),
       replaceTags: body.tags !== undefined,
       tags: body.tags ?? [],
-      workspaceId: body.workspace_id?.toLowerCase() ?? undefined,
+      workspaceId: body.workspace_id ?? undefined,
       clearWorkspace: body.workspace_id === null,
     });
     res.json(json(req, qrCode));

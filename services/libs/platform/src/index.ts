@@ -5,6 +5,7 @@ export * from "./logger.js";
 export * from "./errors.js";
 export * from "./connection-errors.js";
 export * from "./enums.js";
+export * from "./field-paths.js";
 export * from "./validation.js";
 export * from "./page-token.js";
 export * from "./shutdown.js";
