@@ -136,6 +136,23 @@ describe("user agents", () => {
   });
 });
 
+describe("remembered verdicts", () => {
+  it("give every repeat of an agent and an address the verdict of its first classification, address by address", () => {
+    const lookups: string[] = [];
+    const classify = classifier({ countryOf: (address) => (lookups.push(address), countryOf(address)) });
+    const from = (address: string, userAgent: string) => classify(request({ peer: address, headers: { "user-agent": userAgent } }));
+    const first = from("8.8.8.8", UA.iPhoneSafari);
+    for (let i = 0; i < 3; i++) {
+      expect(from("8.8.8.8", UA.iPhoneSafari)).toEqual(first);
+      // The same agent from elsewhere keeps its own address and country; a bot stays a bot.
+      expect(from("2a00:1450:4001:82b::200e", UA.iPhoneSafari)).toMatchObject({ clientAddress: "2a00:1450:4001:82b::200e", country: countryOf("2a00:1450:4001:82b::200e"), os: "iOS" });
+      expect(from("8.8.8.8", UA.slackbot).automated).toBe(true);
+    }
+    expect(first).toMatchObject({ country: "US", deviceType: "mobile", os: "iOS", browser: "Mobile Safari", automated: false });
+    expect(lookups).toEqual(["8.8.8.8", "2a00:1450:4001:82b::200e"]);
+  });
+});
+
 describe("the client address", () => {
   it("is the socket peer when no proxy is trusted, whatever X-Forwarded-For claims", () => {
     const facts = classifier()(request({ peer: "8.8.8.8", headers: { "x-forwarded-for": "81.169.145.1" } }));

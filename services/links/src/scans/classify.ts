@@ -4,6 +4,7 @@ import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { isbot } from "isbot";
 import proxyaddr from "proxy-addr";
+import { LRUCache } from "lru-cache";
 import UAParser from "ua-parser-js";
 
 export type DeviceType = "mobile" | "tablet" | "desktop" | "other";
@@ -45,6 +46,14 @@ export interface ScanClassifierOptions {
 }
 
 const USER_AGENT_MAX_LENGTH = 512;
+/**
+ * Distinct User-Agents remembered with their verdict. Phones send a few thousand distinct agents
+ * between them, while parsing one (ua-parser-js and isbot: dozens of regular expressions) costs tens
+ * of microseconds, more than the rest of a redirect.
+ */
+const AGENTS_REMEMBERED = 10_000;
+/** Addresses remembered with their country: a visitor scans in bursts, and the lookup walks a tree. */
+const ADDRESSES_REMEMBERED = 50_000;
 const FAMILY_MAX_LENGTH = 64;
 const HOSTNAME_MAX_LENGTH = 253;
 
@@ -66,6 +75,18 @@ const DESKTOP_OS_FAMILIES = new Set(["Windows", "macOS", "Linux", "Chromium OS",
 export function scanClassifier(options: ScanClassifierOptions): (req: IncomingMessage) => ScanFacts {
   const isTrustedProxy = options.trustedProxies.length > 0 ? proxyaddr.compile([...options.trustedProxies]) : undefined;
   const countryHeader = options.countryHeader?.toLowerCase();
+  const agents = new LRUCache<string, AgentFacts>({ max: AGENTS_REMEMBERED });
+  const agentFacts = (userAgent: string): AgentFacts => {
+    let facts = agents.get(userAgent);
+    if (facts === undefined) agents.set(userAgent, (facts = agentFactsOf(userAgent)));
+    return facts;
+  };
+  const countries = new LRUCache<string, string>({ max: ADDRESSES_REMEMBERED });
+  const countryOf = (address: string): string => {
+    let country = countries.get(address);
+    if (country === undefined) countries.set(address, (country = options.countryOf(address)));
+    return country;
+  };
 
   const clientOf = (req: IncomingMessage): { clientAddress: string; viaTrustedProxy: boolean } => {
     const peer = canonicalAddress(req.socket.remoteAddress);
@@ -85,19 +106,32 @@ export function scanClassifier(options: ScanClassifierOptions): (req: IncomingMe
   return (req) => {
     const { clientAddress, viaTrustedProxy } = clientOf(req);
     const userAgent = (req.headers["user-agent"] ?? "").slice(0, USER_AGENT_MAX_LENGTH);
-    const { os, browser, device } = new UAParser(userAgent).getResult();
-    const osFamily = osFamilyOf(os.name);
+    const agent = agentFacts(userAgent);
     const proxyCountry = viaTrustedProxy && countryHeader ? countryFromHeader(req.headers[countryHeader]) : undefined;
     return {
       clientAddress,
-      country: proxyCountry ?? (clientAddress ? options.countryOf(clientAddress) : ""),
-      deviceType: deviceTypeOf(device.type, osFamily),
-      os: osFamily,
-      browser: (browser.name ?? "").slice(0, FAMILY_MAX_LENGTH),
+      country: proxyCountry ?? (clientAddress ? countryOf(clientAddress) : ""),
+      deviceType: agent.deviceType,
+      os: agent.os,
+      browser: agent.browser,
       referrerHost: referrerHostOf(req.headers.referer),
-      automated: userAgent.trim() === "" || isbot(userAgent),
+      automated: agent.automated,
       userAgent,
     };
+  };
+}
+
+/** What a User-Agent alone tells. */
+type AgentFacts = Pick<ScanFacts, "deviceType" | "os" | "browser" | "automated">;
+
+function agentFactsOf(userAgent: string): AgentFacts {
+  const { os, browser, device } = new UAParser(userAgent).getResult();
+  const osFamily = osFamilyOf(os.name);
+  return {
+    deviceType: deviceTypeOf(device.type, osFamily),
+    os: osFamily,
+    browser: (browser.name ?? "").slice(0, FAMILY_MAX_LENGTH),
+    automated: userAgent.trim() === "" || isbot(userAgent),
   };
 }
 
