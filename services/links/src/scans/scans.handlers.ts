@@ -16,6 +16,7 @@ import {
 import { invalidArgument, isUuid, notFound, uuidSchema, validate } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { analyticsRange, dayString } from "./analytics-range.js";
+import { rangeVisitors } from "./range-visitors.js";
 import { isAccountLink, scanTotals, storeScans, summarizeScans, type Dimension } from "./scans.repository.js";
 
 /** The most scans one RecordScans call may carry. */
@@ -57,7 +58,9 @@ export async function recordScans(deps: LinksDeps, req: RecordScansRequest): Pro
     referrer_host: scan.referrerHost,
     visitor_key: scan.visitorKey,
   }));
-  return create(RecordScansResponseSchema, { recordedCount: await storeScans(deps.db, rows) });
+  const recordedCount = await storeScans(deps.db, rows);
+  deps.scanDeltas.foldSoon();
+  return create(RecordScansResponseSchema, { recordedCount });
 }
 
 /** All-time scans of up to 100 of the account's links. */
@@ -83,7 +86,10 @@ export async function getLinkAnalytics(deps: LinksDeps, req: GetLinkAnalyticsReq
   const linkId = req.linkId.toLowerCase();
   if (!(await isAccountLink(deps.db, req.accountId, linkId))) throw notFound("link");
 
-  const summary = await summarizeScans(deps.db, linkId, dayString(range.first), dayString(range.last));
+  const [from, to] = [dayString(range.first), dayString(range.last)];
+  const summarizing = summarizeScans(deps.db, linkId, from, to);
+  const days = { from, to, today: deps.now().toISOString().slice(0, 10) };
+  const [summary, uniqueScans] = await Promise.all([summarizing, rangeVisitors(deps, linkId, days, async () => (await summarizing).daily)]);
   const byDay = new Map(summary.daily.map((row) => [row.day, row]));
   const daily = [];
   for (let day = range.first; day <= range.last; day++) {
@@ -96,7 +102,7 @@ export async function getLinkAnalytics(deps: LinksDeps, req: GetLinkAnalyticsReq
     );
   return create(GetLinkAnalyticsResponseSchema, {
     totalScans: BigInt(summary.daily.reduce((sum, row) => sum + row.scans, 0)),
-    uniqueScans: BigInt(summary.uniqueScans),
+    uniqueScans: BigInt(uniqueScans),
     daily,
     countries: breakdown("country"),
     devices: breakdown("device"),
