@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
-import { AnalyticsService, DomainService, LinkService, RedirectService } from "@qrplatform/api/links";
+import { create } from "@bufbuild/protobuf";
+import { AnalyticsService, DomainService, LinkService, RecordScansRequestSchema, RedirectService, type Scan } from "@qrplatform/api/links";
 import { migrateSchema } from "@qrplatform/db";
 import { ConfigError, PageTokens, type GrpcModule } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
@@ -11,6 +12,7 @@ import { shortDomainMatcher } from "./redirects/hosts.js";
 import { memoryInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 import { registerRoutes } from "./routes.js";
 import { DeltaFolder } from "./scans/delta-folder.js";
+import { recordScans } from "./scans/scans.handlers.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
@@ -75,8 +77,18 @@ function shortLinkOrigin(value: string): string {
   return url.origin;
 }
 
+/** The links service, and what a redirector in the same process may call without going through gRPC. */
+export interface LinksModule extends GrpcModule {
+  /**
+   * RecordScans for a redirector in this process, whose recorder made the scans itself: the batch
+   * skips the protobuf round trip and the checks every gRPC request meets at the door (the handler's
+   * own rules on each scan still apply). Answers how many were new. Callers from elsewhere use the RPC.
+   */
+  recordScans(scans: Scan[]): Promise<number>;
+}
+
 /** Migrates the links schema and returns the service: short links, custom domains, redirects and analytics. */
-export async function buildLinks(options: LinksOptions): Promise<GrpcModule> {
+export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
   const origin = shortLinkOrigin(options.shortLinkBaseUrl);
   if (options.dnsResolver !== undefined && !isDnsServerAddress(options.dnsResolver)) {
     throw new ConfigError(`The DNS resolver "${options.dnsResolver}" must be an IP address with an optional port, such as 10.0.0.2:53.`);
@@ -103,5 +115,6 @@ export async function buildLinks(options: LinksOptions): Promise<GrpcModule> {
   return {
     services: [LinkService, DomainService, RedirectService, AnalyticsService],
     routes: (router) => registerRoutes(router, deps),
+    recordScans: async (scans) => Number((await recordScans(deps, create(RecordScansRequestSchema, { scans }))).recordedCount),
   };
 }

@@ -151,6 +151,19 @@ describe("remembered verdicts", () => {
     expect(first).toMatchObject({ country: "US", deviceType: "mobile", os: "iOS", browser: "Mobile Safari", automated: false });
     expect(lookups).toEqual(["8.8.8.8", "2a00:1450:4001:82b::200e"]);
   });
+
+  it("follow X-Forwarded-For behind a trusted proxy, header by header", () => {
+    const classify = classifier({ trustedProxies: ["loopback"] });
+    const via = (peer: string, forwardedFor: string) =>
+      classify(request({ peer, headers: { "user-agent": UA.iPhoneSafari, "x-forwarded-for": forwardedFor } })).clientAddress;
+    for (let i = 0; i < 2; i++) {
+      expect(via("127.0.0.1", "8.8.8.8")).toBe("8.8.8.8");
+      expect(via("127.0.0.1", "1.1.1.1, 127.0.0.2")).toBe("1.1.1.1");
+      expect(via("127.0.0.1", "::ffff:1.1.1.1")).toBe("1.1.1.1");
+      // The same header from a peer that is no proxy of ours is not believed.
+      expect(via("203.0.113.9", "8.8.8.8")).toBe("203.0.113.9");
+    }
+  });
 });
 
 describe("the client address", () => {

@@ -77,6 +77,17 @@ describe("recording scans", () => {
     ]);
   });
 
+  it("stores a same-process redirector's batches without the gRPC round trip, once each, by the same rules", async () => {
+    const { accountId, linkId } = await newLink();
+    const batch = [scan(linkId, "2026-11-22T08:00:00Z"), scan(linkId, "2026-11-22T09:00:00Z", { visitorKey: "visitor-b" })];
+    expect(await stack.module.recordScans(batch)).toBe(2);
+    expect(await stack.module.recordScans(batch)).toBe(0);
+    expect((await stack.redirects.recordScans({ scans: batch })).recordedCount).toBe(0);
+    expect((await analytics.getScanTotals({ accountId, linkIds: [linkId] })).totals).toEqual({ [linkId]: 2n });
+    const refused = await errorOf(stack.module.recordScans([scan(linkId, "2026-11-22T08:00:00Z", { deviceType: "toaster" })]));
+    expect(refused.code).toBe(Code.InvalidArgument);
+  });
+
   it("drops scans of links that do not exist and refuses malformed scans", async () => {
     const { linkId } = await newLink();
     const recorded = await stack.redirects.recordScans({ scans: [scan(randomUUID(), "2026-11-22T08:00:00Z"), scan(linkId, "2026-11-22T08:00:00Z")] });

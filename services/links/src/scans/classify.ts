@@ -82,6 +82,15 @@ export function scanClassifier(options: ScanClassifierOptions): (req: IncomingMe
     return facts;
   };
   const countries = new LRUCache<string, string>({ max: ADDRESSES_REMEMBERED });
+  const forwardedClients = new LRUCache<string, string>({ max: ADDRESSES_REMEMBERED });
+  // Every spelling seen, canonical or not (undefined: not an address), remembered.
+  const canonical = new LRUCache<string, { address: string | undefined }>({ max: ADDRESSES_REMEMBERED });
+  const canonicalAddressOf = (raw: string | undefined): string | undefined => {
+    if (!raw) return undefined;
+    let known = canonical.get(raw);
+    if (known === undefined) canonical.set(raw, (known = { address: canonicalAddress(raw) }));
+    return known.address;
+  };
   const countryOf = (address: string): string => {
     let country = countries.get(address);
     if (country === undefined) countries.set(address, (country = options.countryOf(address)));
@@ -89,18 +98,27 @@ export function scanClassifier(options: ScanClassifierOptions): (req: IncomingMe
   };
 
   const clientOf = (req: IncomingMessage): { clientAddress: string; viaTrustedProxy: boolean } => {
-    const peer = canonicalAddress(req.socket.remoteAddress);
+    const peer = canonicalAddressOf(req.socket.remoteAddress);
     if (peer === undefined) return { clientAddress: "", viaTrustedProxy: false };
     if (!isTrustedProxy?.(peer, 0)) return { clientAddress: peer, viaTrustedProxy: false };
-    // [peer, nearest hop, ...], cut after the first hop that is not a trusted proxy. A trusted proxy
-    // that wrote junk ("unknown", a typo) ends the walk on it; the nearest readable hop before it
-    // stands in, which at worst is the peer itself.
-    const hops = proxyaddr.all(req, isTrustedProxy);
+    // The walk reads only the peer and X-Forwarded-For, so its answer is remembered for the pair.
+    const forwarded = req.headers["x-forwarded-for"];
+    const key = `${peer}\n${typeof forwarded === "string" ? forwarded : (forwarded ?? []).join(",")}`;
+    let address = forwardedClients.get(key);
+    if (address === undefined) forwardedClients.set(key, (address = forwardedClientOf(req, peer)));
+    return { clientAddress: address, viaTrustedProxy: true };
+  };
+
+  // [peer, nearest hop, ...], cut after the first hop that is not a trusted proxy. A trusted proxy
+  // that wrote junk ("unknown", a typo) ends the walk on it; the nearest readable hop before it
+  // stands in, which at worst is the peer itself.
+  const forwardedClientOf = (req: IncomingMessage, peer: string): string => {
+    const hops = proxyaddr.all(req, isTrustedProxy!);
     for (let i = hops.length - 1; i >= 0; i--) {
-      const address = canonicalAddress(hops[i]);
-      if (address !== undefined) return { clientAddress: address, viaTrustedProxy: true };
+      const address = canonicalAddressOf(hops[i]);
+      if (address !== undefined) return address;
     }
-    return { clientAddress: peer, viaTrustedProxy: true };
+    return peer;
   };
 
   return (req) => {
