@@ -29,6 +29,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("scans", "bigint", (c) => c.notNull())
     .addColumn("visitors", "bigint", (c) => c.notNull())
     .execute();
+  // A queue: every row is deleted within seconds, so its dead rows are vacuumed as soon as there are many.
+  await sql`alter table links.scan_deltas set (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 20000, autovacuum_vacuum_cost_delay = 0)`.execute(db);
   await db.schema
     .createTable("links.scan_day_sketches")
     .addColumn("link_id", "uuid", (c) => c.notNull())

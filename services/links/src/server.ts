@@ -12,6 +12,7 @@ import { shortDomainMatcher } from "./redirects/hosts.js";
 import { memoryInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 import { registerRoutes } from "./routes.js";
 import { DeltaFolder } from "./scans/delta-folder.js";
+import { ScanWriter } from "./scans/scan-writer.js";
 import { recordScans } from "./scans/scans.handlers.js";
 import type { LinksTables } from "./tables.js";
 
@@ -109,6 +110,7 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     generateSlug: options.generateSlug ?? generateSlug,
     now: options.now ?? (() => new Date()),
     invalidations: options.invalidations ?? memoryInvalidationBus(),
+    scanWriter: new ScanWriter(db),
     scanDeltas: new DeltaFolder(db),
     exactVisitorDays: options.exactVisitorDays ?? EXACT_VISITOR_DAYS,
   };

@@ -3,7 +3,7 @@ import type { LinksTables } from "../tables.js";
 import { foldScanDeltas } from "./scans.repository.js";
 
 /** How long deltas wait before a fold: batches stored meanwhile are folded together, into one upsert per rollup row. */
-const FOLD_DELAY_MS = 250;
+const FOLD_DELAY_MS = 1000;
 
 /**
  * Folds links.scan_deltas into the rollups shortly after scans are stored (see foldScanDeltas). At

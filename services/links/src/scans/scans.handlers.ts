@@ -17,7 +17,7 @@ import { invalidArgument, isUuid, notFound, uuidSchema, validate } from "@qrplat
 import type { LinksDeps } from "../deps.js";
 import { analyticsRange, dayString } from "./analytics-range.js";
 import { rangeVisitors } from "./range-visitors.js";
-import { isAccountLink, scanTotals, storeScans, summarizeScans, type Dimension } from "./scans.repository.js";
+import { isAccountLink, scanTotals, summarizeScans, type Dimension } from "./scans.repository.js";
 
 /** The most scans one RecordScans call may carry. */
 const MAX_SCANS_PER_BATCH = 5000;
@@ -58,7 +58,7 @@ export async function recordScans(deps: LinksDeps, req: RecordScansRequest): Pro
     referrer_host: scan.referrerHost,
     visitor_key: scan.visitorKey,
   }));
-  const recordedCount = await storeScans(deps.db, rows);
+  const recordedCount = await deps.scanWriter.store(rows);
   deps.scanDeltas.foldSoon();
   return create(RecordScansResponseSchema, { recordedCount });
 }

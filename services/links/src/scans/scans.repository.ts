@@ -29,12 +29,12 @@ export type ScanReport = Omit<NewScanRow, "account_id">;
  * `unnest`, and the batch's additions to the rollups, grouped by link, day and value, are appended to
  * links.scan_deltas. Nothing here updates a row another batch may hold, so batches stored at once
  * (several redirectors, several links instances) never wait on each other; {@link foldScanDeltas}
- * moves the deltas into the rollups later, one folder at a time.
+ * moves the deltas into the rollups later, one folder at a time. Answers the ids of the new scans.
  */
-export async function storeScans(db: Db, scans: ScanReport[]): Promise<number> {
-  if (scans.length === 0) return 0;
+export async function storeScans(db: Db, scans: ScanReport[]): Promise<Set<string>> {
+  if (scans.length === 0) return new Set();
   const column = <K extends keyof ScanReport>(key: K) => scans.map((scan) => scan[key]);
-  const result = await sql<{ stored: number }>`
+  const result = await sql<{ id: string }>`
     WITH stored AS (
       INSERT INTO links.scans (id, link_id, account_id, scanned_at, country, device_type, os, browser, referrer_host, visitor_key)
       SELECT batch.id, batch.link_id, link.account_id, batch.scanned_at, batch.country, batch.device_type,
@@ -69,9 +69,9 @@ export async function storeScans(db: Db, scans: ScanReport[]): Promise<number> {
       )}) AS dimensions (dimension, value)
       GROUP BY 1, 2, 3, 4, 5
     )
-    SELECT count(*)::int AS stored FROM stored
+    SELECT id FROM stored
   `.execute(db);
-  return result.rows[0]!.stored;
+  return new Set(result.rows.map((row) => row.id));
 }
 
 /** Any number that is ours alone: the advisory lock only one folder holds at a time, across every links instance. */
