@@ -88,6 +88,17 @@ describe("recording scans", () => {
     expect(refused.code).toBe(Code.InvalidArgument);
   });
 
+  it("tells each of several batches sent at once how many of its own scans were new, a scan sent twice counting once", async () => {
+    const { accountId, linkId } = await newLink();
+    const batches = Array.from({ length: 4 }, (_, i) => Array.from({ length: 30 }, (_, j) => scan(linkId, "2026-11-22T08:00:00Z", { visitorKey: `v${i}-${j}` })));
+    const again = [...batches[0]!.slice(0, 10), scan(linkId, "2026-11-22T08:00:00Z")];
+    const counts = await Promise.all([...batches, again].map((scans) => stack.module.recordScans(scans)));
+    expect(counts.reduce((sum, count) => sum + count, 0)).toBe(121);
+    expect(counts.slice(1, 4)).toEqual([30, 30, 30]);
+    expect([counts[0], counts[4]].sort()).toEqual(counts[0] === 30 ? [1, 30] : [11, 20]);
+    expect((await analytics.getScanTotals({ accountId, linkIds: [linkId] })).totals).toEqual({ [linkId]: 121n });
+  });
+
   it("drops scans of links that do not exist and refuses malformed scans", async () => {
     const { linkId } = await newLink();
     const recorded = await stack.redirects.recordScans({ scans: [scan(randomUUID(), "2026-11-22T08:00:00Z"), scan(linkId, "2026-11-22T08:00:00Z")] });

@@ -45,7 +45,8 @@ export class ScanWriter {
         }
         try {
           const stored = await storeScans(this.db, group.flatMap((batch) => batch.rows));
-          for (const batch of group) batch.resolve(batch.rows.filter((row) => stored.has(row.id)).length);
+          // A scan sent twice at once (a retry overtaking its first send) is new to the first batch only.
+          for (const batch of group) batch.resolve(batch.rows.filter((row) => stored.delete(row.id)).length);
         } catch (error) {
           for (const batch of group) batch.reject(error);
         }
