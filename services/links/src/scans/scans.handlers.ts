@@ -16,7 +16,8 @@ import {
 import { isUuid, notFound, uuidSchema, validate } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { analyticsRangeRequest, dayString } from "./analytics-range.js";
-import { isAccountLink, scanTotals, storeScans, summarizeScans, type Dimension } from "./scans.repository.js";
+import { rangeVisitors } from "./range-visitors.js";
+import { isAccountLink, scanTotals, summarizeScans, type Dimension } from "./scans.repository.js";
 
 /** The most scans one RecordScans call may carry. */
 const MAX_SCANS_PER_BATCH = 5000;
@@ -57,7 +58,9 @@ export async function recordScans(deps: LinksDeps, req: RecordScansRequest): Pro
     referrer_host: scan.referrerHost,
     visitor_key: scan.visitorKey,
   }));
-  return create(RecordScansResponseSchema, { recordedCount: await storeScans(deps.db, rows) });
+  const recordedCount = await deps.scanWriter.store(rows);
+  deps.scanDeltas.foldSoon();
+  return create(RecordScansResponseSchema, { recordedCount });
 }
 
 const getScanTotalsRequest = z.object({
@@ -84,7 +87,10 @@ export async function getLinkAnalytics(deps: LinksDeps, req: GetLinkAnalyticsReq
   const { linkId } = req;
   if (!(await isAccountLink(deps.db, req.accountId, linkId))) throw notFound("link");
 
-  const summary = await summarizeScans(deps.db, linkId, dayString(range.first), dayString(range.last));
+  const [from, to] = [dayString(range.first), dayString(range.last)];
+  const summarizing = summarizeScans(deps.db, linkId, from, to);
+  const days = { from, to, today: deps.now().toISOString().slice(0, 10) };
+  const [summary, uniqueScans] = await Promise.all([summarizing, rangeVisitors(deps, linkId, days, async () => (await summarizing).daily)]);
   const byDay = new Map(summary.daily.map((row) => [row.day, row]));
   const daily = [];
   for (let day = range.first; day <= range.last; day++) {
@@ -97,7 +103,7 @@ export async function getLinkAnalytics(deps: LinksDeps, req: GetLinkAnalyticsReq
     );
   return create(GetLinkAnalyticsResponseSchema, {
     totalScans: BigInt(summary.daily.reduce((sum, row) => sum + row.scans, 0)),
-    uniqueScans: BigInt(summary.uniqueScans),
+    uniqueScans: BigInt(uniqueScans),
     daily,
     countries: breakdown("country"),
     devices: breakdown("device"),
