@@ -59,7 +59,7 @@ export interface Stack {
   readonly metricsUrls?: Readonly<Record<ProcessName, string>>;
   /** The database every service writes to; only in the in-process shape. */
   readonly db?: Kysely<any>;
-  /** Every gRPC module, each behind in-process transports (binary and JSON) with the admin credential; only in the in-process shape. */
+  /** Every gRPC module, each behind in-process transports encoding every message (binary and JSON) with the admin credential; only in the in-process shape. */
   readonly grpcModules?: ReadonlyArray<{ readonly module: GrpcModule; readonly transport: Transport; readonly jsonTransport: Transport }>;
   /** The rendering service's renderer; only in the in-process shape. */
   readonly renderer?: Renderer;
@@ -157,8 +157,8 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     db: database.db,
     grpcModules: [tenancy, catalog, links, rendering].map((module) => ({
       module,
-      transport: local([module], credentials.adminToken),
-      jsonTransport: inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken, json: true }),
+      transport: inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken, encoding: "binary" }),
+      jsonTransport: inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken, encoding: "json" }),
     })),
     async startEdgeReplica() {
       const replica = await listenHttp({ handler: edge(), host: "127.0.0.1", port: 0, logger, name: "edge replica" });

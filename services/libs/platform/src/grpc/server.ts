@@ -147,8 +147,8 @@ export async function serveGrpc(options: {
  * A transport that calls the modules in this process through the same interceptors as the network
  * server, and presents `token` like a remote client would. The embedded platform and fast tests use it.
  * Unary calls go straight to the implementation ({@link directUnaryCalls}: no encoding, no envelopes,
- * no HTTP headers); streaming calls, and every call when `json` is asked for, go through Connect's
- * router transport, which encodes each message as the network would.
+ * no HTTP headers); streaming calls, and every call when an `encoding` is asked for, go through
+ * Connect's router transport, which encodes each message as the network would.
  */
 export function inProcessTransport(options: {
   modules: readonly GrpcModule[];
@@ -161,8 +161,11 @@ export function inProcessTransport(options: {
   readiness?: Readiness;
   /** Where the calls are counted and timed, as for {@link serveGrpc}; not at all when unset. */
   metrics?: Metrics;
-  /** Messages as JSON (the Connect protocol's other encoding) on every call; unary calls are not encoded when unset. */
-  json?: boolean;
+  /**
+   * Every message encoded as over the network, in binary or as JSON (the Connect protocol's other
+   * encoding); the gRPC input suite tries both. Unset, unary messages are handed over unencoded.
+   */
+  encoding?: "binary" | "json";
 }): Transport {
   const { modules, credentials, logger, readiness } = options;
   const health = new HealthState(modules.flatMap((m) => m.services), readiness);
@@ -171,10 +174,9 @@ export function inProcessTransport(options: {
   const client = [traceClientCalls(), ...(options.interceptors ?? []), presentCredential(options.token)];
   const routed = createRouterTransport(routes, {
     router: { interceptors: server },
-    transport: { interceptors: client, useBinaryFormat: !options.json },
+    transport: { interceptors: client, useBinaryFormat: options.encoding !== "json" },
   });
-  // JSON is asked for to exercise that encoding (the gRPC input suite): every call takes it.
-  if (options.json) return routed;
+  if (options.encoding) return routed;
   const direct = directUnaryCalls(routes, server, client);
   return {
     unary: (method, ...rest) => (direct(method) ?? routed.unary)(method, ...rest),
