@@ -183,6 +183,31 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] two edge replicas", 
       expect((await scrapeMetrics(tenancyMetrics)).value("grpc_server_handled_total", AUTHENTICATIONS) - before).toBe(2);
     });
 
+    it("makes a create with a warm key three calls: the catalog, one design check, the link", async () => {
+      const { key } = await newKey();
+      const workspace = await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name: "Hops" } });
+      const rpcs = async () => {
+        const [tenancy, rendering, links] = await Promise.all(["tenancy", "rendering", "links"].map((name) => scrapeMetrics(stack.metricsUrls![name as "links"])));
+        return {
+          tenancy: tenancy!.value("grpc_server_handled_total", { grpc_service: "qrplatform.tenancy.v1.TenancyService" }),
+          validateDesign: rendering!.value("grpc_server_handled_total", { grpc_method: "ValidateDesign" }),
+          createLink: links!.value("grpc_server_handled_total", { grpc_method: "CreateLink" }),
+        };
+      };
+      const before = await rpcs();
+      const created = await call(stack.baseUrl, "POST", `/workspaces/${workspace.body.id}/qr-codes`, {
+        key,
+        body: { name: "Menu", destination_url: "https://example.com/menu" },
+      });
+      expect(created.status).toBe(201);
+      const after = await rpcs();
+      expect({ tenancy: after.tenancy - before.tenancy, validateDesign: after.validateDesign - before.validateDesign, createLink: after.createLink - before.createLink }).toEqual({
+        tenancy: 0,
+        validateDesign: 1,
+        createLink: 1,
+      });
+    });
+
     it("keeps no key longer than a second while Redis is away", async () => {
       const { key, keyId } = await newKey();
       await both(key);
