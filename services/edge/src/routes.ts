@@ -3,6 +3,7 @@ import { methodNotAllowed } from "./http/error-handler.js";
 import type { EdgeClients } from "./server.js";
 import { authenticate } from "./http/auth.js";
 import { jsonBodyParser } from "./http/input.js";
+import type { AuthenticateKey } from "./http/key-cache.js";
 import type { Metrics } from "@qrplatform/platform";
 import { hourlyQuota, type QuotaStore } from "./http/quota.js";
 import { getAccount } from "./resources/account.js";
@@ -18,7 +19,7 @@ type Method = "get" | "post" | "patch" | "delete";
 export function registerApiRoutes(
   api: Router,
   clients: EdgeClients,
-  options: { maxBodyBytes: number; apiBaseUrl: (req: Request) => string; quotas: QuotaStore; metrics: Metrics },
+  options: { maxBodyBytes: number; apiBaseUrl: (req: Request) => string; quotas: QuotaStore; metrics: Metrics; authenticateKey: AuthenticateKey },
 ): void {
   // Bodies are read only after the key is accepted and counted, so anonymous callers cannot make us parse them.
   const json = jsonBodyParser(options.maxBodyBytes);
@@ -27,7 +28,7 @@ export function registerApiRoutes(
     const entry = api.route(path);
     for (const [method, [scope, handler]] of Object.entries(methods) as [Method, [string, RequestHandler]][]) {
       const body = method === "post" || method === "patch" ? [json] : [];
-      entry[method](authenticate(clients.tenancy, scope), quota, ...body, handler);
+      entry[method](authenticate(options.authenticateKey, scope), quota, ...body, handler);
     }
     entry.all(methodNotAllowed(Object.keys(methods)));
   };

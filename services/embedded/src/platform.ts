@@ -8,6 +8,7 @@ import {
   inProcessTransport,
   lateHandler,
   listenHttp,
+  memoryAccessChanges,
   noMetrics,
   processMetrics,
   serveGrpc,
@@ -95,7 +96,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const ownUrl = `http://${urlHost(options.host)}:${http.port}`;
   const shortLinkBaseUrl = options.shortLinkBaseUrl ?? ownUrl;
 
-  const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: secrets.pageTokenSecret });
+  // One process: tenancy's announcements of revoked keys and changed accounts reach the edge in memory.
+  const accessChanges = memoryAccessChanges(logger);
+  const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: secrets.pageTokenSecret, accessChanges });
   // One process: changes to links reach the redirector's cache in memory.
   const invalidations = memoryInvalidationBus(logger);
   const links = await buildLinks({
@@ -141,6 +144,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       isDraining: () => draining,
       fallback: redirectPath.handler,
       metrics,
+      accessChanges,
     }),
   );
   const metricsHost = options.metricsHost ?? "127.0.0.1";

@@ -102,8 +102,9 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
   const create: RequestHandler = async (req, res) => {
     const workspaceId = uuidParam(req, "workspace_id");
     const body = parseInput(createBody, jsonBody(req), CREATE_FIXED);
+    const caller = callerOf(res);
     const { qrCode } = await qrCodes.createQrCode({
-      accountId: callerOf(res).accountId,
+      accountId: caller.accountId,
       workspaceId,
       name: body.name,
       destinationUrl: body.destination_url,
@@ -112,6 +113,12 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
       vanitySlug: body.vanity_slug,
       design: designFromBody(body.design),
       utm: body.utm && { source: body.utm.source ?? "", medium: body.utm.medium ?? "", campaign: body.utm.campaign ?? "" },
+      // Known from authenticating the key: the catalog need not ask tenancy again.
+      entitlements: {
+        qrCodeCapacity: caller.plan.qrCodeCapacity,
+        customLinkCapacity: caller.plan.customLinkCapacity,
+        addons: caller.account.addons,
+      },
     });
     res.status(201).location(`${req.baseUrl}/qr-codes/${qrCode!.id}`).json(json(req, qrCode));
   };

@@ -21,6 +21,8 @@ export * from "./grpc/client.js";
 export * from "./grpc/transport-failures.js";
 export * from "./grpc/process.js";
 export * from "./slug.js";
+export * from "./change-bus.js";
+export * from "./access-changes.js";
 export * from "./telemetry/index.js";
 export * from "./metrics/metrics.js";
 export * from "./metrics/metrics-server.js";

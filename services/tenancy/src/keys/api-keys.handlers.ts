@@ -95,6 +95,8 @@ export async function listApiKeysOf(deps: TenancyDeps, req: ListApiKeysRequest):
 export async function revokeApiKeyById(deps: TenancyDeps, req: RevokeApiKeyRequest): Promise<RevokeApiKeyResponse> {
   const row = isUuid(req.apiKeyId) ? await revokeApiKey(deps.db, req.apiKeyId, deps.now()) : undefined;
   if (!row) throw notFound("API key");
+  // Before answering: an edge that cached the key refuses it from the next request on.
+  await deps.accessChanges.publish({ apiKeyIds: [row.id] });
   return create(RevokeApiKeyResponseSchema, { apiKey: apiKeyToProto(row) });
 }
 
