@@ -1,17 +1,31 @@
 // The servers the redirect benchmark (redirects.ts) loads, one per process so the load generator
-// never shares their event loop. Usage: redirect-servers.ts <mode> [slugs.json]
+// never shares their event loop. Usage: redirect-servers.ts <mode> [slugs.json | data dir]
 //   ceiling    a bare node:http server answering 302 from an in-memory Map read from slugs.json
 //   recording  the links service's redirect path: cached resolver, scans classified and recorded
 //   cached     the same redirector and cache without recording
-// recording and cached serve the links service on DATABASE_URL with SHORT_LINK_BASE_URL.
-// Prints {"port": n} on stdout once listening, and {"cpuMs": n, "pendingScans": n} on each SIGUSR2;
-// logs go to stderr. SIGTERM stops taking requests, stores every buffered scan, and exits.
+//   embedded   `npm start`'s platform (PGlite in the data dir), with links made through its gRPC port
+//   ingest     no server: on SIGUSR1, sends batches of 1,000 new scans to its own RecordScans for
+//              BENCH_SECONDS, BENCH_PARALLEL at a time, as a links instance's recorder would
+// recording, cached and ingest serve the links service on DATABASE_URL with SHORT_LINK_BASE_URL.
+// Prints {"port": n} on stdout once listening (embedded: with its slugs), {"cpuMs", "pendingScans",
+// "recordedScans", "oldestUnstoredMs", "maxStallMs"} on each SIGUSR2 (the longest event-loop stall
+// since the last one), and {"stored", "seconds"} when an ingest run ends; logs go to stderr. SIGTERM
+// stops taking requests, stores every buffered scan, and exits.
+import { randomBytes, randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { createClient } from "@connectrpc/connect";
+import { sql } from "kysely";
 import pino from "pino";
+import { LinkService, RedirectService, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { openDatabase } from "@qrplatform/db";
-import { createLogger, inProcessTransport, listenHttp } from "@qrplatform/platform";
+import { createLogger, inProcessTransport, listenHttp, remoteTransport } from "@qrplatform/platform";
+import { startPlatform } from "../../services/embedded/src/platform.js";
+import { loadOrCreateSecrets } from "../../services/embedded/src/secrets.js";
 import { startRedirectPath } from "../../services/links/src/redirects/redirect-path.js";
 import { buildLinks, buildRedirector, cachedResolver, memoryInvalidationBus, resolveVia } from "../../services/links/src/server.js";
 
@@ -23,6 +37,12 @@ interface Server {
   port: number;
   /** Scans classified but not yet stored. */
   pendingScans(): number;
+  /** Scans the recorder has taken (each must be stored exactly once). */
+  recordedScans(): number;
+  /** Age of the oldest scan not stored yet, in milliseconds; 0 when none waits. */
+  oldestUnstoredMs(): number;
+  /** Links made by the server itself (embedded): slug and destination. */
+  slugs?: [string, string][];
   close(): Promise<void>;
 }
 
@@ -37,6 +57,8 @@ async function ceiling(slugsFile: string): Promise<Server> {
   return {
     port: (server.address() as AddressInfo).port,
     pendingScans: () => 0,
+    recordedScans: () => 0,
+    oldestUnstoredMs: () => 0,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -55,11 +77,22 @@ async function redirector(recording: boolean): Promise<Server> {
   let handler: http.RequestListener;
   let stop: () => Promise<void>;
   let pendingScans = () => 0;
+  let recordedScans = () => 0;
+  let oldestUnstoredMs = () => 0;
   if (recording) {
     // Behind a load balancer on loopback: the visitor's address (and so its country) is X-Forwarded-For.
-    const path = await startRedirectPath({ transport, invalidations, visitorKeySecret: "v".repeat(32), trustedProxies: ["loopback"], logger });
+    const path = await startRedirectPath({
+      transport,
+      storeScans: links.recordScans,
+      invalidations,
+      visitorKeySecret: "v".repeat(32),
+      trustedProxies: ["loopback"],
+      logger,
+    });
     handler = path.handler;
     pendingScans = () => path.recorder.pending;
+    recordedScans = () => path.recorder.recorded;
+    oldestUnstoredMs = () => path.recorder.oldestUnstoredAgeMs;
     stop = () => path.close();
   } else {
     const cache = cachedResolver(resolveVia(transport), invalidations);
@@ -70,6 +103,8 @@ async function redirector(recording: boolean): Promise<Server> {
   return {
     port: server.port,
     pendingScans,
+    recordedScans,
+    oldestUnstoredMs,
     async close() {
       await server.close();
       await stop();
@@ -78,11 +113,113 @@ async function redirector(recording: boolean): Promise<Server> {
   };
 }
 
+/** `npm start`'s platform on PGlite in `dataDir`, with LINKS links made through its gRPC port as qrctl would. */
+async function embedded(dataDir: string): Promise<Server> {
+  const platform = await startPlatform({
+    dataDir,
+    host: "127.0.0.1",
+    port: 0,
+    grpcHost: "127.0.0.1",
+    grpcPort: 0,
+    shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL!,
+    trustedProxies: ["loopback"],
+    logger,
+  });
+  const links = createClient(LinkService, remoteTransport({ baseUrl: platform.grpcUrl, token: loadOrCreateSecrets(dataDir).adminToken }));
+  const accountId = randomUUID();
+  const slugs: [string, string][] = [];
+  for (let i = 0; i < Number(process.env.BENCH_LINKS ?? 1000); i += 50) {
+    const created = await Promise.all(
+      Array.from({ length: 50 }, (_, j) => links.createLink({ accountId, destinationUrl: `https://example.com/menu/${i + j}?table=${j}` })),
+    );
+    for (const { link } of created) slugs.push([link!.slug, link!.destinationUrl]);
+  }
+  const port = Number(new URL(platform.apiUrl).port);
+  const { recorder } = platform;
+  return {
+    port,
+    slugs,
+    pendingScans: () => recorder.pending,
+    recordedScans: () => recorder.recorded,
+    oldestUnstoredMs: () => recorder.oldestUnstoredAgeMs,
+    close: () => platform.close(),
+  };
+}
+
+/** Scans as a redirector sends them: of the last second, so every batch adds to today's rollup rows. */
+const COUNTRIES = ["US", "DE", "GB", "FR", "ES", "IT", "NL", "BR", "IN", "JP", "CA", "AU", "MX", "PL", "SE", "CH", "AT", "BE", "TR", "KR", ""];
+const AGENTS = [
+  ["mobile", "iOS", "Mobile Safari"],
+  ["mobile", "Android", "Chrome"],
+  ["mobile", "Android", "Samsung Browser"],
+  ["mobile", "iOS", "Chrome"],
+  ["tablet", "iOS", "Mobile Safari"],
+  ["desktop", "Windows", "Chrome"],
+] as const;
+function syntheticBatch(linkIds: string[], size: number): Scan[] {
+  const now = Date.now();
+  return Array.from({ length: size }, () => {
+    const pick = <T>(items: readonly T[]) => items[Math.floor(Math.random() ** 2 * items.length)]!;
+    const [deviceType, os, browser] = pick(AGENTS);
+    return create(ScanSchema, {
+      id: randomUUID(),
+      linkId: pick(linkIds),
+      scanTime: timestampFromDate(new Date(now - Math.random() * 1000)),
+      country: pick(COUNTRIES),
+      deviceType,
+      os,
+      browser,
+      referrerHost: Math.random() < 0.1 ? "l.instagram.com" : "",
+      visitorKey: randomBytes(16).toString("base64url").slice(0, 22),
+    });
+  });
+}
+
+/** A links instance that only stores: on SIGUSR1 it sends batches for BENCH_SECONDS and reports what it stored. */
+async function ingest(): Promise<void> {
+  const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: "" });
+  const links = await buildLinks({ db: database.db, shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL!, pageTokenSecret: "p".repeat(32) });
+  const redirects = createClient(RedirectService, inProcessTransport({ modules: [links], credentials: CREDENTIALS, logger, token: CREDENTIALS.serviceToken }));
+  const { rows } = await sql<{ id: string }>`select id from links.links`.execute(database.db);
+  const linkIds = rows.map((row) => row.id);
+  const parallel = Number(process.env.BENCH_PARALLEL ?? 1);
+  const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+  process.once("SIGUSR1", () => {
+    void (async () => {
+      let stored = 0;
+      const started = performance.now();
+      const until = started + seconds * 1000;
+      await Promise.all(
+        Array.from({ length: parallel }, async () => {
+          // One batch per sender, given new ids each time: the clock measures storing, not making scans.
+          const batch = syntheticBatch(linkIds, 1000);
+          while (performance.now() < until) {
+            for (const scan of batch) scan.id = randomUUID();
+            stored += (await redirects.recordScans({ scans: batch })).recordedCount;
+          }
+        }),
+      );
+      const elapsed = (performance.now() - started) / 1000;
+      process.stdout.write(`${JSON.stringify({ stored, seconds: elapsed })}\n`);
+      await database.close();
+      process.exit(0);
+    })();
+  });
+  process.stdout.write(`${JSON.stringify({ port: 0 })}\n`);
+}
+
 async function main(): Promise<void> {
   const [mode, slugsFile] = process.argv.slice(2);
-  if (mode !== "ceiling" && mode !== "recording" && mode !== "cached") throw new Error(`unknown mode "${mode}": ceiling, recording or cached`);
-  if (mode === "ceiling" && !slugsFile) throw new Error("the ceiling server needs the slugs file");
-  const server = mode === "ceiling" ? await ceiling(slugsFile!) : await redirector(mode === "recording");
+  if (mode === "ingest") return ingest();
+  if (mode !== "ceiling" && mode !== "recording" && mode !== "cached" && mode !== "embedded") {
+    throw new Error(`unknown mode "${mode}": ceiling, recording, cached, embedded or ingest`);
+  }
+  if ((mode === "ceiling" || mode === "embedded") && !slugsFile) throw new Error(`the ${mode} server needs the slugs file or data dir`);
+  const server =
+    mode === "ceiling" ? await ceiling(slugsFile!) : mode === "embedded" ? await embedded(slugsFile!) : await redirector(mode === "recording");
+  // The longest the event loop could not turn, as a request waiting on it would feel it.
+  const stalls = monitorEventLoopDelay({ resolution: 1 });
+  stalls.enable();
   process.once("SIGTERM", () => {
     void server.close().then(
       () => process.exit(0),
@@ -94,9 +231,19 @@ async function main(): Promise<void> {
   });
   process.on("SIGUSR2", () => {
     const { user, system } = process.cpuUsage();
-    process.stdout.write(`${JSON.stringify({ cpuMs: (user + system) / 1000, pendingScans: server.pendingScans() })}\n`);
+    const maxStallMs = stalls.max / 1e6;
+    stalls.reset();
+    process.stdout.write(
+      `${JSON.stringify({
+        cpuMs: (user + system) / 1000,
+        pendingScans: server.pendingScans(),
+        recordedScans: server.recordedScans(),
+        oldestUnstoredMs: server.oldestUnstoredMs(),
+        maxStallMs,
+      })}\n`,
+    );
   });
-  process.stdout.write(`${JSON.stringify({ port: server.port })}\n`);
+  process.stdout.write(`${JSON.stringify({ port: server.port, slugs: server.slugs })}\n`);
 }
 
 await main();

@@ -13,6 +13,8 @@ export const ENTRY_POINTS: Record<string, string> = {
   ...Object.fromEntries(Object.entries(PROCESSES).map(([name, spec]) => [name, spec.entry])),
   // The render pool's threads load this beside the rendering service (and the embedded platform).
   "render-worker": "services/rendering/src/render/render-worker.ts",
+  // The embedded platform runs PGlite on a thread that loads this.
+  "pglite-worker": "services/libs/db/src/pglite-worker.ts",
   embedded: "services/embedded/src/main.ts",
   qrctl: "tools/qrctl/src/cli.ts",
   // Runs only in Kubernetes, so it is not one of PROCESSES.

@@ -18,8 +18,8 @@ import {
 import {
   createWorkspace,
   getWorkspace,
-  listWorkspacesPage,
-  updateWorkspaceFields,
+  listWorkspaces,
+  updateWorkspace,
 } from "./workspaces/workspaces.handlers.js";
 
 /** Registers the catalog's services. */
@@ -27,8 +27,8 @@ export function registerRoutes(router: ConnectRouter, deps: CatalogDeps): void {
   router.service(WorkspaceService, {
     createWorkspace: (req) => createWorkspace(deps, req),
     getWorkspace: (req) => getWorkspace(deps, req),
-    listWorkspaces: (req) => listWorkspacesPage(deps, req),
-    updateWorkspace: (req) => updateWorkspaceFields(deps, req),
+    listWorkspaces: (req) => listWorkspaces(deps, req),
+    updateWorkspace: (req) => updateWorkspace(deps, req),
   });
   router.service(QrCodeService, {
     createQrCode: (req) => createQrCode(deps, req),

@@ -11,6 +11,7 @@ import {
   portVar,
   processMetrics,
   readConfig,
+  redisAccessChanges,
   remoteTransport,
   secretVar,
   startTelemetry,
@@ -44,6 +45,10 @@ const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SER
 const quotas = config.REDIS_URL ? await redisQuotaStore(config.REDIS_URL, logger) : memoryQuotaStore();
 if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: hourly quotas are counted per edge process");
 
+// Tenancy announces revoked keys and changed accounts here; without Redis no announcement reaches this
+// process, so every request asks tenancy.
+const accessChanges = config.REDIS_URL ? await redisAccessChanges(config.REDIS_URL, logger) : undefined;
+
 const metrics = config.METRICS_PORT === undefined ? noMetrics : processMetrics();
 const metricsServer =
   config.METRICS_PORT === undefined ? undefined : await serveMetrics({ metrics, host: config.METRICS_HOST, port: config.METRICS_PORT, logger });
@@ -58,6 +63,7 @@ const app = buildEdge({
   quotas,
   metrics,
   idempotency: { inFlightWaitMs: config.IDEMPOTENCY_WAIT_MS },
+  accessChanges,
 });
 const server = await listenHttp({ handler: app, host: config.HOST, port: config.PORT, logger, name: "REST edge" });
 
@@ -65,5 +71,6 @@ onShutdownSignal(logger, async () => {
   draining = true;
   await server.close();
   await quotas.close();
+  await accessChanges?.close();
   await metricsServer?.close();
 });

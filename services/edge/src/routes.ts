@@ -3,6 +3,7 @@ import { methodNotAllowed } from "./http/error-handler.js";
 import type { EdgeClients } from "./server.js";
 import { authenticate } from "./http/auth.js";
 import { jsonBodyParser } from "./http/input.js";
+import type { AuthenticateKey } from "./http/key-cache.js";
 import type { Metrics } from "@qrplatform/platform";
 import { hourlyQuota, type QuotaStore } from "./http/quota.js";
 import { getAccount } from "./resources/account.js";
@@ -24,6 +25,7 @@ export function registerApiRoutes(
     apiBaseUrl: (req: Request) => string;
     quotas: QuotaStore;
     metrics: Metrics;
+    authenticateKey: AuthenticateKey;
     /** Makes a POST with an Idempotency-Key safe to retry (http/idempotency.ts). */
     idempotent: RequestHandler;
   },
@@ -36,7 +38,7 @@ export function registerApiRoutes(
     for (const [method, [scope, handler]] of Object.entries(methods) as [Method, [string, RequestHandler]][]) {
       // Every POST takes an Idempotency-Key; the key is checked once the body is read, which it fingerprints.
       const body = method === "post" ? [json, options.idempotent] : method === "patch" ? [json] : [];
-      entry[method](authenticate(clients.tenancy, scope), quota, ...body, handler);
+      entry[method](authenticate(options.authenticateKey, scope), quota, ...body, handler);
     }
     entry.all(methodNotAllowed(Object.keys(methods)));
   };

@@ -3,7 +3,7 @@ import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Logger } from "pino";
-import { noMetrics, traceHttpRequest, type Metrics } from "@qrplatform/platform";
+import { noMetrics, traceHttpRequest, type AccessChangeBus, type Metrics } from "@qrplatform/platform";
 import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
 import { AnalyticsService, DomainService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
@@ -14,6 +14,7 @@ import { errorHandler, routeNotFound } from "./http/error-handler.js";
 import { registerHealthRoutes } from "./http/health.js";
 import { idempotentRequests, type IdempotencyOptions } from "./http/idempotency.js";
 import { tenancyIdempotencyStore } from "./http/idempotency-store.js";
+import { cachedKeys, type AuthenticateKey } from "./http/key-cache.js";
 import { memoryQuotaStore, type QuotaStore } from "./http/quota.js";
 import { requestIdOf } from "./http/request-id.js";
 import { rememberRouteMount, requestMetrics, routeTemplateOf, UNMATCHED_ROUTE } from "./http/request-metrics.js";
@@ -61,6 +62,12 @@ export interface EdgeOptions {
   metrics?: Metrics;
   /** How Idempotency-Keys behave; they are kept by tenancy either way. */
   idempotency?: IdempotencyOptions;
+  /**
+   * Where tenancy announces revoked keys and changed accounts. With it the edge keeps authenticated
+   * keys in memory until a change is announced (see http/key-cache.ts); without it every request asks
+   * tenancy, which is right for an edge in another process than tenancy with no Redis between them.
+   */
+  accessChanges?: AccessChangeBus;
 }
 
 /** Room for a QR code with an inline logo; anything bigger is a mistake or an attack. */
@@ -80,6 +87,8 @@ export function buildEdge(options: EdgeOptions): express.Express {
     analytics: createClient(AnalyticsService, transports.links),
     rendering: createClient(RenderingService, transports.rendering),
   };
+  const askTenancy: AuthenticateKey = (secret) => clients.tenancy.authenticateApiKey({ secret });
+  const authenticateKey = options.accessChanges ? cachedKeys(askTenancy, options.accessChanges).authenticate : askTenancy;
   const apiBaseUrl = (req: express.Request) =>
     `${options.publicBaseUrl ?? `${req.protocol}://${req.get("host")}`}${API_BASE_PATH}`;
 
@@ -129,6 +138,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
     quotas: options.quotas ?? memoryQuotaStore(),
     metrics,
     idempotent: idempotentRequests(tenancyIdempotencyStore(createClient(IdempotencyKeyService, transports.tenancy)), logger, options.idempotency),
+    authenticateKey,
   });
   app.use(API_BASE_PATH, api);
   app.use(API_BASE_PATH, routeNotFound);

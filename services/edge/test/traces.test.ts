@@ -11,11 +11,15 @@ import { startStack, type ProcessName, type Stack } from "./support/stack.js";
 const SERVER = 2;
 const CLIENT = 3;
 
-/** An account with a key and a workspace, then one QR code created through the edge; the create's response. */
+/**
+ * An account with a workspace, then one QR code created through the edge with a key used for the first
+ * time, so the edge authenticates it with tenancy inside the create's trace; the create's response.
+ */
 async function createQrCode(stack: Stack) {
   const { account } = await stack.admin.createAccount({ name: "Traced", subscriptionTier: SubscriptionTier.ORIGIN });
+  const { secret: setupKey } = await stack.admin.createApiKey({ accountId: account!.id, scopes: [] });
   const { secret: key } = await stack.admin.createApiKey({ accountId: account!.id, scopes: [] });
-  const workspace = await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name: "Traced" } });
+  const workspace = await call(stack.baseUrl, "POST", "/workspaces", { key: setupKey, body: { name: "Traced" } });
   expect(workspace.status).toBe(201);
   const created = await call(stack.baseUrl, "POST", `/workspaces/${workspace.body.id}/qr-codes`, {
     key,

@@ -3,11 +3,12 @@ import type { Transport } from "@connectrpc/connect";
 import { buildCatalog } from "@qrplatform/catalog";
 import { databaseReadiness, openDatabase } from "@qrplatform/db";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "@qrplatform/edge";
-import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
+import { buildLinks, memoryInvalidationBus, startRedirectPath, type ScanRecorder } from "@qrplatform/links";
 import {
   inProcessTransport,
   lateHandler,
   listenHttp,
+  memoryAccessChanges,
   noMetrics,
   processMetrics,
   serveGrpc,
@@ -65,6 +66,8 @@ export interface Platform {
   readonly adminCredentialPath: string;
   /** Where Prometheus scrapes the whole platform, when a metrics port was given. */
   readonly metricsUrl: string | undefined;
+  /** Where the short links' scans wait to be stored. */
+  readonly recorder: ScanRecorder;
   /** Drains HTTP and gRPC, stores the scans still buffered, then closes the database. */
   close(): Promise<void>;
 }
@@ -77,7 +80,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const { logger } = options;
   const secrets = loadOrCreateSecrets(options.dataDir);
   const credentials: InternalCredentials = { serviceToken: secrets.serviceToken, adminToken: secrets.adminToken };
-  const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: join(options.dataDir, "pglite") });
+  // PGlite on a thread of its own: storing a batch of scans or a year of analytics never stalls redirects.
+  const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: join(options.dataDir, "pglite"), pgliteThread: true });
   // One registry for the whole process: every service's instruments, the in-process RPCs and the edge.
   const metrics = options.metricsPort === undefined ? noMetrics : processMetrics();
   // One database behind every service: while it is away they all answer UNAVAILABLE and not ready.
@@ -92,7 +96,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const ownUrl = `http://${urlHost(options.host)}:${http.port}`;
   const shortLinkBaseUrl = options.shortLinkBaseUrl ?? ownUrl;
 
-  const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: secrets.pageTokenSecret });
+  // One process: tenancy's announcements of revoked keys and changed accounts reach the edge in memory.
+  const accessChanges = memoryAccessChanges(logger);
+  const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: secrets.pageTokenSecret, accessChanges });
   // One process: changes to links reach the redirector's cache in memory.
   const invalidations = memoryInvalidationBus(logger);
   const links = await buildLinks({
@@ -120,6 +126,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
   const redirectPath = await startRedirectPath({
     transport: local([links]),
+    storeScans: links.recordScans,
     invalidations,
     visitorKeySecret: secrets.visitorKeySecret,
     trustedProxies: options.trustedProxies,
@@ -137,6 +144,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       isDraining: () => draining,
       fallback: redirectPath.handler,
       metrics,
+      accessChanges,
     }),
   );
   const metricsHost = options.metricsHost ?? "127.0.0.1";
@@ -149,6 +157,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     grpcUrl,
     adminCredentialPath,
     metricsUrl: metricsServer && `http://${urlHost(metricsHost)}:${metricsServer.port}/metrics`,
+    recorder: redirectPath.recorder,
     async close() {
       draining = true;
       await Promise.all([http.close(), grpc.close()]);

@@ -1,5 +1,6 @@
 // The promise of scan recording: a scan answered with a redirect is counted exactly once, even when
-// the platform is stopped (SIGTERM) right after it and started again.
+// the platform is stopped (SIGTERM) right after it and started again; killed (SIGKILL) in the middle
+// of a load, it loses at most the scans of its last flush interval and counts none twice.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,7 +17,7 @@ const PIXEL = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTM
 const follow = (url: string, method: string, userAgent: string) => fetch(url, { method, redirect: "manual", headers: { "user-agent": userAgent } });
 
 describe("scans across a restart", () => {
-  it("counts 100 follows exactly when the platform restarts in the middle; HEADs and bots are not scans", async () => {
+  it("counts 100 follows exactly when the platform restarts in the middle (HEADs and bots are not scans), and loses at most a flush interval when killed mid-load", async () => {
     // The short links printed on codes name the port, so both runs must share it.
     const env = { PORT: String(await freePort()) };
     let platform = await startPlatformProcess(dataDir, env);
@@ -56,6 +57,31 @@ describe("scans across a restart", () => {
           { value: "iOS", scans: 50 },
         ],
       });
+
+      // Killed mid-load: follows keep coming, 8 at a time, and the kill lands between them.
+      const answeredAt: number[] = [];
+      let killedAt = 0;
+      let killing: Promise<unknown> | undefined;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (killing === undefined) {
+            const res = await follow(vanityUrl, "GET", IPHONE).catch(() => undefined);
+            if (res?.status !== 302) continue;
+            answeredAt.push(performance.now());
+            if (answeredAt.length === 200 && killing === undefined) {
+              killedAt = performance.now();
+              killing = platform.kill();
+            }
+          }
+        }),
+      );
+      expect(await killing).toBe("SIGKILL");
+      platform = await startPlatformProcess(dataDir, env);
+      const total = async () => (await api(`/qr-codes/${id}`)).body.total_scans as number;
+      const afterKill = await settledCount(total, 100 + answeredAt.length);
+      // Never counted twice; lost at most what was answered in the last flush interval (250 ms, and a timer's slack).
+      expect(afterKill).toBeLessThanOrEqual(100 + answeredAt.length);
+      expect(afterKill).toBeGreaterThanOrEqual(100 + answeredAt.filter((at) => at < killedAt - 250 - 750).length);
     } finally {
       await platform.stop();
     }

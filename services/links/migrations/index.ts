@@ -2,12 +2,14 @@ import type { Migrations } from "@qrplatform/db";
 import * as linksAndDomains from "./20261123T1000_links_and_domains.js";
 import * as scans from "./20261123T1400_scans.js";
 import * as domainServing from "./20261210T1000_domain_serving.js";
+import * as scanDeltasAndSketches from "./20261220T1000_scan_deltas_and_sketches.js";
 
 /** The links schema's migrations, oldest first. */
 export const migrations: Migrations = {
   "20261123T1000_links_and_domains": linksAndDomains,
   "20261123T1400_scans": scans,
   "20261210T1000_domain_serving": domainServing,
+  "20261220T1000_scan_deltas_and_sketches": scanDeltasAndSketches,
 };
 
 /** The Postgres schema that holds the links service's tables. */

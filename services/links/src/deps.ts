@@ -3,6 +3,8 @@ import type { PageTokens } from "@qrplatform/platform";
 import type { LookupTxt } from "./domains/dns-lookup.js";
 import type { RequestHost } from "./redirects/hosts.js";
 import type { InvalidationBus } from "./redirects/invalidations.js";
+import type { DeltaFolder } from "./scans/delta-folder.js";
+import type { ScanWriter } from "./scans/scan-writer.js";
 import type { LinksTables } from "./tables.js";
 
 /** How a link's absolute URLs are spelled. */
@@ -29,4 +31,13 @@ export interface LinksDeps {
   readonly now: () => Date;
   /** Where changes to links and custom domains are announced, so every redirector drops what it cached. */
   readonly invalidations: InvalidationBus;
+  /** Stores batches of scans, one statement at a time per instance. */
+  readonly scanWriter: ScanWriter;
+  /** Moves what stored batches added to the rollups into them, soon after. */
+  readonly scanDeltas: DeltaFolder;
+  /**
+   * Up to how many visitor-days (the sum of a range's daily distinct visitors) analytics counts a
+   * range's distinct visitors exactly; past it, from HyperLogLog sketches.
+   */
+  readonly exactVisitorDays: number;
 }

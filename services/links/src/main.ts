@@ -38,6 +38,7 @@ await runGrpcService({
     const credentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };
     const redirectPath = await startRedirectPath({
       transport: inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN, readiness, metrics }),
+      storeScans: links.recordScans,
       invalidations,
       visitorKeySecret: config.VISITOR_KEY_SECRET,
       trustedProxies: config.TRUSTED_PROXIES,

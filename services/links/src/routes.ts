@@ -5,12 +5,12 @@ import {
   createDomain,
   deleteDomain,
   getDomain,
-  listDomainsPage,
+  listDomains,
   reportDomainServing,
   verifyDomain,
   watchDomains,
 } from "./domains/domains.handlers.js";
-import { createLink, deleteLinkById, getLink, updateLinkFields } from "./links/links.handlers.js";
+import { createLink, deleteLink, getLink, updateLink } from "./links/links.handlers.js";
 import { resolveRedirect } from "./redirects/redirects.handlers.js";
 import { getLinkAnalytics, getScanTotals, recordScans } from "./scans/scans.handlers.js";
 
@@ -19,13 +19,13 @@ export function registerRoutes(router: ConnectRouter, deps: LinksDeps): void {
   router.service(LinkService, {
     createLink: (req) => createLink(deps, req),
     getLink: (req) => getLink(deps, req),
-    updateLink: (req) => updateLinkFields(deps, req),
-    deleteLink: (req) => deleteLinkById(deps, req),
+    updateLink: (req) => updateLink(deps, req),
+    deleteLink: (req) => deleteLink(deps, req),
   });
   router.service(DomainService, {
     createDomain: (req) => createDomain(deps, req),
     getDomain: (req, context) => getDomain(deps, req, context),
-    listDomains: (req, context) => listDomainsPage(deps, req, context),
+    listDomains: (req, context) => listDomains(deps, req, context),
     verifyDomain: (req, context) => verifyDomain(deps, req, context),
     deleteDomain: (req, context) => deleteDomain(deps, req, context),
     watchDomains: (req, context) => watchDomains(deps, req, context),

@@ -1,6 +1,14 @@
 import type { DomainsTable } from "./domains/domains.table.js";
 import type { LinksTable } from "./links/links.table.js";
-import type { ScanDaysTable, ScanDayValuesTable, ScanDayVisitorsTable, ScansTable, ScanTotalsTable } from "./scans/scans.table.js";
+import type {
+  ScanDaySketchesTable,
+  ScanDaysTable,
+  ScanDayValuesTable,
+  ScanDayVisitorsTable,
+  ScanDeltasTable,
+  ScansTable,
+  ScanTotalsTable,
+} from "./scans/scans.table.js";
 
 /** Every table of the links schema, for a `Kysely<LinksTables>` narrowed with `withSchema("links")`. */
 export interface LinksTables {
@@ -11,4 +19,6 @@ export interface LinksTables {
   scan_days: ScanDaysTable;
   scan_day_values: ScanDayValuesTable;
   scan_day_visitors: ScanDayVisitorsTable;
+  scan_deltas: ScanDeltasTable;
+  scan_day_sketches: ScanDaySketchesTable;
 }

@@ -136,6 +136,36 @@ describe("user agents", () => {
   });
 });
 
+describe("remembered verdicts", () => {
+  it("give every repeat of an agent and an address the verdict of its first classification, address by address", () => {
+    const lookups: string[] = [];
+    const classify = classifier({ countryOf: (address) => (lookups.push(address), countryOf(address)) });
+    const from = (address: string, userAgent: string) => classify(request({ peer: address, headers: { "user-agent": userAgent } }));
+    const first = from("8.8.8.8", UA.iPhoneSafari);
+    for (let i = 0; i < 3; i++) {
+      expect(from("8.8.8.8", UA.iPhoneSafari)).toEqual(first);
+      // The same agent from elsewhere keeps its own address and country; a bot stays a bot.
+      expect(from("2a00:1450:4001:82b::200e", UA.iPhoneSafari)).toMatchObject({ clientAddress: "2a00:1450:4001:82b::200e", country: countryOf("2a00:1450:4001:82b::200e"), os: "iOS" });
+      expect(from("8.8.8.8", UA.slackbot).automated).toBe(true);
+    }
+    expect(first).toMatchObject({ country: "US", deviceType: "mobile", os: "iOS", browser: "Mobile Safari", automated: false });
+    expect(lookups).toEqual(["8.8.8.8", "2a00:1450:4001:82b::200e"]);
+  });
+
+  it("follow X-Forwarded-For behind a trusted proxy, header by header", () => {
+    const classify = classifier({ trustedProxies: ["loopback"] });
+    const via = (peer: string, forwardedFor: string) =>
+      classify(request({ peer, headers: { "user-agent": UA.iPhoneSafari, "x-forwarded-for": forwardedFor } })).clientAddress;
+    for (let i = 0; i < 2; i++) {
+      expect(via("127.0.0.1", "8.8.8.8")).toBe("8.8.8.8");
+      expect(via("127.0.0.1", "1.1.1.1, 127.0.0.2")).toBe("1.1.1.1");
+      expect(via("127.0.0.1", "::ffff:1.1.1.1")).toBe("1.1.1.1");
+      // The same header from a peer that is no proxy of ours is not believed.
+      expect(via("203.0.113.9", "8.8.8.8")).toBe("203.0.113.9");
+    }
+  });
+});
+
 describe("the client address", () => {
   it("is the socket peer when no proxy is trusted, whatever X-Forwarded-For claims", () => {
     const facts = classifier()(request({ peer: "8.8.8.8", headers: { "x-forwarded-for": "81.169.145.1" } }));

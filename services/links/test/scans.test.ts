@@ -4,7 +4,9 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, createClient, type Client } from "@connectrpc/connect";
 import { AnalyticsService, ScanSchema, type Scan } from "@qrplatform/api/links";
+import { sql } from "kysely";
 import { inProcessTransport } from "@qrplatform/platform";
+import { foldScanDeltas } from "../src/scans/scans.repository.js";
 import { errorOf } from "./support/errors.js";
 import { credentials, logger, startLinks, type LinksStack } from "./support/links-stack.js";
 
@@ -73,6 +75,28 @@ describe("recording scans", () => {
       ["DE", 104n],
       ["FR", 96n],
     ]);
+  });
+
+  it("stores a same-process redirector's batches without the gRPC round trip, once each, by the same rules", async () => {
+    const { accountId, linkId } = await newLink();
+    const batch = [scan(linkId, "2026-11-22T08:00:00Z"), scan(linkId, "2026-11-22T09:00:00Z", { visitorKey: "visitor-b" })];
+    expect(await stack.module.recordScans(batch)).toBe(2);
+    expect(await stack.module.recordScans(batch)).toBe(0);
+    expect((await stack.redirects.recordScans({ scans: batch })).recordedCount).toBe(0);
+    expect((await analytics.getScanTotals({ accountId, linkIds: [linkId] })).totals).toEqual({ [linkId]: 2n });
+    const refused = await errorOf(stack.module.recordScans([scan(linkId, "2026-11-22T08:00:00Z", { deviceType: "toaster" })]));
+    expect(refused.code).toBe(Code.InvalidArgument);
+  });
+
+  it("tells each of several batches sent at once how many of its own scans were new, a scan sent twice counting once", async () => {
+    const { accountId, linkId } = await newLink();
+    const batches = Array.from({ length: 4 }, (_, i) => Array.from({ length: 30 }, (_, j) => scan(linkId, "2026-11-22T08:00:00Z", { visitorKey: `v${i}-${j}` })));
+    const again = [...batches[0]!.slice(0, 10), scan(linkId, "2026-11-22T08:00:00Z")];
+    const counts = await Promise.all([...batches, again].map((scans) => stack.module.recordScans(scans)));
+    expect(counts.reduce((sum, count) => sum + count, 0)).toBe(121);
+    expect(counts.slice(1, 4)).toEqual([30, 30, 30]);
+    expect([counts[0], counts[4]].sort()).toEqual(counts[0] === 30 ? [1, 30] : [11, 20]);
+    expect((await analytics.getScanTotals({ accountId, linkIds: [linkId] })).totals).toEqual({ [linkId]: 121n });
   });
 
   it("drops scans of links that do not exist and refuses malformed scans", async () => {
@@ -201,5 +225,105 @@ describe("link analytics", () => {
     await stack.links.deleteLink({ accountId, linkId });
     const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "", toDate: "" });
     expect(summary.totalScans).toBe(1n);
+  });
+});
+
+describe("rollups written as deltas", () => {
+  const deltasLeft = async () => Number((await sql<{ n: number }>`select count(*)::int as n from links.scan_deltas`.execute(stack.database.db)).rows[0]!.n);
+
+  it("count every scan once before, while and after the deltas are folded, whoever folds", async () => {
+    const { accountId, linkId } = await newLink();
+    const batches = Array.from({ length: 6 }, (_, i) =>
+      Array.from({ length: 50 }, (_, j) => scan(linkId, `2026-11-2${i % 2}T08:00:00Z`, { visitorKey: `v${j % 30}`, country: j % 3 ? "FR" : "DE" })),
+    );
+    // Batches and folds at once, as several links instances would run them.
+    await Promise.all([
+      ...batches.map((scans) => stack.redirects.recordScans({ scans })),
+      foldScanDeltas(stack.database.db),
+      foldScanDeltas(stack.database.db),
+    ]);
+    const expected = async () => {
+      expect((await analytics.getScanTotals({ accountId, linkIds: [linkId] })).totals).toEqual({ [linkId]: 300n });
+      const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-20", toDate: "2026-11-21" });
+      expect(summary).toMatchObject({ totalScans: 300n, uniqueScans: 30n });
+      expect(summary.daily.map((d) => [d.date, d.scans, d.uniqueScans])).toEqual([
+        ["2026-11-20", 150n, 30n],
+        ["2026-11-21", 150n, 30n],
+      ]);
+      expect(summary.countries.map((c) => [c.value, c.scans])).toEqual([
+        ["FR", 198n],
+        ["DE", 102n],
+      ]);
+    };
+    await expected();
+    while ((await foldScanDeltas(stack.database.db)) === undefined);
+    expect(await deltasLeft()).toBe(0);
+    await expected();
+    // The rollups alone now hold it all.
+    const { rows } = await sql<{ scans: number }>`select scans from links.scan_totals where link_id = ${linkId}`.execute(stack.database.db);
+    expect(rows).toEqual([{ scans: 300 }]);
+  });
+
+  it("are folded by the service itself soon after a batch", async () => {
+    const { linkId } = await newLink();
+    await stack.redirects.recordScans({ scans: [scan(linkId, "2026-11-23T05:00:00Z")] });
+    const deadline = Date.now() + 5000;
+    while ((await deltasLeft()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await deltasLeft()).toBe(0);
+  });
+});
+
+describe("distinct visitors over long ranges", () => {
+  // Sketches from the first visitor-day on, so a small test takes the path a year of a busy code takes.
+  let sketched: LinksStack;
+  let sketchedAnalytics: Client<typeof AnalyticsService>;
+  beforeAll(async () => {
+    sketched = await startLinks({ now: () => NOW, exactVisitorDays: 0 });
+    sketchedAnalytics = createClient(AnalyticsService, inProcessTransport({ modules: [sketched.module], credentials, logger, token: credentials.serviceToken }));
+  });
+  afterAll(() => sketched?.close());
+
+  const sketchRows = async (linkId: string) =>
+    (
+      await sql<{ day: string; visitors: number }>`
+        select to_char(day, 'YYYY-MM-DD') as day, visitors from links.scan_day_sketches where link_id = ${linkId} order by day`.execute(sketched.database.db)
+    ).rows;
+
+  it("are estimated within 5% from day sketches, kept for the days that are over; daily counts stay exact", async () => {
+    const { accountId, linkId: id } = await sketched.links.createLink({ accountId: randomUUID(), destinationUrl: "https://example.com/" }).then(({ link }) => ({ accountId: link!.accountId, linkId: link!.id }));
+    // 2,400 visitors over three days, each day 1,200 of them, overlapping: 21st 0-1199, 22nd 600-1799, today 1200-2399.
+    const days = ["2026-11-21", "2026-11-22", "2026-11-23"];
+    for (const [i, day] of days.entries()) {
+      const scans = Array.from({ length: 1200 }, (_, j) => scan(id, `${day}T0${j % 10}:00:00Z`, { visitorKey: `visitor-${i * 600 + j}` }));
+      await sketched.redirects.recordScans({ scans });
+    }
+    const request = { accountId, linkId: id, fromDate: "2026-11-21", toDate: "2026-11-23" };
+    const first = await sketchedAnalytics.getLinkAnalytics(request);
+    expect(first.daily.map((d) => Number(d.uniqueScans))).toEqual([1200, 1200, 1200]);
+    expect(first.totalScans).toBe(3600n);
+    expect(Math.abs(Number(first.uniqueScans) - 2400) / 2400).toBeLessThan(0.05);
+    // Today is still changing: only the two days that are over keep a sketch.
+    expect(await sketchRows(id)).toEqual([
+      { day: "2026-11-21", visitors: 1200 },
+      { day: "2026-11-22", visitors: 1200 },
+    ]);
+    // The same answer from the kept sketches.
+    expect((await sketchedAnalytics.getLinkAnalytics(request)).uniqueScans).toBe(first.uniqueScans);
+
+    // A scan arriving late for a day that was sketched, from a visitor new to it: the sketch is rebuilt.
+    await sketched.redirects.recordScans({ scans: [scan(id, "2026-11-21T23:00:00Z", { visitorKey: "latecomer" })] });
+    const late = await sketchedAnalytics.getLinkAnalytics(request);
+    expect(late.daily.map((d) => Number(d.uniqueScans))).toEqual([1201, 1200, 1200]);
+    expect(Math.abs(Number(late.uniqueScans) - 2401) / 2401).toBeLessThan(0.05);
+    expect((await sketchRows(id))[0]).toEqual({ day: "2026-11-21", visitors: 1201 });
+  });
+
+  it("stay exact where the range is small, on the default stack", async () => {
+    const { accountId, linkId } = await newLink();
+    await stack.redirects.recordScans({
+      scans: Array.from({ length: 300 }, (_, j) => scan(linkId, `2026-11-2${j % 3}T08:00:00Z`, { visitorKey: `visitor-${j % 250}` })),
+    });
+    const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-20", toDate: "2026-11-22" });
+    expect(summary.uniqueScans).toBe(250n);
   });
 });

@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { IdempotencyKeyService, TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
 import { migrateSchema } from "@qrplatform/db";
-import { PageTokens, type GrpcModule } from "@qrplatform/platform";
+import { memoryAccessChanges, PageTokens, type AccessChangeBus, type GrpcModule } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import { registerRoutes } from "./routes.js";
 import type { TenancyTables } from "./tables.js";
@@ -15,6 +15,11 @@ export interface TenancyOptions {
   pageTokenSecret: string;
   /** The clock; tests replace it. */
   now?: () => Date;
+  /**
+   * Where key revocations and account changes are announced: the edges' bus (Redis across processes,
+   * shared memory in one). Unset: announced to this process only, which no edge elsewhere hears.
+   */
+  accessChanges?: AccessChangeBus;
 }
 
 /** Migrates tenancy's schema and returns the service, ready to host or call in-process. */
@@ -24,6 +29,7 @@ export async function buildTenancy(options: TenancyOptions): Promise<GrpcModule>
     db: options.db.withSchema(SCHEMA) as Kysely<TenancyTables>,
     pageTokens: new PageTokens(options.pageTokenSecret),
     now: options.now ?? (() => new Date()),
+    accessChanges: options.accessChanges ?? memoryAccessChanges(),
   };
   return {
     services: [TenancyService, IdempotencyKeyService, TenancyAdminService],

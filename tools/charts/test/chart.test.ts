@@ -143,7 +143,7 @@ describe("charts/qr-platform", () => {
       PUBLIC_BASE_URL: "https://api.qr.example",
       METRICS_PORT: "9464",
     });
-    for (const name of ["edge", "links"]) expect(envOf(find(render(), "Deployment", `qrp-${name}`))).not.toHaveProperty("REDIS_URL");
+    for (const name of ["edge", "links", "tenancy"]) expect(envOf(find(render(), "Deployment", `qrp-${name}`))).not.toHaveProperty("REDIS_URL");
   });
 
   it("gives every process of the layout the variables the layout says it needs", () => {

@@ -1,5 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import { Addon, type Account } from "@qrplatform/api/tenancy";
+import { Addon } from "@qrplatform/api/tenancy";
 import type { Design } from "@qrplatform/api/rendering";
 import { serviceError } from "@qrplatform/platform";
 import type { CatalogDeps } from "../deps.js";
@@ -9,9 +9,9 @@ import type { CatalogDeps } from "../deps.js";
  * INVALID_ARGUMENT naming its fields), then applies the account's add-ons: premium frames need the
  * premium_frames add-on.
  */
-export async function checkDesign(deps: CatalogDeps, design: Design | undefined, account: Account): Promise<Design> {
+export async function checkDesign(deps: CatalogDeps, design: Design | undefined, addons: readonly Addon[]): Promise<Design> {
   const checked = await deps.rendering.validateDesign({ design });
-  if (checked.premiumFrameFields.length > 0 && !account.addons.includes(Addon.PREMIUM_FRAMES)) {
+  if (checked.premiumFrameFields.length > 0 && !addons.includes(Addon.PREMIUM_FRAMES)) {
     throw serviceError(
       Code.PermissionDenied,
       "premium_frames_required",
@@ -20,4 +20,14 @@ export async function checkDesign(deps: CatalogDeps, design: Design | undefined,
     );
   }
   return checked.design!;
+}
+
+/**
+ * Whether a checked design must be checked again once its content (the short link) is known. Only a
+ * logo depends on it: the symbol's version decides how much of the code a logo may hide. Without one,
+ * the first check judged everything, and the content, a short link of a few hundred characters at
+ * most, fits a QR code at every error-correction level.
+ */
+export function dependsOnContent(design: Design): boolean {
+  return design.logo !== undefined && (design.logo.dataUri !== "" || design.logo.url !== "");
 }

@@ -3,6 +3,7 @@ import { create, toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
 import {
+  AccountEntitlementsSchema,
   CreateQrCodeResponseSchema,
   DeleteQrCodeResponseSchema,
   GetCapacityResponseSchema,
@@ -23,12 +24,13 @@ import {
   type UpdateQrCodeRequest,
   type UpdateQrCodeResponse,
   type QrCode,
+  type AccountEntitlements,
 } from "@qrplatform/api/catalog";
 import { DesignSchema } from "@qrplatform/api/rendering";
 import { isUuid, notFound, pageOf, readPageRequest, serviceError, uuidSchema, validate } from "@qrplatform/platform";
 import type { CatalogDeps } from "../deps.js";
 import { findWorkspace } from "../workspaces/workspaces.repository.js";
-import { checkDesign } from "./design-check.js";
+import { checkDesign, dependsOnContent } from "./design-check.js";
 import { linkStatusOf, qrCodeToProto, statusToken } from "./qr-code-mapping.js";
 import { presentUtm, qrCodeName, qrCodeTags, qrCodeUtm, utmQueryParameters } from "./qr-code-rules.js";
 import { finishDelete, isDecided, LINK_CALL_TIMEOUT_MS, undoCreate } from "./link-consistency.js";
@@ -82,9 +84,9 @@ async function requireWorkspace(deps: CatalogDeps, accountId: string, workspaceI
  */
 export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest): Promise<CreateQrCodeResponse> {
   const input = validate(createSchema, req);
-  const { account, plan } = await deps.tenancy.getAccount({ accountId: input.accountId });
+  const entitlements = await entitlementsOf(deps, input.accountId, req.entitlements);
   if (input.workspaceId) await requireWorkspace(deps, input.accountId, input.workspaceId);
-  const design = await checkDesign(deps, req.design, account!);
+  const design = await checkDesign(deps, req.design, entitlements.addons);
   const utm = presentUtm(input.utm);
 
   const reservation = { account_id: input.accountId, id: randomUUID(), link_id: randomUUID() };
@@ -104,8 +106,8 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
       pending_since: deps.now(),
     },
     {
-      qrCodes: plan?.qrCodeCapacity === undefined ? undefined : Number(plan.qrCodeCapacity),
-      customLinks: plan?.customLinkCapacity === undefined ? undefined : Number(plan.customLinkCapacity),
+      qrCodes: entitlements.qrCodeCapacity === undefined ? undefined : Number(entitlements.qrCodeCapacity),
+      customLinks: entitlements.customLinkCapacity === undefined ? undefined : Number(entitlements.customLinkCapacity),
     },
   );
   if (refusal) throw capacityError(refusal);
@@ -125,7 +127,7 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
     );
     linkMade = true;
     // Whether a logo leaves the code recoverable depends on the symbol's version, so on the link it encodes.
-    await deps.rendering.validateDesign({ design, content: link!.vanityUrl });
+    if (dependsOnContent(design)) await deps.rendering.validateDesign({ design, content: link!.vanityUrl });
     const row = await completeQrCode(deps.db, input.accountId, reservation.id, {
       vanity_url: link!.vanityUrl,
       canonical_url: link!.canonicalUrl,
@@ -142,6 +144,20 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
   }
 }
 
+/**
+ * The account's capacities and add-ons: as the caller sent them (the edge knows them from the key it
+ * authenticated), else from tenancy.
+ */
+async function entitlementsOf(deps: CatalogDeps, accountId: string, sent: AccountEntitlements | undefined): Promise<AccountEntitlements> {
+  if (sent) return sent;
+  const { account, plan } = await deps.tenancy.getAccount({ accountId });
+  return create(AccountEntitlementsSchema, {
+    qrCodeCapacity: plan?.qrCodeCapacity,
+    customLinkCapacity: plan?.customLinkCapacity,
+    addons: account?.addons ?? [],
+  });
+}
+
 /** QR codes as protos with their scan totals, asked of the links service in one call a page. */
 async function withScanTotals(deps: CatalogDeps, accountId: string, rows: ProvisionedQrCodeRow[]): Promise<QrCode[]> {
   const linkIds = rows.map((row) => row.link_id);
@@ -152,7 +168,7 @@ async function withScanTotals(deps: CatalogDeps, accountId: string, rows: Provis
 export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promise<GetQrCodeResponse> {
   const row = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await findQrCode(deps.db, req.accountId, req.qrCodeId) : undefined;
   if (!row) throw notFound("QR code");
-  const [qrCode] = await withScanTotals(deps, req.accountId, [row]);
+  const [qrCode] = req.skipScanTotals ? [qrCodeToProto(row)] : await withScanTotals(deps, req.accountId, [row]);
   return create(GetQrCodeResponseSchema, { qrCode });
 }
 

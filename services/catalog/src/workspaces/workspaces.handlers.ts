@@ -30,10 +30,10 @@ import {
 import type { CatalogDeps } from "../deps.js";
 import { workspaceToProto } from "./workspace-mapping.js";
 import { workspaceDescription, workspaceLogoUrl, workspaceName } from "./workspace-rules.js";
-import { findWorkspace, insertWorkspace, listWorkspaces, updateWorkspace } from "./workspaces.repository.js";
+import * as workspaces from "./workspaces.repository.js";
 
 
-const createSchema = z.object({
+const createWorkspaceRequest = z.object({
   accountId: uuidSchema,
   name: workspaceName,
   description: workspaceDescription.optional(),
@@ -41,10 +41,10 @@ const createSchema = z.object({
 });
 
 export async function createWorkspace(deps: CatalogDeps, req: CreateWorkspaceRequest): Promise<CreateWorkspaceResponse> {
-  const input = validate(createSchema, req);
+  const input = validate(createWorkspaceRequest, req);
   for (const slug of slugCandidates(input.name, "workspace")) {
     try {
-      const row = await insertWorkspace(deps.db, {
+      const row = await workspaces.insertWorkspace(deps.db, {
         id: randomUUID(),
         account_id: input.accountId,
         name: input.name,
@@ -61,27 +61,29 @@ export async function createWorkspace(deps: CatalogDeps, req: CreateWorkspaceReq
 }
 
 export async function getWorkspace(deps: CatalogDeps, req: GetWorkspaceRequest): Promise<GetWorkspaceResponse> {
-  const row = isUuid(req.accountId) && isUuid(req.workspaceId) ? await findWorkspace(deps.db, req.accountId, req.workspaceId) : undefined;
+  const row = isUuid(req.accountId) && isUuid(req.workspaceId) ? await workspaces.findWorkspace(deps.db, req.accountId, req.workspaceId) : undefined;
   if (!row) throw notFound("workspace");
   return create(GetWorkspaceResponseSchema, { workspace: workspaceToProto(row) });
 }
 
-export async function listWorkspacesPage(deps: CatalogDeps, req: ListWorkspacesRequest): Promise<ListWorkspacesResponse> {
-  const { accountId } = validate(z.object({ accountId: uuidSchema }), req);
+const listWorkspacesRequest = z.object({ accountId: uuidSchema });
+
+export async function listWorkspaces(deps: CatalogDeps, req: ListWorkspacesRequest): Promise<ListWorkspacesResponse> {
+  const { accountId } = validate(listWorkspacesRequest, req);
   const page = readPageRequest(deps.pageTokens, req, accountId, "workspaces");
-  const rows = await listWorkspaces(deps.db, accountId, { limit: page.fetch, after: page.after });
+  const rows = await workspaces.listWorkspaces(deps.db, accountId, { limit: page.fetch, after: page.after });
   const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, accountId, "workspaces");
   return create(ListWorkspacesResponseSchema, { workspaces: items.map(workspaceToProto), nextPageToken });
 }
 
-const updateSchema = z.object({
+const updateWorkspaceRequest = z.object({
   name: workspaceName.optional(),
   description: workspaceDescription.optional(),
   logoUrl: workspaceLogoUrl.optional(),
 });
 
-export async function updateWorkspaceFields(deps: CatalogDeps, req: UpdateWorkspaceRequest): Promise<UpdateWorkspaceResponse> {
-  const input = validate(updateSchema, req);
+export async function updateWorkspace(deps: CatalogDeps, req: UpdateWorkspaceRequest): Promise<UpdateWorkspaceResponse> {
+  const input = validate(updateWorkspaceRequest, req);
   if (!isUuid(req.accountId) || !isUuid(req.workspaceId)) throw notFound("workspace");
   const changes = {
     ...(input.name !== undefined && { name: input.name }),
@@ -94,8 +96,8 @@ export async function updateWorkspaceFields(deps: CatalogDeps, req: UpdateWorksp
   // The update and the read share a transaction, whose row lock keeps a concurrent update from
   // showing its values in this answer.
   const row = await deps.db.transaction().execute(async (trx) => {
-    const updated = Object.keys(changes).length === 0 || (await updateWorkspace(trx, req.accountId, req.workspaceId, changes));
-    return updated ? findWorkspace(trx, req.accountId, req.workspaceId) : undefined;
+    const updated = Object.keys(changes).length === 0 || (await workspaces.updateWorkspace(trx, req.accountId, req.workspaceId, changes));
+    return updated ? workspaces.findWorkspace(trx, req.accountId, req.workspaceId) : undefined;
   });
   if (!row) throw notFound("workspace");
   return create(UpdateWorkspaceResponseSchema, { workspace: workspaceToProto(row) });

@@ -1,14 +1,4 @@
-import { MAX_FIELD_PROBLEMS } from "@qrplatform/platform";
-
-/** One invalid input field, as the public error envelope reports it under `details.fields`. */
-export interface FieldDetail {
-  /** The field as the client named it: `name`, `limit`, `design.frame.color`. */
-  field: string;
-  /** A stable snake_case reason, such as `too_big` or `unknown_field`. */
-  reason: string;
-  /** What is wrong, in English. */
-  message: string;
-}
+import { boundedFields, type FieldProblem } from "@qrplatform/platform";
 
 /**
  * An error the edge answers with: an HTTP status and the public envelope's stable `code`, message and
@@ -31,8 +21,8 @@ export class ApiError extends Error {
    * 400 `validation_error` listing at most MAX_FIELD_PROBLEMS fields; how many more there were is
    * `details.omitted_fields`, so the error stays small however much of the request is wrong.
    */
-  static validation(fields: FieldDetail[], message = "The request is not valid; see details.fields.", omitted = 0): ApiError {
-    return new ApiError(400, "validation_error", message, boundedFields(fields, omitted));
+  static validation(fields: FieldProblem[], message = "The request is not valid; see details.fields.", omitted = 0): ApiError {
+    return new ApiError(400, "validation_error", message, fieldDetails(fields, omitted));
   }
 
   static notFound(resource: string): ApiError {
@@ -41,10 +31,15 @@ export class ApiError extends Error {
 }
 
 /**
- * At most MAX_FIELD_PROBLEMS of `fields`, and how many were left out (beyond the `omitted` a service
- * already counted) as `omitted_fields`, present only when some were.
+ * The `details` of a validation error as the contract writes them: at most MAX_FIELD_PROBLEMS field
+ * problems as `{field, reason, message}` (the envelope's name for a problem's description), and how
+ * many were left out (beyond the `omitted` a service already counted) as `omitted_fields`, present only
+ * when some were. Field paths are written as given: public already, or made so by the caller.
  */
-export function boundedFields(fields: FieldDetail[], omitted = 0): { fields: FieldDetail[]; omitted_fields?: number } {
-  const rest = omitted + Math.max(0, fields.length - MAX_FIELD_PROBLEMS);
-  return { fields: fields.slice(0, MAX_FIELD_PROBLEMS), ...(rest > 0 && { omitted_fields: rest }) };
+export function fieldDetails(fields: readonly FieldProblem[], omitted = 0) {
+  const bounded = boundedFields(fields, omitted);
+  return {
+    fields: bounded.shown.map(({ field, reason, description }) => ({ field, reason, message: description })),
+    ...(bounded.omitted > 0 && { omitted_fields: bounded.omitted }),
+  };
 }

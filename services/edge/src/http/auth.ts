@@ -1,7 +1,7 @@
-import type { Client } from "@connectrpc/connect";
 import type { Request, RequestHandler, Response } from "express";
-import { ApiAccess, type Account, type Plan, type TenancyService } from "@qrplatform/api/tenancy";
+import { ApiAccess, type Account, type Plan } from "@qrplatform/api/tenancy";
 import { ApiError } from "./api-error.js";
+import type { AuthenticateKey } from "./key-cache.js";
 
 /** Who is calling: the key and the account it acts for. Every route reads the account id from here. */
 export interface Caller {
@@ -37,12 +37,13 @@ function bearerSecret(req: Request): string {
 }
 
 /**
- * Authenticates the bearer key with tenancy (unknown, expired and revoked keys come back as 401
- * `invalid_api_key`), refuses accounts whose plan or status has no API access, and requires `scope`.
+ * Authenticates the bearer key with tenancy, or with the edge's cache of tenancy's answers (unknown,
+ * expired and revoked keys come back as 401 `invalid_api_key`), refuses accounts whose plan or status
+ * has no API access, and requires `scope`.
  */
-export function authenticate(tenancy: Client<typeof TenancyService>, scope: string): RequestHandler {
+export function authenticate(authenticateKey: AuthenticateKey, scope: string): RequestHandler {
   return async (req, res, next) => {
-    const found = await tenancy.authenticateApiKey({ secret: bearerSecret(req) });
+    const found = await authenticateKey(bearerSecret(req));
     if (found.apiAccess === ApiAccess.PLAN_NOT_ELIGIBLE) {
       throw new ApiError(
         403,

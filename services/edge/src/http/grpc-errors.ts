@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { errorInfoOf, isTransportFailure } from "@qrplatform/platform";
-import { ApiError, boundedFields } from "./api-error.js";
+import { errorInfoOf, isTransportFailure, publicFieldPath } from "@qrplatform/platform";
+import { ApiError, fieldDetails } from "./api-error.js";
 
 /**
  * Seconds a client is told to wait (`Retry-After`) before retrying a transient failure: a backing service
@@ -56,18 +56,6 @@ const TRANSIENT_CODES = new Set<Code>([Code.Unavailable, Code.Canceled, Code.Abo
 /** Metadata that carries counts; ErrorInfo holds strings, the API shows numbers. */
 const NUMERIC_METADATA = new Set(["limit", "used", "omitted_fields"]);
 
-/** Service field names that the REST API spells differently. */
-const PUBLIC_FIELD_NAMES: Record<string, string> = { page_size: "limit", page_token: "cursor", domain_id: "vanity_domain_id", from_date: "from", to_date: "to" };
-
-/**
- * A service's field path as the REST client wrote it: renamed where the API differs, and camelCase
- * inside `design`, whose keys the contract spells that way (design.frame.label_top -> design.frame.labelTop).
- */
-function publicFieldName(field: string): string {
-  if (field.startsWith("design.")) return field.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-  return PUBLIC_FIELD_NAMES[field] ?? field;
-}
-
 /**
  * Turns a service's error into the public error: a known reason becomes the code with the service's
  * message, metadata becomes `details` and field violations `details.fields`. Everything else is told
@@ -87,8 +75,9 @@ export function apiErrorFromGrpc(error: ConnectError): ApiError {
   );
   if (info.fieldViolations.length > 0) {
     // Services list at most MAX_FIELD_PROBLEMS; one that lists more is cut here too, and counted.
-    const fields = info.fieldViolations.map((v) => ({ field: publicFieldName(v.field), reason: v.reason, message: v.description }));
-    Object.assign(details, boundedFields(fields, Number(details.omitted_fields ?? 0)));
+    // They name fields by proto path; the client reads the names it sent (field-paths.ts).
+    const fields = info.fieldViolations.map((v) => ({ field: publicFieldPath(v.field), reason: v.reason, description: v.description }));
+    Object.assign(details, fieldDetails(fields, Number(details.omitted_fields ?? 0)));
   }
   const headers = { ...known.headers, ...(known.retryAfterSeconds && { "Retry-After": String(known.retryAfterSeconds) }) };
   return new ApiError(known.status, info.reason, error.rawMessage, Object.keys(details).length > 0 ? details : undefined, headers);

@@ -23,7 +23,7 @@ export type ClaimOutcome =
 
 /**
  * Where Idempotency-Keys live, per account. Every edge replica must see the same keys, and the keys must
- * outlive any edge, so the store is tenancy's table behind its IdempotencyKeyService (ADR 0014).
+ * outlive any edge, so the store is tenancy's table behind its IdempotencyKeyService (ADR 0016).
  */
 export interface IdempotencyStore {
   /** Claims `key` for a request with this fingerprint, atomically across replicas. */

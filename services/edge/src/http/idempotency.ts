@@ -62,7 +62,7 @@ function fingerprintOf(req: Request): Uint8Array {
  * retry runs again: 5xx (the request failed here, not for what it asked), 408 and 429 (come back
  * later) and 409 (a conflict that may clear, such as `slug_conflict` or `domain_not_verified`). These
  * changed nothing, so the retry cannot do anything twice; the exception is a 503 or 504 whose write went
- * through unseen behind a failed connection or a timeout (ADR 0014).
+ * through unseen behind a failed connection or a timeout (ADR 0016).
  */
 function isFinal(status: number): boolean {
   return status < 500 && status !== 408 && status !== 409 && status !== 429;

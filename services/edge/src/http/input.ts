@@ -1,22 +1,7 @@
 import express, { type Request, type RequestHandler } from "express";
 import type { z } from "zod";
-import { reasonOf } from "@qrplatform/platform";
-import { ApiError, type FieldDetail } from "./api-error.js";
-
-/** zod's problems as public field details; unknown keys become one `unknown_field` each. */
-function fieldDetailsOf(error: z.ZodError, prefix: string[] = []): FieldDetail[] {
-  return error.issues.flatMap((issue) => {
-    const path = [...prefix, ...issue.path.map(String)];
-    if (issue.code === "unrecognized_keys") {
-      return issue.keys.map((key) => ({
-        field: [...path, key].join("."),
-        reason: "unknown_field",
-        message: "is not a field of this request; read-only and unknown fields cannot be sent",
-      }));
-    }
-    return [{ field: path.join(".") || "(body)", reason: reasonOf(issue), message: issue.message }];
-  });
-}
+import { fieldProblemsOf, type FieldProblem } from "@qrplatform/platform";
+import { ApiError } from "./api-error.js";
 
 /** Fields a client may see but not send, with why: `read_only` or `creation_only`. */
 export type FixedFields = Readonly<Record<string, "read_only" | "creation_only">>;
@@ -31,19 +16,20 @@ const FIXED_MESSAGES = {
  * Fields listed in `fixed` are refused with their own reason, so a client learns why it cannot send them.
  */
 export function parseInput<Schema extends z.ZodType>(schema: Schema, value: unknown, fixed: FixedFields = {}): z.infer<Schema> {
-  const problems: FieldDetail[] = [];
+  const problems: FieldProblem[] = [];
   let rest = value;
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
     const entries = Object.entries(value);
     for (const [key] of entries) {
       const reason = Object.hasOwn(fixed, key) ? fixed[key] : undefined;
-      if (reason) problems.push({ field: key, reason, message: FIXED_MESSAGES[reason] });
+      if (reason) problems.push({ field: key, reason, description: FIXED_MESSAGES[reason] });
     }
     rest = Object.fromEntries(entries.filter(([key]) => !Object.hasOwn(fixed, key)));
   }
   const result = schema.safeParse(rest);
   // concat, not push(...): spreading a hundred thousand problems as arguments overflows the stack.
-  const all = result.success ? problems : problems.concat(fieldDetailsOf(result.error));
+  // The request shapes use the contract's names, so paths are written as sent.
+  const all = result.success ? problems : problems.concat(fieldProblemsOf(result.error, "as-sent"));
   if (all.length > 0) throw ApiError.validation(all);
   return result.data as z.infer<Schema>;
 }

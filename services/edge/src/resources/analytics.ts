@@ -19,7 +19,7 @@ export function analyticsHandler(qrCodes: Client<typeof QrCodeService>, analytic
     const id = uuidParam(req, "id");
     const { from, to } = parseInput(analyticsQuery, { from: req.query.from, to: req.query.to });
     const { accountId } = callerOf(res);
-    const { qrCode } = await qrCodes.getQrCode({ accountId, qrCodeId: id });
+    const { qrCode } = await qrCodes.getQrCode({ accountId, qrCodeId: id, skipScanTotals: true });
     const summary = await analytics.getLinkAnalytics({ accountId, linkId: qrCode!.linkId, fromDate: from ?? "", toDate: to ?? "" });
     res.setHeader("Cache-Control", "no-store");
     res.json({

@@ -58,7 +58,7 @@ export function exportHandler(qrCodes: Client<typeof QrCodeService>, rendering: 
     const { format, size } = parseInput(exportQuery, { format: req.query.format, size: req.query.size });
     const { accountId } = callerOf(res);
     const signal = clientGone(res);
-    const { qrCode } = await qrCodes.getQrCode({ accountId, qrCodeId: id });
+    const { qrCode } = await qrCodes.getQrCode({ accountId, qrCodeId: id, skipScanTotals: true });
     const image = await rendering
       .renderQrCode(
         {

@@ -4,7 +4,7 @@ import pLimit from "p-limit";
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { QrCode, WorkspaceService } from "@qrplatform/api/catalog";
-import { callerOf } from "../http/auth.js";
+import { callerOf, type Caller } from "../http/auth.js";
 import { apiErrorOf } from "../http/error-handler.js";
 import { jsonBody, parseInput } from "../http/input.js";
 import { requestIdOf } from "../http/request-id.js";
@@ -24,7 +24,7 @@ const bulkBody = z.strictObject({
 });
 
 /** What the bulk create needs of the single create: one QR code from one create body. */
-type CreateOne = (accountId: string, workspaceId: string, input: unknown) => Promise<QrCode>;
+type CreateOne = (caller: Caller, workspaceId: string, input: unknown) => Promise<QrCode>;
 
 /**
  * `POST /workspaces/{workspace_id}/qr-codes/bulk`: up to 100 QR codes in one call, each created as the
@@ -39,9 +39,9 @@ export function bulkCreateHandler(
   return async (req, res) => {
     const workspaceId = uuidParam(req, "workspace_id");
     const { items } = parseInput(bulkBody, jsonBody(req));
-    const { accountId } = callerOf(res);
+    const caller = callerOf(res);
     // A workspace that is not there fails the call as a whole, not a hundred times.
-    await workspaces.getWorkspace({ accountId, workspaceId });
+    await workspaces.getWorkspace({ accountId: caller.accountId, workspaceId });
 
     const limit = pLimit(BULK_CONCURRENCY);
     const requestId = requestIdOf(req, res);
@@ -49,7 +49,7 @@ export function bulkCreateHandler(
       items.map((item, index) =>
         limit(async () => {
           try {
-            return { index, status: 201, qr_code: qrCodeJson(req, await createOne(accountId, workspaceId, item)) };
+            return { index, status: 201, qr_code: qrCodeJson(req, await createOne(caller, workspaceId, item)) };
           } catch (error) {
             const apiError = apiErrorOf(error);
             if (apiError.status >= 500) (req as { log?: Logger }).log?.error({ err: error, requestId, item: index }, "bulk create item failed");

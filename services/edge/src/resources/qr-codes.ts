@@ -3,7 +3,7 @@ import type { Request, RequestHandler } from "express";
 import { z } from "zod";
 import { QrCodeStatus, QrCodeStatusSchema, type QrCode, type QrCodeService } from "@qrplatform/api/catalog";
 import { enumFromToken, enumToken, enumTokens, uuidSchema, textSchema } from "@qrplatform/platform";
-import { callerOf } from "../http/auth.js";
+import { callerOf, type Caller } from "../http/auth.js";
 import { jsonBody, parseInput, type FixedFields } from "../http/input.js";
 import { listEnvelope, pageRequestOf } from "../http/pagination.js";
 import { designBody, designFromBody, designJson } from "./design.js";
@@ -96,29 +96,35 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
 
   const listAll: RequestHandler = async (req, res) => {
     const { workspace_id } = parseInput(listQuery, { workspace_id: req.query.workspace_id });
-    res.json(await list(req, callerOf(res).accountId, workspace_id?.toLowerCase()));
+    res.json(await list(req, callerOf(res).accountId, workspace_id));
   };
 
   /** Creates one QR code from a create body as the client sent it; the bulk create calls it for each item. */
-  const createOne = async (accountId: string, workspaceId: string, input: unknown): Promise<QrCode> => {
+  const createOne = async (caller: Caller, workspaceId: string, input: unknown): Promise<QrCode> => {
     const body = parseInput(createBody, input, CREATE_FIXED);
     const { qrCode } = await qrCodes.createQrCode({
-      accountId,
+      accountId: caller.accountId,
       workspaceId,
       name: body.name,
       destinationUrl: body.destination_url,
       tags: body.tags ?? [],
-      vanityDomainId: body.vanity_domain_id?.toLowerCase(),
+      vanityDomainId: body.vanity_domain_id,
       vanitySlug: body.vanity_slug,
       design: designFromBody(body.design),
       utm: body.utm && { source: body.utm.source ?? "", medium: body.utm.medium ?? "", campaign: body.utm.campaign ?? "" },
+      // Known from authenticating the key: the catalog need not ask tenancy again.
+      entitlements: {
+        qrCodeCapacity: caller.plan.qrCodeCapacity,
+        customLinkCapacity: caller.plan.customLinkCapacity,
+        addons: caller.account.addons,
+      },
     });
     return qrCode!;
   };
 
   const create: RequestHandler = async (req, res) => {
     const workspaceId = uuidParam(req, "workspace_id");
-    const qrCode = await createOne(callerOf(res).accountId, workspaceId, jsonBody(req));
+    const qrCode = await createOne(callerOf(res), workspaceId, jsonBody(req));
     res.status(201).location(`${req.baseUrl}/qr-codes/${qrCode.id}`).json(json(req, qrCode));
   };
 
@@ -138,7 +144,7 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
       status: body.status === undefined ? undefined : (enumFromToken(QrCodeStatusSchema, body.status) as QrCodeStatus),
       replaceTags: body.tags !== undefined,
       tags: body.tags ?? [],
-      workspaceId: body.workspace_id?.toLowerCase() ?? undefined,
+      workspaceId: body.workspace_id ?? undefined,
       clearWorkspace: body.workspace_id === null,
     });
     res.json(json(req, qrCode));

@@ -14,7 +14,16 @@ import { TestDnsServer } from "../../../links/test/support/dns-server.js";
 import { buildCatalog } from "@qrplatform/catalog";
 import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing";
 import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
-import { createLogger, inProcessTransport, lateHandler, listenHttp, remoteTransport, type GrpcModule, type Logger } from "@qrplatform/platform";
+import {
+  createLogger,
+  inProcessTransport,
+  lateHandler,
+  listenHttp,
+  memoryAccessChanges,
+  remoteTransport,
+  type GrpcModule,
+  type Logger,
+} from "@qrplatform/platform";
 import { freePort } from "@qrplatform/platform/testing";
 import { processEnvironment, START_ORDER, type ProcessName } from "@qrplatform/platform/layout";
 import { buildRendering, type Renderer, type RenderingOptions } from "@qrplatform/rendering";
@@ -50,7 +59,7 @@ export interface Stack {
   readonly metricsUrls?: Readonly<Record<ProcessName, string>>;
   /** The database every service writes to; only in the in-process shape. */
   readonly db?: Kysely<any>;
-  /** Every gRPC module, each behind in-process transports (binary and JSON) with the admin credential; only in the in-process shape. */
+  /** Every gRPC module, each behind in-process transports encoding every message (binary and JSON) with the admin credential; only in the in-process shape. */
   readonly grpcModules?: ReadonlyArray<{ readonly module: GrpcModule; readonly transport: Transport; readonly jsonTransport: Transport }>;
   /** The rendering service's renderer; only in the in-process shape. */
   readonly renderer?: Renderer;
@@ -119,7 +128,8 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
   const handler = lateHandler();
   const http = await listenHttp({ handler: handler.listener, host: "127.0.0.1", port: 0, logger, name: "edge" });
   const origin = `http://127.0.0.1:${http.port}`;
-  const tenancy = await buildTenancy({ db: database.db, pageTokenSecret });
+  const accessChanges = memoryAccessChanges(logger);
+  const tenancy = await buildTenancy({ db: database.db, pageTokenSecret, accessChanges });
   const invalidations = memoryInvalidationBus(logger);
   const links = await buildLinks({
     db: database.db,
@@ -140,16 +150,17 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     logger,
   });
   const redirectPath = await startRedirectPath({ transport: local([links]), invalidations, visitorKeySecret: "v".repeat(32), logger });
-  const edge = (idempotencyWaitMs?: number) =>
+  const edge = (fallback?: typeof redirectPath.handler, idempotencyWaitMs?: number) =>
     buildEdge({
       transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]), rendering: local([rendering]) },
       logger,
       maxBodyBytes: 64 * 1024,
-      fallback: redirectPath.handler,
+      fallback,
       quotas,
+      accessChanges,
       idempotency: { inFlightWaitMs: idempotencyWaitMs },
     });
-  handler.set(edge());
+  handler.set(edge(redirectPath.handler));
   const replicas: { close(): Promise<void> }[] = [];
   return {
     baseUrl: `${origin}/api/v1`,
@@ -160,17 +171,17 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     dns,
     renderCount: () => rendering.renderer.renders,
     renderer: rendering.renderer,
-    async startEdgeReplica(replica = {}) {
-      const server = await listenHttp({ handler: edge(replica.idempotencyWaitMs), host: "127.0.0.1", port: 0, logger, name: "edge replica" });
-      replicas.push(server);
-      return { baseUrl: `http://127.0.0.1:${server.port}/api/v1` };
-    },
     db: database.db,
     grpcModules: [tenancy, catalog, links, rendering].map((module) => ({
       module,
-      transport: local([module], credentials.adminToken),
-      jsonTransport: inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken, json: true }),
+      transport: inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken, encoding: "binary" }),
+      jsonTransport: inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken, encoding: "json" }),
     })),
+    async startEdgeReplica(options = {}) {
+      const replica = await listenHttp({ handler: edge(undefined, options.idempotencyWaitMs), host: "127.0.0.1", port: 0, logger, name: "edge replica" });
+      replicas.push(replica);
+      return { baseUrl: `http://127.0.0.1:${replica.port}/api/v1` };
+    },
     async close() {
       await Promise.all(replicas.map((replica) => replica.close()));
       await http.close();
@@ -257,9 +268,10 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     return async () => (await health.check({ service: "" })).status === ServingStatus.SERVING;
   };
   const environment = (name: ProcessName) => ({ ...processEnvironment(name, placement), ...testEnv[name], ...options.env?.[name] });
-  const processes = Object.fromEntries(
-    START_ORDER.map((name) => [name, launch(name, environment(name), isReady(name))]),
-  ) as Record<ProcessName, StackProcess>;
+  const processes = Object.fromEntries(START_ORDER.map((name) => [name, launch(name, environment(name), isReady(name))])) as Record<
+    ProcessName,
+    StackProcess
+  >;
   const replicas: StackProcess[] = [];
   const stopAll = async () => {
     await Promise.all([...Object.values(processes), ...replicas].map((service) => service.kill("SIGTERM")));

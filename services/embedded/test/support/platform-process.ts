@@ -10,6 +10,8 @@ export interface PlatformProcess {
   output(): string;
   /** Sends SIGTERM and resolves with the exit code; fails if it has not exited within 30 s. */
   stop(): Promise<number | string>;
+  /** Kills it with SIGKILL, as an out-of-memory killer would, and resolves once it is gone. */
+  kill(): Promise<number | string>;
 }
 
 /** Starts the embedded platform on DATA_DIR (and DATABASE_URL when the test run has one) and waits for its banner. */
@@ -30,7 +32,11 @@ export async function startPlatformProcess(dataDir: string, extraEnv: Record<str
     await stop();
     throw new Error(`npm start did not print its API URL:\n${platform.output()}`);
   }
-  return { apiUrl, output: platform.output, stop };
+  const kill = () => {
+    platform.child.kill("SIGKILL");
+    return exitWithin(platform, 30_000);
+  };
+  return { apiUrl, output: platform.output, stop, kill };
 }
 
 /** Runs `qrctl` the way `npx qrctl` does, from the repository root, with the platform's DATA_DIR. */

@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, sql } from "kysely";
 import { PGlite } from "@electric-sql/pglite";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
+import { PgliteThread } from "./pglite-thread.js";
 import { traceQuery } from "./tracing.js";
 
 /** Where a process keeps its data: a Postgres server when `databaseUrl` is set, else embedded PGlite. */
@@ -18,6 +19,11 @@ export interface DatabaseConfig {
    * free) before it fails; 3 s by default, so calls fail fast while the server is unreachable.
    */
   connectionTimeoutMs?: number;
+  /**
+   * PGlite only: run the database on a worker thread (see PgliteThread), so its statements never hold
+   * up the thread that answers requests. The embedded platform does; tests and tools need not.
+   */
+  pgliteThread?: boolean;
 }
 
 /** An open database. `db` is schema-less; each service narrows it with `db.withSchema(...)`. */
@@ -78,8 +84,11 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     };
   }
   if (!config.dataDir.startsWith("memory://")) mkdirSync(config.dataDir, { recursive: true });
-  const pglite = await PGlite.create(config.dataDir, { parsers: { 20: (value: string) => Number(value) } });
-  const db = new Kysely({ dialect: new PGliteDialect(pglite), log: traceQuery });
+  // The dialect needs only `query` and `close`, which the thread offers too.
+  const pglite = config.pgliteThread
+    ? await PgliteThread.open(config.dataDir)
+    : await PGlite.create(config.dataDir, { parsers: { 20: (value: string) => Number(value) } });
+  const db = new Kysely({ dialect: new PGliteDialect(pglite as PGlite), log: traceQuery });
   return {
     db,
     engine: "pglite",

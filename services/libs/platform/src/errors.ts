@@ -4,9 +4,13 @@ import { ErrorInfoSchema, type ErrorInfo } from "@qrplatform/api/common";
 
 export { Code, ConnectError } from "@connectrpc/connect";
 
-/** One invalid field of a request, as reported in errors. */
+/**
+ * One invalid field of a request: the one field-problem type of every door. It has the shape of the
+ * proto `FieldViolation` that services send in their errors' ErrorInfo; the REST edge writes it in
+ * the public envelope as `{field, reason, message}` (the contract's name for the description).
+ */
 export interface FieldProblem {
-  /** The field path as the caller named it, such as "name" or "design.frame.color". */
+  /** The field path as the caller named it, such as "name" or "design.frame.color" (see field-paths.ts). */
   field: string;
   /** A stable snake_case reason, such as "too_long". */
   reason: string;
@@ -22,6 +26,14 @@ export interface FieldProblem {
 export const MAX_FIELD_PROBLEMS = 20;
 
 /**
+ * The first MAX_FIELD_PROBLEMS of `fields`, and how many are left out in all: those cut here plus
+ * the `omitted` an earlier door already counted.
+ */
+export function boundedFields<T>(fields: readonly T[], omitted = 0): { shown: T[]; omitted: number } {
+  return { shown: fields.slice(0, MAX_FIELD_PROBLEMS), omitted: omitted + Math.max(0, fields.length - MAX_FIELD_PROBLEMS) };
+}
+
+/**
  * Builds the typed error every service throws: a gRPC code, a stable reason carried as an
  * ErrorInfo detail, and an actionable message. Internals belong in `cause`, never in the message.
  */
@@ -31,12 +43,11 @@ export function serviceError(
   message: string,
   extra: { metadata?: Record<string, string>; fields?: FieldProblem[]; cause?: unknown } = {},
 ): ConnectError {
-  const fields = extra.fields ?? [];
-  const omitted = fields.length - MAX_FIELD_PROBLEMS;
+  const { shown, omitted } = boundedFields(extra.fields ?? []);
   const info = create(ErrorInfoSchema, {
     reason,
     metadata: { ...extra.metadata, ...(omitted > 0 && { omitted_fields: String(omitted) }) },
-    fieldViolations: fields.slice(0, MAX_FIELD_PROBLEMS),
+    fieldViolations: shown,
   });
   return new ConnectError(message, code, undefined, [{ desc: ErrorInfoSchema, value: info }], extra.cause);
 }

@@ -36,7 +36,8 @@ export const PROCESSES: Readonly<Record<ProcessName, ProcessSpec>> = {
     localMetricsPort: 9464,
     calls: [],
     database: true,
-    redis: false,
+    // Announces key and account changes to every edge's cache of authenticated keys.
+    redis: true,
     secrets: [...SERVICE_SECRETS, "PAGE_TOKEN_SECRET"],
   },
   links: {

@@ -25,6 +25,7 @@ import {
   type WatchDomainsRequest,
   type WatchDomainsResponse,
 } from "@qrplatform/api/links";
+import { z } from "zod";
 import {
   callerKey,
   Code,
@@ -33,9 +34,12 @@ import {
   isUuid,
   notFound,
   pageOf,
+  parsedBy,
   readPageRequest,
   requireAdmin,
+  requiredUuidSchema,
   serviceError,
+  validate,
   type FieldProblem,
 } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
@@ -43,61 +47,56 @@ import { countLiveLinksOnDomain } from "../links/links.repository.js";
 import { challengeRecordName, challengeRecordValue, newChallengeToken, verificationOutcome } from "./challenge.js";
 import { DomainChanges } from "./domain-changes.js";
 import { domainStateToken, domainToProto } from "./domain-mapping.js";
-import {
-  domainsByHostname,
-  findDomain,
-  findDomainForUpdate,
-  insertDomain,
-  listDomains,
-  recordCheck,
-  recordServing,
-  removeDomain,
-  type AccountScope,
-} from "./domains.repository.js";
+import * as domains from "./domains.repository.js";
+import type { AccountScope } from "./domains.repository.js";
 import { parseHostname } from "./hostname.js";
-import { servingReportOf } from "./serving-report.js";
+import { reportDomainServingRequest } from "./serving-report.js";
 
+/** Asked of a request without account_id by a caller other than the admin credential. */
 const accountRequired: FieldProblem = { field: "account_id", reason: "required", description: "is required" };
-const accountNotUuid: FieldProblem = { field: "account_id", reason: "invalid_format", description: "must be a UUID" };
 
 /**
  * The accounts a request may act on. An empty account_id means every account, which only the admin
  * credential (qrctl, the operator) may ask for; services acting for a customer must always name one.
- * Undefined when the account id is malformed, so it can name nothing.
+ * (A malformed id never gets here: the request checks refuse it.)
  */
-function scopeOf(accountId: string, context: HandlerContext): AccountScope | undefined {
-  if (accountId === "") {
-    if (context.values.get(callerKey) === "admin") return { anyAccount: true };
-    throw invalidArgument([accountRequired]);
-  }
-  return isUuid(accountId) ? { accountId } : undefined;
+function scopeOf(accountId: string, context: HandlerContext): AccountScope {
+  if (accountId !== "") return { accountId };
+  if (context.values.get(callerKey) === "admin") return { anyAccount: true };
+  throw invalidArgument([accountRequired]);
 }
 
 /** The live domain the request names in its scope, or NOT_FOUND. */
 async function domainIn(deps: LinksDeps, req: { accountId: string; domainId: string }, context: HandlerContext) {
   const scope = scopeOf(req.accountId, context);
-  const row = scope && isUuid(req.domainId) ? await findDomain(deps.db, scope, req.domainId) : undefined;
+  const row = isUuid(req.domainId) ? await domains.findDomain(deps.db, scope, req.domainId) : undefined;
   if (!row) throw notFound("domain");
   return row;
 }
 
+const createDomainRequest = z.object({
+  accountId: requiredUuidSchema,
+  /** The hostname as stored (see parseHostname). */
+  hostname: z.string().transform(
+    parsedBy((input: string) => {
+      const parsed = parseHostname(input);
+      return "hostname" in parsed ? { value: parsed.hostname } : parsed;
+    }),
+  ),
+});
+
 export async function createDomain(deps: LinksDeps, req: CreateDomainRequest): Promise<CreateDomainResponse> {
-  const problems: FieldProblem[] = [];
-  if (req.accountId === "") problems.push(accountRequired);
-  else if (!isUuid(req.accountId)) problems.push(accountNotUuid);
-  const parsed = parseHostname(req.hostname);
-  if ("problem" in parsed) problems.push(parsed.problem);
-  else if (parsed.hostname === deps.shortDomainHostname) {
-    problems.push({ field: "hostname", reason: "reserved", description: "is the platform's own short domain" });
+  const { accountId, hostname } = validate(createDomainRequest, req);
+  if (hostname === deps.shortDomainHostname) {
+    throw invalidArgument([{ field: "hostname", reason: "reserved", description: "is the platform's own short domain" }]);
   }
-  if (problems.length > 0 || !("hostname" in parsed)) throw invalidArgument(problems);
 
   const now = deps.now();
   try {
-    const row = await insertDomain(deps.db, {
+    const row = await domains.insertDomain(deps.db, {
       id: randomUUID(),
-      account_id: req.accountId,
-      hostname: parsed.hostname,
+      account_id: accountId,
+      hostname,
       state: domainStateToken(DomainState.PENDING),
       challenge_token: newChallengeToken(),
       failure_reason: null,
@@ -113,8 +112,8 @@ export async function createDomain(deps: LinksDeps, req: CreateDomainRequest): P
     return create(CreateDomainResponseSchema, { domain: domainToProto(row) });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    throw serviceError(Code.AlreadyExists, "domain_taken", `The hostname ${parsed.hostname} is already registered.`, {
-      metadata: { hostname: parsed.hostname },
+    throw serviceError(Code.AlreadyExists, "domain_taken", `The hostname ${hostname} is already registered.`, {
+      metadata: { hostname },
     });
   }
 }
@@ -123,12 +122,11 @@ export async function getDomain(deps: LinksDeps, req: GetDomainRequest, context:
   return create(GetDomainResponseSchema, { domain: domainToProto(await domainIn(deps, req, context)) });
 }
 
-export async function listDomainsPage(deps: LinksDeps, req: ListDomainsRequest, context: HandlerContext): Promise<ListDomainsResponse> {
+export async function listDomains(deps: LinksDeps, req: ListDomainsRequest, context: HandlerContext): Promise<ListDomainsResponse> {
   const scope = scopeOf(req.accountId, context);
-  if (!scope) throw invalidArgument([accountNotUuid]);
   // Page tokens are bound to the account listed; an admin's list of every account is bound to "".
   const page = readPageRequest(deps.pageTokens, req, req.accountId, "domains");
-  const rows = await listDomains(deps.db, scope, { limit: page.fetch, after: page.after });
+  const rows = await domains.listDomains(deps.db, scope, { limit: page.fetch, after: page.after });
   const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, req.accountId, "domains");
   return create(ListDomainsResponseSchema, { domains: items.map(domainToProto), nextPageToken });
 }
@@ -145,10 +143,10 @@ export async function verifyDomain(deps: LinksDeps, req: VerifyDomainRequest, co
   let stateChanged = false;
   const row = await deps.db.transaction().execute(async (trx) => {
     // Removed while DNS was asked: nothing to record.
-    const current = await findDomainForUpdate(trx, { accountId: domain.account_id }, domain.id);
+    const current = await domains.findDomainForUpdate(trx, { accountId: domain.account_id }, domain.id);
     if (!current) return undefined;
     stateChanged = current.state !== outcome.state;
-    return recordCheck(trx, domain.id, {
+    return domains.recordCheck(trx, domain.id, {
       state: outcome.state,
       failure_reason: verified ? null : outcome.reason,
       // A domain that stays verified keeps the time it was first verified.
@@ -166,7 +164,7 @@ export async function deleteDomain(deps: LinksDeps, req: DeleteDomainRequest, co
   const scope = scopeOf(req.accountId, context);
   const hostname = await deps.db.transaction().execute(async (trx) => {
     // The row lock waits for links being created on the domain, so the count below sees them.
-    const domain = scope && isUuid(req.domainId) ? await findDomainForUpdate(trx, scope, req.domainId) : undefined;
+    const domain = isUuid(req.domainId) ? await domains.findDomainForUpdate(trx, scope, req.domainId) : undefined;
     if (!domain) throw notFound("domain");
     const inUse = await countLiveLinksOnDomain(trx, domain.id);
     if (inUse > 0) {
@@ -177,7 +175,7 @@ export async function deleteDomain(deps: LinksDeps, req: DeleteDomainRequest, co
         { metadata: { domain_id: domain.id, links: String(inUse) } },
       );
     }
-    await removeDomain(trx, domain.id, deps.now());
+    await domains.removeDomain(trx, domain.id, deps.now());
     return domain.hostname;
   });
   await deps.invalidations.publish({ hostnames: [hostname] });
@@ -206,7 +204,7 @@ export async function* watchDomains(deps: LinksDeps, _req: WatchDomainsRequest, 
         continue;
       }
       for (let start = 0; start < batch.hostnames.length; start += WATCH_BATCH_SIZE) {
-        const { live, removed } = await domainsByHostname(deps.db, batch.hostnames.slice(start, start + WATCH_BATCH_SIZE));
+        const { live, removed } = await domains.domainsByHostname(deps.db, batch.hostnames.slice(start, start + WATCH_BATCH_SIZE));
         if (live.length === 0 && removed.length === 0) continue;
         yield create(WatchDomainsResponseSchema, {
           changed: live.map(domainToProto),
@@ -225,10 +223,9 @@ export async function reportDomainServing(
   context: HandlerContext,
 ): Promise<ReportDomainServingResponse> {
   requireAdmin(context, "ReportDomainServing");
-  const parsed = servingReportOf(req);
-  if ("problems" in parsed) throw invalidArgument(parsed.problems);
+  const { domainId, report } = validate(reportDomainServingRequest, req);
   // Nothing is written when the state is the one stored; the domain is then read as it is.
-  const row = (await recordServing(deps.db, req.domainId, parsed.report, deps.now())) ?? (await findDomain(deps.db, { anyAccount: true }, req.domainId));
+  const row = (await domains.recordServing(deps.db, domainId, report, deps.now())) ?? (await domains.findDomain(deps.db, { anyAccount: true }, domainId));
   if (!row) throw notFound("domain");
   return create(ReportDomainServingResponseSchema, { domain: domainToProto(row) });
 }

@@ -1,6 +1,7 @@
-import { timestampDate } from "@bufbuild/protobuf/wkt";
-import type { ReportDomainServingRequest } from "@qrplatform/api/links";
-import { INVALID_CHARACTERS, isUuid, textProblem, type FieldProblem } from "@qrplatform/platform";
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, TimestampSchema } from "@bufbuild/protobuf/wkt";
+import { z } from "zod";
+import { checkedBy, parsedBy, requiredUuidSchema, textRuleProblem, type RuleProblem } from "@qrplatform/platform";
 import type { ServingReport } from "./domains.table.js";
 
 // What the domain operator may report about a domain (ReportDomainServing). The reason is the reason
@@ -17,71 +18,79 @@ export const SERVING_REASON = "Serving";
 const EARLIEST_EXPIRY = Date.UTC(2000, 0, 1);
 const LATEST_EXPIRY = Date.UTC(10_000, 0, 1);
 
-/** The columns a valid report sets, or every field problem of the request. */
-export function servingReportOf(req: ReportDomainServingRequest): { report: ServingReport } | { problems: FieldProblem[] } {
-  const problems: FieldProblem[] = [];
-  if (req.domainId === "") problems.push({ field: "domain_id", reason: "required", description: "is required" });
-  else if (!isUuid(req.domainId)) problems.push({ field: "domain_id", reason: "invalid_format", description: "must be a UUID" });
-  const serving = req.serving;
-  if (!serving) {
-    problems.push({ field: "serving", reason: "required", description: "is required" });
-    return { problems };
+/** Why a Ready-condition reason is refused: it must be an UpperCamelCase token of at most 64 characters. */
+function reasonTokenProblem(reason: string): RuleProblem | undefined {
+  if (reason === "") return { reason: "required", description: "is required" };
+  if (reason.length > MAX_REASON_LENGTH) return { reason: "too_long", description: `must be at most ${MAX_REASON_LENGTH} characters` };
+  if (!REASON.test(reason)) {
+    return { reason: "invalid_format", description: "must be an UpperCamelCase token of letters and digits, such as CertificateIssuing" };
   }
+  return undefined;
+}
 
-  if (serving.reason === "") problems.push({ field: "serving.reason", reason: "required", description: "is required" });
-  else if (serving.reason.length > MAX_REASON_LENGTH) {
-    problems.push({ field: "serving.reason", reason: "too_long", description: `must be at most ${MAX_REASON_LENGTH} characters` });
-  } else if (!REASON.test(serving.reason)) {
-    problems.push({
-      field: "serving.reason",
-      reason: "invalid_format",
-      description: "must be an UpperCamelCase token of letters and digits, such as CertificateIssuing",
-    });
-  } else if ((serving.reason === SERVING_REASON) !== serving.serving) {
-    problems.push({
-      field: "serving.reason",
-      reason: "invalid_value",
-      description: serving.serving ? `must be ${SERVING_REASON} when serving` : `must say why the domain is not served, not ${SERVING_REASON}`,
-    });
-  }
-  if (serving.serving && !(serving.routeAdmitted && serving.certificateReady)) {
-    problems.push({
-      field: "serving.serving",
-      reason: "invalid_value",
-      description: "can only be true when the route is admitted and the certificate is ready",
-    });
-  }
+/** Why a message shown to the domain's owner is refused: too long, or not one line of storable text. */
+function messageProblem(message: string): RuleProblem | undefined {
+  if (message.length > MAX_MESSAGE_LENGTH) return { reason: "too_long", description: `must be at most ${MAX_MESSAGE_LENGTH} characters` };
+  return textRuleProblem(message);
+}
 
-  if (serving.message.length > MAX_MESSAGE_LENGTH) {
-    problems.push({ field: "serving.message", reason: "too_long", description: `must be at most ${MAX_MESSAGE_LENGTH} characters` });
-  } else if (textProblem(serving.message)) {
-    problems.push({ field: "serving.message", reason: INVALID_CHARACTERS, description: textProblem(serving.message)! });
-  }
-
-  let expiresAt: Date | null = null;
-  if (serving.certificateExpireTime) {
-    const { nanos } = serving.certificateExpireTime;
-    expiresAt = timestampDate(serving.certificateExpireTime);
+/** A certificate's expiry as a date, refused outside the years 2000..9999 (or with impossible nanos). */
+const certificateExpireTime = z.object({ seconds: z.bigint(), nanos: z.number() }).transform(
+  parsedBy(({ seconds, nanos }: { seconds: bigint; nanos: number }) => {
+    const expiresAt = timestampDate(create(TimestampSchema, { seconds, nanos }));
     const time = expiresAt.getTime();
-    if (nanos < 0 || nanos > 999_999_999 || !(time >= EARLIEST_EXPIRY && time < LATEST_EXPIRY)) {
-      problems.push({
-        field: "serving.certificate_expire_time",
-        reason: "out_of_range",
-        description: "must be a valid time between the years 2000 and 9999",
+    if (nanos >= 0 && nanos <= 999_999_999 && time >= EARLIEST_EXPIRY && time < LATEST_EXPIRY) return { value: expiresAt };
+    return { problem: { reason: "out_of_range", description: "must be a valid time between the years 2000 and 9999" } };
+  }),
+);
+
+const domainServing = z
+  .object({
+    serving: z.boolean(),
+    reason: z.string().superRefine(checkedBy(reasonTokenProblem)),
+    message: z.string().superRefine(checkedBy(messageProblem)),
+    routeAdmitted: z.boolean(),
+    certificateReady: z.boolean(),
+    certificateExpireTime: certificateExpireTime.optional(),
+  })
+  .superRefine((serving, ctx) => {
+    // A reason that is a token must also agree with whether the domain is served.
+    if (!reasonTokenProblem(serving.reason) && (serving.reason === SERVING_REASON) !== serving.serving) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["reason"],
+        message: serving.serving ? `must be ${SERVING_REASON} when serving` : `must say why the domain is not served, not ${SERVING_REASON}`,
+        params: { reason: "invalid_value" },
       });
     }
-  }
+    if (serving.serving && !(serving.routeAdmitted && serving.certificateReady)) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["serving"],
+        message: "can only be true when the route is admitted and the certificate is ready",
+        params: { reason: "invalid_value" },
+      });
+    }
+  });
 
-  if (problems.length > 0) return { problems };
-  return {
+/** ReportDomainServing: the domain, and the columns its report sets. */
+export const reportDomainServingRequest = z
+  .object({
+    domainId: requiredUuidSchema,
+    serving: domainServing.optional(),
+  })
+  .superRefine(({ serving }, ctx) => {
+    if (serving === undefined) ctx.addIssue({ code: "custom", path: ["serving"], message: "is required", params: { reason: "required" } });
+  })
+  .transform(({ domainId, serving }): { domainId: string; report: ServingReport } => ({
+    domainId,
     report: {
-      serving: serving.serving,
-      route_admitted: serving.routeAdmitted,
-      certificate_ready: serving.certificateReady,
+      serving: serving!.serving,
+      route_admitted: serving!.routeAdmitted,
+      certificate_ready: serving!.certificateReady,
       // Stored to the millisecond, so a report is compared with the stored state at that precision.
-      certificate_expires_at: expiresAt,
-      serving_reason: serving.reason,
-      serving_message: serving.message,
+      certificate_expires_at: serving!.certificateExpireTime ?? null,
+      serving_reason: serving!.reason,
+      serving_message: serving!.message,
     },
-  };
-}
+  }));

@@ -1,9 +1,6 @@
-import type { FieldProblem } from "@qrplatform/platform";
+import { textProblem, textRuleProblem, type FieldProblem } from "@qrplatform/platform";
 
 export const MAX_DESTINATION_LENGTH = 2048;
-
-// C0 controls (CR, LF and TAB among them), DEL and C1 controls: none may reach a Location header.
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * Why a destination URL is unacceptable, or undefined when it is fine: an absolute http or https URL
@@ -13,7 +10,9 @@ export function destinationUrlProblem(value: string, field = "destination_url"):
   const problem = (reason: string, description: string) => ({ field, reason, description });
   if (value.length === 0) return problem("required", "is required");
   if (value.length > MAX_DESTINATION_LENGTH) return problem("too_long", `must be at most ${MAX_DESTINATION_LENGTH} characters`);
-  if (CONTROL_CHARACTERS.test(value)) return problem("invalid_characters", "must not contain control characters such as CR, LF or TAB");
+  // The one text rule: no control character (CR, LF and TAB among them) may reach a Location header.
+  const text = textRuleProblem(value);
+  if (text) return problem(text.reason, text.description);
   if (value.trim() !== value) return problem("invalid_url", "must not start or end with spaces");
   let url: URL;
   try {
@@ -37,9 +36,7 @@ export function queryParameterProblems(parameters: Record<string, string>): Fiel
   return entries.flatMap(([name, value]) => {
     if (name.length < 1 || name.length > 100) return [problem("names must be 1 to 100 characters")];
     if (value.length > 1000) return [problem(`the value of "${name}" must be at most 1000 characters`)];
-    if (CONTROL_CHARACTERS.test(name) || CONTROL_CHARACTERS.test(value)) {
-      return [problem(`"${name}" must not contain control characters`)];
-    }
+    if (textProblem(name) || textProblem(value)) return [problem(`"${name}" must not contain control characters`)];
     return [];
   });
 }

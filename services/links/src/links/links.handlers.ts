@@ -15,13 +15,14 @@ import {
   type UpdateLinkRequest,
   type UpdateLinkResponse,
 } from "@qrplatform/api/links";
-import { Code, invalidArgument, isUuid, notFound, serviceError, type FieldProblem } from "@qrplatform/platform";
+import { z } from "zod";
+import { checkedBy, Code, invalidArgument, isUuid, notFound, parsedBy, serviceError, uuidSchema, validate } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { findDomainForShare, isServedHostname } from "../domains/domains.repository.js";
 import { isSameHost } from "../domains/hostname.js";
 import { destinationUrlProblem, queryParameterProblems } from "./destination-url.js";
 import { linkStatusToken, linkToProto } from "./link-mapping.js";
-import { deleteLink, findLink, insertLink, linkIdTaken, purgeLink, updateLink, vanitySlugTaken } from "./links.repository.js";
+import * as links from "./links.repository.js";
 import { parseVanitySlug } from "./slugs.js";
 
 /** Generated slugs collide about once in 10^12 creations; five attempts make a failure practically impossible. */
@@ -32,66 +33,55 @@ const slugTaken = (slug: string) =>
     metadata: { vanity_slug: slug },
   });
 
-interface CreateInput {
-  accountId: string;
-  /** The caller's id for the link, or undefined to generate one. */
-  linkId: string | undefined;
-  destinationUrl: string;
-  queryParameters: Record<string, string>;
-  vanity: { domainId: string; slug: string } | undefined;
-}
-
 /**
  * A destination on a host whose links we answer (the short domain, or any account's custom domain)
- * would make a chain of short links, or a loop when it points back at itself: refused.
+ * would make a chain of short links, or a loop when it points back at itself: refused. This rule asks
+ * the database, so it is checked after the request's schema.
  */
-async function selfReferenceProblem(deps: LinksDeps, destinationUrl: string): Promise<FieldProblem | undefined> {
+async function refuseSelfReference(deps: LinksDeps, destinationUrl: string): Promise<void> {
   // Compared canonically: a trailing dot, upper case or a Unicode spelling reaches the same host, and
   // when the short domain is a loopback name every loopback spelling reaches this process.
   const hostname = new URL(destinationUrl).hostname;
-  if (!isSameHost(hostname, deps.shortDomainHostname) && !(await isServedHostname(deps.db, hostname))) return undefined;
-  return {
-    field: "destination_url",
-    reason: "short_link_destination",
-    description: "must not be a short link of this platform: point the code at the final page",
-  };
+  if (!isSameHost(hostname, deps.shortDomainHostname) && !(await isServedHostname(deps.db, hostname))) return;
+  throw invalidArgument([
+    { field: "destination_url", reason: "short_link_destination", description: "must not be a short link of this platform: point the code at the final page" },
+  ]);
 }
 
-/** Checks everything that can be checked without the database, reporting every bad field at once. */
-function readCreateRequest(req: CreateLinkRequest): CreateInput {
-  const problems: FieldProblem[] = [];
-  if (!isUuid(req.accountId)) problems.push({ field: "account_id", reason: "invalid_format", description: "must be a UUID" });
-  if (req.linkId !== undefined && !isUuid(req.linkId)) problems.push({ field: "link_id", reason: "invalid_format", description: "must be a UUID" });
-  const destination = destinationUrlProblem(req.destinationUrl);
-  if (destination) problems.push(destination);
-  problems.push(...queryParameterProblems(req.queryParameters));
+const destinationUrl = z.string().superRefine(checkedBy(destinationUrlProblem));
 
-  let vanity: CreateInput["vanity"];
-  const { vanityDomainId, vanitySlug } = req;
-  if (vanityDomainId !== undefined && vanitySlug === undefined) {
-    problems.push({ field: "vanity_slug", reason: "required", description: "is required with vanity_domain_id" });
-  } else if (vanitySlug !== undefined && vanityDomainId === undefined) {
-    problems.push({ field: "vanity_domain_id", reason: "required", description: "is required with vanity_slug" });
-  } else if (vanityDomainId !== undefined && vanitySlug !== undefined) {
-    const parsed = parseVanitySlug(vanitySlug);
-    if ("problem" in parsed) problems.push(parsed.problem);
-    if (!isUuid(vanityDomainId)) problems.push({ field: "vanity_domain_id", reason: "invalid_format", description: "must be a UUID" });
-    if ("slug" in parsed) vanity = { domainId: vanityDomainId, slug: parsed.slug };
-  }
-  if (problems.length > 0) throw invalidArgument(problems);
-  return {
-    accountId: req.accountId,
-    linkId: req.linkId?.toLowerCase(),
-    destinationUrl: req.destinationUrl,
-    queryParameters: req.queryParameters,
-    vanity,
-  };
-}
+/** A vanity slug in its stored (lower-case) form. */
+const vanitySlug = z.string().transform(
+  parsedBy((requested: string) => {
+    const parsed = parseVanitySlug(requested);
+    return "slug" in parsed ? { value: parsed.slug } : parsed;
+  }),
+);
+
+/** CreateLink: everything that can be checked without the database, every bad field reported at once. */
+const createLinkRequest = z
+  .object({
+    accountId: uuidSchema,
+    linkId: uuidSchema.optional(),
+    destinationUrl,
+    queryParameters: z.record(z.string(), z.string()).superRefine(checkedBy(queryParameterProblems)),
+    vanityDomainId: uuidSchema.optional(),
+    vanitySlug: vanitySlug.optional(),
+  })
+  .superRefine((req, ctx) => {
+    const required = (field: "vanityDomainId" | "vanitySlug", other: string) =>
+      ctx.addIssue({ code: "custom", path: [field], message: `is required with ${other}`, params: { reason: "required" } });
+    if (req.vanityDomainId !== undefined && req.vanitySlug === undefined) required("vanitySlug", "vanity_domain_id");
+    if (req.vanitySlug !== undefined && req.vanityDomainId === undefined) required("vanityDomainId", "vanity_slug");
+  })
+  .transform(({ vanityDomainId, vanitySlug, ...rest }) => ({
+    ...rest,
+    vanity: vanityDomainId !== undefined && vanitySlug !== undefined ? { domainId: vanityDomainId, slug: vanitySlug } : undefined,
+  }));
 
 export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promise<CreateLinkResponse> {
-  const input = readCreateRequest(req);
-  const loop = await selfReferenceProblem(deps, input.destinationUrl);
-  if (loop) throw invalidArgument([loop]);
+  const input = validate(createLinkRequest, req);
+  await refuseSelfReference(deps, input.destinationUrl);
   const view = await deps.db.transaction().execute(async (trx) => {
     let hostname: string | null = null;
     if (input.vanity) {
@@ -106,10 +96,10 @@ export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promi
           { metadata: { domain_id: domain.id } },
         );
       }
-      if (await vanitySlugTaken(trx, domain.id, input.vanity.slug)) throw slugTaken(input.vanity.slug);
+      if (await links.vanitySlugTaken(trx, domain.id, input.vanity.slug)) throw slugTaken(input.vanity.slug);
       hostname = domain.hostname;
     }
-    if (input.linkId && (await linkIdTaken(trx, input.linkId))) {
+    if (input.linkId && (await links.linkIdTaken(trx, input.linkId))) {
       throw serviceError(Code.AlreadyExists, "link_exists", "A link with this id already exists.", { metadata: { link_id: input.linkId } });
     }
     const now = deps.now();
@@ -127,9 +117,9 @@ export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promi
         updated_at: now,
         deleted_at: null,
       };
-      if (await insertLink(trx, row)) return { ...row, query_parameters: input.queryParameters, hostname };
+      if (await links.insertLink(trx, row)) return { ...row, query_parameters: input.queryParameters, hostname };
       // Either slug may have collided: a taken vanity slug is the caller's to fix, a generated one ours to retry.
-      if (input.vanity && (await vanitySlugTaken(trx, input.vanity.domainId, input.vanity.slug))) throw slugTaken(input.vanity.slug);
+      if (input.vanity && (await links.vanitySlugTaken(trx, input.vanity.domainId, input.vanity.slug))) throw slugTaken(input.vanity.slug);
     }
     throw serviceError(Code.Aborted, "slug_conflict", "Could not choose a unique slug; try again.");
   });
@@ -137,21 +127,25 @@ export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promi
 }
 
 export async function getLink(deps: LinksDeps, req: GetLinkRequest): Promise<GetLinkResponse> {
-  const row = isUuid(req.accountId) && isUuid(req.linkId) ? await findLink(deps.db, req.accountId, req.linkId) : undefined;
+  const row = isUuid(req.accountId) && isUuid(req.linkId) ? await links.findLink(deps.db, req.accountId, req.linkId) : undefined;
   if (!row) throw notFound("link");
   return create(GetLinkResponseSchema, { link: linkToProto(row, deps.urls) });
 }
 
-export async function updateLinkFields(deps: LinksDeps, req: UpdateLinkRequest): Promise<UpdateLinkResponse> {
-  const problems: FieldProblem[] = [];
-  if (req.destinationUrl !== undefined) {
-    const problem = destinationUrlProblem(req.destinationUrl) ?? (await selfReferenceProblem(deps, req.destinationUrl));
-    if (problem) problems.push(problem);
-  }
-  if (req.status !== undefined && req.status !== LinkStatus.ACTIVE && req.status !== LinkStatus.PAUSED) {
-    problems.push({ field: "status", reason: "invalid_value", description: "must be active or paused" });
-  }
-  if (problems.length > 0) throw invalidArgument(problems);
+const updateLinkRequest = z.object({
+  destinationUrl: destinationUrl.optional(),
+  status: z
+    .enum(LinkStatus)
+    .refine((status) => status === LinkStatus.ACTIVE || status === LinkStatus.PAUSED, {
+      message: "must be active or paused",
+      params: { reason: "invalid_value" },
+    })
+    .optional(),
+});
+
+export async function updateLink(deps: LinksDeps, req: UpdateLinkRequest): Promise<UpdateLinkResponse> {
+  validate(updateLinkRequest, req);
+  if (req.destinationUrl !== undefined) await refuseSelfReference(deps, req.destinationUrl);
   if (!isUuid(req.accountId) || !isUuid(req.linkId)) throw notFound("link");
 
   const changes = {
@@ -159,21 +153,21 @@ export async function updateLinkFields(deps: LinksDeps, req: UpdateLinkRequest):
     ...(req.status !== undefined && { status: linkStatusToken(req.status) }),
   };
   // An update that changes nothing leaves updated_at alone.
-  const found = Object.keys(changes).length === 0 || (await updateLink(deps.db, req.accountId, req.linkId, changes, deps.now()));
-  if (found && Object.keys(changes).length > 0) await deps.invalidations.publish({ linkIds: [req.linkId.toLowerCase()] });
-  const row = found ? await findLink(deps.db, req.accountId, req.linkId) : undefined;
+  const found = Object.keys(changes).length === 0 || (await links.updateLink(deps.db, req.accountId, req.linkId, changes, deps.now()));
+  if (found && Object.keys(changes).length > 0) await deps.invalidations.publish({ linkIds: [req.linkId] });
+  const row = found ? await links.findLink(deps.db, req.accountId, req.linkId) : undefined;
   if (!row) throw notFound("link");
   return create(UpdateLinkResponseSchema, { link: linkToProto(row, deps.urls) });
 }
 
-export async function deleteLinkById(deps: LinksDeps, req: DeleteLinkRequest): Promise<DeleteLinkResponse> {
+export async function deleteLink(deps: LinksDeps, req: DeleteLinkRequest): Promise<DeleteLinkResponse> {
   const valid = isUuid(req.accountId) && isUuid(req.linkId);
   const deleted =
     valid &&
     (req.purge
-      ? await purgeLink(deps.db, req.accountId, req.linkId)
-      : await deleteLink(deps.db, req.accountId, req.linkId, deps.now()));
+      ? await links.purgeLink(deps.db, req.accountId, req.linkId)
+      : await links.deleteLink(deps.db, req.accountId, req.linkId, deps.now()));
   if (!deleted) throw notFound("link");
-  await deps.invalidations.publish({ linkIds: [req.linkId.toLowerCase()] });
+  await deps.invalidations.publish({ linkIds: [req.linkId] });
   return create(DeleteLinkResponseSchema, { linkId: req.linkId });
 }

@@ -1,7 +1,5 @@
-import { randomUUID } from "node:crypto";
-import { createClient } from "redis";
 import { z } from "zod";
-import type { Logger } from "@qrplatform/platform";
+import { memoryChangeBus, redisChangeBus, type ChangeBus, type ChangeEvent, type Logger } from "@qrplatform/platform";
 
 /** Links whose redirect may have changed: by id, or every link on a custom domain's hostname. */
 export interface LinkChange {
@@ -11,189 +9,44 @@ export interface LinkChange {
 }
 
 /** What a listener hears: a change, or "everything" when changes may have been missed (after a reconnection). */
-export type InvalidationEvent = LinkChange | "everything";
+export type InvalidationEvent = ChangeEvent<LinkChange>;
 
-/** Tells every redirector instance, in this process and others, that links changed. */
-export interface InvalidationBus {
-  /** Announces a change. Never throws: a failure is logged and must not fail the update that caused it. */
-  publish(change: LinkChange): Promise<void>;
-  /** Hears every change, this process's own included; returns the unsubscribe function. */
-  subscribe(listener: (event: InvalidationEvent) => void): () => void;
-  /** Whether messages are known to be delivered right now (memory: always; Redis: subscriber connected). */
-  readonly connected: boolean;
-  close(): Promise<void>;
-}
+/** Tells every redirector instance, in this process and others, that links changed (the platform's change bus). */
+export type InvalidationBus = ChangeBus<LinkChange>;
 
-/** The listeners of one bus; one that throws is logged and does not keep the others from hearing. */
-class Listeners {
-  private readonly listeners = new Set<(event: InvalidationEvent) => void>();
-  constructor(private readonly logger: Logger | undefined) {}
-
-  add(listener: (event: InvalidationEvent) => void): () => void {
-    const entry = (event: InvalidationEvent) => listener(event);
-    this.listeners.add(entry);
-    return () => this.listeners.delete(entry);
-  }
-
-  emit(event: InvalidationEvent): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(event);
-      } catch (err) {
-        this.logger?.error({ err }, "a link invalidation listener failed");
-      }
-    }
-  }
-}
+const WHAT = "link changes";
 
 /** One process only: the embedded platform, a single links instance, and tests. */
 export function memoryInvalidationBus(logger?: Logger): InvalidationBus {
-  const listeners = new Listeners(logger);
-  return {
-    publish: async (change) => listeners.emit(change),
-    subscribe: (listener) => listeners.add(listener),
-    connected: true,
-    close: async () => {},
-  };
+  return memoryChangeBus<LinkChange>(logger, WHAT);
 }
 
 export const INVALIDATION_CHANNEL = "qrp:links:changed";
 
 const MAX_NAMES = 10_000;
 const name = z.string().min(1).max(255);
-const messageSchema = z.object({
-  from: z.string().max(64),
+const changeSchema = z.object({
   linkIds: z.array(name).max(MAX_NAMES).optional(),
   hostnames: z.array(name).max(MAX_NAMES).optional(),
 });
 
-/** The change a message carries, and which bus sent it; undefined for anything that is not one of ours. */
-function parseMessage(text: string): { from: string; change: LinkChange } | undefined {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const parsed = messageSchema.safeParse(json);
+/** The change a message carries; undefined for anything that is not one. */
+function parseChange(message: Record<string, unknown>): LinkChange | undefined {
+  const parsed = changeSchema.safeParse(message);
   if (!parsed.success) return undefined;
-  const { from, linkIds, hostnames } = parsed.data;
-  return { from, change: { ...(linkIds && { linkIds }), ...(hostnames && { hostnames }) } };
+  const { linkIds, hostnames } = parsed.data;
+  return { ...(linkIds && { linkIds }), ...(hostnames && { hostnames }) };
 }
-
-/** How long publish waits for Redis before returning; the message stays queued and is sent when Redis answers. */
-const PUBLISH_WAIT_MS = 500;
-/** How long a message waits to be sent while Redis is away before it is given up (and logged). */
-const PUBLISH_GIVE_UP_MS = 15_000;
-/** Messages waiting for Redis past this many are given up at once rather than held in memory. */
-const MAX_QUEUED_MESSAGES = 10_000;
-/** The subscriber pings this often, and counts itself disconnected when a ping gets no answer in time. */
-const HEARTBEAT_MS = 250;
-const HEARTBEAT_TIMEOUT_MS = 750;
-const FIRST_CONNECTION_WAIT_MS = 5000;
-const CLOSE_WAIT_MS = 1000;
 
 /**
- * Redis pub/sub on {@link INVALIDATION_CHANNEL}, so every links instance hears every change. Two
- * connections: publishing, and subscribing (node-redis gives a subscribed connection to pub/sub only).
- * Local listeners hear a change at once, before Redis is asked, and do not hear it again as it comes back.
- *
- * `connected` is true only while the subscription is live. The subscriber pings every 250 ms and drops
- * a connection silent for 750 ms, so a Redis that goes silent without closing the connection is noticed
- * within a second. After every (re)subscription listeners hear "everything": messages sent while it was
- * away are lost. Messages published while Redis is away are queued and sent when it answers again
- * (given up, and logged, after 15 seconds). Waits up to a few seconds for the first connection.
+ * Redis pub/sub on {@link INVALIDATION_CHANNEL}, so every links instance hears every change; see
+ * {@link redisChangeBus} for how it connects, notices a silent Redis, and queues while Redis is away.
  */
-export async function redisInvalidationBus(redisUrl: string, logger: Logger): Promise<InvalidationBus> {
-  const self = randomUUID();
-  const listeners = new Listeners(logger);
-  const reconnectStrategy = (attempt: number) => Math.min((attempt + 1) * 100, 1000);
-  const publisher = createClient({ url: redisUrl, commandsQueueMaxLength: MAX_QUEUED_MESSAGES, socket: { reconnectStrategy } });
-  const subscriber = createClient({
-    url: redisUrl,
-    disableOfflineQueue: true,
-    // node-redis sends the next ping only once the last one is answered: a frozen Redis leaves the
-    // connection idle, and the socket timeout then drops it.
-    pingInterval: HEARTBEAT_MS,
-    socket: { reconnectStrategy, socketTimeout: HEARTBEAT_TIMEOUT_MS },
+export function redisInvalidationBus(redisUrl: string, logger: Logger): Promise<InvalidationBus> {
+  return redisChangeBus<LinkChange>(redisUrl, logger, {
+    channel: INVALIDATION_CHANNEL,
+    parse: parseChange,
+    what: WHAT,
+    whileUnreachable: "cached redirects are kept for at most a second",
   });
-
-  let subscribed = false;
-  let closing = false;
-  let firstSubscription = () => {};
-  const subscribedOnce = new Promise<void>((resolve) => (firstSubscription = resolve));
-  let reachable = true;
-  const unreachable = (err: unknown) => {
-    subscribed = false;
-    if (reachable && !closing) logger.warn({ err }, "Redis is unreachable: cached redirects are kept for at most a second");
-    reachable = false;
-  };
-  // node-redis reports every failed connection attempt as an 'error'; unhandled, one would end the process.
-  publisher.on("error", () => {});
-  subscriber.on("error", unreachable);
-  subscriber.on("end", () => {
-    subscribed = false;
-  });
-  const onMessage = (text: string) => {
-    const message = parseMessage(text);
-    if (!message) logger.warn({ channel: INVALIDATION_CHANNEL }, "ignoring a malformed link invalidation message");
-    else if (message.from !== self) listeners.emit(message.change);
-  };
-  // On every connection. node-redis subscribes again before it reports a reconnection ready, so then
-  // this only confirms the subscription; the first time it sends SUBSCRIBE.
-  subscriber.on("ready", () => {
-    subscriber.subscribe(INVALIDATION_CHANNEL, onMessage).then(
-      () => {
-        if (!subscriber.isReady) return;
-        subscribed = true;
-        if (!reachable) logger.info("Redis is reachable again: cached redirects are invalidated across instances again");
-        reachable = true;
-        listeners.emit("everything");
-        firstSubscription();
-      },
-      (err: unknown) => unreachable(err),
-    );
-  });
-
-  // Both keep trying in the background when the first attempts fail.
-  void publisher.connect().catch(() => {});
-  void subscriber.connect().catch(() => {});
-  await Promise.race([subscribedOnce, new Promise((resolve) => setTimeout(resolve, FIRST_CONNECTION_WAIT_MS).unref())]);
-
-  return {
-    async publish(change) {
-      listeners.emit(change);
-      const message = JSON.stringify({ from: self, ...change });
-      const sent = publisher
-        .withCommandOptions({ timeout: PUBLISH_GIVE_UP_MS })
-        .publish(INVALIDATION_CHANNEL, message)
-        .then(
-          () => undefined,
-          (err: unknown) => logger.error({ err, change }, "could not announce a link change: other instances keep it cached until it expires"),
-        );
-      // While Redis is away the message waits in the queue; the update that caused it does not.
-      if (!publisher.isReady) return;
-      await waitAtMost(sent, PUBLISH_WAIT_MS);
-    },
-    subscribe: (listener) => listeners.add(listener),
-    get connected() {
-      return subscribed && subscriber.isReady;
-    },
-    async close() {
-      closing = true;
-      if (subscriber.isOpen) subscriber.destroy();
-      // A graceful close lets messages already sent be delivered; with Redis away there is nothing to wait for.
-      if (publisher.isReady) {
-        await waitAtMost(publisher.close().catch(() => {}), CLOSE_WAIT_MS);
-      }
-      if (publisher.isOpen) publisher.destroy();
-    },
-  };
-}
-
-/** Waits for `work`, or `ms` at most; the work goes on either way. */
-async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }

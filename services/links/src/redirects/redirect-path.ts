@@ -1,5 +1,6 @@
 import type { RequestListener } from "node:http";
 import type { Transport } from "@connectrpc/connect";
+import type { Scan } from "@qrplatform/api/links";
 import { z } from "zod";
 import { noMetrics, optionalVar, type Logger, type Metrics } from "@qrplatform/platform";
 import { scanClassifier } from "../scans/classify.js";
@@ -30,6 +31,11 @@ export const redirectPathEnv = z.object({
 export interface RedirectPathOptions {
   /** Reaches RedirectService: in-process where the links service runs, or over gRPC. */
   transport: Transport;
+  /**
+   * Stores batches of scans; RecordScans over `transport` when unset. Where the links service runs in
+   * the same process, its LinksModule.recordScans, which skips the protobuf round trip.
+   */
+  storeScans?: (scans: Scan[]) => Promise<unknown>;
   /** The bus the links service announces changes on, so cached answers are dropped. */
   invalidations: InvalidationBus;
   /** Salts visitor keys. Keep it stable: a new secret makes every visitor new. */
@@ -62,7 +68,7 @@ export async function startRedirectPath(options: RedirectPathOptions): Promise<R
   const metrics = options.metrics ?? noMetrics;
   const cache = cachedResolver(resolveVia(options.transport), options.invalidations);
   const recorder = new ScanRecorder({
-    send: sendVia(options.transport),
+    send: options.storeScans ?? sendVia(options.transport),
     classify: scanClassifier({
       trustedProxies: options.trustedProxies ?? [],
       countryHeader: options.countryHeader,

@@ -1,4 +1,5 @@
-import type { FieldProblem } from "@qrplatform/platform";
+import { z } from "zod";
+import { parsedBy, type RuleProblem } from "@qrplatform/platform";
 
 /** Days in a range when neither end is given: the last 30 days, today included. */
 const DEFAULT_RANGE_DAYS = 30;
@@ -32,34 +33,35 @@ export interface DayRange {
   last: number;
 }
 
-/**
- * The range an analytics request asks for, in UTC days. `to` defaults to today and `from` to 29 days
- * before `to`; an empty string means "not given". Problems name the request's fields.
- */
-export function analyticsRange(fromDate: string, toDate: string, now: Date): DayRange | FieldProblem[] {
-  const problems: FieldProblem[] = [];
-  const parse = (value: string, field: string) => {
-    if (value === "") return undefined;
+/** A day a range may start or end on, as a day number; empty is "not given". */
+const analyticsDay = z.string().transform(
+  parsedBy((value: string): { value: number | undefined } | { problem: RuleProblem } => {
+    if (value === "") return { value: undefined };
     const day = dayNumber(value);
-    if (day === undefined) problems.push({ field, reason: "invalid_date", description: "must be a calendar date written YYYY-MM-DD" });
-    else if (value < FIRST_ANALYTICS_DATE || value > LAST_ANALYTICS_DATE) {
-      problems.push({ field, reason: "out_of_range", description: `must be a day from ${FIRST_ANALYTICS_DATE} to ${LAST_ANALYTICS_DATE}` });
-      return undefined;
+    if (day === undefined) return { problem: { reason: "invalid_date", description: "must be a calendar date written YYYY-MM-DD" } };
+    if (value < FIRST_ANALYTICS_DATE || value > LAST_ANALYTICS_DATE) {
+      return { problem: { reason: "out_of_range", description: `must be a day from ${FIRST_ANALYTICS_DATE} to ${LAST_ANALYTICS_DATE}` } };
     }
-    return day;
-  };
-  const from = parse(fromDate, "from_date");
-  const to = parse(toDate, "to_date");
-  if (problems.length > 0) return problems;
+    return { value: day };
+  }),
+);
 
-  const today = Math.floor(now.getTime() / DAY_MS);
-  const last = to ?? today;
-  const first = from ?? last - (DEFAULT_RANGE_DAYS - 1);
-  if (first > last) {
-    return [{ field: "from_date", reason: "invalid_range", description: `must not be after the last day of the range (${dayString(last)})` }];
-  }
-  if (last - first + 1 > MAX_RANGE_DAYS) {
-    return [{ field: "from_date", reason: "range_too_long", description: `the range may cover at most ${MAX_RANGE_DAYS} days` }];
-  }
-  return { first, last };
-}
+/**
+ * The range an analytics request (GetLinkAnalytics) asks for, in UTC days, given the time it is asked
+ * at (`now`, the handler's clock, which the defaults depend on). `to_date` defaults to today and
+ * `from_date` to 29 days before `to_date`; an empty string means "not given".
+ */
+export const analyticsRangeRequest = z
+  .object({ fromDate: analyticsDay, toDate: analyticsDay, now: z.date() })
+  .transform(({ fromDate, toDate, now }, ctx): DayRange => {
+    const today = Math.floor(now.getTime() / DAY_MS);
+    const last = toDate ?? today;
+    const first = fromDate ?? last - (DEFAULT_RANGE_DAYS - 1);
+    const refuse = (reason: string, message: string) => {
+      ctx.addIssue({ code: "custom", path: ["fromDate"], message, params: { reason } });
+      return z.NEVER;
+    };
+    if (first > last) return refuse("invalid_range", `must not be after the last day of the range (${dayString(last)})`);
+    if (last - first + 1 > MAX_RANGE_DAYS) return refuse("range_too_long", `the range may cover at most ${MAX_RANGE_DAYS} days`);
+    return { first, last };
+  });

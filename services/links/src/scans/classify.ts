@@ -4,6 +4,7 @@ import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { isbot } from "isbot";
 import proxyaddr from "proxy-addr";
+import { LRUCache } from "lru-cache";
 import UAParser from "ua-parser-js";
 
 export type DeviceType = "mobile" | "tablet" | "desktop" | "other";
@@ -45,6 +46,14 @@ export interface ScanClassifierOptions {
 }
 
 const USER_AGENT_MAX_LENGTH = 512;
+/**
+ * Distinct User-Agents remembered with their verdict. Phones send a few thousand distinct agents
+ * between them, while parsing one (ua-parser-js and isbot: dozens of regular expressions) costs tens
+ * of microseconds, more than the rest of a redirect.
+ */
+const AGENTS_REMEMBERED = 10_000;
+/** Addresses remembered with their country: a visitor scans in bursts, and the lookup walks a tree. */
+const ADDRESSES_REMEMBERED = 50_000;
 const FAMILY_MAX_LENGTH = 64;
 const HOSTNAME_MAX_LENGTH = 253;
 
@@ -66,38 +75,81 @@ const DESKTOP_OS_FAMILIES = new Set(["Windows", "macOS", "Linux", "Chromium OS",
 export function scanClassifier(options: ScanClassifierOptions): (req: IncomingMessage) => ScanFacts {
   const isTrustedProxy = options.trustedProxies.length > 0 ? proxyaddr.compile([...options.trustedProxies]) : undefined;
   const countryHeader = options.countryHeader?.toLowerCase();
+  const agents = new LRUCache<string, AgentFacts>({ max: AGENTS_REMEMBERED });
+  const agentFacts = (userAgent: string): AgentFacts => {
+    let facts = agents.get(userAgent);
+    if (facts === undefined) agents.set(userAgent, (facts = agentFactsOf(userAgent)));
+    return facts;
+  };
+  const countries = new LRUCache<string, string>({ max: ADDRESSES_REMEMBERED });
+  const forwardedClients = new LRUCache<string, string>({ max: ADDRESSES_REMEMBERED });
+  // Every spelling seen, canonical or not (undefined: not an address), remembered.
+  const canonical = new LRUCache<string, { address: string | undefined }>({ max: ADDRESSES_REMEMBERED });
+  const canonicalAddressOf = (raw: string | undefined): string | undefined => {
+    if (!raw) return undefined;
+    let known = canonical.get(raw);
+    if (known === undefined) canonical.set(raw, (known = { address: canonicalAddress(raw) }));
+    return known.address;
+  };
+  const countryOf = (address: string): string => {
+    let country = countries.get(address);
+    if (country === undefined) countries.set(address, (country = options.countryOf(address)));
+    return country;
+  };
 
   const clientOf = (req: IncomingMessage): { clientAddress: string; viaTrustedProxy: boolean } => {
-    const peer = canonicalAddress(req.socket.remoteAddress);
+    const peer = canonicalAddressOf(req.socket.remoteAddress);
     if (peer === undefined) return { clientAddress: "", viaTrustedProxy: false };
     if (!isTrustedProxy?.(peer, 0)) return { clientAddress: peer, viaTrustedProxy: false };
-    // [peer, nearest hop, ...], cut after the first hop that is not a trusted proxy. A trusted proxy
-    // that wrote junk ("unknown", a typo) ends the walk on it; the nearest readable hop before it
-    // stands in, which at worst is the peer itself.
-    const hops = proxyaddr.all(req, isTrustedProxy);
+    // The walk reads only the peer and X-Forwarded-For, so its answer is remembered for the pair.
+    const forwarded = req.headers["x-forwarded-for"];
+    const key = `${peer}\n${typeof forwarded === "string" ? forwarded : (forwarded ?? []).join(",")}`;
+    let address = forwardedClients.get(key);
+    if (address === undefined) forwardedClients.set(key, (address = forwardedClientOf(req, peer)));
+    return { clientAddress: address, viaTrustedProxy: true };
+  };
+
+  // [peer, nearest hop, ...], cut after the first hop that is not a trusted proxy. A trusted proxy
+  // that wrote junk ("unknown", a typo) ends the walk on it; the nearest readable hop before it
+  // stands in, which at worst is the peer itself.
+  const forwardedClientOf = (req: IncomingMessage, peer: string): string => {
+    const hops = proxyaddr.all(req, isTrustedProxy!);
     for (let i = hops.length - 1; i >= 0; i--) {
-      const address = canonicalAddress(hops[i]);
-      if (address !== undefined) return { clientAddress: address, viaTrustedProxy: true };
+      const address = canonicalAddressOf(hops[i]);
+      if (address !== undefined) return address;
     }
-    return { clientAddress: peer, viaTrustedProxy: true };
+    return peer;
   };
 
   return (req) => {
     const { clientAddress, viaTrustedProxy } = clientOf(req);
     const userAgent = (req.headers["user-agent"] ?? "").slice(0, USER_AGENT_MAX_LENGTH);
-    const { os, browser, device } = new UAParser(userAgent).getResult();
-    const osFamily = osFamilyOf(os.name);
+    const agent = agentFacts(userAgent);
     const proxyCountry = viaTrustedProxy && countryHeader ? countryFromHeader(req.headers[countryHeader]) : undefined;
     return {
       clientAddress,
-      country: proxyCountry ?? (clientAddress ? options.countryOf(clientAddress) : ""),
-      deviceType: deviceTypeOf(device.type, osFamily),
-      os: osFamily,
-      browser: (browser.name ?? "").slice(0, FAMILY_MAX_LENGTH),
+      country: proxyCountry ?? (clientAddress ? countryOf(clientAddress) : ""),
+      deviceType: agent.deviceType,
+      os: agent.os,
+      browser: agent.browser,
       referrerHost: referrerHostOf(req.headers.referer),
-      automated: userAgent.trim() === "" || isbot(userAgent),
+      automated: agent.automated,
       userAgent,
     };
+  };
+}
+
+/** What a User-Agent alone tells. */
+type AgentFacts = Pick<ScanFacts, "deviceType" | "os" | "browser" | "automated">;
+
+function agentFactsOf(userAgent: string): AgentFacts {
+  const { os, browser, device } = new UAParser(userAgent).getResult();
+  const osFamily = osFamilyOf(os.name);
+  return {
+    deviceType: deviceTypeOf(device.type, osFamily),
+    os: osFamily,
+    browser: (browser.name ?? "").slice(0, FAMILY_MAX_LENGTH),
+    automated: userAgent.trim() === "" || isbot(userAgent),
   };
 }
 

@@ -19,7 +19,7 @@ const MAX_BUFFERED = 200_000;
 const MAX_RETRY_DELAY_MS = 5000;
 
 /** Where batches go: RecordScans, in-process or over gRPC. Resolves once they are committed. */
-export type SendScans = (scans: Scan[]) => Promise<void>;
+export type SendScans = (scans: Scan[]) => Promise<unknown>;
 
 export function sendVia(transport: Transport): SendScans {
   const client = createClient(RedirectService, transport);
@@ -62,6 +62,7 @@ export class ScanRecorder {
   private failures = 0;
   private nextAttemptAt = 0;
   private dropped = 0;
+  private taken = 0;
   private readonly stored: Counter;
   private readonly lost: Counter<"reason">;
 
@@ -83,10 +84,7 @@ export class ScanRecorder {
     // Zero when nothing waits: an alert on this age fires when scans stop reaching the database.
     metrics.gaugeOnScrape(
       { name: "qrp_scan_oldest_unstored_age_seconds", help: "Age of the oldest scan not yet stored (buffered or spooled), in seconds; 0 when none waits." },
-      (gauge) => {
-        const oldest = this.oldestUnstoredTime();
-        gauge.set(oldest === undefined ? 0 : Math.max(0, (this.now().getTime() - oldest) / 1000));
-      },
+      (gauge) => gauge.set(this.oldestUnstoredAgeMs / 1000),
     );
     this.spooled = this.spool !== undefined;
     if (this.spooled) this.schedule(0);
@@ -102,6 +100,7 @@ export class ScanRecorder {
       if (this.dropped++ % 10_000 === 0) this.options.logger.error({ dropped: this.dropped }, "scan buffer is full: dropping scans");
       return;
     }
+    this.taken++;
     this.buffer.push(
       create(ScanSchema, {
         id: randomUUID(),
@@ -122,6 +121,17 @@ export class ScanRecorder {
   /** Scans waiting in memory to be stored. */
   get pending(): number {
     return this.buffer.length;
+  }
+
+  /** Scans taken since the recorder started: each is stored exactly once, or spooled, or reported dropped. */
+  get recorded(): number {
+    return this.taken;
+  }
+
+  /** How long the oldest scan not stored yet (in memory or spooled) has waited, in milliseconds; 0 when none waits. */
+  get oldestUnstoredAgeMs(): number {
+    const oldest = this.oldestUnstoredTime();
+    return oldest === undefined ? 0 : Math.max(0, this.now().getTime() - oldest);
   }
 
   /** When the oldest scan waiting in memory or on disk was made; the buffer is in the order scans came. */

@@ -13,10 +13,11 @@ import {
   type RecordScansRequest,
   type RecordScansResponse,
 } from "@qrplatform/api/links";
-import { invalidArgument, isUuid, notFound, uuidSchema, validate } from "@qrplatform/platform";
+import { isUuid, notFound, uuidSchema, validate } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
-import { analyticsRange, dayString } from "./analytics-range.js";
-import { isAccountLink, scanTotals, storeScans, summarizeScans, type Dimension } from "./scans.repository.js";
+import { analyticsRangeRequest, dayString } from "./analytics-range.js";
+import { rangeVisitors } from "./range-visitors.js";
+import { isAccountLink, scanTotals, summarizeScans, type Dimension } from "./scans.repository.js";
 
 /** The most scans one RecordScans call may carry. */
 const MAX_SCANS_PER_BATCH = 5000;
@@ -57,15 +58,19 @@ export async function recordScans(deps: LinksDeps, req: RecordScansRequest): Pro
     referrer_host: scan.referrerHost,
     visitor_key: scan.visitorKey,
   }));
-  return create(RecordScansResponseSchema, { recordedCount: await storeScans(deps.db, rows) });
+  const recordedCount = await deps.scanWriter.store(rows);
+  deps.scanDeltas.foldSoon();
+  return create(RecordScansResponseSchema, { recordedCount });
 }
+
+const getScanTotalsRequest = z.object({
+  linkIds: z.array(z.string()).refine((ids) => ids.length <= 100, { message: "at most 100 link ids per request", params: { reason: "too_many" } }),
+});
 
 /** All-time scans of up to 100 of the account's links. */
 export async function getScanTotals(deps: LinksDeps, req: GetScanTotalsRequest): Promise<GetScanTotalsResponse> {
-  if (req.linkIds.length > 100) {
-    throw invalidArgument([{ field: "link_ids", reason: "too_many", description: "at most 100 link ids per request" }]);
-  }
-  const ids = req.linkIds.filter(isUuid).map((id) => id.toLowerCase());
+  validate(getScanTotalsRequest, req);
+  const ids = req.linkIds.filter(isUuid);
   const totals = isUuid(req.accountId) ? await scanTotals(deps.db, req.accountId, ids) : new Map<string, number>();
   return create(GetScanTotalsResponseSchema, {
     totals: Object.fromEntries([...totals].map(([linkId, scans]) => [linkId, BigInt(scans)])),
@@ -77,13 +82,15 @@ const EMPTY_VALUE: Record<Dimension, string> = { country: "unknown", device: "un
 
 /** One link's scans over a range of UTC days: totals, a zero-filled daily series and breakdowns. */
 export async function getLinkAnalytics(deps: LinksDeps, req: GetLinkAnalyticsRequest): Promise<GetLinkAnalyticsResponse> {
-  const range = analyticsRange(req.fromDate, req.toDate, deps.now());
-  if (Array.isArray(range)) throw invalidArgument(range);
+  const range = validate(analyticsRangeRequest, { fromDate: req.fromDate, toDate: req.toDate, now: deps.now() });
   if (!isUuid(req.accountId) || !isUuid(req.linkId)) throw notFound("link");
-  const linkId = req.linkId.toLowerCase();
+  const { linkId } = req;
   if (!(await isAccountLink(deps.db, req.accountId, linkId))) throw notFound("link");
 
-  const summary = await summarizeScans(deps.db, linkId, dayString(range.first), dayString(range.last));
+  const [from, to] = [dayString(range.first), dayString(range.last)];
+  const summarizing = summarizeScans(deps.db, linkId, from, to);
+  const days = { from, to, today: deps.now().toISOString().slice(0, 10) };
+  const [summary, uniqueScans] = await Promise.all([summarizing, rangeVisitors(deps, linkId, days, async () => (await summarizing).daily)]);
   const byDay = new Map(summary.daily.map((row) => [row.day, row]));
   const daily = [];
   for (let day = range.first; day <= range.last; day++) {
@@ -96,7 +103,7 @@ export async function getLinkAnalytics(deps: LinksDeps, req: GetLinkAnalyticsReq
     );
   return create(GetLinkAnalyticsResponseSchema, {
     totalScans: BigInt(summary.daily.reduce((sum, row) => sum + row.scans, 0)),
-    uniqueScans: BigInt(summary.uniqueScans),
+    uniqueScans: BigInt(uniqueScans),
     daily,
     countries: breakdown("country"),
     devices: breakdown("device"),

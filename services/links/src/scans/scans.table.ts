@@ -51,3 +51,24 @@ export interface ScanDayVisitorsTable {
   day: Day;
   visitor_key: string;
 }
+
+/** links.scan_deltas: what batches added to the rollups and no folder has moved there yet. */
+export interface ScanDeltasTable {
+  link_id: string;
+  account_id: string;
+  day: Day;
+  /** "" for the row holding the day's scans and new visitors; else a dimension of scan_day_values. */
+  dimension: string;
+  value: string;
+  scans: number;
+  visitors: number;
+}
+
+/** links.scan_day_sketches: a HyperLogLog sketch of a link's visitors on a day that is over (see visitor-sketch.ts). */
+export interface ScanDaySketchesTable {
+  link_id: string;
+  day: Day;
+  /** The day's distinct visitors when the sketch was built; the sketch is current while scan_days says the same. */
+  visitors: number;
+  registers: Uint8Array;
+}

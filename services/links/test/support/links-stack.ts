@@ -3,8 +3,8 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { DomainService, LinkService, RedirectService, type Domain } from "@qrplatform/api/links";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { createLogger, inProcessTransport, type GrpcModule } from "@qrplatform/platform";
-import { buildLinks, type LinksOptions } from "../../src/server.js";
+import { createLogger, inProcessTransport } from "@qrplatform/platform";
+import { buildLinks, type LinksModule, type LinksOptions } from "../../src/server.js";
 import { TestDnsServer } from "./dns-server.js";
 
 export const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
@@ -16,7 +16,7 @@ export const SHORT_HOST = "s.qr.example";
 export interface LinksStack {
   database: Database;
   dns: TestDnsServer;
-  module: GrpcModule;
+  module: LinksModule;
   links: Client<typeof LinkService>;
   domains: Client<typeof DomainService>;
   redirects: Client<typeof RedirectService>;

@@ -5,6 +5,7 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { DomainServingSchema, DomainState, type Domain, type DomainServing } from "@qrplatform/api/links";
+import { canonicalId } from "@qrplatform/platform";
 import {
   API_VERSION,
   childNames,
@@ -138,7 +139,8 @@ function registrationRequest(inputs: ReconcileInputs, cr: CustomDomain): Plan {
   const { domain, hostname } = inputs;
   const accountId = cr.spec.accountId;
   if (domain) {
-    if (domain.accountId.toLowerCase() === accountId.toLowerCase()) {
+    // The CR's account id is as the SRE wrote it: any case names the same account.
+    if (canonicalId(domain.accountId) === canonicalId(accountId)) {
       return act({ applyCustomDomain: projection(hostname, domain) });
     }
     // The CR stays the SRE's: not deleted, not provisioned, just told why.

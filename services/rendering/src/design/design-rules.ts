@@ -13,12 +13,11 @@ import {
   ModuleStyle,
   ModuleStyleSchema,
   type Design,
-  type Frame,
-  type Logo,
 } from "@qrplatform/api/rendering";
-import { INVALID_CHARACTERS, textProblem, type FieldProblem } from "@qrplatform/platform";
+import { z } from "zod";
+import { checkedBy, fieldProblemsOf, textRuleProblem, type FieldProblem, type RuleProblem } from "@qrplatform/platform";
 import { tokenOf } from "./design-tokens.js";
-import { isLogoProblem, readLogoDataUri } from "./logo-data-uri.js";
+import { isLogoProblem, readLogoDataUri, type LogoImage } from "./logo-data-uri.js";
 import { byteCapacity, contentBytes } from "./qr-capacity.js";
 import { colourProblems, cornerProblems, logoProblems, MATCHING_CORNER_DOT } from "./scannability.js";
 
@@ -56,103 +55,140 @@ export interface NormalizedDesign {
   readonly problems: FieldProblem[];
 }
 
+// The design's vocabulary, declared field by field like every request schema. Zero values are proto3's
+// "not set" and always pass: they get the defaults. The rules are checked on the given values; the
+// normalization (defaults, canonical colours, trimmed labels) is applied by designWithDefaults.
+
+function colorProblem(value: string): RuleProblem | undefined {
+  if (value === "" || HEX_COLOR.test(value)) return undefined;
+  return { reason: "invalid_color", description: "must be a hex colour such as #1a2b3c or #fff" };
+}
+
+function labelProblem(value: string): RuleProblem | undefined {
+  const problem = textRuleProblem(value);
+  if (problem) return problem;
+  if ([...value.trim()].length > DESIGN_LIMITS.labelCharacters) {
+    return { reason: "too_long", description: `must be at most ${DESIGN_LIMITS.labelCharacters} characters` };
+  }
+  return undefined;
+}
+
+const color = z.string().superRefine(checkedBy(colorProblem));
+const label = z.string().superRefine(checkedBy(labelProblem));
+
+/** A proto enum field: unset, or one of the enum's values. */
+const enumValue = (schema: DescEnum) =>
+  z.number().superRefine(
+    checkedBy((value: number) =>
+      value === 0 || schema.values.some((v) => v.number === value) ? undefined : { reason: "unknown_value", description: `${value} is not a value of ${schema.typeName}` },
+    ),
+  );
+
+/** A number field: unset, or within the range. Any number, NaN included, so a NaN is out of range like any other. */
+const numberIn = (range: { readonly min: number; readonly max: number }, integer: boolean) =>
+  z.custom<number>().superRefine(
+    checkedBy((value: number) =>
+      value === 0 || ((!integer || Number.isInteger(value)) && value >= range.min && value <= range.max)
+        ? undefined
+        : { reason: "out_of_range", description: `must be from ${range.min} to ${range.max}` },
+    ),
+  );
+
+const frameSchema = z.object({
+  type: enumValue(FrameTypeSchema),
+  color,
+  borderThickness: numberIn(DESIGN_LIMITS.borderThickness, true),
+  labelTop: label,
+  labelBottom: label,
+});
+
+const logoSchema = z
+  .object({
+    scale: numberIn(DESIGN_LIMITS.logoScale, false),
+    url: z.string().superRefine(
+      checkedBy((url: string) =>
+        url.length > MAX_LOGO_URL_LENGTH ? { reason: "too_long", description: `must be at most ${MAX_LOGO_URL_LENGTH} characters` } : undefined,
+      ),
+    ),
+    dataUri: z.string().superRefine(
+      checkedBy((dataUri: string) => {
+        if (dataUri === "") return undefined;
+        const image = readLogoDataUri(dataUri);
+        return isLogoProblem(image) ? image : undefined;
+      }),
+    ),
+  })
+  .superRefine((logo, ctx) => {
+    if (logo.dataUri === "" && logo.url === "") {
+      ctx.addIssue({ code: "custom", path: ["dataUri"], message: "or logo.url is required when a logo is given", params: { reason: "required" } });
+    }
+  });
+
+/** The design's fields, the corner square first: an unset corner dot follows it. */
+const designSchema = z.object({
+  cornerSquareShape: enumValue(CornerSquareShapeSchema),
+  foreground: color,
+  background: color,
+  style: enumValue(ModuleStyleSchema),
+  errorCorrection: enumValue(ErrorCorrectionSchema),
+  size: numberIn(DESIGN_LIMITS.size, true),
+  cornerDotShape: enumValue(CornerDotShapeSchema),
+  frame: frameSchema.optional(),
+  logo: logoSchema.optional(),
+});
+
 /**
  * Checks a design against the vocabulary and fills in every default. Paths in the problems are in proto
  * spelling relative to the design, such as "frame.label_top". The design is only meaningful when there
- * are no problems.
+ * are no problems (an invalid field gets its default).
  */
 export function normalizeDesign(input: Design | undefined): NormalizedDesign {
   const given = input ?? create(DesignSchema);
-  const problems: FieldProblem[] = [];
-  const cornerSquareShape = enumOf(CornerSquareShapeSchema, given.cornerSquareShape, DESIGN_DEFAULTS.cornerSquareShape, "corner_square_shape", problems);
-  const design = create(DesignSchema, {
-    foreground: colorOf(given.foreground, DESIGN_DEFAULTS.foreground, "foreground", problems),
-    background: colorOf(given.background, DESIGN_DEFAULTS.background, "background", problems),
-    style: enumOf(ModuleStyleSchema, given.style, DESIGN_DEFAULTS.style, "style", problems),
-    errorCorrection: enumOf(
-      ErrorCorrectionSchema,
+  const checked = designSchema.safeParse(given);
+  const problems = checked.success ? [] : fieldProblemsOf(checked.error);
+  const invalid = new Set(problems.map((p) => p.field));
+  return { design: designWithDefaults(given, (field) => !invalid.has(field)), problems };
+}
+
+/** The design with every unset or invalid field at its default, colours in #rrggbb and labels trimmed. */
+function designWithDefaults(given: Design, valid: (field: string) => boolean): Design {
+  const pick = <T extends number>(value: T, field: string, fallback: T): T => (value !== 0 && valid(field) ? value : fallback);
+  const colorOf = (value: string, field: string, fallback: string) => (value !== "" && valid(field) ? canonicalColor(value) : fallback);
+  const cornerSquareShape = pick(given.cornerSquareShape, "corner_square_shape", DESIGN_DEFAULTS.cornerSquareShape);
+  const frame = given.frame ?? create(FrameSchema);
+  const logo = given.logo;
+  return create(DesignSchema, {
+    foreground: colorOf(given.foreground, "foreground", DESIGN_DEFAULTS.foreground),
+    background: colorOf(given.background, "background", DESIGN_DEFAULTS.background),
+    style: pick(given.style, "style", DESIGN_DEFAULTS.style),
+    errorCorrection: pick(
       given.errorCorrection,
-      given.logo ? DESIGN_DEFAULTS.errorCorrectionWithLogo : DESIGN_DEFAULTS.errorCorrection,
       "error_correction",
-      problems,
+      logo ? DESIGN_DEFAULTS.errorCorrectionWithLogo : DESIGN_DEFAULTS.errorCorrection,
     ),
-    size: integerOf(given.size, DESIGN_DEFAULTS.size, DESIGN_LIMITS.size, "size", problems),
+    size: pick(given.size, "size", DESIGN_DEFAULTS.size),
     cornerSquareShape,
-    cornerDotShape: enumOf(CornerDotShapeSchema, given.cornerDotShape, MATCHING_CORNER_DOT[cornerSquareShape], "corner_dot_shape", problems),
-    frame: normalizeFrame(given.frame ?? create(FrameSchema), problems),
-    logo: given.logo && normalizeLogo(given.logo, problems),
+    cornerDotShape: pick(given.cornerDotShape, "corner_dot_shape", MATCHING_CORNER_DOT[cornerSquareShape]),
+    frame: create(FrameSchema, {
+      enabled: frame.enabled,
+      type: pick(frame.type, "frame.type", DESIGN_DEFAULTS.frameType),
+      color: colorOf(frame.color, "frame.color", DESIGN_DEFAULTS.frameColor),
+      borderThickness: pick(frame.borderThickness, "frame.border_thickness", DESIGN_DEFAULTS.borderThickness),
+      labelTop: valid("frame.label_top") ? frame.labelTop.trim() : "",
+      labelBottom: valid("frame.label_bottom") ? frame.labelBottom.trim() : "",
+    }),
+    logo: logo && create(LogoSchema, {
+      dataUri: logo.dataUri !== "" && valid("logo.data_uri") ? (readLogoDataUri(logo.dataUri) as LogoImage).dataUri : "",
+      scale: pick(logo.scale, "logo.scale", DESIGN_DEFAULTS.logoScale),
+      url: logo.url,
+    }),
   });
-  return { design, problems };
 }
 
-function normalizeFrame(frame: Frame, problems: FieldProblem[]): Frame {
-  return create(FrameSchema, {
-    enabled: frame.enabled,
-    type: enumOf(FrameTypeSchema, frame.type, DESIGN_DEFAULTS.frameType, "frame.type", problems),
-    color: colorOf(frame.color, DESIGN_DEFAULTS.frameColor, "frame.color", problems),
-    borderThickness: integerOf(frame.borderThickness, DESIGN_DEFAULTS.borderThickness, DESIGN_LIMITS.borderThickness, "frame.border_thickness", problems),
-    labelTop: labelOf(frame.labelTop, "frame.label_top", problems),
-    labelBottom: labelOf(frame.labelBottom, "frame.label_bottom", problems),
-  });
-}
-
-function normalizeLogo(logo: Logo, problems: FieldProblem[]): Logo {
-  const { min, max } = DESIGN_LIMITS.logoScale;
-  let scale: number = DESIGN_DEFAULTS.logoScale;
-  if (logo.scale !== 0) {
-    if (logo.scale >= min && logo.scale <= max) scale = logo.scale;
-    else problems.push({ field: "logo.scale", reason: "out_of_range", description: `must be from ${min} to ${max}` });
-  }
-  let dataUri = "";
-  if (logo.url.length > MAX_LOGO_URL_LENGTH) {
-    problems.push({ field: "logo.url", reason: "too_long", description: `must be at most ${MAX_LOGO_URL_LENGTH} characters` });
-  }
-  if (logo.dataUri === "" && logo.url === "") {
-    problems.push({ field: "logo.data_uri", reason: "required", description: "or logo.url is required when a logo is given" });
-  } else if (logo.dataUri !== "") {
-    const image = readLogoDataUri(logo.dataUri);
-    if (isLogoProblem(image)) problems.push({ field: "logo.data_uri", ...image });
-    else dataUri = image.dataUri;
-  }
-  return create(LogoSchema, { dataUri, scale, url: logo.url });
-}
-
-function colorOf(value: string, fallback: string, field: string, problems: FieldProblem[]): string {
-  if (value === "") return fallback;
-  if (!HEX_COLOR.test(value)) {
-    problems.push({ field, reason: "invalid_color", description: "must be a hex colour such as #1a2b3c or #fff" });
-    return fallback;
-  }
+/** A checked colour as stored: lower-case #rrggbb. */
+function canonicalColor(value: string): string {
   const hex = value.slice(1).toLowerCase();
   return hex.length === 3 ? `#${[...hex].map((c) => c + c).join("")}` : `#${hex}`;
-}
-
-function enumOf<E extends number>(schema: DescEnum, value: E, fallback: E, field: string, problems: FieldProblem[]): E {
-  if (value === 0) return fallback;
-  if (schema.values.some((v) => v.number === value)) return value;
-  problems.push({ field, reason: "unknown_value", description: `${value} is not a value of ${schema.typeName}` });
-  return fallback;
-}
-
-function integerOf(value: number, fallback: number, range: { min: number; max: number }, field: string, problems: FieldProblem[]): number {
-  if (value === 0) return fallback;
-  if (Number.isInteger(value) && value >= range.min && value <= range.max) return value;
-  problems.push({ field, reason: "out_of_range", description: `must be from ${range.min} to ${range.max}` });
-  return fallback;
-}
-
-function labelOf(value: string, field: string, problems: FieldProblem[]): string {
-  const problem = textProblem(value);
-  if (problem) {
-    problems.push({ field, reason: INVALID_CHARACTERS, description: problem });
-    return "";
-  }
-  const label = value.trim();
-  if ([...label].length > DESIGN_LIMITS.labelCharacters) {
-    problems.push({ field, reason: "too_long", description: `must be at most ${DESIGN_LIMITS.labelCharacters} characters` });
-    return "";
-  }
-  return label;
 }
 
 /**

@@ -10,7 +10,8 @@ import {
   type RenderQrCodeRequest,
   type RenderQrCodeResponse,
 } from "@qrplatform/api/rendering";
-import { invalidArgument, noMetrics, type FieldProblem, type Metrics } from "@qrplatform/platform";
+import { z } from "zod";
+import { checkedBy, fieldProblemsOf, invalidArgument, noMetrics, type FieldProblem, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import { LRUCache } from "lru-cache";
 import sharp from "sharp";
@@ -224,6 +225,21 @@ export class Renderer {
   }
 }
 
+/** RenderQrCode's own fields; the design is checked by its vocabulary (normalizeDesign). */
+const renderOptions = z.object({
+  content: z.string().refine((content) => content !== "", { message: "is required", params: { reason: "required" } }),
+  size: z.number().superRefine(
+    checkedBy((size: number) =>
+      size === 0 || (Number.isInteger(size) && size >= EXPORT_SIZE_LIMITS.min && size <= EXPORT_SIZE_LIMITS.max)
+        ? undefined
+        : { reason: "out_of_range", description: `must be from ${EXPORT_SIZE_LIMITS.min} to ${EXPORT_SIZE_LIMITS.max}` },
+    ),
+  ),
+  format: z.number().superRefine(
+    checkedBy((format: number) => (format in MEDIA_TYPES ? undefined : { reason: "unknown_value", description: `${format} is not an image format` })),
+  ),
+});
+
 /**
  * The request's design normalized, with its format and size; INVALID_ARGUMENT naming every bad field.
  * Only the vocabulary is checked, not the scannability rules, so codes made before a rule tightened export.
@@ -231,17 +247,13 @@ export class Renderer {
 function checkRenderRequest(req: RenderQrCodeRequest): { design: Design; format: ImageFormat; size: number } {
   const { design, problems: designProblems } = normalizeDesign(req.design);
   const problems: FieldProblem[] = designProblems.map((p) => ({ ...p, field: `design.${p.field}` }));
-  if (req.content === "") problems.push({ field: "content", reason: "required", description: "is required" });
+  const options = renderOptions.safeParse(req);
+  if (!options.success) problems.push(...fieldProblemsOf(options.error));
   const levelIsValid = !designProblems.some((p) => p.field === "error_correction");
   const tooLong = req.content !== "" && levelIsValid ? contentProblem(req.content, design.errorCorrection) : undefined;
   if (tooLong) problems.push(tooLong);
-  const size = req.size === 0 ? DEFAULT_EXPORT_SIZE : req.size;
-  if (!Number.isInteger(size) || size < EXPORT_SIZE_LIMITS.min || size > EXPORT_SIZE_LIMITS.max) {
-    problems.push({ field: "size", reason: "out_of_range", description: `must be from ${EXPORT_SIZE_LIMITS.min} to ${EXPORT_SIZE_LIMITS.max}` });
-  }
-  if (!(req.format in MEDIA_TYPES)) problems.push({ field: "format", reason: "unknown_value", description: `${req.format} is not an image format` });
   if (problems.length > 0) throw invalidArgument(problems, "The render request is not valid.");
-  return { design, format: req.format === ImageFormat.UNSPECIFIED ? ImageFormat.PNG : req.format, size };
+  return { design, format: req.format === ImageFormat.UNSPECIFIED ? ImageFormat.PNG : req.format, size: req.size === 0 ? DEFAULT_EXPORT_SIZE : req.size };
 }
 
 /** If-None-Match uses the weak comparison (RFC 9110 13.1.2): "*" or any listed tag with the same opaque value. */

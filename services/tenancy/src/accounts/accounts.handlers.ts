@@ -104,6 +104,8 @@ export async function updateAccountSettings(deps: TenancyDeps, req: UpdateAccoun
     });
   });
   if (!row) throw notFound("account");
+  // Plan, status, add-ons and limit travel with every cached key of the account: edges drop them now.
+  await deps.accessChanges.publish({ accountIds: [row.id] });
   return create(UpdateAccountResponseSchema, { account: accountToProto(row) });
 }
 

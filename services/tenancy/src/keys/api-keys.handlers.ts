@@ -19,7 +19,7 @@ import {
   type RevokeApiKeyRequest,
   type RevokeApiKeyResponse,
 } from "@qrplatform/api/tenancy";
-import { Code, invalidArgument, isUuid, notFound, serviceError, validate } from "@qrplatform/platform";
+import { Code, isUuid, notFound, serviceError, validate } from "@qrplatform/platform";
 import type { TenancyDeps } from "../deps.js";
 import { accountToProto, planToProto, statusOf, tierOf } from "../accounts/account-mapping.js";
 import { findAccount } from "../accounts/accounts.repository.js";
@@ -45,26 +45,31 @@ function apiKeyToProto(row: ApiKeyRow): ApiKey {
   });
 }
 
-const createApiKeySchema = z.object({
+const createApiKeyRequest = z.object({
   name: z.string().max(100, "must be at most 100 characters"),
+  /** Scopes and roles, resolved to the scopes they grant; none given grants every scope. */
+  scopes: z.array(z.string()).transform((requested, ctx) => {
+    const resolved = resolveScopes(requested);
+    if ("scopes" in resolved) return resolved.scopes;
+    for (const entry of resolved.unknown) {
+      ctx.addIssue({ code: "custom", message: `"${entry}" is not a scope or role`, params: { reason: "unknown_scope" } });
+    }
+    return z.NEVER;
+  }),
+  /** How long the key lives, in milliseconds; undefined for a key that never expires. */
+  timeToLive: z
+    .object({ seconds: z.bigint(), nanos: z.number() })
+    .optional()
+    .transform((ttl) => (ttl ? Number(ttl.seconds) * 1000 + Math.floor(ttl.nanos / 1e6) : undefined))
+    .refine((ms) => ms === undefined || (ms > 0 && ms <= MAX_TIME_TO_LIVE_MS), {
+      message: "must be positive and at most ten years",
+      params: { reason: "out_of_range" },
+    }),
 });
 
 export async function createApiKey(deps: TenancyDeps, req: CreateApiKeyRequest): Promise<CreateApiKeyResponse> {
-  validate(createApiKeySchema, req);
-  const resolved = resolveScopes(req.scopes);
-  if ("unknown" in resolved) {
-    throw invalidArgument(
-      resolved.unknown.map((entry) => ({ field: "scopes", reason: "unknown_scope", description: `"${entry}" is not a scope or role` })),
-    );
-  }
-  let expiresAt: Date | null = null;
-  if (req.timeToLive) {
-    const ms = Number(req.timeToLive.seconds) * 1000 + Math.floor(req.timeToLive.nanos / 1e6);
-    if (ms <= 0 || ms > MAX_TIME_TO_LIVE_MS) {
-      throw invalidArgument([{ field: "time_to_live", reason: "out_of_range", description: "must be positive and at most ten years" }]);
-    }
-    expiresAt = new Date(deps.now().getTime() + ms);
-  }
+  const { scopes, timeToLive } = validate(createApiKeyRequest, req);
+  const expiresAt = timeToLive === undefined ? null : new Date(deps.now().getTime() + timeToLive);
   if (!isUuid(req.accountId) || !(await findAccount(deps.db, req.accountId))) throw notFound("account");
 
   const secret = generateSecret();
@@ -74,7 +79,7 @@ export async function createApiKey(deps: TenancyDeps, req: CreateApiKeyRequest):
     name: req.name,
     secret_sha256: hashSecret(secret),
     display_prefix: displayPrefix(secret),
-    scopes: resolved.scopes,
+    scopes,
     expires_at: expiresAt,
     revoked_at: null,
   });
@@ -90,6 +95,8 @@ export async function listApiKeysOf(deps: TenancyDeps, req: ListApiKeysRequest):
 export async function revokeApiKeyById(deps: TenancyDeps, req: RevokeApiKeyRequest): Promise<RevokeApiKeyResponse> {
   const row = isUuid(req.apiKeyId) ? await revokeApiKey(deps.db, req.apiKeyId, deps.now()) : undefined;
   if (!row) throw notFound("API key");
+  // Before answering: an edge that cached the key refuses it from the next request on.
+  await deps.accessChanges.publish({ apiKeyIds: [row.id] });
   return create(RevokeApiKeyResponseSchema, { apiKey: apiKeyToProto(row) });
 }
 

@@ -1,7 +1,7 @@
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { invalidArgument, type FieldProblem } from "../errors.js";
-import { INVALID_CHARACTERS, isUuid, textProblem, type TextLines } from "../validation.js";
+import { canonicalId, isUuid, textRuleProblem, type TextLines } from "../validation.js";
 
 /**
  * Checks every request a service receives, before its handler runs, against the rules no field of ours
@@ -13,19 +13,21 @@ import { INVALID_CHARACTERS, isUuid, textProblem, type TextLines } from "../vali
  *   dates both hold).
  * Integers need no check here: protobuf's own widths (int32, int64) are what our columns hold.
  * A request that breaks one is INVALID_ARGUMENT naming each field by its proto path; the handlers keep
- * the rules that belong to one field (lengths, formats, what must be set).
+ * the rules that belong to one field (lengths, formats, what must be set), declared as zod schemas.
+ * A request that passes has every id in canonical (lower-case) form, so no handler lower-cases one:
+ * a mixed-case id names the same row, cache entry and announcement as its lower-case spelling.
  */
 export function checkRequestFields(): Interceptor {
   return (next) => async (req) => {
     if (!req.stream) {
-      throwOnProblems(req.method.input, req.message);
+      checkAndCanonicalize(req.method.input, req.message);
       return next(req);
     }
     const input = req.method.input;
     const messages = req.message;
     async function* checked() {
       for await (const message of messages) {
-        throwOnProblems(input, message);
+        checkAndCanonicalize(input, message);
         yield message;
       }
     }
@@ -33,9 +35,14 @@ export function checkRequestFields(): Interceptor {
   };
 }
 
-function throwOnProblems(desc: DescMessage, message: unknown) {
+/**
+ * Throws INVALID_ARGUMENT for a request with problems; otherwise makes its ids canonical in place (the
+ * message is the server's own copy, decoded from the wire or, in process, from the serialized call).
+ */
+function checkAndCanonicalize(desc: DescMessage, message: unknown) {
   const problems = requestFieldProblems(desc, message as Record<string, unknown>);
   if (problems.length > 0) throw invalidArgument(problems);
+  canonicalizeIds(desc, message as Record<string, unknown>);
 }
 
 /**
@@ -104,6 +111,31 @@ function messageProblems(desc: DescMessage, value: unknown, path: string): Field
   return requestFieldProblems(desc, value as Record<string, unknown>, path);
 }
 
+/** Rewrites every id of a checked message (and of the messages it holds) in canonical form. */
+export function canonicalizeIds(desc: DescMessage, message: Record<string, unknown>): void {
+  for (const field of desc.fields) {
+    const value = fieldValue(field, message);
+    if (value === undefined) continue;
+    if (field.fieldKind === "scalar" && field.scalar === ScalarType.STRING && isIdField(field)) {
+      setFieldValue(field, message, canonicalId(value as string));
+    } else if (field.fieldKind === "list" && field.listKind === "scalar" && field.scalar === ScalarType.STRING && isIdField(field)) {
+      const ids = value as string[];
+      ids.forEach((id, index) => (ids[index] = canonicalId(id)));
+    } else if (field.fieldKind === "list" && field.listKind === "message") {
+      for (const element of value as Record<string, unknown>[]) canonicalizeIds(field.message, element);
+    } else if (field.fieldKind === "map" && field.mapKind === "message") {
+      for (const element of Object.values(value as Record<string, Record<string, unknown>>)) canonicalizeIds(field.message, element);
+    } else if (field.fieldKind === "message" && field.message.typeName !== "google.protobuf.Timestamp") {
+      canonicalizeIds(field.message, value as Record<string, unknown>);
+    }
+  }
+}
+
+function setFieldValue(field: DescField, message: Record<string, unknown>, value: unknown): void {
+  if (field.oneof) (message[field.oneof.localName] as { value?: unknown }).value = value;
+  else message[field.localName] = value;
+}
+
 function isIdField(field: DescField): boolean {
   return field.name === "id" || field.name.endsWith("_id") || field.name.endsWith("_ids");
 }
@@ -116,8 +148,8 @@ function scalarProblems(field: DescField, scalar: ScalarType, value: unknown, pa
   const text = value as string;
   if (text.length > MAX_REQUEST_TEXT_LENGTH) return [{ field: path, reason: "too_long", description: `must be at most ${MAX_REQUEST_TEXT_LENGTH} characters` }];
   const lines: TextLines = MULTI_LINE_FIELDS.has(field.name) ? "multi" : "single";
-  const problem = textProblem(text, lines);
-  if (problem) return [{ field: path, reason: INVALID_CHARACTERS, description: problem }];
+  const problem = textRuleProblem(text, lines);
+  if (problem) return [{ field: path, ...problem }];
   if (isIdField(field) && text !== "" && !isUuid(text)) return [{ field: path, reason: "invalid_format", description: "must be a UUID" }];
   return [];
 }

@@ -12,6 +12,7 @@ import { HealthState, registerHealth } from "./health.js";
 import { failFastWhenUnavailable, type Readiness } from "./readiness.js";
 import { registerReflection } from "./reflection.js";
 import { checkRequestFields } from "./request-checks.js";
+import { directUnaryCalls } from "./direct-calls.js";
 import { traceClientCalls, traceServerCalls } from "../telemetry/grpc.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { rpcMetrics } from "../metrics/rpc-metrics.js";
@@ -145,6 +146,9 @@ export async function serveGrpc(options: {
 /**
  * A transport that calls the modules in this process through the same interceptors as the network
  * server, and presents `token` like a remote client would. The embedded platform and fast tests use it.
+ * Unary calls go straight to the implementation ({@link directUnaryCalls}: no encoding, no envelopes,
+ * no HTTP headers); streaming calls, and every call when an `encoding` is asked for, go through
+ * Connect's router transport, which encodes each message as the network would.
  */
 export function inProcessTransport(options: {
   modules: readonly GrpcModule[];
@@ -157,16 +161,25 @@ export function inProcessTransport(options: {
   readiness?: Readiness;
   /** Where the calls are counted and timed, as for {@link serveGrpc}; not at all when unset. */
   metrics?: Metrics;
-  /** Messages as JSON (the Connect protocol's other encoding) rather than binary; binary when unset. */
-  json?: boolean;
+  /**
+   * Every message encoded as over the network, in binary or as JSON (the Connect protocol's other
+   * encoding); the gRPC input suite tries both. Unset, unary messages are handed over unencoded.
+   */
+  encoding?: "binary" | "json";
 }): Transport {
   const { modules, credentials, logger, readiness } = options;
   const health = new HealthState(modules.flatMap((m) => m.services), readiness);
-  return createRouterTransport(routesOf(modules, health), {
-    router: { interceptors: serverInterceptors(modules, credentials, logger, readiness, options.metrics) },
-    transport: {
-      interceptors: [traceClientCalls(), ...(options.interceptors ?? []), presentCredential(options.token)],
-      useBinaryFormat: !options.json,
-    },
+  const routes = routesOf(modules, health);
+  const server = serverInterceptors(modules, credentials, logger, readiness, options.metrics);
+  const client = [traceClientCalls(), ...(options.interceptors ?? []), presentCredential(options.token)];
+  const routed = createRouterTransport(routes, {
+    router: { interceptors: server },
+    transport: { interceptors: client, useBinaryFormat: options.encoding !== "json" },
   });
+  if (options.encoding) return routed;
+  const direct = directUnaryCalls(routes, server, client);
+  return {
+    unary: (method, ...rest) => (direct(method) ?? routed.unary)(method, ...rest),
+    stream: routed.stream,
+  };
 }

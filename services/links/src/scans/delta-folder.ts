@@ -1,0 +1,62 @@
+import type { Kysely } from "kysely";
+import type { LinksTables } from "../tables.js";
+import { foldScanDeltas } from "./scans.repository.js";
+
+/** How long deltas wait before a fold: batches stored meanwhile are folded together, into one upsert per rollup row. */
+const FOLD_DELAY_MS = 1000;
+
+/**
+ * Folds links.scan_deltas into the rollups shortly after scans are stored (see foldScanDeltas). At
+ * most one fold runs in a process, and the advisory lock keeps it to one across processes; when
+ * another process holds it, the fold is tried again after the delay. A fold that fails (the database
+ * restarting) is left to the next batch's. Readers add the deltas themselves, so folding is only about
+ * keeping them few: nothing is counted late because a fold is late. Its timer never keeps a process
+ * alive.
+ */
+export class DeltaFolder {
+  private timer: NodeJS.Timeout | undefined;
+  private folding: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly db: Kysely<LinksTables>,
+    private readonly delayMs = FOLD_DELAY_MS,
+  ) {}
+
+  /** Asks for a fold within the delay; calls meanwhile share it. */
+  foldSoon(): void {
+    if (this.timer !== undefined || this.closed) return;
+    this.timer = setTimeout(() => {
+      void this.foldNow().then((outcome) => {
+        this.timer = undefined;
+        if (outcome === "locked") this.foldSoon();
+      });
+    }, this.delayMs);
+    this.timer.unref();
+  }
+
+  /** Folds now (after a fold in progress): the deltas folded, "locked" when another folder was at it, "failed" when the database refused. */
+  async foldNow(): Promise<number | "locked" | "failed"> {
+    while (this.folding) await this.folding;
+    let outcome: number | "locked" | "failed" = "failed";
+    this.folding = foldScanDeltas(this.db).then(
+      (folded) => {
+        outcome = folded ?? "locked";
+      },
+      () => {
+        outcome = "failed";
+      },
+    );
+    await this.folding;
+    this.folding = undefined;
+    return outcome;
+  }
+
+  /** Stops folding; what is not folded stays in scan_deltas, counted by readers, for the next fold of any process. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.folding;
+  }
+}

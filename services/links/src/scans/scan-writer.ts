@@ -1,0 +1,58 @@
+import type { Kysely } from "kysely";
+import type { LinksTables } from "../tables.js";
+import { storeScans, type ScanReport } from "./scans.repository.js";
+
+/** The most scans stored in one statement; a larger backlog takes several. */
+const MAX_SCANS_PER_STATEMENT = 10_000;
+
+interface Waiting {
+  rows: ScanReport[];
+  resolve(stored: number): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Stores the batches one links instance receives one statement at a time: batches that arrive while a
+ * statement runs wait and go together in the next, so batches sent in parallel (several redirectors
+ * calling one instance) cost one transaction and one commit between them instead of competing for
+ * the database's cores and its log. Each caller learns how many of its own scans were new, once its
+ * statement has committed; a failed statement fails every batch in it, and each is sent again.
+ */
+export class ScanWriter {
+  private readonly waiting: Waiting[] = [];
+  private writing = false;
+
+  constructor(private readonly db: Kysely<LinksTables>) {}
+
+  /** Stores the batch (with whatever waits beside it); resolves to how many of its scans were new. */
+  store(rows: ScanReport[]): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ rows, resolve, reject });
+      if (!this.writing) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.waiting.length > 0) {
+        const group: Waiting[] = [];
+        let scans = 0;
+        while (this.waiting.length > 0 && (group.length === 0 || scans + this.waiting[0]!.rows.length <= MAX_SCANS_PER_STATEMENT)) {
+          const next = this.waiting.shift()!;
+          group.push(next);
+          scans += next.rows.length;
+        }
+        try {
+          const stored = await storeScans(this.db, group.flatMap((batch) => batch.rows));
+          // A scan sent twice at once (a retry overtaking its first send) is new to the first batch only.
+          for (const batch of group) batch.resolve(batch.rows.filter((row) => stored.delete(row.id)).length);
+        } catch (error) {
+          for (const batch of group) batch.reject(error);
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+}
