@@ -11,7 +11,7 @@ import { LinkService } from "@qrplatform/api/links";
 import { createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { remoteTransport } from "@qrplatform/platform";
 import { freePort } from "@qrplatform/platform/testing";
-import { credentials } from "./support/links-stack.js";
+import { credentials, linksProcessEnv } from "./support/links-stack.js";
 
 // The links service as its own process: gRPC and the redirector on their ports, stopped by SIGTERM.
 
@@ -32,19 +32,8 @@ beforeAll(async () => {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH,
-      LOG_LEVEL: "info",
-      SERVICE_TOKEN: credentials.serviceToken,
-      ADMIN_TOKEN: credentials.adminToken,
-      PAGE_TOKEN_SECRET: "p".repeat(32),
-      VISITOR_KEY_SECRET: "v".repeat(32),
-      GRPC_HOST: "127.0.0.1",
-      GRPC_PORT: String(grpcPort),
-      REDIRECT_HOST: "127.0.0.1",
-      REDIRECT_PORT: String(redirectPort),
+      ...linksProcessEnv({ grpcPort, redirectPort, dataDir, shortLinkBaseUrl: `http://127.0.0.1:${redirectPort}`, databaseUrl: scratch?.url }),
       METRICS_PORT: "0",
-      SHORT_LINK_BASE_URL: `http://127.0.0.1:${redirectPort}`,
-      DATA_DIR: dataDir,
-      ...(scratch && { DATABASE_URL: scratch.url }),
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -14,7 +14,7 @@ import { AnalyticsService, LinkService } from "@qrplatform/api/links";
 import { createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { remoteTransport } from "@qrplatform/platform";
 import { exitWithin, freePort, spawnService, type ServiceProcess } from "@qrplatform/platform/testing";
-import { credentials } from "./support/links-stack.js";
+import { credentials, linksProcessEnv, SHORT_BASE, SHORT_HOST } from "./support/links-stack.js";
 
 const PHONES = [
   "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1",
@@ -40,18 +40,7 @@ async function startLinksProcess(): Promise<LinksProcess> {
   dirs.push(dataDir);
   const [grpcPort, redirectPort] = await Promise.all([freePort(), freePort()]);
   const service = spawnService("services/links/src/main.ts", {
-    LOG_LEVEL: "info",
-    SERVICE_TOKEN: credentials.serviceToken,
-    ADMIN_TOKEN: credentials.adminToken,
-    PAGE_TOKEN_SECRET: "p".repeat(32),
-    VISITOR_KEY_SECRET: "v".repeat(32),
-    GRPC_HOST: "127.0.0.1",
-    GRPC_PORT: String(grpcPort),
-    REDIRECT_HOST: "127.0.0.1",
-    REDIRECT_PORT: String(redirectPort),
-    SHORT_LINK_BASE_URL: "https://s.qr.example",
-    DATA_DIR: dataDir,
-    DATABASE_URL: scratch.url,
+    ...linksProcessEnv({ grpcPort, redirectPort, dataDir, shortLinkBaseUrl: SHORT_BASE, databaseUrl: scratch.url }),
     // The test's requests arrive from loopback, naming their visitor in X-Forwarded-For.
     TRUSTED_PROXIES: "loopback",
   });
@@ -69,7 +58,7 @@ async function startLinksProcess(): Promise<LinksProcess> {
 function follow(port: number, slug: string, i: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const req = http.get(
-      { host: "127.0.0.1", port, path: `/${slug}`, agent: false, headers: { host: "s.qr.example", "user-agent": PHONES[i % 2], "x-forwarded-for": `198.51.100.${i % 200}` } },
+      { host: "127.0.0.1", port, path: `/${slug}`, agent: false, headers: { host: SHORT_HOST, "user-agent": PHONES[i % 2], "x-forwarded-for": `198.51.100.${i % 200}` } },
       (res) => {
         res.resume();
         resolve(res.statusCode === 302 ? performance.now() : undefined);

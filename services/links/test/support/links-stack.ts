@@ -12,6 +12,30 @@ export const logger = createLogger({ service: "test", level: "silent" });
 export const SHORT_BASE = "https://s.qr.example";
 export const SHORT_HOST = "s.qr.example";
 
+/** The environment of the links service run as its own process (services/links/src/main.ts). */
+export function linksProcessEnv(options: {
+  grpcPort: number;
+  redirectPort: number;
+  dataDir: string;
+  shortLinkBaseUrl: string;
+  databaseUrl?: string;
+}): Record<string, string> {
+  return {
+    LOG_LEVEL: "info",
+    SERVICE_TOKEN: credentials.serviceToken,
+    ADMIN_TOKEN: credentials.adminToken,
+    PAGE_TOKEN_SECRET: "p".repeat(32),
+    VISITOR_KEY_SECRET: "v".repeat(32),
+    GRPC_HOST: "127.0.0.1",
+    GRPC_PORT: String(options.grpcPort),
+    REDIRECT_HOST: "127.0.0.1",
+    REDIRECT_PORT: String(options.redirectPort),
+    SHORT_LINK_BASE_URL: options.shortLinkBaseUrl,
+    DATA_DIR: options.dataDir,
+    ...(options.databaseUrl && { DATABASE_URL: options.databaseUrl }),
+  };
+}
+
 /** The links service on a test database, with a test DNS server, and clients with either credential. */
 export interface LinksStack {
   database: Database;
