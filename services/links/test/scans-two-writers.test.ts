@@ -105,6 +105,12 @@ describe.skipIf(!serverUrl)("two links processes recording at once", () => {
     // Both write the same link's rows at once.
     const [viaFirst, viaSecond] = await Promise.all([load(first.redirectPort, shared.slug, 150), load(second.redirectPort, shared.slug, 150)]);
     expect(viaFirst.length + viaSecond.length).toBe(300);
+    // Both flush before the kill below, which may lose only what the killed one took after this point.
+    const sharedTotals = createClient(AnalyticsService, remoteTransport({ baseUrl: first.grpcUrl, token: credentials.serviceToken }));
+    const deadline = Date.now() + 10_000;
+    while ((await sharedTotals.getScanTotals({ accountId, linkIds: [shared.id] })).totals[shared.id] !== 300n && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
 
     // Mid-load, one is stopped and the other killed; requests after that find no one.
     let killedAt = 0;
