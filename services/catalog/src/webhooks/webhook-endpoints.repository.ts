@@ -1,0 +1,122 @@
+import { sql, type Kysely, type Updateable } from "kysely";
+import { afterKeyset } from "@qrplatform/db";
+import type { CatalogTables } from "../tables.js";
+import type { WebhookEndpointRow, WebhookEndpointsTable } from "./webhooks.table.js";
+
+// Every function takes the account id and every query filters on it.
+
+type Db = Kysely<CatalogTables>;
+
+/** The most endpoints one account may register. */
+export const MAX_ENDPOINTS_PER_ACCOUNT = 20;
+
+/** Inserts an endpoint unless the account already has the most it may; undefined then. */
+export async function insertEndpoint(
+  db: Db,
+  row: Pick<WebhookEndpointRow, "id" | "account_id" | "url" | "description" | "event_types" | "secret">,
+): Promise<WebhookEndpointRow | undefined> {
+  return db.transaction().execute(async (trx) => {
+    // The account's capacity lock serializes creates, so the count cannot be overshot.
+    await trx.insertInto("account_capacity_locks").values({ account_id: row.account_id }).onConflict((c) => c.doNothing()).execute();
+    await trx.selectFrom("account_capacity_locks").select("account_id").where("account_id", "=", row.account_id).forUpdate().execute();
+    const { n } = await trx
+      .selectFrom("webhook_endpoints")
+      .select(sql<number>`count(*)::int`.as("n"))
+      .where("account_id", "=", row.account_id)
+      .executeTakeFirstOrThrow();
+    if (n >= MAX_ENDPOINTS_PER_ACCOUNT) return undefined;
+    return trx
+      .insertInto("webhook_endpoints")
+      .values({ ...row, status: "enabled" })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  });
+}
+
+export async function findEndpoint(db: Db, accountId: string, id: string): Promise<WebhookEndpointRow | undefined> {
+  return db.selectFrom("webhook_endpoints").selectAll().where("account_id", "=", accountId).where("id", "=", id).executeTakeFirst();
+}
+
+export async function listEndpoints(db: Db, accountId: string, page: { limit: number; after: { createdAt: Date; id: string } | undefined }) {
+  let query = db.selectFrom("webhook_endpoints").selectAll().where("account_id", "=", accountId);
+  if (page.after) query = query.where(afterKeyset("webhook_endpoints", page.after));
+  return query.orderBy("created_at").orderBy("id").limit(page.limit).execute();
+}
+
+/** Applies the changes; undefined when the endpoint is not the account's. */
+export async function updateEndpoint(
+  db: Db,
+  accountId: string,
+  id: string,
+  changes: Updateable<WebhookEndpointsTable>,
+): Promise<WebhookEndpointRow | undefined> {
+  return db
+    .updateTable("webhook_endpoints")
+    .set({ ...changes, updated_at: new Date() })
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Enables an endpoint: its pending deliveries (held while it was disabled) are due at once, and the
+ * failing streak starts over.
+ */
+export async function enableEndpoint(db: Db, accountId: string, id: string, now: Date): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const enabled = await trx
+      .updateTable("webhook_endpoints")
+      .set({ status: "enabled", disabled_reason: null, disabled_message: null, last_success_at: now, updated_at: now })
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .where("status", "=", "disabled")
+      .executeTakeFirst();
+    if (enabled.numUpdatedRows === 0n) return;
+    await trx
+      .updateTable("webhook_deliveries")
+      .set({ next_attempt_at: now })
+      .where("account_id", "=", accountId)
+      .where("endpoint_id", "=", id)
+      .where("status", "=", "pending")
+      .execute();
+  });
+}
+
+/** Deletes an endpoint with its deliveries; true when it was the account's. */
+export async function deleteEndpoint(db: Db, accountId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom("webhook_endpoints").where("account_id", "=", accountId).where("id", "=", id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** An endpoint's deliveries, oldest first, a page at a time. */
+export async function listDeliveries(
+  db: Db,
+  accountId: string,
+  endpointId: string,
+  page: { limit: number; after: { createdAt: Date; id: string } | undefined },
+) {
+  let query = db.selectFrom("webhook_deliveries").selectAll().where("account_id", "=", accountId).where("endpoint_id", "=", endpointId);
+  if (page.after) query = query.where(afterKeyset("webhook_deliveries", page.after));
+  return query.orderBy("created_at").orderBy("id").limit(page.limit).execute();
+}
+
+/** One delivery of an endpoint of the account, with its logged attempts in order; undefined when there is none. */
+export async function findDeliveryWithAttempts(db: Db, accountId: string, endpointId: string, deliveryId: string) {
+  const delivery = await db
+    .selectFrom("webhook_deliveries")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("endpoint_id", "=", endpointId)
+    .where("id", "=", deliveryId)
+    .executeTakeFirst();
+  if (!delivery) return undefined;
+  const attempts = await db
+    .selectFrom("webhook_delivery_attempts")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("delivery_id", "=", deliveryId)
+    .orderBy("attempt")
+    .execute();
+  return { delivery, attempts };
+}

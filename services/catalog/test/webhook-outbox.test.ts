@@ -1,0 +1,97 @@
+// The catalog's webhook outbox on its own: an event commits with its transaction or not at all, goes
+// only to enabled endpoints of its account that subscribed to it, is stored once however often a relay
+// repeats it, and each due delivery is claimed by one worker at a time.
+import { randomUUID } from "node:crypto";
+import type { Kysely } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Database } from "@qrplatform/db";
+import { migrateSchema } from "@qrplatform/db";
+import { openTestDatabase } from "@qrplatform/db/testing";
+import { migrations, SCHEMA } from "../migrations/index.js";
+import type { CatalogTables } from "../src/tables.js";
+import { claimDueDeliveries } from "../src/webhooks/webhook-deliveries.repository.js";
+import { retryDelayMs } from "../src/webhooks/webhook-dispatcher.js";
+import { recordEvent, type WebhookEvent } from "../src/webhooks/webhook-events.js";
+
+let database: Database;
+let db: Kysely<CatalogTables>;
+
+beforeAll(async () => {
+  database = await openTestDatabase();
+  await migrateSchema(database.db, SCHEMA, migrations);
+  db = database.db.withSchema(SCHEMA) as Kysely<CatalogTables>;
+}, 60_000);
+afterAll(() => database?.close());
+
+async function endpoint(accountId: string, eventTypes: string[], status: "enabled" | "disabled" = "enabled"): Promise<string> {
+  const id = randomUUID();
+  await db.insertInto("webhook_endpoints").values({ id, account_id: accountId, url: "https://93.184.215.14/", description: null, event_types: eventTypes, secret: "whsec_AAAA", status }).execute();
+  return id;
+}
+
+const event = (accountId: string, type: WebhookEvent["type"] = "qr_code.updated", id?: string): WebhookEvent => ({
+  id,
+  accountId,
+  type,
+  data: { id: randomUUID() },
+  occurredAt: new Date(),
+});
+
+const deliveriesOf = (accountId: string) => db.selectFrom("webhook_deliveries").selectAll().where("account_id", "=", accountId).execute();
+
+describe("the webhook outbox", () => {
+  it("stores nothing when the change's transaction rolls back, and the event with its change when it commits", async () => {
+    const accountId = randomUUID();
+    await endpoint(accountId, ["qr_code.updated"]);
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await recordEvent(trx, event(accountId));
+        throw new Error("the change failed");
+      }),
+    ).rejects.toThrow("the change failed");
+    expect(await deliveriesOf(accountId)).toEqual([]);
+    expect(await db.selectFrom("webhook_events").selectAll().where("account_id", "=", accountId).execute()).toEqual([]);
+
+    await db.transaction().execute((trx) => recordEvent(trx, event(accountId)));
+    expect(await deliveriesOf(accountId)).toHaveLength(1);
+  });
+
+  it("delivers only to the account's enabled endpoints subscribed to the type, and stores a repeated event once", async () => {
+    const accountId = randomUUID();
+    const subscribed = await endpoint(accountId, ["qr_code.created", "domain.verified"]);
+    await endpoint(accountId, ["qr_code.deleted"]);
+    await endpoint(accountId, ["qr_code.created"], "disabled");
+    await endpoint(randomUUID(), ["qr_code.created"]);
+    await recordEvent(db, event(accountId, "qr_code.created"));
+    const relayedId = randomUUID();
+    await recordEvent(db, event(accountId, "domain.verified", relayedId));
+    await recordEvent(db, event(accountId, "domain.verified", relayedId));
+    const deliveries = await deliveriesOf(accountId);
+    expect(deliveries.map((d) => [d.endpoint_id, d.event_type]).sort()).toEqual([[subscribed, "domain.verified"], [subscribed, "qr_code.created"]].sort());
+
+    const quiet = randomUUID();
+    await recordEvent(db, event(quiet, "qr_code.created"));
+    expect(await db.selectFrom("webhook_events").selectAll().where("account_id", "=", quiet).execute()).toEqual([]);
+  });
+
+  it("claims each due delivery for one worker at a time, and again once the lease has ended", async () => {
+    const accountId = randomUUID();
+    await endpoint(accountId, ["qr_code.updated"]);
+    for (let i = 0; i < 5; i++) await recordEvent(db, event(accountId));
+    const now = new Date(Date.now() + 1000);
+    const [a, b] = await Promise.all([claimDueDeliveries(db, now, 60_000, 100), claimDueDeliveries(db, now, 60_000, 100)]);
+    const mine = (rows: { account_id: string; id: string }[]) => rows.filter((r) => r.account_id === accountId).map((r) => r.id);
+    expect(new Set([...mine(a), ...mine(b)]).size).toBe(5);
+    expect(mine(a).length + mine(b).length).toBe(5);
+    expect(mine(await claimDueDeliveries(db, now, 60_000, 100))).toEqual([]);
+    const afterLease = await claimDueDeliveries(db, new Date(now.getTime() + 61_000), 60_000, 100);
+    expect(mine(afterLease).sort()).toEqual([...mine(a), ...mine(b)].sort());
+    expect(afterLease.filter((r) => r.account_id === accountId).every((r) => r.attempts === 2)).toBe(true);
+  });
+
+  it("spreads retries by ±20 % around the schedule and stops after its last step", () => {
+    expect(retryDelayMs([1000, 5000], 1, () => 0)).toBe(800);
+    expect(retryDelayMs([1000, 5000], 2, () => 1)).toBe(6000);
+    expect(retryDelayMs([1000, 5000], 3)).toBeUndefined();
+  });
+});

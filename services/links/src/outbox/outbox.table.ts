@@ -1,0 +1,21 @@
+import type { ColumnType, Generated, Selectable } from "kysely";
+
+/**
+ * links.outbox_events: changes webhook endpoints hear about, each written in the transaction of the
+ * change itself, kept until the catalog acknowledges it. See docs/adr/0017-signed-webhooks.md.
+ */
+export interface OutboxEventsTable {
+  /** Commit-independent order of writing; events are handed out oldest first. */
+  position: Generated<string>;
+  id: Generated<string>;
+  account_id: string;
+  /** "link.scanned" or "domain.verified". */
+  type: "link.scanned" | "domain.verified";
+  link_id: string | null;
+  scan_count: ColumnType<string | null, number | null | undefined, never>;
+  domain_id: string | null;
+  hostname: string | null;
+  occurred_at: Generated<Date>;
+}
+
+export type OutboxEventRow = Selectable<OutboxEventsTable>;
