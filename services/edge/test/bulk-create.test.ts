@@ -1,8 +1,16 @@
-// Bulk create: up to 100 QR codes in one call, each created or refused exactly as the single create
-// would, capacity counted per item, and safe to retry with an Idempotency-Key. Both shapes.
+// Bulk work. Bulk create: up to 100 QR codes in one call, each created or refused exactly as the single
+// create would, capacity counted per item, and safe to retry with an Idempotency-Key. Workspace export:
+// every code of a workspace as one streamed ZIP of images that decode to the codes' links, errors known
+// before the first byte as the envelope and later ones as a cut transfer, 500 codes streamed by an edge
+// process whose memory stays within a stated bound. Both shapes.
 import { randomBytes, randomUUID } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
+import { adminQuery } from "@qrplatform/db/testing";
+import { readZip, scrapeMetrics } from "@qrplatform/platform/testing";
+import { rsvgToPng, zbarDecode } from "../../rendering/test/support/decoders.js";
 import { call, expectError, invalidFields, typedClient } from "./support/http.js";
 import { startStack, type Stack, type StackMode } from "./support/stack.js";
 
@@ -118,5 +126,228 @@ describe.each(MODES)("bulk create [%s]", (mode) => {
     expect(answers.map((a) => a.data)).toEqual(Array(10).fill(answers[0]!.data));
     expect(answers.filter((a) => a.response.headers.get("idempotent-replayed") === "true")).toHaveLength(9);
     expect(await codesIn(key, workspaceId)).toHaveLength(3);
+  });
+
+  describe("workspace export", () => {
+    /** How many codes the memory test exports. */
+    const MEMORY_CODES = 500;
+    /**
+     * How much the edge's memory outside the V8 heap (the buffers of images, pages and sockets) may grow while
+     * it streams them. V8 frees buffers nobody holds at its next collection, and collects at the latest when
+     * this memory has grown by 64 MiB since the last one; the rest is what the export holds at once: a page
+     * of 20 listed codes (designs of about 340 KB), two images rendered ahead and about 1 MiB waiting for
+     * the socket. It does not grow with the number of codes: the archive is larger than the bound, and an
+     * export that held it, or its images, would pass it.
+     */
+    const MEMORY_BOUND_BYTES = 80 * 1024 * 1024;
+
+    /** A field of /proc/<pid>/status in bytes (VmRSS: resident now; VmHWM: the peak since the last reset). */
+    function memoryOf(pid: number, field: "VmRSS" | "VmHWM"): number {
+      const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      return Number(match![1]) * 1024;
+    }
+
+    /** Resets the peak resident memory (VmHWM) to the current one; false where the kernel does not allow it. */
+    function resetPeak(pid: number): boolean {
+      try {
+        writeFileSync(`/proc/${pid}/clear_refs`, "5");
+        return true;
+      } catch {
+        return false;
+      }
+    }
+
+    const exportPath = (workspaceId: string, query = "") => `/workspaces/${workspaceId}/qr-codes/export${query}`;
+
+    /** Decodes each image of an archive with zbarimg (SVG rasterized by librsvg first). */
+    async function decodeEntries(entries: { data: Buffer }[], format: "png" | "jpg" | "svg"): Promise<(string | null)[]> {
+      if (format !== "svg") return zbarDecode(entries.map((entry) => entry.data), format);
+      return zbarDecode(await Promise.all(entries.map((entry) => rsvgToPng(entry.data))), "png");
+    }
+
+    it("exports every code of the workspace, oldest first, as images named after the codes that decode to their links, in each format", async () => {
+      const { accountId, key, workspaceId } = await accountWithWorkspace();
+      const names = ["Menu", "Menu", "Café du Parc", "menu-2", "☕"];
+      const made = await bulk(key, workspaceId, { items: names.map((name, i) => ({ name, destination_url: `https://example.com/${i}` })) });
+      expect(made.body.created).toBe(5);
+      // Sent in one call, created a few at a time: the archive follows the list's order.
+      const listed = await codesIn(key, workspaceId);
+      const other = await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name: "Other" } });
+      await bulk(key, other.body.id, { items: [{ name: "Elsewhere", destination_url: "https://example.com/else" }] });
+
+      const expectedNames = (ext: string) =>
+        listed.map((code) => code.name).reduce<string[]>((files, name, i) => {
+          const base = { Menu: "menu", "Café du Parc": "cafe-du-parc", "menu-2": "menu-2", "☕": listed[i]!.id }[name]!;
+          let file = `${base}.${ext}`;
+          for (let n = 2; files.includes(file); n++) file = `${base}-${n}.${ext}`;
+          return [...files, file];
+        }, []);
+      for (const format of ["png", "jpg", "svg"] as const) {
+        const res = await call(stack.baseUrl, "GET", exportPath(workspaceId, `?format=${format}&size=256`), { key });
+        expect(res.status).toBe(200);
+        expect(res.headers.get("content-type")).toBe("application/zip");
+        expect(res.headers.get("content-disposition")).toBe(`attachment; filename="bulk-${format}-256.zip"`);
+        const entries = await readZip(res.body);
+        expect(entries.map((entry) => entry.name)).toEqual(expectedNames(format));
+        expect(entries.every((entry) => entry.deflated === (format === "svg"))).toBe(true);
+        expect(await decodeEntries(entries, format)).toEqual(listed.map((code) => (code as unknown as { vanity_url: string }).vanity_url));
+      }
+      expect(accountId).toBeTruthy();
+
+      // The typed client reads the same archive as bytes.
+      const { data, response } = await typedClient(stack.baseUrl, key).GET("/workspaces/{workspace_id}/qr-codes/export", {
+        params: { path: { workspace_id: workspaceId }, query: { format: "png", size: 128 } },
+        parseAs: "arrayBuffer",
+      });
+      expect(response.status).toBe(200);
+      expect((await readZip(Buffer.from(data as ArrayBuffer))).map((entry) => entry.name)).toEqual(expectedNames("png"));
+    });
+
+    it("refuses bad input, missing scopes and other accounts' workspaces with the error envelope, and gives an empty workspace an empty archive", async () => {
+      const { accountId, key, workspaceId } = await accountWithWorkspace();
+      await bulk(key, workspaceId, { items: [{ name: "Only", destination_url: "https://example.com/" }] });
+      for (const [query, field] of [["?format=gif", "format"], ["?size=100", "size"], ["?size=4097", "size"], ["?size=abc", "size"]] as const) {
+        const res = await call(stack.baseUrl, "GET", exportPath(workspaceId, query), { key });
+        expectError(res, 400, "validation_error");
+        expect(invalidFields(res)).toEqual([field]);
+      }
+      expectError(await call(stack.baseUrl, "GET", exportPath("not-a-uuid"), { key }), 400, "validation_error");
+      expectError(await call(stack.baseUrl, "GET", exportPath(randomUUID()), { key }), 404, "not_found");
+
+      const stranger = await accountWithWorkspace();
+      expectError(await call(stack.baseUrl, "GET", exportPath(workspaceId), { key: stranger.key }), 404, "not_found");
+
+      for (const [scopes, missing] of [[["export:read"], "qr_codes:read"], [["qr_codes:read"], "export:read"]] as const) {
+        const { secret } = await stack.admin.createApiKey({ accountId, scopes: [...scopes] });
+        const res = await call(stack.baseUrl, "GET", exportPath(workspaceId), { key: secret });
+        expectError(res, 403, "insufficient_scope");
+        expect(res.body.error.details).toEqual({ required_scope: missing });
+      }
+
+      const empty = await call(stack.baseUrl, "GET", exportPath(stranger.workspaceId), { key: stranger.key });
+      expect(empty.status).toBe(200);
+      expect(await readZip(empty.body)).toEqual([]);
+    });
+
+    if (mode === "in-process") {
+      it("answers the envelope when the first image fails, and cuts the transfer when a later one does", async () => {
+        const { key, workspaceId } = await accountWithWorkspace();
+        await bulk(key, workspaceId, { items: Array.from({ length: 6 }, (_, i) => ({ name: `Code ${i}`, destination_url: `https://example.com/${i}` })) });
+        const renderer = stack.renderer!;
+        const render = renderer.render;
+        const failingFrom = (failAt: number) => {
+          let calls = 0;
+          renderer.render = (...args) => (++calls === failAt ? Promise.reject(new Error("the renderer broke")) : render.apply(renderer, args));
+        };
+        try {
+          failingFrom(1);
+          expectError(await call(stack.baseUrl, "GET", exportPath(workspaceId, "?size=128"), { key }), 500, "internal_error");
+
+          failingFrom(5);
+          const res = await fetch(`${stack.baseUrl}${exportPath(workspaceId, "?size=128")}`, { headers: { authorization: `Bearer ${key}` } });
+          expect(res.status).toBe(200);
+          await expect(res.arrayBuffer()).rejects.toThrow();
+        } finally {
+          renderer.render = render;
+        }
+        // Nothing stays broken: the next export is whole.
+        const whole = await call(stack.baseUrl, "GET", exportPath(workspaceId, "?size=128"), { key });
+        expect(await readZip(whole.body)).toHaveLength(6);
+      });
+    } else {
+      // Needs DATABASE_URL: the codes are copied in SQL, as 500 creates with a logo would only slow the test.
+      it.skipIf(!process.env.DATABASE_URL)(`streams ${MEMORY_CODES} codes as a ZIP larger than the memory bound while the edge's memory grows less than the bound`, async () => {
+        const { accountId, key, workspaceId } = await accountWithWorkspace(SubscriptionTier.SCALE);
+        // Noise does not compress: a PNG logo just under the 256 KiB a logo may hold, on every code as a brand's
+        // logo would be. An SVG embeds it, so the archive is large while drawing stays cheap.
+        const noise = Buffer.from(Array.from({ length: 280 * 280 * 3 }, () => Math.floor(Math.random() * 256)));
+        const logo = await sharp(noise, { raw: { width: 280, height: 280, channels: 3 } }).png().toBuffer();
+        const dataUri = `data:image/png;base64,${logo.toString("base64")}`;
+        const warmUp = await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name: "Warm up" } });
+        // Made through the catalog: the test stack's edge takes bodies of 64 KiB at most.
+        const { qrCode: first } = await stack.catalog.createQrCode({
+          accountId,
+          workspaceId,
+          name: "Code 0",
+          destinationUrl: "https://example.com/",
+          design: { logo: { dataUri, scale: 0.2 } },
+        });
+        // Copies of it, each with a link of its own so that no image comes from the cache: 20 to warm up, the rest to measure.
+        await adminQuery(
+          stack.databaseUrl!,
+          `insert into catalog.qr_codes (id, account_id, workspace_id, name, destination_url, status, link_id, vanity_url, canonical_url, design, created_at)
+           select gen_random_uuid(), account_id, case when n <= 20 then '${warmUp.body.id}'::uuid else workspace_id end, 'Code ' || n,
+                  destination_url, status, gen_random_uuid(), vanity_url || '-' || n, canonical_url || '-' || n, design, created_at + n * interval '1 ms'
+           from catalog.qr_codes, generate_series(1, ${MEMORY_CODES + 19}) as n where id = '${first!.id}'`,
+        );
+        // The edge's V8 heap capped at 112 MiB (it needs about 55 to start), less than that and the archive and its codes' designs: garbage is
+        // collected rather than left to pile up to the machine's default limit, and an export that kept
+        // what it sent would run out of heap and end the process.
+        const edge = await stack.startEdgeReplica({ nodeOptions: "--max-old-space-size=112" });
+        const pid = edge.process!.child.pid!;
+        const exportZip = async (id: string, onChunk: () => void = () => {}) => {
+          const res = await fetch(`${edge.baseUrl}${exportPath(id, "?format=svg")}`, { headers: { authorization: `Bearer ${key}` } });
+          expect(res.status).toBe(200);
+          const chunks: Buffer[] = [];
+          for await (const chunk of res.body!) {
+            chunks.push(Buffer.from(chunk));
+            onChunk();
+          }
+          return Buffer.concat(chunks);
+        };
+        // The first export warms what every export needs once (pools, buffers, code paths).
+        expect(await readZip(await exportZip(warmUp.body.id))).toHaveLength(20);
+
+        // The edge's memory outside the V8 heap, as its own metrics tell it: the buffers of images, pages and
+        // sockets, freed as soon as nothing holds them. The heap itself is capped (above), so objects the
+        // export held on to would end the process instead.
+        const liveMemory = async () => (await scrapeMetrics(edge.metricsUrl!)).value("nodejs_external_memory_bytes");
+        const liveBefore = await liveMemory();
+        const rssBefore = memoryOf(pid, "VmRSS");
+        const peakReset = resetPeak(pid);
+        let livePeak = liveBefore;
+        let sampling = true;
+        const sampler = (async () => {
+          while (sampling) {
+            livePeak = Math.max(livePeak, await liveMemory());
+            await new Promise((resolve) => setTimeout(resolve, 200));
+          }
+        })();
+        const started = Date.now();
+        const archive = await exportZip(workspaceId).finally(() => (sampling = false));
+        await sampler;
+        const liveGrowth = livePeak - liveBefore;
+        const rssGrowth = (peakReset ? memoryOf(pid, "VmHWM") : memoryOf(pid, "VmRSS")) - rssBefore;
+        const entries = await readZip(archive);
+        expect(entries).toHaveLength(MEMORY_CODES);
+        expect(entries.every((entry) => entry.data.includes(dataUri))).toBe(true);
+        const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+        console.log(
+          `workspace export: ${MEMORY_CODES} codes, ${mib(archive.length)} archive in ${Date.now() - started} ms; edge memory outside the heap ` +
+            `+${mib(liveGrowth)} at its peak (bound ${mib(MEMORY_BOUND_BYTES)}), resident +${mib(rssGrowth)}`,
+        );
+        expect(archive.length).toBeGreaterThan(MEMORY_BOUND_BYTES);
+        expect(liveGrowth).toBeLessThan(MEMORY_BOUND_BYTES);
+      }, 480_000);
+
+      it("cuts the transfer when the rendering service dies midway, and exports whole once it is back", async () => {
+        const { key, workspaceId } = await accountWithWorkspace();
+        await bulk(key, workspaceId, { items: Array.from({ length: 40 }, (_, i) => ({ name: `Code ${i}`, destination_url: `https://example.com/${i}` })) });
+        const res = await fetch(`${stack.baseUrl}${exportPath(workspaceId, "?size=1024")}`, { headers: { authorization: `Bearer ${key}` } });
+        expect(res.status).toBe(200);
+        const reader = res.body!.getReader();
+        expect((await reader.read()).done).toBe(false);
+        await stack.processes!.rendering.kill();
+        try {
+          await expect((async () => {
+            for (;;) if ((await reader.read()).done) return "ended";
+          })()).rejects.toThrow();
+        } finally {
+          await stack.processes!.rendering.start();
+        }
+        const whole = await call(stack.baseUrl, "GET", exportPath(workspaceId, "?size=128"), { key });
+        expect(await readZip(whole.body)).toHaveLength(40);
+      }, 60_000);
+    }
   });
 });

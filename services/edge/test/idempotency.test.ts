@@ -187,6 +187,72 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
     expect(refused.body.error.details).toEqual({ limit: 100, used: 100 });
   });
 
+  /**
+   * Plays an edge that dies (or answers 503/504) after the catalog committed its create: it claims the key,
+   * has the catalog make the code under it, as the route does, and never stores the answer. The claim is
+   * then freed, as the end of a dead edge's lease or the release after a 503 or 504 frees it.
+   */
+  async function createAndLoseTheAnswer(accountId: string, idempotencyKey: string, path: string, body: unknown, create: (key: { key: string; fingerprint: Uint8Array }) => Promise<unknown>) {
+    const fingerprint = requestFingerprint("POST", `/api/v1${path}`, body);
+    const claim = await keys.claimIdempotencyKey({ accountId, key: idempotencyKey, fingerprint });
+    expect(claim.state).toBe(IdempotencyKeyState.CLAIMED);
+    await create({ key: idempotencyKey, fingerprint });
+    await keys.releaseIdempotencyKey({ accountId, key: idempotencyKey, claimId: claim.claimId });
+  }
+
+  it("gives the retry of a create whose answer was lost after the commit that code, in one place of capacity", async () => {
+    const { accountId, key } = await newAccount();
+    const workspaceId = await newWorkspace(key);
+    // 99 of the origin plan's 100 places, in one bulk call.
+    const fillers = Array.from({ length: 99 }, (_, i) => ({ name: `Filler ${i}`, destination_url: "https://example.com/" }));
+    expect((await post(stack.baseUrl, `/workspaces/${workspaceId}/qr-codes/bulk`, key, undefined, { items: fillers })).body.created).toBe(99);
+    const path = `/workspaces/${workspaceId}/qr-codes`;
+    const body = { name: "The hundredth", destination_url: "https://example.com/last" };
+    const idempotencyKey = randomUUID();
+    let lost: string | undefined;
+    await createAndLoseTheAnswer(accountId, idempotencyKey, path, body, async (idempotency) => {
+      const { qrCode } = await stack.catalog.createQrCode({ accountId, workspaceId, name: body.name, destinationUrl: body.destination_url, idempotencyKey: idempotency });
+      lost = qrCode!.id;
+    });
+
+    // The account is full, yet every retry gets the code the lost answer held, and none makes another.
+    const retries = await Promise.all(Array.from({ length: 20 }, (_, i) => post(i % 2 ? replica.baseUrl : stack.baseUrl, path, key, idempotencyKey, body)));
+    expect(retries.map((res) => [res.status, res.body.id])).toEqual(Array(20).fill([201, lost]));
+    expect(retries[0]!.headers.get("location")).toBe(`/api/v1/qr-codes/${lost}`);
+    expect((await stack.catalog.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(100n);
+    expectError(await post(stack.baseUrl, path, key, randomUUID(), { ...body, name: "One too many" }), 403, "qr_code_limit_reached");
+    // The same key with another body is still refused.
+    expectError(await post(stack.baseUrl, path, key, idempotencyKey, { ...body, name: "Another" }), 422, "idempotency_key_reused");
+  });
+
+  it("gives the retry of a bulk create whose answer was lost the codes its items already made, and makes only the others", async () => {
+    const { accountId, key } = await newAccount();
+    const workspaceId = await newWorkspace(key);
+    const path = `/workspaces/${workspaceId}/qr-codes/bulk`;
+    const items = [0, 1, 2].map((i) => ({ name: `Item ${i}`, destination_url: `https://example.com/${i}` }));
+    const body = { items };
+    const idempotencyKey = randomUUID();
+    const lost: string[] = [];
+    // The edge made items 0 and 2, then died.
+    await createAndLoseTheAnswer(accountId, idempotencyKey, path, body, async ({ fingerprint }) => {
+      for (const i of [0, 2]) {
+        const { qrCode } = await stack.catalog.createQrCode({
+          accountId,
+          workspaceId,
+          name: items[i]!.name,
+          destinationUrl: items[i]!.destination_url,
+          idempotencyKey: { key: `${idempotencyKey} ${i}`, fingerprint },
+        });
+        lost.push(qrCode!.id);
+      }
+    });
+    const retry = await post(stack.baseUrl, path, key, idempotencyKey, body);
+    expect(retry.status).toBe(200);
+    expect(retry.body.results.map((r: { status: number }) => r.status)).toEqual([201, 201, 201]);
+    expect([retry.body.results[0].qr_code.id, retry.body.results[2].qr_code.id]).toEqual(lost);
+    expect(await countCodes(key, workspaceId)).toBe(3);
+  });
+
   it("refuses a malformed key with 400 invalid_idempotency_key before running anything", async () => {
     const { key } = await newAccount();
     for (const bad of ["", "x".repeat(256), "has space", '"unterminated', 'in"side', "back\\slash", "é", "a, b", '""']) {

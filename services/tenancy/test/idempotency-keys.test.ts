@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { IdempotencyKeyService, IdempotencyKeyState, SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import { openTestDatabase } from "@qrplatform/db/testing";
+import { MIGRATED_PLATFORM } from "../../../tools/testing/migrated-platform.js";
 import type { Database } from "@qrplatform/db";
 import { createLogger, errorInfoOf, inProcessTransport } from "@qrplatform/platform";
 import { buildTenancy } from "../src/server.js";
@@ -20,7 +21,7 @@ let admin: Client<typeof TenancyAdminService>;
 let keys: Client<typeof IdempotencyKeyService>;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
+  database = await openTestDatabase(MIGRATED_PLATFORM);
   const module = await buildTenancy({ db: database.db, pageTokenSecret: "p".repeat(32), now: () => clock });
   admin = createClient(TenancyAdminService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken }));
   keys = createClient(IdempotencyKeyService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }));

@@ -81,6 +81,22 @@ function replay(res: Response, stored: StoredResponse): void {
   res.status(stored.status).send(typeof body === "string" ? body : Buffer.from(body));
 }
 
+/** The Idempotency-Key a request runs under, as the route passes it on to a create that records it with what it makes. */
+export interface RequestKey {
+  key: string;
+  /** The request's fingerprint (requestFingerprint). */
+  fingerprint: Uint8Array;
+}
+
+/**
+ * The key the request runs under, when it carries one: a create hands it to the catalog, which records it
+ * in the transaction that makes the code, so a retry whose first answer was lost (an edge that died, a
+ * timeout whose write went through) returns that code rather than a second one (ADR 0016).
+ */
+export function requestKeyOf(res: Response): RequestKey | undefined {
+  return res.locals.idempotency as RequestKey | undefined;
+}
+
 /** Options of idempotentRequests. */
 export interface IdempotencyOptions {
   /** How long a retry waits for the same request running elsewhere to finish, before it answers 409. */
@@ -132,6 +148,7 @@ export function idempotentRequests(store: IdempotencyStore, logger: Logger, opti
         replay(res, outcome.response);
         return;
       case "claimed":
+        res.locals.idempotency = { key, fingerprint } satisfies RequestKey;
         settleWithResponse(res, (response) =>
           isFinal(response.status)
             ? store.complete(accountId, key, outcome.claimId, response)

@@ -6,16 +6,18 @@ import { ImageFormat, type RenderingService } from "@qrplatform/api/rendering";
 import { slugify } from "@qrplatform/platform";
 import { callerOf } from "../http/auth.js";
 import { parseInput } from "../http/input.js";
+import type { ExportedImages } from "./exported-images.js";
 import { uuidParam } from "./params.js";
 
 /** The formats of the export route, as the public contract names them. */
-const FORMATS = { png: ImageFormat.PNG, jpg: ImageFormat.JPG, svg: ImageFormat.SVG } as const;
-type FormatToken = keyof typeof FORMATS;
+export const FORMATS = { png: ImageFormat.PNG, jpg: ImageFormat.JPG, svg: ImageFormat.SVG } as const;
+export type FormatToken = keyof typeof FORMATS;
 
 /** The export size bounds and default; the rendering service enforces the same ones. */
 export const EXPORT_SIZE = { min: 128, max: 4096, default: 1024 } as const;
 
-const exportQuery = z.object({
+/** The `format` and `size` of an export, checked before anything is rendered. */
+export const exportQuery = z.object({
   format: z.enum(Object.keys(FORMATS) as [FormatToken, ...FormatToken[]]).default("png"),
   size: z
     .string()
@@ -39,7 +41,7 @@ const IMAGE_CACHE_CONTROL = "private, no-cache";
 const IMAGE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox";
 
 /** Aborted when the client closes the connection before the answer is sent: its render is no longer wanted. */
-function clientGone(res: Response): AbortSignal {
+export function clientGone(res: Response): AbortSignal {
   const gone = new AbortController();
   res.once("close", () => {
     if (!res.writableFinished) gone.abort();
@@ -50,32 +52,28 @@ function clientGone(res: Response): AbortSignal {
 /**
  * GET /qr-codes/{id}/export: the code's image, encoding its vanity_url. Query and id are checked
  * before anything is rendered; a matching If-None-Match is answered 304 without rendering. The render
- * is scheduled in the account's turn, and stops if the client goes away.
+ * is scheduled in the account's turn, and stops if the client goes away. An image the edge answered
+ * before (`images`) is answered again without asking rendering; a revalidation is always rendering's
+ * to judge.
  */
-export function exportHandler(qrCodes: Client<typeof QrCodeService>, rendering: Client<typeof RenderingService>): RequestHandler {
+export function exportHandler(qrCodes: Client<typeof QrCodeService>, rendering: Client<typeof RenderingService>, images: ExportedImages): RequestHandler {
   return async (req, res) => {
     const id = uuidParam(req, "id");
     const { format, size } = parseInput(exportQuery, { format: req.query.format, size: req.query.size });
     const { accountId } = callerOf(res);
     const signal = clientGone(res);
     const { qrCode } = await qrCodes.getQrCode({ accountId, qrCodeId: id, skipScanTotals: true });
-    const image = await rendering
-      .renderQrCode(
-        {
-          content: qrCode!.vanityUrl,
-          design: qrCode!.design,
-          format: FORMATS[format],
-          size,
-          ifNoneMatch: req.get("if-none-match") ?? "",
-          accountId,
-        },
-        { signal },
-      )
-      .catch((error: unknown) => {
+    const ifNoneMatch = req.get("if-none-match") ?? "";
+    const inputs = { content: qrCode!.vanityUrl, design: qrCode!.design, format: FORMATS[format], size };
+    const kept = ifNoneMatch === "" ? images.get(inputs) : undefined;
+    const image =
+      kept ??
+      (await rendering.renderQrCode({ ...inputs, ifNoneMatch, accountId }, { signal }).catch((error: unknown) => {
         // The client went away and the render was cancelled for it: nobody is left to answer.
         if (signal.aborted) return undefined;
         throw error;
-      });
+      }));
+    if (image && !kept && !image.notModified) images.keep(inputs, image);
     if (!image || signal.aborted) return;
     res.setHeader("ETag", image.etag);
     res.setHeader("Cache-Control", IMAGE_CACHE_CONTROL);

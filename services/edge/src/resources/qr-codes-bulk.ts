@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { QrCode, WorkspaceService } from "@qrplatform/api/catalog";
 import { callerOf, type Caller } from "../http/auth.js";
 import { apiErrorOf } from "../http/error-handler.js";
+import { requestKeyOf, type RequestKey } from "../http/idempotency.js";
 import { jsonBody, parseInput } from "../http/input.js";
 import { requestIdOf } from "../http/request-id.js";
 import { uuidParam } from "./params.js";
@@ -23,8 +24,17 @@ const bulkBody = z.strictObject({
   items: z.array(z.unknown()).min(1, "must hold at least one item").max(MAX_BULK_ITEMS, `must hold at most ${MAX_BULK_ITEMS} items`),
 });
 
-/** What the bulk create needs of the single create: one QR code from one create body. */
-type CreateOne = (caller: Caller, workspaceId: string, input: unknown) => Promise<QrCode>;
+/** What the bulk create needs of the single create: one QR code from one create body, at most once per key. */
+type CreateOne = (caller: Caller, workspaceId: string, input: unknown, idempotencyKey?: RequestKey) => Promise<QrCode>;
+
+/**
+ * The key an item is created under: the call's key, a space (which no Idempotency-Key holds, so no
+ * single create's key is the same) and the item's position. A retry of the call sends the same items
+ * in the same positions, or it is another request (422 before anything runs).
+ */
+function itemKey(callKey: RequestKey | undefined, index: number): RequestKey | undefined {
+  return callKey && { key: `${callKey.key} ${index}`, fingerprint: callKey.fingerprint };
+}
 
 /**
  * `POST /workspaces/{workspace_id}/qr-codes/bulk`: up to 100 QR codes in one call, each created as the
@@ -45,11 +55,12 @@ export function bulkCreateHandler(
 
     const limit = pLimit(BULK_CONCURRENCY);
     const requestId = requestIdOf(req, res);
+    const callKey = requestKeyOf(res);
     const results = await Promise.all(
       items.map((item, index) =>
         limit(async () => {
           try {
-            return { index, status: 201, qr_code: qrCodeJson(req, await createOne(caller, workspaceId, item)) };
+            return { index, status: 201, qr_code: qrCodeJson(req, await createOne(caller, workspaceId, item, itemKey(callKey, index))) };
           } catch (error) {
             const apiError = apiErrorOf(error);
             if (apiError.status >= 500) (req as { log?: Logger }).log?.error({ err: error, requestId, item: index }, "bulk create item failed");

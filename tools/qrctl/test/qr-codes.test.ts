@@ -1,0 +1,157 @@
+// qrctl's qr-codes commands as a user runs them, against a running API: a CSV import of 1,000 rows that
+// is killed half-way and run again yields exactly 1,000 codes; the rows the API refuses end up, exactly,
+// in the failed-rows file; a workspace is exported to a ZIP file.
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parse } from "csv-parse/sync";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SubscriptionTier } from "@qrplatform/api/tenancy";
+import { readZip } from "@qrplatform/platform/testing";
+import { call } from "../../../services/edge/test/support/http.js";
+import { startStack, type Stack } from "../../../services/edge/test/support/stack.js";
+import { QRCTL_BIN } from "./support/bin.js";
+
+// The child must not inherit a credential from the environment running the tests.
+const { QRCTL_API_URL: _u, QRCTL_API_KEY: _k, QRCTL_ADDRESS: _a, QRCTL_TOKEN: _t, ...baseEnv } = process.env;
+
+let stack: Stack;
+let dir: string;
+let key: string;
+
+beforeAll(async () => {
+  stack = await startStack("in-process");
+  dir = await mkdtemp(join(tmpdir(), "qrctl-qr-codes-"));
+  const { account } = await stack.admin.createAccount({ name: "Importer", subscriptionTier: SubscriptionTier.SCALE });
+  key = (await stack.admin.createApiKey({ accountId: account!.id })).secret;
+}, 120_000);
+afterAll(async () => {
+  await stack?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** Starts qrctl with the API's address and key in its environment. */
+function qrctl(args: string[]) {
+  const child = spawn(process.execPath, [QRCTL_BIN, ...args], {
+    env: { ...baseEnv, QRCTL_API_URL: stack.baseUrl, QRCTL_API_KEY: key },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+}
+
+async function run(args: string[]) {
+  const process = qrctl(args);
+  const code = await process.exited;
+  return { code, stdout: process.stdout(), stderr: process.stderr() };
+}
+
+async function newWorkspace(name: string): Promise<string> {
+  return (await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name } })).body.id;
+}
+
+async function codesIn(workspaceId: string): Promise<{ name: string; destination_url: string; tags: string[] }[]> {
+  const codes = [];
+  for (let cursor: string | null = null; ; ) {
+    const page = await call(stack.baseUrl, "GET", `/workspaces/${workspaceId}/qr-codes?limit=100${cursor ? `&cursor=${cursor}` : ""}`, { key });
+    codes.push(...page.body.data);
+    cursor = page.body.next_cursor;
+    if (!cursor) return codes;
+  }
+}
+
+describe("qrctl qr-codes import", () => {
+  it("imports 1,000 rows exactly once when killed half-way and run again", async () => {
+    const workspaceId = await newWorkspace("Import");
+    const csv = join(dir, "thousand.csv");
+    const rows = Array.from({ length: 1000 }, (_, i) => `Row ${i + 1},https://example.com/${i + 1},poster;spring`);
+    await writeFile(csv, `name,destination_url,tags\n${rows.join("\n")}\n`);
+
+    const first = qrctl(["qr-codes", "import", csv, "--workspace", workspaceId]);
+    // Not a terminal: one plain progress line per call. Killed as soon as half the rows are in.
+    while (!/imported ([5-9]\d\d)\/1000 \(\d+\/s, ETA \d+s\)/.test(first.stderr())) {
+      expect(await Promise.race([first.exited, new Promise((resolve) => setTimeout(() => resolve(undefined), 20))]), first.stderr()).toBeUndefined();
+    }
+    first.child.kill("SIGKILL");
+    expect(await first.exited).toBe("SIGKILL");
+    const before = (await codesIn(workspaceId)).length;
+    expect(before).toBeGreaterThanOrEqual(500);
+    expect(before).toBeLessThan(1000);
+
+    const resumed = await run(["qr-codes", "import", csv, "--workspace", workspaceId, "--json"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const summary = JSON.parse(resumed.stdout);
+    expect(summary).toMatchObject({ rows: 1000, created: 1000, failed: 0, failed_rows_file: null });
+    expect(summary.resumed_rows).toBeGreaterThanOrEqual(500);
+    const codes = await codesIn(workspaceId);
+    expect(codes).toHaveLength(1000);
+    expect(new Set(codes.map((code) => code.name)).size).toBe(1000);
+    expect(codes[999]).toMatchObject({ name: "Row 1000", destination_url: "https://example.com/1000", tags: ["poster", "spring"] });
+  }, 240_000);
+
+  it("writes exactly the rows the API refused to the failed-rows file, with the reason, and exports the rest as a ZIP", async () => {
+    const workspaceId = await newWorkspace("Mixed");
+    const csv = join(dir, "mixed.csv");
+    const lines = [
+      "name,destination_url,utm_source",
+      "Menu,https://example.com/menu,poster",
+      '"Bad, url",not a url,',
+      "Card,https://example.com/card,",
+      ",https://example.com/no-name,",
+      "Flyer,https://example.com/flyer,flyer",
+      "Script,javascript:alert(1),",
+    ];
+    await writeFile(csv, `${lines.join("\n")}\n`);
+    const result = await run(["qr-codes", "import", csv, "--workspace", workspaceId, "--batch-size", "4"]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stdout).toContain("6 rows into workspace");
+    expect(result.stdout).toContain("3 created, 3 failed");
+    const failedPath = join(dir, "mixed.failed.csv");
+    expect(result.stdout).toContain(failedPath);
+    const failed = parse(await readFile(failedPath), { columns: true }) as Record<string, string>[];
+    expect(failed.map(({ error: _error, ...row }) => row)).toEqual([
+      { name: "Bad, url", destination_url: "not a url", utm_source: "" },
+      { name: "", destination_url: "https://example.com/no-name", utm_source: "" },
+      { name: "Script", destination_url: "javascript:alert(1)", utm_source: "" },
+    ]);
+    expect(failed.every((row) => row.error!.startsWith("validation_error: "))).toBe(true);
+    // A bulk call creates its items concurrently, so their creation order is not the file's.
+    expect((await codesIn(workspaceId)).map((code) => code.name).sort()).toEqual(["Card", "Flyer", "Menu"]);
+
+    const zip = join(dir, "mixed.zip");
+    const exported = await run(["qr-codes", "export-zip", "--workspace", workspaceId, "--format", "svg", "--size", "256", "--output", zip]);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect((await readZip(await readFile(zip))).map((entry) => entry.name).sort()).toEqual(["card.svg", "flyer.svg", "menu.svg"]);
+  }, 60_000);
+
+  it("refuses a file it cannot import, an unknown workspace and a missing key before anything is created", async () => {
+    const workspaceId = await newWorkspace("Refusals");
+    const unknownColumn = join(dir, "unknown.csv");
+    await writeFile(unknownColumn, "name,destination,colour\nMenu,https://example.com,red\n");
+    const refused = await run(["qr-codes", "import", unknownColumn, "--workspace", workspaceId]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("unknown CSV column destination, colour");
+
+    const good = join(dir, "good.csv");
+    await writeFile(good, "name,destination_url\nMenu,https://example.com\n");
+    const nowhere = await run(["qr-codes", "import", good, "--workspace", "00000000-0000-4000-8000-000000000000"]);
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.stderr).toContain("(404 not_found)");
+
+    const noKey = spawn(process.execPath, [QRCTL_BIN, "qr-codes", "import", good, "--workspace", workspaceId], { env: baseEnv, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    noKey.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    expect(await new Promise((resolve) => noKey.once("exit", resolve))).toBe(2);
+    expect(stderr).toContain("no API key");
+    expect(await codesIn(workspaceId)).toEqual([]);
+
+    const missing = await run(["qr-codes", "export-zip", "--workspace", workspaceId, "--format", "gif", "--output", join(dir, "x.zip")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("400 validation_error");
+  });
+});
