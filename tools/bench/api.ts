@@ -7,10 +7,12 @@
 // sum over every process of the target (read from /proc; Postgres and Redis are not counted).
 //
 // DATABASE_URL names the Postgres server (default: local, user postgres); the bench makes and drops
-// databases of its own (qrp_bench_api_*) and runs a redis-server of its own on a free port.
+// databases of its own (qrp_bench_api_<target>_<pid>, so runs side by side do not meet) and runs a redis-server of its own on a free port.
 // BENCH_SECONDS (5) per operation after 1 s of warm-up, BENCH_ROUNDS (2) rounds with the targets in
 // turn, the best of them kept; BENCH_TARGETS (ceiling,services,embedded) picks targets;
-// BENCH_CPU_PROF=<dir> writes a CPU profile of every process there.
+// BENCH_CPU_PROF=<dir> writes a CPU profile of every process there; BENCH_OPERATIONS (all) keeps only
+// the operations it names (comma-separated: account, list, get, create, export), so a profile can hold
+// one operation alone.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -159,7 +161,8 @@ async function accountWith(admin: ReturnType<typeof createClient<typeof TenancyA
 }
 
 async function startServices(redisUrl: string): Promise<Running> {
-  const url = await freshDatabase("qrp_bench_api_services");
+  const databaseName = `qrp_bench_api_services_${process.pid}`;
+  const url = await freshDatabase(databaseName);
   const dataDir = await mkdtemp(join(tmpdir(), "qrp-bench-api-"));
   const ports = Object.fromEntries(await Promise.all(START_ORDER.map(async (name) => [name, await freePort()]))) as Record<ProcessName, number>;
   const metricsPorts = Object.fromEntries(await Promise.all(START_ORDER.map(async (name) => [name, await freePort()]))) as Record<ProcessName, number>;
@@ -168,7 +171,7 @@ async function startServices(redisUrl: string): Promise<Running> {
   const close = async () => {
     await stop(children);
     await rm(dataDir, { recursive: true, force: true });
-    await runOnServer(SERVER_URL, "drop database if exists qrp_bench_api_services with (force)");
+    await runOnServer(SERVER_URL, `drop database if exists ${databaseName} with (force)`);
   };
   try {
     for (const name of START_ORDER) {
@@ -221,7 +224,8 @@ async function startEmbedded(): Promise<Running> {
 
 /** The ceiling on a fresh database migrated by the services' own migrations; its account and key made in SQL. */
 async function startCeiling(imageFile: string): Promise<Running> {
-  const url = await freshDatabase("qrp_bench_api_ceiling");
+  const databaseName = `qrp_bench_api_ceiling_${process.pid}`;
+  const url = await freshDatabase(databaseName);
   const database = await openDatabase({ databaseUrl: url, dataDir: "" });
   for (const { SCHEMA, migrations } of [tenancySchema, catalogSchema, linksSchema]) await migrateSchema(database.db, SCHEMA, migrations);
   // The account, its key and a workspace, written in SQL: the ceiling has no admin API.
@@ -240,7 +244,7 @@ async function startCeiling(imageFile: string): Promise<Running> {
   const close = async () => {
     await stop([child]);
     await database.close();
-    await runOnServer(SERVER_URL, "drop database if exists qrp_bench_api_ceiling with (force)");
+    await runOnServer(SERVER_URL, `drop database if exists ${databaseName} with (force)`);
   };
   try {
     await until("ceiling", async () => /"port"/.test(child.output()), child.output);
@@ -254,6 +258,8 @@ async function startCeiling(imageFile: string): Promise<Running> {
 }
 
 interface Operation {
+  /** The operation's word for BENCH_OPERATIONS. */
+  tag: string;
   name: string;
   status: number;
   /** Creates run on a fresh account each time, so capacity is checked and never reached. */
@@ -262,10 +268,11 @@ interface Operation {
 }
 
 const OPERATIONS: Operation[] = [
-  { name: "GET /account", status: 200, request: () => ({ method: "GET", path: "/api/v1/account" }) },
-  { name: "GET /qr-codes?limit=10", status: 200, request: () => ({ method: "GET", path: "/api/v1/qr-codes?limit=10" }) },
-  { name: "GET /qr-codes/{id}", status: 200, request: (t) => ({ method: "GET", path: `/api/v1/qr-codes/${t.qrCodeId}` }) },
+  { tag: "account", name: "GET /account", status: 200, request: () => ({ method: "GET", path: "/api/v1/account" }) },
+  { tag: "list", name: "GET /qr-codes?limit=10", status: 200, request: () => ({ method: "GET", path: "/api/v1/qr-codes?limit=10" }) },
+  { tag: "get", name: "GET /qr-codes/{id}", status: 200, request: (t) => ({ method: "GET", path: `/api/v1/qr-codes/${t.qrCodeId}` }) },
   {
+    tag: "create",
     name: "POST /workspaces/{id}/qr-codes",
     status: 201,
     freshAccount: true,
@@ -276,8 +283,11 @@ const OPERATIONS: Operation[] = [
       body: JSON.stringify({ name: "Bench", destination_url: "https://example.com/menu?table=12" }),
     }),
   },
-  { name: `GET /qr-codes/{id}/export (cached PNG)`, status: 200, request: (t) => ({ method: "GET", path: `/api/v1/qr-codes/${t.qrCodeId}/export?${EXPORT_QUERY}` }) },
+  { tag: "export", name: `GET /qr-codes/{id}/export (cached PNG)`, status: 200, request: (t) => ({ method: "GET", path: `/api/v1/qr-codes/${t.qrCodeId}/export?${EXPORT_QUERY}` }) },
 ];
+
+const OPERATION_FILTER = process.env.BENCH_OPERATIONS?.split(",").filter(Boolean);
+const SELECTED = OPERATIONS.filter((operation) => !OPERATION_FILTER || OPERATION_FILTER.includes(operation.tag));
 
 interface Figures {
   perSecond: number;
@@ -313,6 +323,19 @@ async function load(target: Running, operation: Operation, seconds: number): Pro
 }
 
 const load1 = () => loadavg()[0]!;
+
+/** Where BENCH_CPU_PROF's folder says when each target was loaded with which operation. */
+const LOAD_WINDOWS_FILE = "load-windows.json";
+
+/** One measured load: its target, its operation's tag, and when it began and ended, in microseconds of the monotonic clock (a CPU profile's clock). */
+interface LoadWindow {
+  target: Target;
+  operation: string;
+  from: number;
+  to: number;
+}
+
+const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 
 async function main(): Promise<void> {
@@ -326,6 +349,8 @@ async function main(): Promise<void> {
   // The best run of each target and operation, and the load average around every run.
   const best = new Map<string, Figures>();
   const loads: number[] = [];
+  // When each measured load ran, on the clock CPU profiles use: profile-top.ts keeps those samples only.
+  const windows: LoadWindow[] = [];
   try {
     // Every target stays up and each operation loads them in turn, round after round, so a neighbour's
     // work on this machine falls on all of them alike. The ceiling answers exports with the bytes the
@@ -341,11 +366,13 @@ async function main(): Promise<void> {
       running.delete("services");
     }
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i, operation] of OPERATIONS.entries()) {
+      for (const [i, operation] of SELECTED.entries()) {
         for (const [target, started] of running) {
           loads.push(load1());
           await load(started, operation, WARM_UP_SECONDS);
+          const from = monotonicMicros();
           const figures = await load(started, operation, SECONDS);
+          windows.push({ target, operation: operation.tag, from, to: monotonicMicros() });
           const key = `${target} ${i}`;
           if (!best.has(key) || figures.perSecond > best.get(key)!.perSecond) best.set(key, figures);
         }
@@ -356,6 +383,7 @@ async function main(): Promise<void> {
     for (const started of running.values()) await started.close();
     await killRedis(redis);
     await rm(scratch, { recursive: true, force: true });
+    if (PROFILE_DIR) await writeFile(join(PROFILE_DIR, LOAD_WINDOWS_FILE), JSON.stringify(windows));
   }
 
   console.log(
@@ -365,7 +393,7 @@ async function main(): Promise<void> {
   console.log(`Load average (1 min) during the runs: ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)} on ${cpus().length} cores\n`);
   console.log("| operation | target | requests/s | vs ceiling | p99 ms | p99 vs ceiling | CPU per request |");
   console.log("|---|---|---:|---:|---:|---:|---:|");
-  OPERATIONS.forEach((operation, i) => {
+  SELECTED.forEach((operation, i) => {
     const base = best.get(`ceiling ${i}`);
     for (const target of ["ceiling", "services", "embedded"] as const) {
       const figures = best.get(`${target} ${i}`);

@@ -4,12 +4,12 @@
 //   recording  the links service's redirect path: cached resolver, scans classified and recorded
 //   cached     the same redirector and cache without recording
 //   embedded   `npm start`'s platform (PGlite in the data dir), with links made through its gRPC port
-//   ingest     no server: on SIGUSR1, sends batches of 1,000 new scans to its own RecordScans for
+//   ingest     no server: on each SIGUSR1, sends batches of 1,000 new scans to its own RecordScans for
 //              BENCH_SECONDS, BENCH_PARALLEL at a time, as a links instance's recorder would
 // recording, cached and ingest serve the links service on DATABASE_URL with SHORT_LINK_BASE_URL.
 // Prints {"port": n} on stdout once listening (embedded: with its slugs), {"cpuMs", "pendingScans",
 // "recordedScans", "oldestUnstoredMs", "maxStallMs"} on each SIGUSR2 (the longest event-loop stall
-// since the last one), and {"stored", "seconds"} when an ingest run ends; logs go to stderr. SIGTERM
+// since the last one), and {"stored", "seconds", "cpuMs"} when an ingest run ends; logs go to stderr. SIGTERM
 // stops taking requests, stores every buffered scan, and exits.
 import { randomBytes, randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -27,6 +27,7 @@ import { createLogger, inProcessTransport, listenHttp, remoteTransport } from "@
 import { startPlatform } from "../../services/embedded/src/platform.js";
 import { loadOrCreateSecrets } from "../../services/embedded/src/secrets.js";
 import { startRedirectPath } from "../../services/links/src/redirects/redirect-path.js";
+import { timeOrderedScanId } from "../../services/links/src/scans/scan-id.js";
 import { buildLinks, buildRedirector, cachedResolver, memoryInvalidationBus, resolveVia } from "../../services/links/src/server.js";
 
 const CREDENTIALS = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
@@ -162,7 +163,7 @@ function syntheticBatch(linkIds: string[], size: number): Scan[] {
     const pick = <T>(items: readonly T[]) => items[Math.floor(Math.random() ** 2 * items.length)]!;
     const [deviceType, os, browser] = pick(AGENTS);
     return create(ScanSchema, {
-      id: randomUUID(),
+      id: timeOrderedScanId(now),
       linkId: pick(linkIds),
       scanTime: timestampFromDate(new Date(now - Math.random() * 1000)),
       country: pick(COUNTRIES),
@@ -175,7 +176,7 @@ function syntheticBatch(linkIds: string[], size: number): Scan[] {
   });
 }
 
-/** A links instance that only stores: on SIGUSR1 it sends batches for BENCH_SECONDS and reports what it stored. */
+/** A links instance that only stores: on each SIGUSR1 it sends batches for BENCH_SECONDS and reports what it stored. */
 async function ingest(): Promise<void> {
   const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: "" });
   const links = await buildLinks({ db: database.db, shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL!, pageTokenSecret: "p".repeat(32) });
@@ -184,9 +185,11 @@ async function ingest(): Promise<void> {
   const linkIds = rows.map((row) => row.id);
   const parallel = Number(process.env.BENCH_PARALLEL ?? 1);
   const seconds = Number(process.env.BENCH_SECONDS ?? 10);
-  process.once("SIGUSR1", () => {
+  // Each SIGUSR1 is one run; runs never overlap, since the benchmark waits for each one's line.
+  process.on("SIGUSR1", () => {
     void (async () => {
       let stored = 0;
+      const cpuBefore = process.cpuUsage();
       const started = performance.now();
       const until = started + seconds * 1000;
       await Promise.all(
@@ -194,16 +197,24 @@ async function ingest(): Promise<void> {
           // One batch per sender, given new ids each time: the clock measures storing, not making scans.
           const batch = syntheticBatch(linkIds, 1000);
           while (performance.now() < until) {
-            for (const scan of batch) scan.id = randomUUID();
-            stored += (await redirects.recordScans({ scans: batch })).recordedCount;
+            for (const scan of batch) scan.id = timeOrderedScanId(Date.now());
+            // Not `stored += await ...`: that reads `stored` before the await, so parallel senders would
+            // overwrite each other's additions and the figure would fall with every sender added.
+            const { recordedCount } = await redirects.recordScans({ scans: batch });
+            stored += recordedCount;
           }
         }),
       );
       const elapsed = (performance.now() - started) / 1000;
-      process.stdout.write(`${JSON.stringify({ stored, seconds: elapsed })}\n`);
-      await database.close();
-      process.exit(0);
+      const cpu = process.cpuUsage(cpuBefore);
+      process.stdout.write(`${JSON.stringify({ stored, seconds: elapsed, cpuMs: (cpu.user + cpu.system) / 1000 })}\n`);
     })();
+  });
+  // Idle between runs with nothing else to wait on (the pool closes idle connections): stay until SIGTERM.
+  const alive = setInterval(() => undefined, 60_000);
+  process.once("SIGTERM", () => {
+    clearInterval(alive);
+    void database.close().then(() => process.exit(0));
   });
   process.stdout.write(`${JSON.stringify({ port: 0 })}\n`);
 }

@@ -6,10 +6,12 @@
 // DATABASE_URL names the Postgres server (default: local, user postgres). The redirect part uses a
 // fresh database, qrp_bench_redirects; the analytics part keeps its 10M-row dataset in
 // qrp_bench_scans and reuses it on later runs (generating it takes a few minutes). BENCH_ONLY picks
-// parts (comma-separated: redirects, ingestion, embedded, analytics); all by default. The last table
-// sets every figure the platform promises beside its target.
+// parts (comma-separated: redirects, ingestion, embedded, analytics); all by default. BENCH_DB_PREFIX
+// (default qrp_bench) names both databases, so runs beside each other on one server do not share
+// them. The last table sets every figure the platform promises beside its target.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { appendFileSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,8 +36,10 @@ const PARTS = new Set((process.env.BENCH_ONLY ?? "redirects,ingestion,embedded,a
 const LINKS = 1000;
 const SHORT_BASE = "https://s.qr.example";
 const SHORT_HOST = "s.qr.example";
-const REDIRECTS_DB = "qrp_bench_redirects";
-const SCANS_DB = "qrp_bench_scans";
+const DB_PREFIX = process.env.BENCH_DB_PREFIX ?? "qrp_bench";
+if (!/^[a-z_][a-z0-9_]*$/.test(DB_PREFIX)) throw new Error(`BENCH_DB_PREFIX must be a lower-case SQL name, not "${DB_PREFIX}"`);
+const REDIRECTS_DB = `${DB_PREFIX}_redirects`;
+const SCANS_DB = `${DB_PREFIX}_scans`;
 const SCAN_ROWS = 10_000_000;
 const HOT_LINK_SCANS = 2_000_000;
 const DAYS = 400;
@@ -95,19 +99,28 @@ interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Starts redirect-servers.ts in its own process and waits for its port. BENCH_CPU_PROF=<dir> profiles it. */
+/**
+ * Starts redirect-servers.ts in its own process and waits for its port. BENCH_CPU_PROF=<dir> profiles
+ * it; BENCH_NODE_FLAGS adds flags to its node (such as --trace-gc, whose lines go to BENCH_GC_LOG or
+ * are dropped: only JSON lines are the server's answers).
+ */
 async function startServer(mode: Mode, slugsFile: string, env: Record<string, string> = {}): Promise<RunningServer> {
   const profileDir = process.env.BENCH_CPU_PROF;
   const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${mode}.cpuprofile`] : [];
+  const flags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
   const script = join(import.meta.dirname, "redirect-servers.ts");
-  const child: ChildProcess = spawn(process.execPath, [...profile, "--import", "tsx", script, mode, slugsFile], {
+  const child: ChildProcess = spawn(process.execPath, [...profile, ...flags, "--import", "tsx", script, mode, slugsFile], {
     env: { ...process.env, DATABASE_URL: databaseUrl(REDIRECTS_DB), SHORT_LINK_BASE_URL: SHORT_BASE, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   // The server answers each question with one JSON line, in order.
   const waiting: ((line: string) => void)[] = [];
-  createInterface({ input: child.stdout! }).on("line", (line) => waiting.shift()?.(line));
+  const gcLog = process.env.BENCH_GC_LOG;
+  createInterface({ input: child.stdout! }).on("line", (line) => {
+    if (line.startsWith("{")) waiting.shift()?.(line);
+    else if (gcLog) appendFileSync(gcLog, `${mode}: ${line}\n`);
+  });
   const nextLine = () =>
     Promise.race([
       new Promise<string>((resolve) => waiting.push(resolve)),
@@ -275,24 +288,109 @@ async function redirectThroughput(database: Database, slugs: Map<string, string>
 // ---------------------------------------------------------------------------------------------
 // 2. Scan ingestion: RecordScans into Postgres from links instances of their own
 
-/**
- * Runs `instances` links processes at once, each sending batches of 1,000 new scans to its own
- * RecordScans for SECONDS, `parallel` at a time, and answers the scans stored per second by all.
- */
-async function ingestion(instances: number, parallel: number): Promise<number> {
-  const env = { BENCH_PARALLEL: String(parallel), BENCH_SECONDS: String(SECONDS) };
-  const servers = await Promise.all(Array.from({ length: instances }, () => startServer("ingest", "", env)));
-  const results = servers.map((server) => server.nextLine());
-  for (const server of servers) server.signal("SIGUSR1");
-  const figures = (await Promise.all(results)).map((line) => JSON.parse(line) as { stored: number; seconds: number });
-  return figures.reduce((sum, figure) => sum + figure.stored, 0) / Math.max(...figures.map((figure) => figure.seconds));
+/** One way of writing: `instances` links processes at once, each sending `parallel` batches at a time. */
+interface Writers {
+  instances: number;
+  parallel: number;
 }
 
-interface IngestionFigures {
-  one: number;
-  fourParallel: number;
-  twoInstances: number;
-  sustained: number;
+const WRITERS = {
+  one: { instances: 1, parallel: 1 },
+  fourParallel: { instances: 1, parallel: 4 },
+  twoInstances: { instances: 2, parallel: 1 },
+  sustained: { instances: 2, parallel: 2 },
+} satisfies Record<string, Writers>;
+type IngestionFigures = Record<keyof typeof WRITERS, IngestionRun>;
+
+/** Rounds of each way of writing after a warm-up round; they alternate, forwards then backwards. */
+const INGESTION_ROUNDS = 2;
+
+interface IngestionRun {
+  perSecond: number;
+  /** CPU per stored scan of the links processes, and of their Postgres backends when the server is local (/proc). */
+  linksMicros: number;
+  postgresMicros: number | undefined;
+}
+
+/** CPU time (user and system, ms) of the server's backends connected to `database`, by pid; those /proc cannot read are left out. */
+async function backendCpu(db: Kysely<unknown>, database: string): Promise<Map<number, number>> {
+  const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where datname = ${database} and pid <> pg_backend_pid()`.execute(db);
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * (1000 / 100));
+    } catch {
+      // Another machine's server, or a backend that just ended.
+    }
+  }
+  return cpu;
+}
+
+/**
+ * Runs each way of writing (WRITERS) with links processes of its own, which send batches of 1,000 new
+ * scans to their own RecordScans, and answers the scans stored per second by each. The machine is
+ * shared and its load drifts, and the tables grow as the runs go: so every way of writing runs
+ * once to warm up (not counted), then in INGESTION_ROUNDS rounds of SECONDS / INGESTION_ROUNDS each,
+ * in alternating order, and each figure sums its rounds.
+ */
+async function ingestion(database: Database): Promise<IngestionFigures> {
+  const roundSeconds = SECONDS / INGESTION_ROUNDS;
+  const names = Object.keys(WRITERS) as (keyof typeof WRITERS)[];
+  const servers = new Map<keyof typeof WRITERS, RunningServer[]>();
+  try {
+    for (const name of names) {
+      const { instances, parallel } = WRITERS[name];
+      const env = { BENCH_PARALLEL: String(parallel), BENCH_SECONDS: String(roundSeconds) };
+      servers.set(name, await Promise.all(Array.from({ length: instances }, () => startServer("ingest", "", env))));
+    }
+    const totals = new Map(names.map((name) => [name, { stored: 0, seconds: 0, linksMs: 0, postgresMs: 0, postgresRead: false }]));
+    for (let round = 0; round <= INGESTION_ROUNDS; round++) {
+      for (const name of round % 2 === 1 ? names : [...names].reverse()) {
+        const run = await ingestionRun(database, name, servers.get(name)!);
+        if (round === 0) continue;
+        const total = totals.get(name)!;
+        total.stored += run.stored;
+        total.seconds += run.seconds;
+        total.linksMs += run.linksMs;
+        total.postgresMs += run.postgresMs ?? 0;
+        total.postgresRead ||= run.postgresMs !== undefined;
+      }
+    }
+    const figure = (name: keyof typeof WRITERS): IngestionRun => {
+      const { stored, seconds, linksMs, postgresMs, postgresRead } = totals.get(name)!;
+      return { perSecond: stored / seconds, linksMicros: (linksMs * 1000) / stored, postgresMicros: postgresRead ? (postgresMs * 1000) / stored : undefined };
+    };
+    return { one: figure("one"), fourParallel: figure("fourParallel"), twoInstances: figure("twoInstances"), sustained: figure("sustained") };
+  } finally {
+    await Promise.all([...servers.values()].flat().map((server) => server.stop()));
+  }
+}
+
+/** One run of one way of writing: its processes send at once; what they stored, in how long, at what CPU. */
+async function ingestionRun(database: Database, name: string, servers: RunningServer[]) {
+  const before = await countScans(database.db);
+  const results = servers.map((server) => server.nextLine());
+  for (const server of servers) server.signal("SIGUSR1");
+  // The backends' CPU, sampled until the senders report.
+  const first = await backendCpu(database.db, REDIRECTS_DB);
+  const last = new Map(first);
+  const figures = await sampling(Promise.all(results), 100, async () => {
+    for (const [pid, ms] of await backendCpu(database.db, REDIRECTS_DB)) {
+      if (!first.has(pid)) first.set(pid, ms);
+      last.set(pid, ms);
+    }
+  }).then((lines) => lines.map((line) => JSON.parse(line) as { stored: number; seconds: number; cpuMs: number }));
+  const stored = figures.reduce((sum, figure) => sum + figure.stored, 0);
+  // What the senders were told must be what the database holds: a figure that drifts from it measures nothing.
+  const counted = (await countScans(database.db)) - before;
+  if (counted !== stored) throw new Error(`ingestion (${name}): the senders were told ${stored} scans were new, the database holds ${counted}`);
+  return {
+    stored,
+    seconds: Math.max(...figures.map((figure) => figure.seconds)),
+    linksMs: figures.reduce((sum, figure) => sum + figure.cpuMs, 0),
+    postgresMs: last.size > 0 ? [...last].reduce((sum, [pid, ms]) => sum + ms - first.get(pid)!, 0) : undefined,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -304,6 +402,9 @@ interface EmbeddedFigures {
   maxStallMs: number;
   recorded: number;
   drainMs: number;
+  /** The bare node:http server under the same load just after, on the same slugs: what the machine allows. */
+  ceiling: LoadResult;
+  ceilingStallMs: number;
 }
 
 async function embeddedRedirects(): Promise<EmbeddedFigures> {
@@ -323,9 +424,22 @@ async function embeddedRedirects(): Promise<EmbeddedFigures> {
         status = await server.status();
         maxStallMs = Math.max(maxStallMs, status.maxStallMs);
       }
-      return { result, maxStallMs, recorded: status.recordedScans, drainMs: performance.now() - loadEnded };
-    } finally {
+      const figures = { result, maxStallMs, recorded: status.recordedScans, drainMs: performance.now() - loadEnded };
       await server.stop();
+      // The same load on a bare node:http server, so the figures above can be read against this machine's noise.
+      const slugsFile = join(dir, "slugs.json");
+      await writeFile(slugsFile, JSON.stringify(server.slugs));
+      const ceilingServer = await startServer("ceiling", slugsFile);
+      try {
+        await load(ceilingServer.port, requests, WARM_UP_SECONDS, EMBEDDED_CONNECTIONS);
+        await ceilingServer.status();
+        const ceiling = await load(ceilingServer.port, requests, SECONDS, EMBEDDED_CONNECTIONS);
+        return { ...figures, ceiling, ceilingStallMs: (await ceilingServer.status()).maxStallMs };
+      } finally {
+        await ceilingServer.stop();
+      }
+    } finally {
+      await server.stop().catch(() => undefined);
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -389,7 +503,6 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
        select n, ${linkIdSql("n")} as link_id, round(${SCAN_ROWS - HOT_LINK_SCANS} * w / sum(w) over ())::int as scans from weights`,
     `insert into public.bench_link_counts select 1, ${linkIdSql("1")}, ${SCAN_ROWS} - sum(scans) from public.bench_link_counts`,
     "alter table links.scans drop constraint scans_pkey",
-    "drop index links.scans_link_id_scanned_at",
     ...Object.keys(ROLLUP_KEYS).map((table) => `alter table links.${table} drop constraint ${table}_pkey`),
   ]);
   // Each link's visitors number a sixth of its scans (the hot link: about 300,000), and repeat
@@ -421,7 +534,7 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
          join (select link_id, day, count(*) as visitors from links.scan_day_visitors group by 1, 2) v using (link_id, day)`,
     ]),
     onConnection(url, [
-      "create index scans_link_id_scanned_at on links.scans (link_id, scanned_at)",
+      RAW_SCANS_INDEX,
       `insert into links.scan_totals (link_id, account_id, scans) select link_id, account_id, count(*) from links.scans group by 1, 2`,
       `insert into links.scan_day_values (link_id, day, dimension, value, scans)
          select link_id, ${day}, d.dimension, d.value, count(*)
@@ -482,6 +595,12 @@ async function scansDataset(): Promise<{ dataset: Dataset; database: Database; g
   return { dataset: rows[0]!, database, generatedMs };
 }
 
+/**
+ * The benchmark's own index for answering from the raw scans (the service reads only the rollups, and
+ * links.scans has no index by link since ADR 14's second round): the comparison gets its best case.
+ */
+const RAW_SCANS_INDEX = "create index if not exists bench_scans_by_link_time on links.scans (link_id, scanned_at)";
+
 /** Answers the rollup summary's questions from links.scans alone, as analytics would without rollups. */
 async function rawSummary(db: Kysely<unknown>, linkId: string, from: string, to: string): Promise<void> {
   const range = sql`link_id = ${linkId} and scanned_at >= ${from}::date::timestamptz and scanned_at < (${to}::date + 1)::timestamptz`;
@@ -518,10 +637,16 @@ async function main(): Promise<void> {
       `\nnpm start (embedded, PGlite on its own thread): ${EMBEDDED_CONNECTIONS} connections for ${SECONDS} s after ${WARM_UP_SECONDS} s of warm-up, ` +
         `every redirect recorded\n`,
     );
-    console.log("| requests/s | p50 ms | p99 ms | longest event-loop stall | scans recorded | stored within |");
-    console.log("|---:|---:|---:|---:|---:|---:|");
+    const { ceiling } = embedded;
+    console.log("| server | requests/s | vs ceiling | p50 ms | p99 ms | longest event-loop stall | scans recorded | stored within |");
+    console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
     console.log(
-      `| ${perSecond.toFixed(0)} | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ${embedded.maxStallMs.toFixed(1)} ms | ${embedded.recorded} | ${embedded.drainMs.toFixed(0)} ms after the load |`,
+      `| npm start | ${perSecond.toFixed(0)} | ${(perSecond / ceiling.perSecond).toFixed(2)}x | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ` +
+        `${embedded.maxStallMs.toFixed(1)} ms | ${embedded.recorded} | ${embedded.drainMs.toFixed(0)} ms after the load |`,
+    );
+    console.log(
+      `| ceiling: bare node:http, same load | ${ceiling.perSecond.toFixed(0)} | 1.00x | ${ceiling.p50.toFixed(2)} | ${ceiling.p99.toFixed(2)} | ` +
+        `${embedded.ceilingStallMs.toFixed(1)} ms | | |`,
     );
     void cpuMicros;
     targets.push(
@@ -557,11 +682,7 @@ async function redirectsAndIngestion(): Promise<void> {
     }
     if (PARTS.has("redirects")) figures = await redirectThroughput(database, slugs);
     if (PARTS.has("ingestion")) {
-      const one = await ingestion(1, 1);
-      const fourParallel = await ingestion(1, 4);
-      const twoInstances = await ingestion(2, 1);
-      const sustained = await ingestion(2, 2);
-      ingest = { one, fourParallel, twoInstances, sustained };
+      ingest = await ingestion(database);
     }
   } finally {
     await database.close();
@@ -617,22 +738,31 @@ async function redirectsAndIngestion(): Promise<void> {
     );
   }
   if (ingest) {
+    const micros = (value: number | undefined) => (value === undefined ? "–" : `${value.toFixed(1)} µs`);
     console.log(
-      `\nRecordScans from links processes of their own, batches of 1,000 new scans for ${SECONDS} s:\n\n` +
-        "| writers | scans/s | vs one |\n|---|---:|---:|\n" +
-        [
-          ["one instance, one batch at a time", ingest.one],
-          ["one instance, 4 batches in parallel", ingest.fourParallel],
-          ["two instances, one batch at a time each", ingest.twoInstances],
-          ["two instances, 2 batches in parallel each", ingest.sustained],
-        ]
-          .map(([name, rate]) => `| ${name} | ${(rate as number).toFixed(0)} | ${((rate as number) / ingest.one).toFixed(2)}x |`)
+      `\nRecordScans from links processes of their own, batches of 1,000 new scans for ${SECONDS} s each way of writing, ` +
+        `in ${INGESTION_ROUNDS} rounds of ${SECONDS / INGESTION_ROUNDS} s that alternate after a warm-up round ` +
+        "(CPU per stored scan: the links processes, and their Postgres backends read from /proc; WAL writer and checkpointer not included):\n\n" +
+        "| writers | scans/s | vs one | links CPU per scan | Postgres CPU per scan |\n|---|---:|---:|---:|---:|\n" +
+        (
+          [
+            ["one instance, one batch at a time", ingest.one],
+            ["one instance, 4 batches in parallel", ingest.fourParallel],
+            ["two instances, one batch at a time each", ingest.twoInstances],
+            ["two instances, 2 batches in parallel each", ingest.sustained],
+          ] as const
+        )
+          .map(
+            ([name, run]) =>
+              `| ${name} | ${run.perSecond.toFixed(0)} | ${(run.perSecond / ingest.one.perSecond).toFixed(2)}x | ${micros(run.linksMicros)} | ${micros(run.postgresMicros)} |`,
+          )
           .join("\n"),
     );
-    const best = Math.max(ingest.one, ingest.fourParallel, ingest.twoInstances, ingest.sustained);
+    const best = Math.max(...[ingest.one, ingest.fourParallel, ingest.twoInstances, ingest.sustained].map((run) => run.perSecond));
+    const ratio = (run: IngestionRun) => run.perSecond / ingest.one.perSecond;
     targets.push(
-      { figure: "ingestion: 4 parallel batches vs one at a time", value: `${(ingest.fourParallel / ingest.one).toFixed(2)}x`, target: "≥ 1x", met: ingest.fourParallel >= ingest.one },
-      { figure: "ingestion: two links instances vs one", value: `${(ingest.twoInstances / ingest.one).toFixed(2)}x`, target: "≥ 1.5x", met: ingest.twoInstances >= 1.5 * ingest.one },
+      { figure: "ingestion: 4 parallel batches vs one at a time", value: `${ratio(ingest.fourParallel).toFixed(2)}x`, target: "≥ 1x", met: ratio(ingest.fourParallel) >= 1 },
+      { figure: "ingestion: two links instances vs one", value: `${ratio(ingest.twoInstances).toFixed(2)}x`, target: "≥ 1.5x", met: ratio(ingest.twoInstances) >= 1.5 },
       { figure: "ingestion: sustained scans stored per second", value: `${best.toFixed(0)}/s`, target: "≥ 30,000/s", met: best >= 30_000 },
     );
   }
@@ -675,6 +805,8 @@ async function analyticsAtScale(): Promise<void> {
       rows.push({ name: label, scans: answer.totalScans, visitors: answer.uniqueScans, exact: exact[0]!.visitors, firstMs: firstMs!, times });
     }
     const monthFrom = addDays(dataset.last_day, -29);
+    // A dataset made before the index was the benchmark's own has lost the service's to a migration.
+    await sql.raw(RAW_SCANS_INDEX).execute(scans.db);
     await rawSummary(scans.db, dataset.hot_link, monthFrom, dataset.last_day);
     const raw = await timed(3, () => rawSummary(scans.db, dataset.hot_link, monthFrom, dataset.last_day));
     const [rawYear] = await timed(1, () => rawSummary(scans.db, dataset.hot_link, yearFrom, dataset.last_day));

@@ -3,6 +3,8 @@ import * as linksAndDomains from "./20261123T1000_links_and_domains.js";
 import * as scans from "./20261123T1400_scans.js";
 import * as domainServing from "./20261210T1000_domain_serving.js";
 import * as scanDeltasAndSketches from "./20261220T1000_scan_deltas_and_sketches.js";
+import * as scanDeltasByCombination from "./20261228T1000_scan_deltas_by_combination.js";
+import * as outbox from "./20261230T1000_outbox.js";
 
 /** The links schema's migrations, oldest first. */
 export const migrations: Migrations = {
@@ -10,6 +12,8 @@ export const migrations: Migrations = {
   "20261123T1400_scans": scans,
   "20261210T1000_domain_serving": domainServing,
   "20261220T1000_scan_deltas_and_sketches": scanDeltasAndSketches,
+  "20261228T1000_scan_deltas_by_combination": scanDeltasByCombination,
+  "20261230T1000_outbox": outbox,
 };
 
 /** The Postgres schema that holds the links service's tables. */

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { PageTokens } from "@qrplatform/platform";
+import type { PageTokens, ScanChangeBus } from "@qrplatform/platform";
 import type { LookupTxt } from "./domains/dns-lookup.js";
 import type { RequestHost } from "./redirects/hosts.js";
 import type { InvalidationBus } from "./redirects/invalidations.js";
@@ -31,6 +31,8 @@ export interface LinksDeps {
   readonly now: () => Date;
   /** Where changes to links and custom domains are announced, so every redirector drops what it cached. */
   readonly invalidations: InvalidationBus;
+  /** Where stored scans are announced, so every catalog drops the scan totals it kept of their links. */
+  readonly scanChanges: ScanChangeBus;
   /** Stores batches of scans, one statement at a time per instance. */
   readonly scanWriter: ScanWriter;
   /** Moves what stored batches added to the rollups into them, soon after. */

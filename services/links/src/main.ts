@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { databaseEnv, databaseReadiness, openDatabase } from "@qrplatform/db";
-import { inProcessTransport, listenHttp, optionalVar, portVar, runGrpcService, secretVar } from "@qrplatform/platform";
+import { inProcessTransport, listenHttp, memoryScanChanges, optionalVar, portVar, redisScanChanges, runGrpcService, secretVar } from "@qrplatform/platform";
 import { buildLinks, memoryInvalidationBus, redirectPathEnv, redisInvalidationBus, startRedirectPath } from "./server.js";
 
 await runGrpcService({
@@ -24,6 +24,8 @@ await runGrpcService({
     // Without Redis an instance hears only its own changes; that is only right for a single instance.
     const invalidations = config.REDIS_URL ? await redisInvalidationBus(config.REDIS_URL, logger) : memoryInvalidationBus(logger);
     if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: other links instances do not hear this one's changes");
+    // Catalogs keep scan totals only while they hear these; without Redis none does, and nothing is lost.
+    const scanChanges = config.REDIS_URL ? await redisScanChanges(config.REDIS_URL, logger) : memoryScanChanges(logger);
     const links = await buildLinks({
       db: database.db,
       shortLinkBaseUrl: config.SHORT_LINK_BASE_URL,
@@ -31,6 +33,7 @@ await runGrpcService({
       dnsResolver: config.DNS_RESOLVER,
       pageTokenSecret: config.PAGE_TOKEN_SECRET,
       invalidations,
+      scanChanges,
     });
     // The redirector calls this process's own RedirectService through the same interceptors as gRPC,
     // keeps the answers until a change is announced, and records scans in batches. While the database
@@ -63,6 +66,7 @@ await runGrpcService({
         await redirector.close();
         await redirectPath.close();
         await invalidations.close();
+        await scanChanges.close();
         await database.close();
       },
     };

@@ -1,5 +1,5 @@
 import type { ConnectRouter } from "@connectrpc/connect";
-import { AnalyticsService, DomainService, LinkService, RedirectService } from "@qrplatform/api/links";
+import { AnalyticsService, DomainService, LinkService, OutboxService, RedirectService } from "@qrplatform/api/links";
 import type { LinksDeps } from "./deps.js";
 import {
   createDomain,
@@ -11,10 +11,11 @@ import {
   watchDomains,
 } from "./domains/domains.handlers.js";
 import { createLink, deleteLink, getLink, updateLink } from "./links/links.handlers.js";
+import { acknowledgeOutboxEvents, listOutboxEvents } from "./outbox/outbox.handlers.js";
 import { resolveRedirect } from "./redirects/redirects.handlers.js";
 import { getLinkAnalytics, getScanTotals, recordScans } from "./scans/scans.handlers.js";
 
-/** Registers the links services: short links, custom domains, redirects and scan analytics. */
+/** Registers the links services: short links, custom domains, redirects, scan analytics and the outbox of events. */
 export function registerRoutes(router: ConnectRouter, deps: LinksDeps): void {
   router.service(LinkService, {
     createLink: (req) => createLink(deps, req),
@@ -38,5 +39,9 @@ export function registerRoutes(router: ConnectRouter, deps: LinksDeps): void {
   router.service(AnalyticsService, {
     getLinkAnalytics: (req) => getLinkAnalytics(deps, req),
     getScanTotals: (req) => getScanTotals(deps, req),
+  });
+  router.service(OutboxService, {
+    listOutboxEvents: (req) => listOutboxEvents(deps, req),
+    acknowledgeOutboxEvents: (req) => acknowledgeOutboxEvents(deps, req),
   });
 }

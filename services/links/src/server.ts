@@ -1,8 +1,8 @@
 import type { Kysely } from "kysely";
 import { create } from "@bufbuild/protobuf";
-import { AnalyticsService, DomainService, LinkService, RecordScansRequestSchema, RedirectService, type Scan } from "@qrplatform/api/links";
+import { AnalyticsService, DomainService, LinkService, OutboxService, RecordScansRequestSchema, RedirectService, type Scan } from "@qrplatform/api/links";
 import { migrateSchema } from "@qrplatform/db";
-import { ConfigError, PageTokens, type GrpcModule } from "@qrplatform/platform";
+import { ConfigError, memoryScanChanges, PageTokens, type GrpcModule, type ScanChangeBus } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import type { LinksDeps } from "./deps.js";
 import { dnsTxtLookup, isDnsServerAddress } from "./domains/dns-lookup.js";
@@ -51,6 +51,11 @@ export interface LinksOptions {
    * bus. Defaults to one of this process only.
    */
   invalidations?: InvalidationBus;
+  /**
+   * Where stored scans are announced (their links' totals grew); give the catalogs the same bus.
+   * Defaults to one of this process only.
+   */
+  scanChanges?: ScanChangeBus;
   /** Up to how many visitor-days a range's distinct visitors are counted exactly (see LinksDeps); tests lower it. */
   exactVisitorDays?: number;
 }
@@ -110,12 +115,16 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     generateSlug: options.generateSlug ?? generateSlug,
     now: options.now ?? (() => new Date()),
     invalidations: options.invalidations ?? memoryInvalidationBus(),
+    scanChanges: options.scanChanges ?? memoryScanChanges(),
     scanWriter: new ScanWriter(db),
     scanDeltas: new DeltaFolder(db),
     exactVisitorDays: options.exactVisitorDays ?? EXACT_VISITOR_DAYS,
   };
+  // Deltas a stopped or killed process left are folded now, not with the next scan: folding is what
+  // turns stored scans into qr_code.scanned webhooks.
+  deps.scanDeltas.foldSoon();
   return {
-    services: [LinkService, DomainService, RedirectService, AnalyticsService],
+    services: [LinkService, DomainService, RedirectService, AnalyticsService, OutboxService],
     routes: (router) => registerRoutes(router, deps),
     recordScans: async (scans) => Number((await recordScans(deps, create(RecordScansRequestSchema, { scans }))).recordedCount),
   };

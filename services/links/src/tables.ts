@@ -1,5 +1,6 @@
 import type { DomainsTable } from "./domains/domains.table.js";
 import type { LinksTable } from "./links/links.table.js";
+import type { OutboxEventsTable } from "./outbox/outbox.table.js";
 import type {
   ScanDaySketchesTable,
   ScanDaysTable,
@@ -21,4 +22,5 @@ export interface LinksTables {
   scan_day_visitors: ScanDayVisitorsTable;
   scan_deltas: ScanDeltasTable;
   scan_day_sketches: ScanDaySketchesTable;
+  outbox_events: OutboxEventsTable;
 }

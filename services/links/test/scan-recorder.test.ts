@@ -6,9 +6,10 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Scan } from "@qrplatform/api/links";
 import { scanClassifier, visitorKey } from "../src/scans/classify.js";
+import { timeOrderedScanId } from "../src/scans/scan-id.js";
 import { ScanRecorder, type SendScans } from "../src/scans/scan-recorder.js";
 import { ScanSpool } from "../src/scans/scan-spool.js";
-import { Metrics } from "@qrplatform/platform";
+import { isUuid, Metrics } from "@qrplatform/platform";
 import type { RedirectTarget } from "../src/server.js";
 import { logger } from "./support/links-stack.js";
 
@@ -202,4 +203,19 @@ describe("the scan recorder", () => {
       expect(await value("qrp_scan_oldest_unstored_age_seconds")).toBe(0);
     });
 });
+});
+
+describe("scan ids", () => {
+  it("are UUIDs version 7 that sort in the order of their times, so stored scans append to the key", () => {
+    const times = [0, 1, 1_700_000_000_000, 1_700_000_000_001, Date.parse("2026-11-23T22:30:00Z"), 2 ** 48 - 1];
+    const ids = times.map((time) => timeOrderedScanId(time));
+    for (const [i, id] of ids.entries()) {
+      expect(isUuid(id)).toBe(true);
+      expect(id[14]).toBe("7");
+      expect("89ab").toContain(id[19]);
+      expect(parseInt(id.slice(0, 8) + id.slice(9, 13), 16)).toBe(times[i]);
+    }
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(Array.from({ length: 1000 }, () => timeOrderedScanId(1_700_000_000_000))).size).toBe(1000);
+  });
 });

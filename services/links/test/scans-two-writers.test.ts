@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "@connectrpc/connect";
 import { AnalyticsService, LinkService } from "@qrplatform/api/links";
@@ -39,7 +40,7 @@ async function startLinksProcess(): Promise<LinksProcess> {
   const dataDir = mkdtempSync(join(tmpdir(), "qrp-links-writers-"));
   dirs.push(dataDir);
   const [grpcPort, redirectPort] = await Promise.all([freePort(), freePort()]);
-  const service = spawnService("services/links/src/main.ts", {
+  const service = spawnService("dist/links.js", {
     ...linksProcessEnv({ grpcPort, redirectPort, dataDir, shortLinkBaseUrl: SHORT_BASE, databaseUrl: scratch.url }),
     // The test's requests arrive from loopback, naming their visitor in X-Forwarded-For.
     TRUSTED_PROXIES: "loopback",
@@ -142,6 +143,20 @@ describe.skipIf(!serverUrl)("two links processes recording at once", () => {
     expect(storedOfKilled).toBeGreaterThanOrEqual(answeredLongBefore);
     const summary = await analytics.getLinkAnalytics({ accountId, linkId: shared.id, fromDate: "", toDate: "" });
     expect(summary).toMatchObject({ totalScans: 300n, uniqueScans: 150n });
+    // The rollups (folded or not, whichever process folded them) hold exactly the stored scans, in every breakdown.
+    const database = new pg.Client({ connectionString: scratch.url });
+    await database.connect();
+    const { rows: raw } = await database.query<{ link_id: string; scans: number }>(
+      "select link_id, count(*)::int as scans from links.scans where link_id = any($1::uuid[]) group by 1",
+      [[shared.id, stopped.id, killed.id]],
+    );
+    await database.end();
+    expect(Object.fromEntries(raw.map((row) => [row.link_id, BigInt(row.scans)]))).toEqual(totals);
+    const killedSummary = await analytics.getLinkAnalytics({ accountId, linkId: killed.id, fromDate: "", toDate: "" });
+    const sum = (entries: { scans: bigint }[]) => entries.reduce((total, entry) => total + entry.scans, 0n);
+    expect([killedSummary.totalScans, sum(killedSummary.daily), sum(killedSummary.devices), sum(killedSummary.countries)]).toEqual(
+      Array(4).fill(BigInt(storedOfKilled)),
+    );
     reader.service.child.kill("SIGTERM");
     expect(await exitWithin(reader.service, 30_000)).toBe(0);
   }, 180_000);

@@ -6,7 +6,7 @@ import { Code, createClient, type Client } from "@connectrpc/connect";
 import { AnalyticsService, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { sql } from "kysely";
 import { inProcessTransport } from "@qrplatform/platform";
-import { foldScanDeltas } from "../src/scans/scans.repository.js";
+import { countVisitorsUpTo, dayRegisters, foldScanDeltas } from "../src/scans/scans.repository.js";
 import { errorOf } from "./support/errors.js";
 import { credentials, logger, startLinks, type LinksStack } from "./support/links-stack.js";
 
@@ -86,6 +86,17 @@ describe("recording scans", () => {
     expect((await analytics.getScanTotals({ accountId, linkIds: [linkId] })).totals).toEqual({ [linkId]: 2n });
     const refused = await errorOf(stack.module.recordScans([scan(linkId, "2026-11-22T08:00:00Z", { deviceType: "toaster" })]));
     expect(refused.code).toBe(Code.InvalidArgument);
+  });
+
+  it("stores a same-process scan whose ids are in upper case under their lower-case spelling, as the door would make them", async () => {
+    const { accountId, linkId } = await newLink();
+    const shouted = scan(linkId.toUpperCase(), "2026-11-22T08:00:00Z");
+    shouted.id = shouted.id.toUpperCase();
+    // Beside a scan of a link that does not exist, so the statement answers the ids it stored.
+    expect(await stack.module.recordScans([shouted, scan(randomUUID(), "2026-11-22T08:00:00Z")])).toBe(1);
+    const again = create(ScanSchema, { ...shouted, id: shouted.id.toLowerCase(), linkId });
+    expect((await stack.redirects.recordScans({ scans: [again] })).recordedCount).toBe(0);
+    expect((await analytics.getScanTotals({ accountId, linkIds: [linkId] })).totals).toEqual({ [linkId]: 1n });
   });
 
   it("tells each of several batches sent at once how many of its own scans were new, a scan sent twice counting once", async () => {
@@ -316,6 +327,31 @@ describe("distinct visitors over long ranges", () => {
     expect(late.daily.map((d) => Number(d.uniqueScans))).toEqual([1201, 1200, 1200]);
     expect(Math.abs(Number(late.uniqueScans) - 2401) / 2401).toBeLessThan(0.05);
     expect((await sketchRows(id))[0]).toEqual({ day: "2026-11-21", visitors: 1201 });
+  });
+
+  it("are counted exactly up to the limit of visitor-days, folded or not, and left to sketches past it", async () => {
+    const { linkId } = await newLink();
+    // 7 visitor-days: 4 visitors on the 20th, 3 of them again on the 21st.
+    const visits = [..."abcd"].map((v) => scan(linkId, "2026-11-20T08:00:00Z", { visitorKey: v }));
+    visits.push(...[..."abc"].map((v) => scan(linkId, "2026-11-21T08:00:00Z", { visitorKey: v })));
+    await stack.redirects.recordScans({ scans: visits });
+    const db = stack.database.db.withSchema("links");
+    const count = (limit: number) => countVisitorsUpTo(db, linkId, "2026-11-20", "2026-11-21", limit);
+    expect([await count(7), await count(6)]).toEqual([4, undefined]);
+    await foldScanDeltas(db);
+    expect([await count(7), await count(6), await countVisitorsUpTo(db, linkId, "2026-11-21", "2026-11-21", 3)]).toEqual([4, undefined, 3]);
+  });
+
+  it("read each visitor's register and rank as the stored sketches were built", async () => {
+    const { linkId } = await newLink();
+    await stack.redirects.recordScans({ scans: Array.from({ length: 500 }, (_, j) => scan(linkId, "2026-11-22T08:00:00Z", { visitorKey: `v${j}` })) });
+    // The rank as first written in SQL: one plus the leading zeros of the hash's low 52 bits.
+    const { rows: expected } = await sql<{ register: number; rank: number }>`
+      select ((hashtextextended(visitor_key, 0) >> 52) & 4095)::int as register,
+        max(53 - length(ltrim(hashtextextended(visitor_key, 0)::bit(52)::text, '0')))::int as rank
+      from links.scan_day_visitors where link_id = ${linkId} group by 1 order by 1`.execute(stack.database.db);
+    const read = await dayRegisters(stack.database.db.withSchema("links"), linkId, ["2026-11-22"]);
+    expect(read.map(({ register, rank }) => ({ register, rank })).sort((a, b) => a.register - b.register)).toEqual(expected);
   });
 
   it("stay exact where the range is small, on the default stack", async () => {

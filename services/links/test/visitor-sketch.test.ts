@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addToSketch, emptySketch, estimateVisitors, mergeSketch, SKETCH_REGISTERS } from "../src/scans/visitor-sketch.js";
+import { addToSketch, emptySketch, estimateVisitors, mergeSketch, rankOf, SKETCH_REGISTERS } from "../src/scans/visitor-sketch.js";
 
 // Plain unit tests of the HyperLogLog sketch analytics counts distinct visitors with over long ranges.
 // Visitors are numbers here, hashed to 64 bits as Postgres hashes visitor keys there; the top 12 bits
@@ -64,5 +64,14 @@ describe("visitor sketches", () => {
     for (const day of days.reverse()) mergeSketch(reversed, sketchOf(day));
     expect(reversed).toEqual(union);
     expect(Math.abs(estimateVisitors(union) - 50_000) / 50_000).toBeLessThan(0.05);
+  });
+
+  it("rank the 52 bits after the register by one plus their leading zeros, as the stored sketches were built", () => {
+    // The definition Postgres used (length of the bit string without its leading zeros), in BigInt.
+    const reference = (bits: bigint) => 53 - bits.toString(2).replace(/^0+/, "").length;
+    const edges = [0n, 1n, 2n, 3n, 2n ** 31n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 32n + 1n, 2n ** 51n - 1n, 2n ** 51n, 2n ** 52n - 1n];
+    const random = Array.from({ length: 2000 }, (_, i) => (BigInt(mix(i)) << 20n) ^ BigInt(mix(i ^ 0x5bd1e995) >>> (i % 32)));
+    for (const bits of [...edges, ...random.map((value) => value & (2n ** 52n - 1n))]) expect(rankOf(Number(bits))).toBe(reference(bits));
+    expect([rankOf(0), rankOf(1), rankOf(2 ** 52 - 1)]).toEqual([53, 52, 1]);
   });
 });

@@ -1,16 +1,49 @@
-import { Code } from "@connectrpc/connect";
+import { toBinary } from "@bufbuild/protobuf";
+import { Code, type Client } from "@connectrpc/connect";
+import { LRUCache } from "lru-cache";
 import { Addon } from "@qrplatform/api/tenancy";
-import type { Design } from "@qrplatform/api/rendering";
+import { DesignSchema, type Design, type RenderingService, type ValidateDesignResponse } from "@qrplatform/api/rendering";
 import { serviceError } from "@qrplatform/platform";
-import type { CatalogDeps } from "../deps.js";
+
+/** Rendering's check of a design before its content is known: the design with its defaults, and its premium-frame fields. */
+export type DesignCheck = (design: Design | undefined) => Promise<ValidateDesignResponse>;
+
+/** How many checked designs are kept, and how long. */
+export interface DesignCheckCacheOptions {
+  /** Designs kept, least recently used dropped first (default 1,000). */
+  maxEntries?: number;
+  /** How long an answer is kept, in milliseconds (default 10 minutes): how long a new renderer's rules take to reach every create. */
+  ttlMs?: number;
+}
 
 /**
- * Has the rendering service check a design and fill in its defaults (an invalid design comes back as
- * INVALID_ARGUMENT naming its fields), then applies the account's add-ons: premium frames need the
- * premium_frames add-on.
+ * Rendering's answers for designs without a logo, kept by the design's encoding. Such a check follows
+ * from the design and rendering's rules alone (not the account, not the content), so most creates,
+ * which reuse a few designs, skip the call; an answer is as right as the rules it was checked by, and
+ * a change of rules reaches every create within `ttlMs`, as an exported image does (ADR 0015). A design
+ * with a logo is asked about every time (its check reads the logo, and judges it again with the
+ * content), and refusals are never kept.
  */
-export async function checkDesign(deps: CatalogDeps, design: Design | undefined, addons: readonly Addon[]): Promise<Design> {
-  const checked = await deps.rendering.validateDesign({ design });
+export function rememberedDesignChecks(rendering: Client<typeof RenderingService>, options: DesignCheckCacheOptions = {}): DesignCheck {
+  const answers = new LRUCache<string, ValidateDesignResponse>({ max: options.maxEntries ?? 1000, ttl: options.ttlMs ?? 10 * 60_000 });
+  return async (design) => {
+    if (design && dependsOnContent(design)) return rendering.validateDesign({ design });
+    const key = design ? Buffer.from(toBinary(DesignSchema, design)).toString("base64") : "";
+    const kept = answers.get(key);
+    if (kept) return kept;
+    const answer = await rendering.validateDesign({ design });
+    answers.set(key, answer);
+    return answer;
+  };
+}
+
+/**
+ * Has rendering check a design and fill in its defaults, through `check`, which may answer from what it
+ * kept (an invalid design comes back as INVALID_ARGUMENT naming its fields); then applies the account's
+ * add-ons: premium frames need the premium_frames add-on.
+ */
+export async function checkDesign(check: DesignCheck, design: Design | undefined, addons: readonly Addon[]): Promise<Design> {
+  const checked = await check(design);
   if (checked.premiumFrameFields.length > 0 && !addons.includes(Addon.PREMIUM_FRAMES)) {
     throw serviceError(
       Code.PermissionDenied,

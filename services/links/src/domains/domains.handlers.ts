@@ -44,6 +44,7 @@ import {
 } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { countLiveLinksOnDomain } from "../links/links.repository.js";
+import { recordDomainVerified } from "../outbox/outbox.repository.js";
 import { challengeRecordName, challengeRecordValue, newChallengeToken, verificationOutcome } from "./challenge.js";
 import { DomainChanges } from "./domain-changes.js";
 import { domainStateToken, domainToProto } from "./domain-mapping.js";
@@ -146,6 +147,7 @@ export async function verifyDomain(deps: LinksDeps, req: VerifyDomainRequest, co
     const current = await domains.findDomainForUpdate(trx, { accountId: domain.account_id }, domain.id);
     if (!current) return undefined;
     stateChanged = current.state !== outcome.state;
+    if (stateChanged && verified) await recordDomainVerified(trx, current);
     return domains.recordCheck(trx, domain.id, {
       state: outcome.state,
       failure_reason: verified ? null : outcome.reason,

@@ -8,10 +8,10 @@ const FOLD_DELAY_MS = 1000;
 /**
  * Folds links.scan_deltas into the rollups shortly after scans are stored (see foldScanDeltas). At
  * most one fold runs in a process, and the advisory lock keeps it to one across processes; when
- * another process holds it, the fold is tried again after the delay. A fold that fails (the database
- * restarting) is left to the next batch's. Readers add the deltas themselves, so folding is only about
- * keeping them few: nothing is counted late because a fold is late. Its timer never keeps a process
- * alive.
+ * another process holds it, or it failed (the database restarting), the fold is tried again after
+ * the delay, because folding also writes the scans' webhook events (`link.scanned` in the outbox).
+ * Readers add the deltas themselves, so analytics count nothing late because a fold is late. Its
+ * timer never keeps a process alive.
  */
 export class DeltaFolder {
   private timer: NodeJS.Timeout | undefined;
@@ -29,7 +29,7 @@ export class DeltaFolder {
     this.timer = setTimeout(() => {
       void this.foldNow().then((outcome) => {
         this.timer = undefined;
-        if (outcome === "locked") this.foldSoon();
+        if (outcome === "locked" || outcome === "failed") this.foldSoon();
       });
     }, this.delayMs);
     this.timer.unref();

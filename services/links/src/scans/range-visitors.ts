@@ -19,19 +19,24 @@ export async function rangeVisitors(
 ): Promise<number> {
   const exact = await countVisitorsUpTo(deps.db, linkId, range.from, range.to, deps.exactVisitorDays);
   if (exact !== undefined) return exact;
-  const daily = await dailyCounts();
-  const stored = await daySketches(deps.db, linkId, range.from, range.to);
+  // Today is never stored (its visitors still come), so its registers are read beside the stored sketches.
+  const today = range.from <= range.today && range.today <= range.to ? [range.today] : [];
+  const [daily, stored, todays] = await Promise.all([
+    dailyCounts(),
+    daySketches(deps.db, linkId, range.from, range.to),
+    dayRegisters(deps.db, linkId, today),
+  ]);
   const union = emptySketch();
   const unsketched: string[] = [];
   for (const { day, uniqueScans } of daily) {
-    if (uniqueScans === 0) continue;
+    if (uniqueScans === 0 || day === range.today) continue;
     const sketch = stored.get(day);
     // Visitors of a day only ever grow, so an equal count means the sketch saw every one of them.
     if (sketch?.visitors === uniqueScans) mergeSketch(union, sketch.registers);
     else unsketched.push(day);
   }
   const built = new Map<string, Uint8Array>();
-  for (const { day, register, rank } of await dayRegisters(deps.db, linkId, unsketched)) {
+  for (const { day, register, rank } of [...todays, ...(await dayRegisters(deps.db, linkId, unsketched))]) {
     let sketch = built.get(day);
     if (!sketch) built.set(day, (sketch = emptySketch()));
     addToSketch(sketch, register, rank);

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
@@ -8,6 +7,7 @@ import { noMetrics, withSpan, type Logger, type Metrics } from "@qrplatform/plat
 import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../redirects/redirector.js";
 import { visitorKey, type ScanFacts } from "./classify.js";
+import { timeOrderedScanId } from "./scan-id.js";
 import { oldestOf, type ScanSpool } from "./scan-spool.js";
 
 /** How often buffered scans are sent (or spooled while sends fail): what a hard kill can lose at most. */
@@ -101,11 +101,12 @@ export class ScanRecorder {
       return;
     }
     this.taken++;
+    const now = this.now();
     this.buffer.push(
       create(ScanSchema, {
-        id: randomUUID(),
+        id: timeOrderedScanId(now.getTime()),
         linkId: target.linkId,
-        scanTime: timestampFromDate(this.now()),
+        scanTime: timestampFromDate(now),
         country: facts.country,
         deviceType: facts.deviceType,
         os: facts.os,

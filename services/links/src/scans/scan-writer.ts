@@ -1,12 +1,13 @@
 import type { Kysely } from "kysely";
 import type { LinksTables } from "../tables.js";
-import { storeScans, type ScanReport } from "./scans.repository.js";
+import { joinScanColumns, type ScanColumns } from "./scan-columns.js";
+import { storeScans } from "./scans.repository.js";
 
 /** The most scans stored in one statement; a larger backlog takes several. */
 const MAX_SCANS_PER_STATEMENT = 10_000;
 
 interface Waiting {
-  rows: ScanReport[];
+  scans: ScanColumns;
   resolve(stored: number): void;
   reject(error: unknown): void;
 }
@@ -25,9 +26,9 @@ export class ScanWriter {
   constructor(private readonly db: Kysely<LinksTables>) {}
 
   /** Stores the batch (with whatever waits beside it); resolves to how many of its scans were new. */
-  store(rows: ScanReport[]): Promise<number> {
+  store(scans: ScanColumns): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ rows, resolve, reject });
+      this.waiting.push({ scans, resolve, reject });
       if (!this.writing) void this.drain();
     });
   }
@@ -38,15 +39,17 @@ export class ScanWriter {
       while (this.waiting.length > 0) {
         const group: Waiting[] = [];
         let scans = 0;
-        while (this.waiting.length > 0 && (group.length === 0 || scans + this.waiting[0]!.rows.length <= MAX_SCANS_PER_STATEMENT)) {
+        while (this.waiting.length > 0 && (group.length === 0 || scans + this.waiting[0]!.scans.id.length <= MAX_SCANS_PER_STATEMENT)) {
           const next = this.waiting.shift()!;
           group.push(next);
-          scans += next.rows.length;
+          scans += next.scans.id.length;
         }
         try {
-          const stored = await storeScans(this.db, group.flatMap((batch) => batch.rows));
-          // A scan sent twice at once (a retry overtaking its first send) is new to the first batch only.
-          for (const batch of group) batch.resolve(batch.rows.filter((row) => stored.delete(row.id)).length);
+          const stored = await storeScans(this.db, joinScanColumns(group.map((batch) => batch.scans)));
+          for (const batch of group) {
+            // A scan sent twice at once (a retry overtaking its first send) is new to the first batch only.
+            batch.resolve(stored === undefined ? batch.scans.id.length : batch.scans.id.filter((id) => stored.delete(id)).length);
+          }
         } catch (error) {
           for (const batch of group) batch.reject(error);
         }

@@ -1,5 +1,4 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { z } from "zod";
 import {
   GetLinkAnalyticsResponseSchema,
@@ -13,52 +12,27 @@ import {
   type RecordScansRequest,
   type RecordScansResponse,
 } from "@qrplatform/api/links";
-import { isUuid, notFound, uuidSchema, validate } from "@qrplatform/platform";
+import { isUuid, notFound, validate } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { analyticsRangeRequest, dayString } from "./analytics-range.js";
 import { rangeVisitors } from "./range-visitors.js";
+import { scanColumnsOf } from "./scan-columns.js";
 import { isAccountLink, scanTotals, summarizeScans, type Dimension } from "./scans.repository.js";
 
-/** The most scans one RecordScans call may carry. */
-const MAX_SCANS_PER_BATCH = 5000;
 /** Breakdown values listed one by one; the rest are summed into one "other" entry. */
 const MAX_BREAKDOWN_VALUES = 50;
-
-const scanSchema = z.object({
-  id: uuidSchema,
-  linkId: uuidSchema,
-  scanTime: z.date(),
-  country: z.string().regex(/^([A-Z]{2})?$/, "must be an ISO 3166-1 alpha-2 code or empty"),
-  deviceType: z.enum(["mobile", "tablet", "desktop", "other"]),
-  os: z.string().max(64),
-  browser: z.string().max(64),
-  referrerHost: z.string().max(253),
-  visitorKey: z.string().min(1).max(64),
-});
-const batchSchema = z.array(scanSchema).max(MAX_SCANS_PER_BATCH);
 
 /**
  * Stores a batch of scans from a redirector. Each scan is stored once whatever the retries; a scan of
  * a link that does not exist (purged after the scan) is dropped. The owning account is read from the
- * link, never taken from the caller.
+ * link, never taken from the caller. A batch that stored anything announces its links (their totals
+ * grew); folding moves scans between tables without changing a total, so it announces nothing.
  */
 export async function recordScans(deps: LinksDeps, req: RecordScansRequest): Promise<RecordScansResponse> {
-  const scans = validate(
-    batchSchema,
-    req.scans.map((scan) => ({ ...scan, scanTime: scan.scanTime ? timestampDate(scan.scanTime) : undefined })),
-  );
-  const rows = scans.map((scan) => ({
-    id: scan.id,
-    link_id: scan.linkId,
-    scanned_at: scan.scanTime,
-    country: scan.country,
-    device_type: scan.deviceType,
-    os: scan.os,
-    browser: scan.browser,
-    referrer_host: scan.referrerHost,
-    visitor_key: scan.visitorKey,
-  }));
-  const recordedCount = await deps.scanWriter.store(rows);
+  const columns = scanColumnsOf(req.scans);
+  const recordedCount = await deps.scanWriter.store(columns);
+  // Before the answer, so a read after it finds no catalog holding the totals from before.
+  if (recordedCount > 0) await deps.scanChanges.publish({ linkIds: [...new Set(columns.linkId)] });
   deps.scanDeltas.foldSoon();
   return create(RecordScansResponseSchema, { recordedCount });
 }

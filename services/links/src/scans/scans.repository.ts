@@ -1,7 +1,9 @@
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type RawBuilder } from "kysely";
+import { isUniqueViolation } from "@qrplatform/platform";
 import type { LinksTables } from "../tables.js";
+import type { ScanColumns } from "./scan-columns.js";
 import type { NewScanRow } from "./scans.table.js";
-import { RANK_SQL, REGISTER_SQL } from "./visitor-sketch.js";
+import { RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
 
 type Db = Kysely<LinksTables>;
 
@@ -15,38 +17,53 @@ export const DIMENSIONS = {
 } as const satisfies Record<string, keyof NewScanRow>;
 export type Dimension = keyof typeof DIMENSIONS;
 
-/** A scan as a redirector reports it; the owning account comes from the link. */
-export type ScanReport = Omit<NewScanRow, "account_id">;
+/** A scan_deltas row spread over the breakdowns: one (dimension, value) per dimension, for `CROSS JOIN LATERAL`. */
+const DELTA_BY_DIMENSION = sql`(VALUES ${sql.join(
+  Object.entries(DIMENSIONS).map(([dimension, column]) => sql`(${sql.lit(dimension)}, ${sql.ref(`deltas.${column}`)})`),
+)}) AS breakdown (dimension, value)`;
 
 /**
  * Stores a batch of scans and what they add to the rollups, in one statement (so one transaction): a
  * scan is either stored and counted everywhere, or not at all. Scans whose id is already stored are
  * skipped, so a batch that is sent again (after a timeout, say) changes nothing, and so are scans of
- * links that do not exist (purged since); each scan takes its link's account. Returns how many were
- * new.
+ * links that do not exist (purged since); each scan takes its link's account.
  *
  * The batch travels as one array per column and Postgres does the counting: the rows come out of
- * `unnest`, and the batch's additions to the rollups, grouped by link, day and value, are appended to
- * links.scan_deltas. Nothing here updates a row another batch may hold, so batches stored at once
+ * `unnest`, and the batch's additions to the rollups are appended to links.scan_deltas, one row per
+ * combination of link, day and values (with the link's new visitor-days of the day on one of them):
+ * about one row per scan at most. Nothing here updates a row another batch may hold, so batches stored at once
  * (several redirectors, several links instances) never wait on each other; {@link foldScanDeltas}
- * moves the deltas into the rollups later, one folder at a time. Answers the ids of the new scans.
+ * moves the deltas into the rollups later, one folder at a time.
+ *
+ * Answers undefined when every scan given was stored (the usual case, which then sends no ids back),
+ * else the ids of those that were.
  */
-export async function storeScans(db: Db, scans: ScanReport[]): Promise<Set<string>> {
-  if (scans.length === 0) return new Set();
-  const column = <K extends keyof ScanReport>(key: K) => scans.map((scan) => scan[key]);
-  const result = await sql<{ id: string }>`
+export async function storeScans(db: Db, scans: ScanColumns): Promise<Set<string> | undefined> {
+  if (scans.id.length === 0) return undefined;
+  try {
+    // Most batches are new: inserted without looking each id up first, which costs Postgres a probe of the key per scan.
+    return await storeScansOnce(db, scans, sql``);
+  } catch (error) {
+    // An id already stored (a batch sent again) failed the statement, which changed nothing: it goes again, skipping those.
+    if (!isUniqueViolation(error)) throw error;
+    return storeScansOnce(db, scans, sql`ON CONFLICT (id) DO NOTHING`);
+  }
+}
+
+async function storeScansOnce(db: Db, scans: ScanColumns, onStoredId: RawBuilder<unknown>): Promise<Set<string> | undefined> {
+  const given = scans.id.length;
+  const result = await sql<{ stored: number; ids: string[] | null }>`
     WITH stored AS (
       INSERT INTO links.scans (id, link_id, account_id, scanned_at, country, device_type, os, browser, referrer_host, visitor_key)
-      SELECT batch.id, batch.link_id, link.account_id, batch.scanned_at, batch.country, batch.device_type,
+      SELECT batch.id, batch.link_id, link.account_id, to_timestamp(batch.scanned_at_ms / 1000), batch.country, batch.device_type,
         batch.os, batch.browser, batch.referrer_host, batch.visitor_key
       FROM unnest(
-        ${column("id")}::uuid[], ${column("link_id")}::uuid[],
-        ${scans.map((scan) => new Date(scan.scanned_at).toISOString())}::timestamptz[],
-        ${column("country")}::text[], ${column("device_type")}::text[], ${column("os")}::text[],
-        ${column("browser")}::text[], ${column("referrer_host")}::text[], ${column("visitor_key")}::text[]
-      ) AS batch (id, link_id, scanned_at, country, device_type, os, browser, referrer_host, visitor_key)
+        ${arrayLiteral(scans.id)}::uuid[], ${arrayLiteral(scans.linkId)}::uuid[], ${numberArrayLiteral(scans.scannedAtMs)}::float8[],
+        ${arrayLiteral(scans.country)}::text[], ${arrayLiteral(scans.deviceType)}::text[], ${arrayLiteral(scans.os)}::text[],
+        ${arrayLiteral(scans.browser)}::text[], ${arrayLiteral(scans.referrerHost)}::text[], ${arrayLiteral(scans.visitorKey)}::text[]
+      ) AS batch (id, link_id, scanned_at_ms, country, device_type, os, browser, referrer_host, visitor_key)
       JOIN links.links AS link ON link.id = batch.link_id
-      ON CONFLICT (id) DO NOTHING
+      ${onStoredId}
       RETURNING *, (scanned_at AT TIME ZONE 'UTC')::date AS day
     ),
     new_visitors AS (
@@ -56,22 +73,37 @@ export async function storeScans(db: Db, scans: ScanReport[]): Promise<Set<strin
       RETURNING link_id, day
     ),
     deltas AS (
-      INSERT INTO links.scan_deltas (link_id, account_id, day, dimension, value, scans, visitors)
-      SELECT by_day.link_id, account_id, by_day.day, '', '', scans, coalesce(visitors, 0)
-      FROM (SELECT link_id, account_id, day, count(*) AS scans FROM stored GROUP BY 1, 2, 3) AS by_day
+      INSERT INTO links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, scans, visitors)
+      SELECT combination.link_id, account_id, combination.day, country, device_type, os, browser, referrer_host, scans,
+        -- The link's new visitor-days of that day go on one of its rows.
+        CASE WHEN row_number() OVER (PARTITION BY combination.link_id, combination.day) = 1 THEN coalesce(visitors, 0) ELSE 0 END
+      FROM (
+        SELECT link_id, account_id, day, country, device_type, os, browser, referrer_host, count(*) AS scans
+        FROM stored GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+      ) AS combination
       LEFT JOIN (SELECT link_id, day, count(*) AS visitors FROM new_visitors GROUP BY 1, 2) AS by_visitor USING (link_id, day)
-      UNION ALL
-      SELECT link_id, account_id, day, dimension, value, count(*), 0
-      FROM stored
-      CROSS JOIN LATERAL (${sql.join(
-        Object.entries(DIMENSIONS).map(([dimension, column]) => sql`SELECT ${dimension}::text, ${sql.ref(column)}`),
-        sql` UNION ALL `,
-      )}) AS dimensions (dimension, value)
-      GROUP BY 1, 2, 3, 4, 5
-    )
-    SELECT id FROM stored
+    ),
+    stored_count AS (SELECT count(*)::int AS n FROM stored)
+    -- The ids are read only when some scan was not stored: the sub-select runs only when the CASE reaches it.
+    SELECT n AS stored, CASE WHEN n = ${given} THEN NULL ELSE (SELECT coalesce(array_agg(id::text), '{}') FROM stored) END AS ids FROM stored_count
   `.execute(db);
-  return new Set(result.rows.map((row) => row.id));
+  const { ids } = result.rows[0]!;
+  return ids === null ? undefined : new Set(ids);
+}
+
+/**
+ * A Postgres array literal of text values, for a `::type[]` cast: each element quoted, its quotes and
+ * backslashes escaped. Written here rather than by pg's own array formatting, which escapes every
+ * element with two regular-expression replacements.
+ */
+function arrayLiteral(values: readonly string[]): string {
+  const quoted = values.map((value) => (NEEDS_ESCAPE.test(value) ? `"${value.replace(/[\\"]/g, "\\$&")}"` : `"${value}"`));
+  return `{${quoted.join(",")}}`;
+}
+const NEEDS_ESCAPE = /[\\"]/;
+
+function numberArrayLiteral(values: readonly number[]): string {
+  return `{${values.join(",")}}`;
 }
 
 /** Any number that is ours alone: the advisory lock only one folder holds at a time, across every links instance. */
@@ -82,7 +114,9 @@ const FOLD_LOCK = 0x71720001;
  * and added to scan_totals, scan_days and scan_day_values together, so a reader that adds rollups and
  * deltas in one statement counts each scan once, before, during and after. Only one folder runs at a
  * time (an advisory lock; a second one returns at once), so the rollup rows have one writer and
- * never wait. Returns the deltas folded, or undefined when another folder holds the lock.
+ * never wait. The same transaction writes one `link.scanned` outbox event per link folded, with its
+ * count, so webhooks hear of every stored scan exactly once and in batches. Returns the deltas folded,
+ * or undefined when another folder holds the lock.
  */
 export async function foldScanDeltas(db: Db): Promise<number | undefined> {
   return db.transaction().execute(async (trx) => {
@@ -94,19 +128,26 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
       ),
       totals AS (
         INSERT INTO links.scan_totals (link_id, account_id, scans)
-        SELECT link_id, account_id, sum(scans) FROM folded WHERE dimension = '' GROUP BY 1, 2
+        SELECT link_id, account_id, sum(scans) FROM folded GROUP BY 1, 2
         ON CONFLICT (link_id) DO UPDATE SET scans = scan_totals.scans + excluded.scans
       ),
       days AS (
         INSERT INTO links.scan_days (link_id, day, scans, unique_scans)
-        SELECT link_id, day, sum(scans), sum(visitors) FROM folded WHERE dimension = '' GROUP BY 1, 2
+        SELECT link_id, day, sum(scans), sum(visitors) FROM folded GROUP BY 1, 2
         ON CONFLICT (link_id, day) DO UPDATE
           SET scans = scan_days.scans + excluded.scans, unique_scans = scan_days.unique_scans + excluded.unique_scans
       ),
       dimension_values AS (
         INSERT INTO links.scan_day_values (link_id, day, dimension, value, scans)
-        SELECT link_id, day, dimension, value, sum(scans) FROM folded WHERE dimension <> '' GROUP BY 1, 2, 3, 4
+        SELECT deltas.link_id, deltas.day, breakdown.dimension, breakdown.value, sum(deltas.scans)
+        FROM folded AS deltas CROSS JOIN LATERAL ${DELTA_BY_DIMENSION}
+        GROUP BY 1, 2, 3, 4
         ON CONFLICT (link_id, day, dimension, value) DO UPDATE SET scans = scan_day_values.scans + excluded.scans
+      ),
+      scanned AS (
+        -- One outbox event per link per fold, carrying its count: webhooks hear of scans in batches.
+        INSERT INTO links.outbox_events (account_id, type, link_id, scan_count)
+        SELECT account_id, 'link.scanned', link_id, sum(scans) FROM folded GROUP BY 1, 3
       )
       SELECT count(*)::int AS folded FROM folded
     `.execute(trx);
@@ -122,7 +163,7 @@ export async function scanTotals(db: Db, accountId: string, linkIds: string[]): 
     SELECT link_id, sum(scans)::bigint AS scans FROM (
       SELECT link_id, scans FROM links.scan_totals WHERE account_id = ${accountId} AND link_id = ANY(${linkIds}::uuid[])
       UNION ALL
-      SELECT link_id, scans FROM links.scan_deltas WHERE dimension = '' AND account_id = ${accountId} AND link_id = ANY(${linkIds}::uuid[])
+      SELECT link_id, scans FROM links.scan_deltas WHERE account_id = ${accountId} AND link_id = ANY(${linkIds}::uuid[])
     ) AS all_scans
     GROUP BY link_id`.execute(db);
   return new Map(rows.map((row) => [row.link_id, Number(row.scans)]));
@@ -146,14 +187,16 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
       SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(scans)::bigint AS scans, sum(unique_scans)::bigint AS unique_scans FROM (
         SELECT day, scans, unique_scans FROM links.scan_days WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
         UNION ALL
-        SELECT day, scans, visitors FROM links.scan_deltas WHERE link_id = ${linkId} AND dimension = '' AND day BETWEEN ${from} AND ${to}
+        SELECT day, scans, visitors FROM links.scan_deltas WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
       ) AS days
       GROUP BY day ORDER BY day`.execute(db),
     sql<{ dimension: string; value: string; scans: number }>`
       SELECT dimension, value, sum(scans)::bigint AS scans FROM (
         SELECT dimension, value, scans FROM links.scan_day_values WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
         UNION ALL
-        SELECT dimension, value, scans FROM links.scan_deltas WHERE link_id = ${linkId} AND dimension <> '' AND day BETWEEN ${from} AND ${to}
+        SELECT breakdown.dimension, breakdown.value, deltas.scans
+        FROM links.scan_deltas AS deltas CROSS JOIN LATERAL ${DELTA_BY_DIMENSION}
+        WHERE deltas.link_id = ${linkId} AND deltas.day BETWEEN ${from} AND ${to}
       ) AS values_in_range
       GROUP BY 1, 2`.execute(db),
   ]);
@@ -166,13 +209,23 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
 /**
  * The distinct visitors of a link over the days from `from` to `to`, counted exactly from its rows
  * of visitors and days, provided there are at most `limit` of them; undefined when there are more.
+ * How many there are is the sum of the days' distinct visitors (rollups and unfolded deltas: each
+ * row added one), so a range with more is told in a few index pages, without reading its rows.
  */
 export async function countVisitorsUpTo(db: Db, linkId: string, from: string, to: string, limit: number): Promise<number | undefined> {
-  const { rows } = await sql<{ rows: number; visitors: number }>`
-    SELECT count(*)::int AS rows, count(DISTINCT visitor_key)::int AS visitors FROM (
-      SELECT visitor_key FROM links.scan_day_visitors WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to} LIMIT ${limit + 1}
+  // The count is a sub-select Postgres runs only when the CASE reaches it.
+  const { rows } = await sql<{ visitors: number | null }>`
+    SELECT CASE WHEN visitor_days.n > ${limit} THEN NULL ELSE (
+      SELECT count(DISTINCT visitor_key)::int FROM links.scan_day_visitors WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+    ) END AS visitors
+    FROM (
+      SELECT coalesce(sum(n), 0) AS n FROM (
+        SELECT unique_scans AS n FROM links.scan_days WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+        UNION ALL
+        SELECT visitors FROM links.scan_deltas WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+      ) AS days
     ) AS visitor_days`.execute(db);
-  return rows[0]!.rows > limit ? undefined : rows[0]!.visitors;
+  return rows[0]!.visitors ?? undefined;
 }
 
 /** The stored sketches of a link's days in a range, with the distinct visitors each had when it was built. */
@@ -190,13 +243,14 @@ export async function daySketches(db: Db, linkId: string, from: string, to: stri
 /** Each visitor's register and rank on the given days, reduced to the highest rank per day and register. */
 export async function dayRegisters(db: Db, linkId: string, days: string[]): Promise<{ day: string; register: number; rank: number }[]> {
   if (days.length === 0) return [];
-  const { rows } = await sql<{ day: string; register: number; rank: number }>`
-    SELECT to_char(day, 'YYYY-MM-DD') AS day, register, max(rank)::int AS rank FROM (
-      SELECT day, ${sql.raw(REGISTER_SQL)} AS register, ${sql.raw(RANK_SQL)} AS rank
+  // Postgres keeps the lowest rank bits per register (an integer minimum); their rank is worked out here.
+  const { rows } = await sql<{ day: string; register: number; bits: number }>`
+    SELECT to_char(day, 'YYYY-MM-DD') AS day, register, bits FROM (
+      SELECT day, ${sql.raw(REGISTER_SQL)} AS register, min(${sql.raw(RANK_BITS_SQL)}) AS bits
       FROM links.scan_day_visitors WHERE link_id = ${linkId} AND day = ANY(${days}::date[])
-    ) AS ranked
-    GROUP BY 1, 2`.execute(db);
-  return rows;
+      GROUP BY 1, 2
+    ) AS lowest`.execute(db);
+  return rows.map(({ day, register, bits }) => ({ day, register, rank: rankOf(Number(bits)) }));
 }
 
 /** Keeps the sketches of days that are over, so the next range that spans them reads 4 KiB a day. */

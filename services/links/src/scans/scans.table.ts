@@ -52,15 +52,21 @@ export interface ScanDayVisitorsTable {
   visitor_key: string;
 }
 
-/** links.scan_deltas: what batches added to the rollups and no folder has moved there yet. */
+/**
+ * links.scan_deltas: what batches added to the rollups and no folder has moved there yet, one row per
+ * combination of link, day and values a batch saw.
+ */
 export interface ScanDeltasTable {
   link_id: string;
   account_id: string;
   day: Day;
-  /** "" for the row holding the day's scans and new visitors; else a dimension of scan_day_values. */
-  dimension: string;
-  value: string;
+  country: string;
+  device_type: string;
+  os: string;
+  browser: string;
+  referrer_host: string;
   scans: number;
+  /** New visitor-days of the link and day in the row's batch (on one of the batch's rows for them; 0 on the others). */
   visitors: number;
 }
 

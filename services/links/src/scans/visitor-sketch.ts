@@ -13,12 +13,23 @@ export const SKETCH_REGISTERS = 1 << SKETCH_PRECISION;
 const RANK_BITS = 64 - SKETCH_PRECISION;
 
 /**
- * The SQL (over a relation with a `visitor_key` column) that gives each visitor's register and rank:
- * `hashtextextended` is Postgres's 64-bit hash of text, on PGlite too. Casting a bigint to bit(52)
- * keeps its low 52 bits.
+ * The SQL (over a relation with a `visitor_key` column) that gives each visitor's register:
+ * `hashtextextended` is Postgres's 64-bit hash of text, on PGlite too.
  */
 export const REGISTER_SQL = `((hashtextextended(visitor_key, 0) >> ${RANK_BITS}) & ${SKETCH_REGISTERS - 1})::int`;
-export const RANK_SQL = `(${RANK_BITS + 1} - length(ltrim(hashtextextended(visitor_key, 0)::bit(${RANK_BITS})::text, '0')))::int`;
+/**
+ * The SQL giving the other RANK_BITS bits of a visitor's hash, as a bigint below 2^52 (so exact as a
+ * JS number). The lowest of them in a register has its highest rank, so Postgres only keeps a
+ * minimum per register, an integer aggregate, and {@link rankOf} turns it into the rank.
+ */
+export const RANK_BITS_SQL = `(hashtextextended(visitor_key, 0) & ${2 ** RANK_BITS - 1})`;
+
+/** The rank of a visitor whose hash ends in `bits` (below 2^52): one plus the leading zeros of those 52 bits. */
+export function rankOf(bits: number): number {
+  const high = Math.floor(bits / 2 ** 32);
+  const length = high > 0 ? 64 - Math.clz32(high) : 32 - Math.clz32(bits >>> 0);
+  return RANK_BITS + 1 - length;
+}
 
 /** An empty sketch. */
 export function emptySketch(): Uint8Array {

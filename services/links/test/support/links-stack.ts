@@ -3,6 +3,7 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { DomainService, LinkService, RedirectService, type Domain } from "@qrplatform/api/links";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
+import { MIGRATED_PLATFORM } from "../../../../tools/testing/migrated-platform.js";
 import { createLogger, inProcessTransport } from "@qrplatform/platform";
 import { buildLinks, type LinksModule, type LinksOptions } from "../../src/server.js";
 import { TestDnsServer } from "./dns-server.js";
@@ -52,7 +53,7 @@ export interface LinksStack {
 }
 
 export async function startLinks(options: Partial<LinksOptions> = {}): Promise<LinksStack> {
-  const database = await openTestDatabase();
+  const database = await openTestDatabase(MIGRATED_PLATFORM);
   const dns = await new TestDnsServer().start();
   const module = await buildLinks({
     db: database.db,

@@ -1,0 +1,107 @@
+import { timestampDate, timestampMs, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { z } from "zod";
+import type { Scan } from "@qrplatform/api/links";
+import { canonicalId, isUuid, uuidSchema, validate } from "@qrplatform/platform";
+
+// A RecordScans batch checked against the scan rules and turned into columns (scanColumnsOf), and
+// batches joined for one statement (joinScanColumns).
+
+/**
+ * A batch of scans as one array per column, the shape the storing statement takes them in: built once
+ * from the RecordScans request, joined with the batches beside it, sent as one array per column.
+ * The owning account is not among them: it comes from the link.
+ */
+export interface ScanColumns {
+  id: string[];
+  linkId: string[];
+  /** When each scan was made, in Unix milliseconds. */
+  scannedAtMs: number[];
+  /** ISO 3166-1 alpha-2, or "" when unknown. */
+  country: string[];
+  deviceType: string[];
+  os: string[];
+  browser: string[];
+  /** "" when the scan had no referrer. */
+  referrerHost: string[];
+  visitorKey: string[];
+}
+
+function emptyScanColumns(): ScanColumns {
+  return { id: [], linkId: [], scannedAtMs: [], country: [], deviceType: [], os: [], browser: [], referrerHost: [], visitorKey: [] };
+}
+
+/** The batches one after another, as one batch. */
+export function joinScanColumns(batches: readonly ScanColumns[]): ScanColumns {
+  if (batches.length === 1) return batches[0]!;
+  const joined = emptyScanColumns();
+  for (const batch of batches) {
+    for (const key of Object.keys(joined) as (keyof ScanColumns)[]) {
+      const column = joined[key] as unknown[];
+      for (const value of batch[key]) column.push(value);
+    }
+  }
+  return joined;
+}
+
+/** The most scans one RecordScans call may carry. */
+export const MAX_SCANS_PER_BATCH = 5000;
+
+/** What every scan of a RecordScans batch must be; refusals name the scan's field. */
+const scanSchema = z.object({
+  id: uuidSchema,
+  linkId: uuidSchema,
+  scanTime: z.date(),
+  country: z.string().regex(/^([A-Z]{2})?$/, "must be an ISO 3166-1 alpha-2 code or empty"),
+  deviceType: z.enum(["mobile", "tablet", "desktop", "other"]),
+  os: z.string().max(64),
+  browser: z.string().max(64),
+  referrerHost: z.string().max(253),
+  visitorKey: z.string().min(1).max(64),
+});
+export const batchSchema = z.array(scanSchema).max(MAX_SCANS_PER_BATCH);
+
+/**
+ * The batch as the statement takes it, one array per column, once every scan passes scanSchema. A
+ * batch that {@link plainlyValid} accepts is certain to pass it and skips zod, whose per-scan cost was
+ * the largest part of the links process's work per stored scan; any other batch meets zod, which
+ * names each problem.
+ */
+export function scanColumnsOf(scans: Scan[]): ScanColumns {
+  if (!plainlyValid(scans)) {
+    validate(batchSchema, scans.map((scan) => ({ ...scan, scanTime: scan.scanTime ? timestampDate(scan.scanTime) : undefined })));
+  }
+  const columns = emptyScanColumns();
+  for (const scan of scans) {
+    columns.id.push(canonicalId(scan.id));
+    columns.linkId.push(canonicalId(scan.linkId));
+    columns.scannedAtMs.push(scanTimeMs(scan.scanTime!));
+    columns.country.push(scan.country);
+    columns.deviceType.push(scan.deviceType);
+    columns.os.push(scan.os);
+    columns.browser.push(scan.browser);
+    columns.referrerHost.push(scan.referrerHost);
+    columns.visitorKey.push(scan.visitorKey);
+  }
+  return columns;
+}
+
+const DEVICE_TYPES: ReadonlySet<string> = new Set(scanSchema.shape.deviceType.options);
+const isCountry = (value: string) => value === "" || /^[A-Z]{2}$/.test(value);
+
+/** Whether every scan passes scanSchema by plain comparisons only; false sends the batch to zod for its problems. */
+export function plainlyValid(scans: Scan[]): boolean {
+  if (scans.length > MAX_SCANS_PER_BATCH) return false;
+  for (const scan of scans) {
+    if (!isUuid(scan.id) || !isUuid(scan.linkId) || scan.scanTime === undefined || !Number.isFinite(scanTimeMs(scan.scanTime))) return false;
+    if (!isCountry(scan.country) || !DEVICE_TYPES.has(scan.deviceType)) return false;
+    if (scan.os.length > 64 || scan.browser.length > 64 || scan.referrerHost.length > 253) return false;
+    if (scan.visitorKey.length < 1 || scan.visitorKey.length > 64) return false;
+  }
+  return true;
+}
+
+/** A scan's time in milliseconds, as its Date would hold it; NaN past what a Date holds. */
+function scanTimeMs(time: Timestamp): number {
+  const ms = timestampMs(time);
+  return Math.abs(ms) <= 8.64e15 ? ms : Number.NaN;
+}
