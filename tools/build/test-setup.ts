@@ -1,7 +1,9 @@
 // vitest's global setup: compiles the processes once per run, so that the tests that start the
-// platform as separate processes run the compiled dist/ files, as the container image does.
+// platform as separate processes run the compiled dist/ files, as the container image does; and makes
+// the empty PGlite cluster every in-memory test database starts from.
+import { prepareEmptyPgliteArchive } from "@qrplatform/db/testing";
 import { buildAll } from "./build.js";
 
 export default async function setup(): Promise<void> {
-  await buildAll();
+  await Promise.all([buildAll(), prepareEmptyPgliteArchive()]);
 }

@@ -65,7 +65,7 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- end }}
 
 {{/* DATABASE_URL from the database secret. */}}
-{{/* REDIS_URL from redisUrl.secretName, when one is given: the edge's quotas, the links' invalidations and tenancy's announcements of key and account changes to the edges. */}}
+{{/* REDIS_URL from redisUrl.secretName, when one is given: the edge's quotas, the links' invalidations and announcements of stored scans to the catalogs, and tenancy's announcements of key and account changes to the edges. */}}
 {{- define "qr-platform.redisEnv" -}}
 {{- with .Values.redisUrl.secretName }}
 - name: REDIS_URL

@@ -2,12 +2,18 @@ import type { Migrations } from "@qrplatform/db";
 import * as workspacesAndQrCodes from "./20261122T1600_workspaces_and_qr_codes.js";
 import * as scanTotalsInLinks from "./20261123T1400_scan_totals_in_links.js";
 import * as pendingLinkOperations from "./20261124T0900_pending_link_operations.js";
+import * as qrCodeIdempotencyKeys from "./20261220T1000_qr_code_idempotency_keys.js";
+import * as webhooks from "./20261230T1000_webhooks.js";
+import * as webhookDeliveryAttempts from "./20270110T1000_webhook_delivery_attempts.js";
 
 /** The catalog schema's migrations, oldest first. */
 export const migrations: Migrations = {
   "20261122T1600_workspaces_and_qr_codes": workspacesAndQrCodes,
   "20261123T1400_scan_totals_in_links": scanTotalsInLinks,
   "20261124T0900_pending_link_operations": pendingLinkOperations,
+  "20261220T1000_qr_code_idempotency_keys": qrCodeIdempotencyKeys,
+  "20261230T1000_webhooks": webhooks,
+  "20270110T1000_webhook_delivery_attempts": webhookDeliveryAttempts,
 };
 
 /** The Postgres schema that holds the catalog's tables. */

@@ -1,10 +1,13 @@
 import type { Client } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import type { TenancyService } from "@qrplatform/api/tenancy";
-import type { AnalyticsService, LinkService } from "@qrplatform/api/links";
+import type { LinkService } from "@qrplatform/api/links";
 import type { RenderingService } from "@qrplatform/api/rendering";
 import type { Logger, PageTokens } from "@qrplatform/platform";
+import type { DesignCheck } from "./qr-codes/design-check.js";
+import type { ScanTotals } from "./qr-codes/scan-totals.js";
 import type { CatalogTables } from "./tables.js";
+import type { WebhookOptions } from "./webhooks/webhook-options.js";
 
 /** What the catalog's handlers need; built once by server.ts. */
 export interface CatalogDeps {
@@ -16,8 +19,12 @@ export interface CatalogDeps {
   readonly tenancy: Client<typeof TenancyService>;
   /** The short link behind each QR code. */
   readonly links: Client<typeof LinkService>;
-  /** Scan totals of those links. */
-  readonly analytics: Client<typeof AnalyticsService>;
+  /** Scan totals of those links: the links service's, kept while it announces stored scans. */
+  readonly scanTotals: ScanTotals;
   /** Design validation. */
   readonly rendering: Client<typeof RenderingService>;
+  /** Rendering's check of a design before its content is known, kept for designs without a logo. */
+  readonly checkDesign: DesignCheck;
+  /** How webhooks are delivered: which endpoint URLs are accepted, timeouts, retries. */
+  readonly webhooks: WebhookOptions;
 }

@@ -4,6 +4,7 @@ import {
   MoveQrCodeResponseSchema,
   QrCodeService,
   UpdateQrCodeRequestSchema,
+  WebhookEndpointService,
   WorkspaceService,
 } from "@qrplatform/api/catalog";
 import type { CatalogDeps } from "./deps.js";
@@ -21,6 +22,16 @@ import {
   listWorkspaces,
   updateWorkspace,
 } from "./workspaces/workspaces.handlers.js";
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  getWebhookEndpoint,
+  listWebhookDeliveries,
+  getWebhookDelivery,
+  listWebhookEndpoints,
+  rotateWebhookEndpointSecret,
+  updateWebhookEndpoint,
+} from "./webhooks/webhook-endpoints.handlers.js";
 
 /** Registers the catalog's services. */
 export function registerRoutes(router: ConnectRouter, deps: CatalogDeps): void {
@@ -47,5 +58,15 @@ export function registerRoutes(router: ConnectRouter, deps: CatalogDeps): void {
     },
     deleteQrCode: (req) => deleteQrCodeById(deps, req),
     getCapacity: (req) => getCapacity(deps, req),
+  });
+  router.service(WebhookEndpointService, {
+    createWebhookEndpoint: (req) => createWebhookEndpoint(deps, req),
+    getWebhookEndpoint: (req) => getWebhookEndpoint(deps, req),
+    listWebhookEndpoints: (req) => listWebhookEndpoints(deps, req),
+    updateWebhookEndpoint: (req) => updateWebhookEndpoint(deps, req),
+    deleteWebhookEndpoint: (req) => deleteWebhookEndpoint(deps, req),
+    rotateWebhookEndpointSecret: (req) => rotateWebhookEndpointSecret(deps, req),
+    listWebhookDeliveries: (req) => listWebhookDeliveries(deps, req),
+    getWebhookDelivery: (req) => getWebhookDelivery(deps, req),
   });
 }

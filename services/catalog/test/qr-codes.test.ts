@@ -1,5 +1,5 @@
 // The catalog's QR codes against real tenancy, links and rendering modules on one test database.
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { QrCodeService, QrCodeStatus, WorkspaceService } from "@qrplatform/api/catalog";
@@ -63,6 +63,28 @@ beforeAll(async () => {
 });
 afterAll(() => database?.close());
 
+/** Codes that take capacity, written straight to the table: hundreds of creates would only slow the tests. */
+async function insertCodesDirectly(accountId: string, count: number, overrides: { vanity_domain_id?: string; vanity_url?: string } = {}): Promise<void> {
+  await database.db
+    .withSchema("catalog")
+    .insertInto("qr_codes")
+    .values(
+      Array.from({ length: count }, () => ({
+        id: randomUUID(),
+        account_id: accountId,
+        name: "existing",
+        destination_url: "https://example.com/",
+        status: "active",
+        link_id: randomUUID(),
+        vanity_url: "http://qr.test/x",
+        canonical_url: "http://qr.test/x",
+        design: "{}",
+        ...overrides,
+      })),
+    )
+    .execute();
+}
+
 describe("capacity", () => {
   it("admits exactly one of 20 concurrent creates at capacity minus one, every time", async () => {
     const { qrCodes } = await catalogWith();
@@ -104,25 +126,8 @@ describe("custom-link capacity", () => {
       dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
       await domains.verifyDomain({ accountId, domainId: domain!.id });
 
-      // 999 codes already on the custom domain (written directly: 999 creates would only slow the test).
-      await database.db
-        .withSchema("catalog")
-        .insertInto("qr_codes")
-        .values(
-          Array.from({ length: 999 }, () => ({
-            id: randomUUID(),
-            account_id: accountId,
-            name: "existing",
-            destination_url: "https://example.com/",
-            status: "active",
-            link_id: randomUUID(),
-            vanity_domain_id: domain!.id,
-            vanity_url: "https://go.scale.example/x",
-            canonical_url: "http://qr.test/x",
-            design: "{}",
-          })),
-        )
-        .execute();
+      // 999 codes already on the custom domain.
+      await insertCodesDirectly(accountId, 999, { vanity_domain_id: domain!.id, vanity_url: "https://go.scale.example/x" });
 
       const vanity = (slug: string) =>
         qrCodes.createQrCode({ accountId, name: slug, destinationUrl: "https://example.com/", vanityDomainId: domain!.id, vanitySlug: slug });
@@ -315,5 +320,118 @@ describe("crash consistency between codes and links", () => {
     const next = await restarted();
     expect(await next.reconciler.runOnce()).toMatchObject({ createsUndone: 1, failed: 0 });
     await expectConsistent(accountId, next.qrCodes);
+  });
+});
+
+describe("idempotency keys", () => {
+  const digest = (text: string) => new Uint8Array(createHash("sha256").update(text).digest());
+
+  /** An origin account (100 codes) with 99 places taken. */
+  async function accountWithOnePlaceLeft(): Promise<string> {
+    const accountId = await originAccount();
+    await insertCodesDirectly(accountId, 99);
+    return accountId;
+  }
+
+  it("makes one code for a key however often and however concurrently the create is repeated, in one place of capacity", async () => {
+    const { qrCodes } = await catalogWith();
+    const accountId = await accountWithOnePlaceLeft();
+    const idempotencyKey = { key: randomUUID(), fingerprint: digest("the last place") };
+    const create = () => qrCodes.createQrCode({ accountId, name: "Last", destinationUrl: "https://example.com/last", idempotencyKey });
+
+    const results = await Promise.allSettled(Array.from({ length: 20 }, create));
+    const made = results.filter((r) => r.status === "fulfilled").map((r) => r.value.qrCode!.id);
+    expect(made.length).toBeGreaterThan(0);
+    expect(new Set(made).size).toBe(1);
+    // A repeat that meets the first create still making its link is told to come back, never given a second code.
+    for (const r of results) if (r.status === "rejected") expect(reasonOf(r.reason)).toBe("idempotency_key_in_progress");
+
+    // The account is full now, but a repeat is not a new create: it gets its code, not a capacity refusal.
+    const repeat = await create();
+    expect(repeat.qrCode!.id).toBe(made[0]);
+    expect((await qrCodes.getCapacity({ accountId })).capacity).toMatchObject({ qrCodesUsed: 100n, qrCodesLimit: 100n });
+    const other = await qrCodes.createQrCode({ accountId, name: "Other", destinationUrl: "https://example.com/", idempotencyKey: { ...idempotencyKey, key: randomUUID() } }).catch((e: unknown) => e);
+    expect(reasonOf(other)).toBe("qr_code_limit_reached");
+  });
+
+  it("answers a repeat while the first create is running with idempotency_key_in_progress, and with the code once it is done", async () => {
+    let entered!: () => void;
+    const inLinkCall = new Promise<void>((resolve) => (entered = resolve));
+    let letGo!: () => void;
+    const released = new Promise<void>((resolve) => (letGo = resolve));
+    const holdCreateLink: Interceptor = (next) => async (req) => {
+      if (req.method.name === "CreateLink") {
+        entered();
+        await released;
+      }
+      return next(req);
+    };
+    const slow = await catalogWith([holdCreateLink]);
+    const { qrCodes } = await catalogWith();
+    const accountId = await originAccount();
+    const idempotencyKey = { key: "order-7", fingerprint: digest("order 7") };
+    const request = { accountId, name: "Order 7", destinationUrl: "https://example.com/7", idempotencyKey };
+
+    const first = slow.qrCodes.createQrCode(request);
+    await inLinkCall;
+    const busy = await qrCodes.createQrCode(request).catch((e: unknown) => ConnectError.from(e));
+    expect([(busy as ConnectError).code, reasonOf(busy)]).toEqual([Code.Aborted, "idempotency_key_in_progress"]);
+    letGo();
+    const made = (await first).qrCode!;
+    expect((await qrCodes.createQrCode(request)).qrCode).toMatchObject({ id: made.id, vanityUrl: made.vanityUrl });
+    expect((await qrCodes.listQrCodes({ accountId })).qrCodes.map((code) => code.id)).toEqual([made.id]);
+  });
+
+  it("refuses a key first used for another request, keeps keys per account, and frees the key of a create that failed", async () => {
+    const { qrCodes } = await catalogWith();
+    const [accountId, otherAccountId] = [await originAccount(), await originAccount()];
+    const key = "shared-key";
+    const made = await qrCodes.createQrCode({ accountId, name: "A", destinationUrl: "https://example.com/a", idempotencyKey: { key, fingerprint: digest("a") } });
+
+    const reused = await qrCodes.createQrCode({ accountId, name: "B", destinationUrl: "https://example.com/b", idempotencyKey: { key, fingerprint: digest("b") } }).catch((e: unknown) => ConnectError.from(e));
+    expect([(reused as ConnectError).code, reasonOf(reused)]).toEqual([Code.FailedPrecondition, "idempotency_key_reused"]);
+    const elsewhere = await qrCodes.createQrCode({ accountId: otherAccountId, name: "A", destinationUrl: "https://example.com/a", idempotencyKey: { key, fingerprint: digest("a") } });
+    expect(elsewhere.qrCode!.id).not.toBe(made.qrCode!.id);
+
+    // A create refused by the links service leaves no code, so its key names nothing: the retry runs again.
+    const refusedKey = { key: "refused", fingerprint: digest("refused") };
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const refused = await qrCodes.createQrCode({ accountId, name: "R", destinationUrl: "javascript:alert(1)", idempotencyKey: refusedKey }).catch((e: unknown) => ConnectError.from(e));
+      expect((refused as ConnectError).code).toBe(Code.InvalidArgument);
+    }
+    expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n);
+  });
+
+  it("lets a key older than a day name a new create, as the edge forgets it then", async () => {
+    const { qrCodes } = await catalogWith();
+    const accountId = await originAccount();
+    const idempotencyKey = { key: "daily-report", fingerprint: digest("report") };
+    const request = { accountId, name: "Report", destinationUrl: "https://example.com/report", idempotencyKey };
+    const first = (await qrCodes.createQrCode(request)).qrCode!;
+    await database.db
+      .withSchema("catalog")
+      .updateTable("qr_codes")
+      .set({ created_at: new Date(Date.now() - 25 * 3600 * 1000) })
+      .where("id", "=", first.id)
+      .execute();
+    const second = (await qrCodes.createQrCode(request)).qrCode!;
+    expect(second.id).not.toBe(first.id);
+    expect((await qrCodes.createQrCode(request)).qrCode!.id).toBe(second.id);
+  });
+
+  it("checks the key it is given", async () => {
+    const { qrCodes } = await catalogWith();
+    const accountId = await originAccount();
+    for (const idempotencyKey of [
+      { key: "", fingerprint: digest("x") },
+      { key: "k".repeat(301), fingerprint: digest("x") },
+      { key: "tab\there", fingerprint: digest("x") },
+      { key: "fine", fingerprint: new Uint8Array(31) },
+    ]) {
+      const error = await qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/", idempotencyKey }).catch((e: unknown) => ConnectError.from(e));
+      expect(reasonOf(error)).toBe("validation_error");
+      expect(errorInfoOf(error as ConnectError)?.fieldViolations[0]?.field).toMatch(/^idempotency_key\./);
+    }
+    expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(0n);
   });
 });

@@ -19,7 +19,7 @@ import {
 } from "@qrplatform/platform";
 import { DEFAULT_IN_FLIGHT_WAIT_MS } from "./http/idempotency.js";
 import { memoryQuotaStore, redisQuotaStore } from "./http/quota.js";
-import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "./server.js";
+import { buildEdge, DEFAULT_EXPORT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES } from "./server.js";
 
 startTelemetry({ service: "edge" });
 const config = readConfig(
@@ -35,6 +35,7 @@ const config = readConfig(
     SERVICE_TOKEN: secretVar(),
     MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
     IDEMPOTENCY_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(DEFAULT_IN_FLIGHT_WAIT_MS),
+    EXPORT_CACHE_BYTES: z.coerce.number().int().min(0).default(DEFAULT_EXPORT_CACHE_BYTES),
     LOG_LEVEL: logLevelVar(),
   }).merge(metricsEnv),
 );
@@ -64,6 +65,7 @@ const app = buildEdge({
   metrics,
   idempotency: { inFlightWaitMs: config.IDEMPOTENCY_WAIT_MS },
   accessChanges,
+  exportCacheBytes: config.EXPORT_CACHE_BYTES,
 });
 const server = await listenHttp({ handler: app, host: config.HOST, port: config.PORT, logger, name: "REST edge" });
 

@@ -10,9 +10,12 @@ import { getAccount } from "./resources/account.js";
 import { analyticsHandler } from "./resources/analytics.js";
 import { domainHandlers } from "./resources/domains.js";
 import { exportHandler } from "./resources/export.js";
+import type { ExportedImages } from "./resources/exported-images.js";
 import { qrCodeHandlers, qrCodeJson } from "./resources/qr-codes.js";
 import { bulkCreateHandler } from "./resources/qr-codes-bulk.js";
+import { webhookHandlers } from "./resources/webhooks.js";
 import { workspaceHandlers } from "./resources/workspaces.js";
+import { workspaceExportHandler } from "./resources/workspace-export.js";
 
 type Method = "get" | "post" | "patch" | "delete";
 
@@ -28,6 +31,8 @@ export function registerApiRoutes(
     authenticateKey: AuthenticateKey;
     /** Makes a POST with an Idempotency-Key safe to retry (http/idempotency.ts). */
     idempotent: RequestHandler;
+    /** Images exported before, answered again without a render call. */
+    exportedImages: ExportedImages;
   },
 ): void {
   // Bodies are read only after the key is accepted and counted, so anonymous callers cannot make us parse them.
@@ -46,6 +51,7 @@ export function registerApiRoutes(
   const workspaces = workspaceHandlers(clients.workspaces);
   const qrCodes = qrCodeHandlers(clients.qrCodes, options.apiBaseUrl);
   const domains = domainHandlers(clients.domains);
+  const webhooks = webhookHandlers(clients.webhooks);
 
   route("/account", { get: ["account:read", getAccount] });
   route("/workspaces", { get: ["workspaces:read", workspaces.list], post: ["workspaces:write", workspaces.create] });
@@ -57,6 +63,9 @@ export function registerApiRoutes(
   route("/workspaces/:workspace_id/qr-codes/bulk", {
     post: ["qr_codes:write", bulkCreateHandler(clients.workspaces, qrCodes.createOne, (req, qrCode) => qrCodeJson(qrCode, options.apiBaseUrl(req)))],
   });
+  route("/workspaces/:workspace_id/qr-codes/export", {
+    get: ["export:read", workspaceExportHandler(clients.workspaces, clients.qrCodes, clients.rendering)],
+  });
   route("/qr-codes", { get: ["qr_codes:read", qrCodes.listAll] });
   route("/qr-codes/:id", {
     get: ["qr_codes:read", qrCodes.get],
@@ -64,6 +73,15 @@ export function registerApiRoutes(
     delete: ["qr_codes:write", qrCodes.remove],
   });
   route("/qr-codes/:id/analytics", { get: ["analytics:read", analyticsHandler(clients.qrCodes, clients.analytics)] });
-  route("/qr-codes/:id/export", { get: ["export:read", exportHandler(clients.qrCodes, clients.rendering)] });
+  route("/qr-codes/:id/export", { get: ["export:read", exportHandler(clients.qrCodes, clients.rendering, options.exportedImages)] });
   route("/domains", { get: ["domains:read", domains.list] });
+  route("/webhooks", { get: ["webhooks:read", webhooks.list], post: ["webhooks:write", webhooks.create] });
+  route("/webhooks/:id", {
+    get: ["webhooks:read", webhooks.get],
+    patch: ["webhooks:write", webhooks.update],
+    delete: ["webhooks:write", webhooks.remove],
+  });
+  route("/webhooks/:id/rotate-secret", { post: ["webhooks:write", webhooks.rotateSecret] });
+  route("/webhooks/:id/deliveries", { get: ["webhooks:read", webhooks.listDeliveries] });
+  route("/webhooks/:id/deliveries/:delivery_id", { get: ["webhooks:read", webhooks.getDelivery] });
 }

@@ -4,7 +4,7 @@ import express from "express";
 import { pinoHttp } from "pino-http";
 import type { Logger } from "pino";
 import { noMetrics, traceHttpRequest, type AccessChangeBus, type Metrics } from "@qrplatform/platform";
-import { QrCodeService, WorkspaceService } from "@qrplatform/api/catalog";
+import { QrCodeService, WebhookEndpointService, WorkspaceService } from "@qrplatform/api/catalog";
 import { AnalyticsService, DomainService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
 import { IdempotencyKeyService, TenancyService } from "@qrplatform/api/tenancy";
@@ -18,6 +18,7 @@ import { cachedKeys, type AuthenticateKey } from "./http/key-cache.js";
 import { memoryQuotaStore, type QuotaStore } from "./http/quota.js";
 import { requestIdOf } from "./http/request-id.js";
 import { rememberRouteMount, requestMetrics, routeTemplateOf, UNMATCHED_ROUTE } from "./http/request-metrics.js";
+import { exportedImages } from "./resources/exported-images.js";
 import { registerApiRoutes } from "./routes.js";
 
 /** How the edge reaches the services: remote gRPC or in-process, the routes do not care. */
@@ -36,6 +37,7 @@ export interface EdgeClients {
   domains: Client<typeof DomainService>;
   analytics: Client<typeof AnalyticsService>;
   rendering: Client<typeof RenderingService>;
+  webhooks: Client<typeof WebhookEndpointService>;
 }
 
 /** What the edge is built from. */
@@ -68,10 +70,18 @@ export interface EdgeOptions {
    * tenancy, which is right for an edge in another process than tenancy with no Redis between them.
    */
   accessChanges?: AccessChangeBus;
+  /** Bytes of exported images kept to answer the same export again without rendering (default 32 MiB; 0 keeps none). */
+  exportCacheBytes?: number;
 }
 
 /** Room for a QR code with an inline logo; anything bigger is a mistake or an attack. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+/** Bytes of exported images an edge keeps unless told otherwise (EXPORT_CACHE_BYTES). */
+export const DEFAULT_EXPORT_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** How long an exported image is answered again without rendering: a new renderer's drawing reaches every export within it. */
+export const EXPORT_CACHE_TTL_MS = 10 * 60_000;
 
 /** The public API base path. */
 export const API_BASE_PATH = "/api/v1";
@@ -86,6 +96,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
     domains: createClient(DomainService, transports.links),
     analytics: createClient(AnalyticsService, transports.links),
     rendering: createClient(RenderingService, transports.rendering),
+    webhooks: createClient(WebhookEndpointService, transports.catalog),
   };
   const askTenancy: AuthenticateKey = (secret) => clients.tenancy.authenticateApiKey({ secret });
   const authenticateKey = options.accessChanges ? cachedKeys(askTenancy, options.accessChanges).authenticate : askTenancy;
@@ -139,6 +150,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
     metrics,
     idempotent: idempotentRequests(tenancyIdempotencyStore(createClient(IdempotencyKeyService, transports.tenancy)), logger, options.idempotency),
     authenticateKey,
+    exportedImages: exportedImages({ maxBytes: options.exportCacheBytes ?? DEFAULT_EXPORT_CACHE_BYTES, ttlMs: EXPORT_CACHE_TTL_MS }),
   });
   app.use(API_BASE_PATH, api);
   app.use(API_BASE_PATH, routeNotFound);
@@ -155,6 +167,24 @@ export function buildEdge(options: EdgeOptions): express.Express {
   app.use(routeNotFound);
   app.use(errorHandler(logger));
   return app;
+}
+
+/** The first path segments the edge answers itself (compared in lower case: some of its routes ignore case). */
+const EDGE_SEGMENTS: ReadonlySet<string> = new Set(["api", "docs", "healthz", "readyz"]);
+
+/**
+ * Whether the edge may answer a request for this URL itself (the API, its document and reference
+ * page, the health checks) rather than hand it to its fallback. A process that serves short links
+ * beside the edge sends every other request straight to its redirector: a scan then skips Express,
+ * the access log's per-request child logger and the request metrics, none of which it uses (see
+ * `fallback`). Errs towards the edge, which still falls back for a path it does not own.
+ */
+export function isEdgeUrl(url: string): boolean {
+  // Absolute-form and other odd request targets are left to Express, which knows how to read them.
+  if (!url.startsWith("/")) return true;
+  const cut = url.slice(1).search(/[/?#;]/);
+  const segment = cut < 0 ? url.slice(1) : url.slice(1, cut + 1);
+  return EDGE_SEGMENTS.has(segment.toLowerCase());
 }
 
 /** Whether a path is the API's (the base path itself or below it), not a short link, health check or the docs. */

@@ -39,6 +39,7 @@ const MAX_ERROR_BYTES = 8192;
 interface GeneratedRequest {
   path: string;
   body?: unknown;
+  headers?: Record<string, string>;
 }
 
 describe("generated requests", () => {
@@ -46,6 +47,8 @@ describe("generated requests", () => {
   let key: string;
   /** Ids of resources the key's account has, so valid requests also reach real ones. */
   const existing: Record<string, string[]> = {};
+  /** Ids an operation uses instead of the shared ones, by operationId. */
+  const existingFor: Record<string, Record<string, string[]>> = {};
   let naughtyTried = 0;
 
   beforeAll(async () => {
@@ -57,13 +60,30 @@ describe("generated requests", () => {
       key,
       body: { name: "Generated", destination_url: "https://example.com" },
     });
+    const { body: webhook } = await call(stack.baseUrl, "POST", "/webhooks", {
+      key,
+      body: { url: "https://93.184.215.14/hook", event_types: ["qr_code.created"] },
+    });
     existing.workspace_id = [workspace.id];
     existing.id = [code.id];
+    existing.webhook_id = [webhook.id];
+    // A code made after the endpoint gives it a delivery (pending: no worker sends it here).
+    await call(stack.baseUrl, "POST", `/workspaces/${workspace.id}/qr-codes`, { key, body: { name: "Delivered", destination_url: "https://example.com" } });
+    const { body: deliveries } = await call(stack.baseUrl, "GET", `/webhooks/${webhook.id}/deliveries`, { key });
+    existing.delivery_id = deliveries.data.map((delivery: { id: string }) => delivery.id);
+    // The workspace export renders every code of a workspace, and the generated creates fill the shared one:
+    // it gets a workspace of its own, with one code.
+    const { body: exported } = await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name: "Exported" } });
+    await call(stack.baseUrl, "POST", `/workspaces/${exported.id}/qr-codes`, { key, body: { name: "Exported", destination_url: "https://example.com" } });
+    existingFor.exportWorkspaceQrCodes = { workspace_id: [exported.id] };
   }, 120_000);
   afterAll(() => stack?.close());
 
   const parametersOf = (path: string, operation: DocNode): DocNode[] =>
     [...(openApiDocument.paths[path].parameters ?? []), ...(operation.parameters ?? [])].map(resolveRef);
+
+  /** Which existing ids a path parameter takes: `id` names a QR code, except under /webhooks. */
+  const existingKey = (path: string, name: string) => (path.startsWith("/webhooks/") && name === "id" ? "webhook_id" : name);
 
   /** A request the document allows: known or random ids, in-range query values, a body of the request schema. */
   function validRequest(path: string, operation: DocNode): fc.Arbitrary<GeneratedRequest> {
@@ -72,7 +92,14 @@ describe("generated requests", () => {
     const queryParams = parameters.filter((p) => p.in === "query" && p.name !== "cursor");
     const body = operation.requestBody?.content?.["application/json"]?.schema;
     return fc.record({
-      ids: fc.tuple(...pathParams.map((p) => fc.oneof(fc.constantFrom(...(existing[p.name] ?? ["00000000-0000-4000-8000-000000000000"])), fc.uuid()))),
+      ids: fc.tuple(
+        ...pathParams.map((p) =>
+          fc.oneof(
+            fc.constantFrom(...(existingFor[operation.operationId]?.[p.name] ?? existing[existingKey(path, p.name)] ?? ["00000000-0000-4000-8000-000000000000"])),
+            fc.uuid(),
+          ),
+        ),
+      ),
       query: fc.tuple(...queryParams.map((p) => fc.option(validValue(p.schema), { nil: undefined }))),
       body: body ? fc.oneof(minimalValue(body), validValue(body)) : fc.constant(undefined),
     }).map(({ ids, query, body: generated }) => ({
@@ -111,7 +138,12 @@ describe("generated requests", () => {
         })),
       );
     }
-    if (body) ways.push(fc.tuple(valid, invalidValue(body)).map(([req, bad]) => ({ ...req, body: bad === undefined ? null : bad })));
+    if (body) {
+      // A string is a JSON value like any other here: sent raw, "" would be no body at all, which an optional body allows.
+      const asJson = (bad: unknown) =>
+        typeof bad === "string" ? { body: JSON.stringify(bad), headers: { "content-type": "application/json" } } : { body: bad === undefined ? null : bad };
+      ways.push(fc.tuple(valid, invalidValue(body)).map(([req, bad]) => ({ ...req, ...asJson(bad) })));
+    }
     return ways.length > 0 ? fc.oneof(...ways) : undefined;
   }
 
@@ -127,7 +159,7 @@ describe("generated requests", () => {
    * of bounded size, and on success every free-text field of the body read back as sent.
    */
   async function sendChecked(method: string, operation: DocNode, req: GeneratedRequest, statuses: number[], apiKey = key): Promise<ApiResponse> {
-    const res = await call(stack.baseUrl, method.toUpperCase(), req.path, { key: apiKey, body: req.body });
+    const res = await call(stack.baseUrl, method.toUpperCase(), req.path, { key: apiKey, body: req.body, headers: req.headers });
     statuses.push(res.status);
     const what = `${method} ${req.path} ${JSON.stringify(req.body)?.slice(0, 300)}`;
     expect(res.status, what).toBeLessThan(500);

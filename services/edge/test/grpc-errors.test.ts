@@ -26,6 +26,9 @@ const EXPECTED: [Code, string, number][] = [
   [Code.FailedPrecondition, "domain_not_verified", 409],
   [Code.FailedPrecondition, "domain_in_use", 409],
   [Code.ResourceExhausted, "render_queue_full", 429],
+  [Code.Aborted, "idempotency_key_in_progress", 409],
+  [Code.FailedPrecondition, "idempotency_key_reused", 422],
+  [Code.ResourceExhausted, "webhook_endpoint_limit_reached", 403],
 ];
 
 /** The (code, reason) pairs the services' sources throw with serviceError, invalidArgument and notFound. */
@@ -73,7 +76,8 @@ describe("known reasons", () => {
     expect(error.code).toBe(reason);
     expect(error.message).toBe("What happened and what to do.");
     expect(error.details).toEqual({ limit: 5, hostname: "qr.example" });
-    expect(error.headers["Retry-After"]).toBe(status === 429 ? "1" : undefined);
+    // A full render queue and a create still running under the same Idempotency-Key both clear within a second.
+    expect(error.headers["Retry-After"]).toBe(status === 429 || reason === "idempotency_key_in_progress" ? "1" : undefined);
   });
 
   it("an invalid key carries its challenge", () => {

@@ -14,6 +14,8 @@ interface Owner {
   workspaceId: string;
   qrCodeId: string;
   domainId: string;
+  webhookId: string;
+  deliveryId: string;
 }
 
 /** What each operation is, in this suite: reached with the owner's ids by a stranger, or not scoped to one resource. */
@@ -26,6 +28,14 @@ const PROBES: Record<string, Probe> = {
   createWorkspace: { kind: "list" },
   listQrCodes: { kind: "list" },
   listDomains: { kind: "list" },
+  listWebhookEndpoints: { kind: "list" },
+  createWebhookEndpoint: { kind: "list" },
+  getWebhookEndpoint: { kind: "path", method: "GET", path: (o) => `/webhooks/${o.webhookId}` },
+  updateWebhookEndpoint: { kind: "path", method: "PATCH", path: (o) => `/webhooks/${o.webhookId}`, body: { url: "https://evil.example/hook" } },
+  deleteWebhookEndpoint: { kind: "path", method: "DELETE", path: (o) => `/webhooks/${o.webhookId}` },
+  rotateWebhookEndpointSecret: { kind: "path", method: "POST", path: (o) => `/webhooks/${o.webhookId}/rotate-secret` },
+  listWebhookDeliveries: { kind: "path", method: "GET", path: (o) => `/webhooks/${o.webhookId}/deliveries` },
+  getWebhookDelivery: { kind: "path", method: "GET", path: (o) => `/webhooks/${o.webhookId}/deliveries/${o.deliveryId}` },
   getWorkspace: { kind: "path", method: "GET", path: (o) => `/workspaces/${o.workspaceId}` },
   updateWorkspace: { kind: "path", method: "PATCH", path: (o) => `/workspaces/${o.workspaceId}`, body: { name: "taken over" } },
   listWorkspaceQrCodes: { kind: "path", method: "GET", path: (o) => `/workspaces/${o.workspaceId}/qr-codes` },
@@ -41,6 +51,7 @@ const PROBES: Record<string, Probe> = {
     path: (o) => `/workspaces/${o.workspaceId}/qr-codes/bulk`,
     body: { items: [{ name: "planted", destination_url: "https://example.com" }] },
   },
+  exportWorkspaceQrCodes: { kind: "path", method: "GET", path: (o) => `/workspaces/${o.workspaceId}/qr-codes/export?format=svg&size=128` },
   getQrCode: { kind: "path", method: "GET", path: (o) => `/qr-codes/${o.qrCodeId}` },
   updateQrCode: {
     kind: "path",
@@ -80,6 +91,10 @@ describe("cross-account isolation", () => {
       "/qr-codes",
       `/qr-codes/${owner.qrCodeId}`,
       "/domains",
+      "/webhooks",
+      `/webhooks/${owner.webhookId}`,
+      `/webhooks/${owner.webhookId}/deliveries`,
+      `/webhooks/${owner.webhookId}/deliveries/${owner.deliveryId}`,
     ];
     const responses = await Promise.all(paths.map((path) => api("GET", path, { key: owner.key })));
     return responses.map((res, i) => `${paths[i]} ${res.status} ${JSON.stringify(res.body)}`);
@@ -91,7 +106,11 @@ describe("cross-account isolation", () => {
     const { domain } = await stack.domains.createDomain({ accountId: first.accountId, hostname: `iso-${randomBytes(4).toString("hex")}.example` });
     stack.dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
     await stack.domains.verifyDomain({ accountId: first.accountId, domainId: domain!.id });
-    owner = { ...first, domainId: domain!.id };
+    const { body: webhook } = await api("POST", "/webhooks", { key: first.key, body: { url: "https://93.184.215.14/hook", event_types: ["qr_code.created"] } });
+    // A code made after the endpoint gives it a delivery (pending: no worker sends it here).
+    await api("POST", `/workspaces/${first.workspaceId}/qr-codes`, { key: first.key, body: { name: "Delivered", destination_url: "https://example.com/d" } });
+    const { body: deliveries } = await api("GET", `/webhooks/${webhook.id}/deliveries`, { key: first.key });
+    owner = { ...first, domainId: domain!.id, webhookId: webhook.id, deliveryId: deliveries.data[0].id };
     stranger = await newAccount();
   }, 120_000);
   afterAll(() => stack?.close());
@@ -131,10 +150,10 @@ describe("cross-account isolation", () => {
 
   it("never lists the owner's resources to a stranger, and cursors do not cross accounts", async () => {
     const lists: ApiResponse[] = await Promise.all(
-      ["/workspaces", "/qr-codes", "/domains", `/workspaces/${stranger.workspaceId}/qr-codes`].map((path) => api("GET", path, { key: stranger.key })),
+      ["/workspaces", "/qr-codes", "/domains", "/webhooks", `/workspaces/${stranger.workspaceId}/qr-codes`].map((path) => api("GET", path, { key: stranger.key })),
     );
     const seen = JSON.stringify(lists.map((l) => l.body));
-    for (const id of [owner.accountId, owner.workspaceId, owner.qrCodeId, owner.domainId]) expect(seen).not.toContain(id);
+    for (const id of [owner.accountId, owner.workspaceId, owner.qrCodeId, owner.domainId, owner.webhookId]) expect(seen).not.toContain(id);
     expect((await api("GET", "/account", { key: stranger.key })).body.id).toBe(stranger.accountId);
 
     await api("POST", "/workspaces", { key: owner.key, body: { name: "Second" } });

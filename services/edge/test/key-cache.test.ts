@@ -8,8 +8,8 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AuthenticateApiKeyResponseSchema, SubscriptionTier, type AuthenticateApiKeyResponse } from "@qrplatform/api/tenancy";
-import { memoryAccessChanges, type AccessChangeBus } from "@qrplatform/platform";
-import { freePort, killRedis, scrapeMetrics, startRedis } from "@qrplatform/platform/testing";
+import { memoryAccessChanges } from "@qrplatform/platform";
+import { freePort, killRedis, scrapeMetrics, startRedis, switchableBus } from "@qrplatform/platform/testing";
 import { cachedKeys } from "../src/http/key-cache.js";
 import { call, expectError } from "./support/http.js";
 import { startStack, type Stack, type StackMode } from "./support/stack.js";
@@ -34,21 +34,6 @@ function fakeTenancy() {
       });
     },
   };
-}
-
-/** A memory bus whose connection the test decides. */
-function switchableBus(): AccessChangeBus & { up: boolean } {
-  const inner = memoryAccessChanges();
-  const bus = {
-    up: true,
-    publish: inner.publish,
-    subscribe: inner.subscribe,
-    close: inner.close,
-    get connected() {
-      return bus.up;
-    },
-  };
-  return bus;
 }
 
 describe("the edge's cache of authenticated keys", () => {
@@ -94,7 +79,7 @@ describe("the edge's cache of authenticated keys", () => {
     const tenancy = fakeTenancy();
     tenancy.keys.set("k1", { keyId: "key-1", accountId: "acct-1" });
     let now = 0;
-    const bus = switchableBus();
+    const bus = switchableBus(memoryAccessChanges());
     const cache = cachedKeys(tenancy.ask, bus, { now: () => now, unconfirmedTtlMs: 1000 });
     await cache.authenticate("k1");
     bus.up = false;
@@ -183,8 +168,10 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] two edge replicas", 
       expect((await scrapeMetrics(tenancyMetrics)).value("grpc_server_handled_total", AUTHENTICATIONS) - before).toBe(2);
     });
 
-    it("makes a create with a warm key three calls: the catalog, one design check, the link", async () => {
+    it("makes a create with a warm key three calls (the catalog, one design check, the link), and two once the design was checked", async () => {
       const { key } = await newKey();
+      // A design no earlier test used: the catalog keeps rendering's answers for designs without a logo.
+      const design = { foreground: `#0000${Math.floor(Math.random() * 0x80).toString(16).padStart(2, "0")}`, background: "#fffff0" };
       const workspace = await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name: "Hops" } });
       const rpcs = async () => {
         const [tenancy, rendering, links] = await Promise.all(["tenancy", "rendering", "links"].map((name) => scrapeMetrics(stack.metricsUrls![name as "links"])));
@@ -194,18 +181,42 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] two edge replicas", 
           createLink: links!.value("grpc_server_handled_total", { grpc_method: "CreateLink" }),
         };
       };
-      const before = await rpcs();
-      const created = await call(stack.baseUrl, "POST", `/workspaces/${workspace.body.id}/qr-codes`, {
+      const createdWith = async () => {
+        const before = await rpcs();
+        const created = await call(stack.baseUrl, "POST", `/workspaces/${workspace.body.id}/qr-codes`, {
+          key,
+          body: { name: "Menu", destination_url: "https://example.com/menu", design },
+        });
+        expect(created.status).toBe(201);
+        expect(created.body.design).toMatchObject(design);
+        const after = await rpcs();
+        return { tenancy: after.tenancy - before.tenancy, validateDesign: after.validateDesign - before.validateDesign, createLink: after.createLink - before.createLink };
+      };
+      expect(await createdWith()).toEqual({ tenancy: 0, validateDesign: 1, createLink: 1 });
+      expect(await createdWith()).toEqual({ tenancy: 0, validateDesign: 0, createLink: 1 });
+    });
+
+    it("answers an image exported before without a render call, and leaves revalidations to rendering", async () => {
+      const { key } = await newKey();
+      const workspace = await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name: "Exports" } });
+      const code = await call(stack.baseUrl, "POST", `/workspaces/${workspace.body.id}/qr-codes`, {
         key,
         body: { name: "Menu", destination_url: "https://example.com/menu" },
       });
-      expect(created.status).toBe(201);
-      const after = await rpcs();
-      expect({ tenancy: after.tenancy - before.tenancy, validateDesign: after.validateDesign - before.validateDesign, createLink: after.createLink - before.createLink }).toEqual({
-        tenancy: 0,
-        validateDesign: 1,
-        createLink: 1,
-      });
+      const renders = async () =>
+        (await scrapeMetrics(stack.metricsUrls!.rendering)).value("grpc_server_handled_total", { grpc_method: "RenderQrCode" });
+      const path = `/qr-codes/${code.body.id}/export?format=svg&size=200`;
+      const before = await renders();
+      const first = await call(stack.baseUrl, "GET", path, { key });
+      const again = await call(stack.baseUrl, "GET", path, { key });
+      expect(again.status).toBe(200);
+      expect(again.body).toEqual(first.body);
+      expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
+      expect(again.headers.get("content-disposition")).toBe(first.headers.get("content-disposition"));
+      expect((await renders()) - before).toBe(1);
+      const revalidated = await call(stack.baseUrl, "GET", path, { key, headers: { "if-none-match": first.headers.get("etag")! } });
+      expect(revalidated.status).toBe(304);
+      expect((await renders()) - before).toBe(2);
     });
 
     it("keeps no key longer than a second while Redis is away", async () => {

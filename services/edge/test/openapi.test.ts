@@ -65,6 +65,7 @@ describe("the OpenAPI document", () => {
         "GET /workspaces/{workspace_id}/qr-codes listWorkspaceQrCodes",
         "POST /workspaces/{workspace_id}/qr-codes createQrCode",
         "POST /workspaces/{workspace_id}/qr-codes/bulk bulkCreateQrCodes",
+        "GET /workspaces/{workspace_id}/qr-codes/export exportWorkspaceQrCodes",
         "GET /qr-codes listQrCodes",
         "GET /qr-codes/{id} getQrCode",
         "PATCH /qr-codes/{id} updateQrCode",
@@ -72,6 +73,14 @@ describe("the OpenAPI document", () => {
         "GET /qr-codes/{id}/analytics getQrCodeAnalytics",
         "GET /qr-codes/{id}/export exportQrCode",
         "GET /domains listDomains",
+        "GET /webhooks listWebhookEndpoints",
+        "POST /webhooks createWebhookEndpoint",
+        "GET /webhooks/{id} getWebhookEndpoint",
+        "PATCH /webhooks/{id} updateWebhookEndpoint",
+        "DELETE /webhooks/{id} deleteWebhookEndpoint",
+        "POST /webhooks/{id}/rotate-secret rotateWebhookEndpointSecret",
+        "GET /webhooks/{id}/deliveries listWebhookDeliveries",
+        "GET /webhooks/{id}/deliveries/{delivery_id} getWebhookDelivery",
       ].sort(),
     );
   });

@@ -2,12 +2,13 @@
 import { z } from "zod";
 import { databaseEnv } from "@qrplatform/db";
 import { createLogger, logLevelVar, metricsPortVar, onShutdownSignal, optionalVar, portVar, readConfig, startTelemetry } from "@qrplatform/platform";
+import { webhookEnv, webhookOptionsFromEnv } from "@qrplatform/catalog";
 import { redirectPathEnv } from "@qrplatform/links";
 import { startPlatform } from "./platform.js";
 
 startTelemetry({ service: "qr-platform" });
 const config = readConfig(
-  databaseEnv.merge(redirectPathEnv).extend({
+  databaseEnv.merge(redirectPathEnv).merge(webhookEnv).extend({
     HOST: z.string().default("127.0.0.1"),
     PORT: portVar(8080),
     GRPC_HOST: z.string().default("127.0.0.1"),
@@ -47,6 +48,7 @@ const platform = await startPlatform({
     concurrencyPerAccount: config.RENDER_CONCURRENCY_PER_ACCOUNT,
     queuedPerAccount: config.RENDER_QUEUE_PER_ACCOUNT,
   },
+  webhooks: webhookOptionsFromEnv(config),
   logger,
 });
 onShutdownSignal(logger, () => platform.close());

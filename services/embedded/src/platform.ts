@@ -1,14 +1,15 @@
 import { join } from "node:path";
 import type { Transport } from "@connectrpc/connect";
-import { buildCatalog } from "@qrplatform/catalog";
+import { buildCatalog, type WebhookOptions } from "@qrplatform/catalog";
 import { databaseReadiness, openDatabase } from "@qrplatform/db";
-import { buildEdge, DEFAULT_MAX_BODY_BYTES } from "@qrplatform/edge";
+import { buildEdge, DEFAULT_MAX_BODY_BYTES, isEdgeUrl } from "@qrplatform/edge";
 import { buildLinks, memoryInvalidationBus, startRedirectPath, type ScanRecorder } from "@qrplatform/links";
 import {
   inProcessTransport,
   lateHandler,
   listenHttp,
   memoryAccessChanges,
+  memoryScanChanges,
   noMetrics,
   processMetrics,
   serveGrpc,
@@ -52,6 +53,8 @@ export interface PlatformOptions {
   scanSpoolDir?: string | undefined;
   /** The rendering service's cache, concurrency and per-account queues; defaults when unset. */
   rendering?: RenderingOptions;
+  /** How webhooks are delivered; production's defaults when unset. */
+  webhooks?: Partial<WebhookOptions>;
 }
 
 /** A running embedded platform. */
@@ -99,8 +102,9 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   // One process: tenancy's announcements of revoked keys and changed accounts reach the edge in memory.
   const accessChanges = memoryAccessChanges(logger);
   const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: secrets.pageTokenSecret, accessChanges });
-  // One process: changes to links reach the redirector's cache in memory.
+  // One process: changes to links reach the redirector's cache in memory, and stored scans the catalog's.
   const invalidations = memoryInvalidationBus(logger);
+  const scanChanges = memoryScanChanges(logger);
   const links = await buildLinks({
     db: database.db,
     pageTokenSecret: secrets.pageTokenSecret,
@@ -108,6 +112,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     customDomainScheme: options.customDomainScheme,
     dnsResolver: options.dnsResolver,
     invalidations,
+    scanChanges,
   });
   const rendering = await buildRendering({ ...options.rendering, metrics });
   const catalog = await buildCatalog({
@@ -116,8 +121,11 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     transports: { tenancy: local([tenancy]), links: local([links]), rendering: local([rendering]) },
     logger,
     metrics,
+    webhooks: options.webhooks,
+    scanChanges,
   });
   catalog.reconciler.start();
+  catalog.webhooks.start();
   const modules = [tenancy, catalog, links, rendering];
 
   const grpc = await serveGrpc({ modules, credentials, logger, host: options.grpcHost, port: options.grpcPort, readiness, metrics });
@@ -136,17 +144,19 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     metrics,
   });
   let draining = false;
-  handler.set(
-    buildEdge({
-      transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]), rendering: local([rendering]) },
-      logger,
-      maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-      isDraining: () => draining,
-      fallback: redirectPath.handler,
-      metrics,
-      accessChanges,
-    }),
-  );
+  const edge = buildEdge({
+    transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]), rendering: local([rendering]) },
+    logger,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    isDraining: () => draining,
+    fallback: redirectPath.handler,
+    metrics,
+    accessChanges,
+  });
+  // Short links go straight to the redirector, as on the links process: a scan is the hottest
+  // request there is, and the edge's middleware (access log, request metrics) does nothing for it.
+  const shortLinks = redirectPath.handler;
+  handler.set((req, res) => (isEdgeUrl(req.url ?? "/") ? edge(req, res) : shortLinks(req, res)));
   const metricsHost = options.metricsHost ?? "127.0.0.1";
   const metricsServer =
     options.metricsPort === undefined ? undefined : await serveMetrics({ metrics, host: metricsHost, port: options.metricsPort, logger });
@@ -165,6 +175,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       // Every redirect has been answered; its scan is stored before the database closes.
       await redirectPath.close();
       await catalog.reconciler.stop();
+      await catalog.webhooks.stop();
       await rendering.renderer.close();
       await database.close();
       await metricsServer?.close();

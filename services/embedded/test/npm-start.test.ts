@@ -11,13 +11,13 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe("npm start", () => {
   it("serves a working platform that qrctl administers with no flags, and stops on SIGTERM", async () => {
-    const platform = await startPlatformProcess(dataDir);
+    const platform = await startPlatformProcess(dataDir, {}, "sources");
     const { apiUrl } = platform;
     try {
       expect(apiUrl, platform.output()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/);
       expect(platform.output()).toContain("npx qrctl accounts create");
 
-      const { accountId, key } = await accountWithKey(dataDir);
+      const { accountId, key } = await accountWithKey(dataDir, "sources");
       const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
       const me = await fetch(`${apiUrl}/account`, { headers });
       expect(await me.json()).toMatchObject({ id: accountId, name: "Acme", subscription_tier: "origin" });
@@ -35,6 +35,8 @@ describe("npm start", () => {
       const redirect = await fetch(code.vanity_url, { redirect: "manual" });
       expect(redirect.status).toBe(302);
       expect(redirect.headers.get("location")).toBe("https://example.com/menu?utm_source=table");
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n--- npm start printed:\n${platform.output()}`, { cause: error });
     } finally {
       expect(await platform.stop()).toBe(0);
     }

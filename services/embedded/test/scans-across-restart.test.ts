@@ -82,6 +82,15 @@ describe("scans across a restart", () => {
       // Never counted twice; lost at most what was answered in the last flush interval (250 ms, and a timer's slack).
       expect(afterKill).toBeLessThanOrEqual(100 + answeredAt.length);
       expect(afterKill).toBeGreaterThanOrEqual(100 + answeredAt.filter((at) => at < killedAt - 250 - 750).length);
+      // Every stored scan is in each breakdown and in the daily series once, whatever the kill caught half-folded.
+      const afterwards = (await api(`/qr-codes/${id}/analytics`)).body as {
+        total_scans: number;
+        daily: { scans: number }[];
+        operating_systems: { scans: number }[];
+        devices: { scans: number }[];
+      };
+      const sum = (entries: { scans: number }[]) => entries.reduce((total, entry) => total + entry.scans, 0);
+      expect([afterwards.total_scans, sum(afterwards.daily), sum(afterwards.operating_systems), sum(afterwards.devices)]).toEqual(Array(4).fill(afterKill));
     } finally {
       await platform.stop();
     }

@@ -6,6 +6,7 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { DomainService, DomainState } from "@qrplatform/api/links";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
+import { MIGRATED_PLATFORM } from "../../../tools/testing/migrated-platform.js";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
 import { TestDnsServer } from "../../links/test/support/dns-server.js";
@@ -20,7 +21,7 @@ let server: GrpcServer;
 let links: Client<typeof DomainService>;
 let cluster: Cluster;
 beforeAll(async () => {
-  database = await openTestDatabase();
+  database = await openTestDatabase(MIGRATED_PLATFORM);
   dns = await new TestDnsServer().start();
   const linksModule = await buildLinks({
     db: database.db,

@@ -9,6 +9,7 @@ import { createClient } from "@connectrpc/connect";
 import { DomainService } from "@qrplatform/api/links";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
+import { MIGRATED_PLATFORM } from "../../../tools/testing/migrated-platform.js";
 import { startFakeKubeApiServer, type FakeKubeApiServer } from "@qrplatform/fake-kube-apiserver";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
@@ -30,7 +31,7 @@ let kubeconfig: string;
 const started: ServiceProcess[] = [];
 
 beforeAll(async () => {
-  database = await openTestDatabase();
+  database = await openTestDatabase(MIGRATED_PLATFORM);
   const links = await buildLinks({ db: database.db, shortLinkBaseUrl: "http://127.0.0.1:8080", pageTokenSecret: "p".repeat(32) });
   server = await serveGrpc({ modules: [links], credentials, logger: createLogger({ service: "test", level: "silent" }), host: "127.0.0.1", port: 0 });
   kube = await startFakeKubeApiServer({ crds: [CRD], namespace: NAMESPACE });
@@ -50,7 +51,7 @@ afterAll(async () => {
 
 async function startOperator(podName: string): Promise<{ process: ServiceProcess; health: string }> {
   const healthPort = await freePort();
-  const process = spawnService("services/operator/src/main.ts", {
+  const process = spawnService("dist/operator.js", {
     KUBECONFIG: kubeconfig,
     OPERATOR_NAMESPACE: NAMESPACE,
     LINKS_URL: `http://127.0.0.1:${server.port}`,

@@ -9,7 +9,8 @@ import type { AddressInfo } from "node:net";
 import sharp from "sharp";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readLogoDataUri } from "../src/design/logo-data-uri.js";
-import { fetchLogo, isPublicAddress, type LogoFetchOptions, type ResolvedAddress } from "../src/logo/fetch-logo.js";
+import { isPublicAddress, type ResolvedAddress } from "@qrplatform/platform";
+import { fetchLogo, type LogoFetchOptions } from "../src/logo/fetch-logo.js";
 
 /** A loopback HTTP server that records every request it receives and answers with `handle`. */
 interface TestServer {

@@ -90,7 +90,7 @@ describe("rendering", () => {
   it("keeps at most `concurrency` renders running under 20 parallel large exports", async () => {
     const renderer = new Renderer({ concurrency: 2 });
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => renderer.render(request({ size: 4096, content: `${CONTENT}${i}` }))),
+      Array.from({ length: 20 }, (_, i) => renderer.render(request({ size: 2048, content: `${CONTENT}${i}` }))),
     );
     expect(results.every((r) => r.image.length > 0)).toBe(true);
     expect(renderer.renders).toBe(20);

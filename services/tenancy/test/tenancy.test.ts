@@ -3,6 +3,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { ApiAccess, Addon, SubscriptionStatus, SubscriptionTier, TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
 import { openTestDatabase } from "@qrplatform/db/testing";
+import { MIGRATED_PLATFORM } from "../../../tools/testing/migrated-platform.js";
 import type { Database } from "@qrplatform/db";
 import { createLogger, errorInfoOf, inProcessTransport } from "@qrplatform/platform";
 import { buildTenancy } from "../src/server.js";
@@ -16,7 +17,7 @@ let admin: ReturnType<typeof createClient<typeof TenancyAdminService>>;
 let tenancy: ReturnType<typeof createClient<typeof TenancyService>>;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
+  database = await openTestDatabase(MIGRATED_PLATFORM);
   const module = await buildTenancy({ db: database.db, pageTokenSecret: "p".repeat(32), now: () => clock });
   const asAdmin = inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken });
   const asService = inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });

@@ -122,6 +122,15 @@ describe("charts/qr-platform", () => {
       TENANCY_URL: "http://qrp-tenancy:9090",
       LINKS_URL: "http://qrp-links:9090",
       RENDERING_URL: "http://qrp-rendering:9090",
+      WEBHOOK_TIMEOUT_SECONDS: "10",
+      WEBHOOK_SCAN_PERIOD_SECONDS: "60",
+      REDIS_URL: fromSecret("qrp-redis", "REDIS_URL"),
+    });
+    expect(env("catalog")).not.toHaveProperty("WEBHOOK_RETRY_SCHEDULE_SECONDS");
+    const tuned = render("--set", "catalog.webhooks.timeoutSeconds=5", "--set", "catalog.webhooks.retryScheduleSeconds={30,600,3600}");
+    expect(envOf(find(tuned, "Deployment", "qrp-catalog"))).toMatchObject({
+      WEBHOOK_TIMEOUT_SECONDS: "5",
+      WEBHOOK_RETRY_SCHEDULE_SECONDS: "30,600,3600",
     });
     expect(env("links")).toMatchObject({
       SHORT_LINK_BASE_URL: "https://qr.example",
@@ -138,12 +147,15 @@ describe("charts/qr-platform", () => {
       CATALOG_URL: "http://qrp-catalog:9090",
       LINKS_URL: "http://qrp-links:9090",
       RENDERING_URL: "http://qrp-rendering:9090",
+      EXPORT_CACHE_BYTES: "33554432",
       SERVICE_TOKEN: internal("SERVICE_TOKEN"),
       REDIS_URL: fromSecret("qrp-redis", "REDIS_URL"),
       PUBLIC_BASE_URL: "https://api.qr.example",
       METRICS_PORT: "9464",
     });
-    for (const name of ["edge", "links", "tenancy"]) expect(envOf(find(render(), "Deployment", `qrp-${name}`))).not.toHaveProperty("REDIS_URL");
+    expect(envOf(find(render("--set", "edge.exportCacheBytes=0"), "Deployment", "qrp-edge"))).toMatchObject({ EXPORT_CACHE_BYTES: "0" });
+    expect(() => render("--set", "edge.exportCacheBytes=-1")).toThrow();
+    for (const name of ["edge", "links", "tenancy", "catalog"]) expect(envOf(find(render(), "Deployment", `qrp-${name}`))).not.toHaveProperty("REDIS_URL");
   });
 
   it("gives every process of the layout the variables the layout says it needs", () => {

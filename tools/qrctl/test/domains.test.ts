@@ -1,5 +1,4 @@
 import { execFile } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "@connectrpc/connect";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
@@ -7,15 +6,16 @@ import { DomainService, DomainState, LinkService } from "@qrplatform/api/links";
 import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
+import { MIGRATED_PLATFORM } from "../../testing/migrated-platform.js";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
 import { buildTenancy } from "@qrplatform/tenancy";
 import { TestDnsServer } from "../../../services/links/test/support/dns-server.js";
+import { QRCTL_BIN } from "./support/bin.js";
 
 // Runs `qrctl domains` as a real subprocess against tenancy and links on one real gRPC port, as in
 // the embedded platform, with a real DNS server for verification.
 
-const BIN = fileURLToPath(new URL("../bin/qrctl.js", import.meta.url));
 const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -40,7 +40,7 @@ function qrctl(args: string[], token = credentials.adminToken): Promise<Result> 
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [BIN, ...args],
+      [QRCTL_BIN, ...args],
       { env: { ...baseEnv, QRCTL_ADDRESS: address, QRCTL_TOKEN: token }, timeout: 20_000 },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr }),
     );
@@ -62,7 +62,7 @@ async function newAccount(name: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  database = await openTestDatabase();
+  database = await openTestDatabase(MIGRATED_PLATFORM);
   dns = await new TestDnsServer().start();
   const logger = createLogger({ service: "test", level: "silent" });
   const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: "p".repeat(32) });

@@ -3,18 +3,18 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "@connectrpc/connect";
 import { SubscriptionStatus, SubscriptionTier, SubscriptionTierSchema, TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
+import { MIGRATED_PLATFORM } from "../../testing/migrated-platform.js";
 import { createLogger, enumTokens, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
 import { buildTenancy } from "@qrplatform/tenancy";
+import { QRCTL_BIN } from "./support/bin.js";
 
 // Runs qrctl as a real subprocess against a real tenancy gRPC server, the way an operator does.
 
-const BIN = fileURLToPath(new URL("../bin/qrctl.js", import.meta.url));
 const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -44,7 +44,7 @@ function qrctl(args: string[], options: { cwd?: string; env?: Record<string, str
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [BIN, ...args],
+      [QRCTL_BIN, ...args],
       { cwd: options.cwd ?? emptyDir, env: { ...baseEnv, ...options.env }, timeout: 20_000 },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr }),
     );
@@ -78,7 +78,7 @@ async function closedPort(): Promise<number> {
 }
 
 beforeAll(async () => {
-  database = await openTestDatabase();
+  database = await openTestDatabase(MIGRATED_PLATFORM);
   const module = await buildTenancy({ db: database.db, pageTokenSecret: "p".repeat(32) });
   server = await serveGrpc({
     modules: [module],

@@ -2,15 +2,14 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { exitWithin, freePort, spawnService, waitForLog, type ServiceProcess } from "@qrplatform/platform/testing";
+import { QRCTL_BIN } from "./support/bin.js";
 
 // qrctl against tenancy and links as separate processes on ports of their own, as
 // deploy/local/run-services.sh runs them: each service's address is given on its own.
 
-const BIN = fileURLToPath(new URL("../bin/qrctl.js", import.meta.url));
 const ADMIN_TOKEN = "a".repeat(32);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const { QRCTL_ADDRESS: _a, QRCTL_TOKEN: _t, QRCTL_TENANCY_ADDRESS: _ta, QRCTL_LINKS_ADDRESS: _la, DATA_DIR: _d, ...baseEnv } = process.env;
@@ -30,7 +29,7 @@ interface Result {
 
 function qrctl(args: string[], env: Record<string, string> = {}): Promise<Result> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...baseEnv, QRCTL_TOKEN: ADMIN_TOKEN, ...env }, timeout: 20_000 }, (error, stdout, stderr) =>
+    execFile(process.execPath, [QRCTL_BIN, ...args], { env: { ...baseEnv, QRCTL_TOKEN: ADMIN_TOKEN, ...env }, timeout: 20_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr }),
     );
   });
@@ -56,8 +55,8 @@ beforeAll(async () => {
     LOG_LEVEL: "info",
     ...(scratch && { DATABASE_URL: scratch.url }),
   };
-  tenancy = spawnService("services/tenancy/src/main.ts", { ...common, GRPC_PORT: String(tenancyPort) });
-  links = spawnService("services/links/src/main.ts", {
+  tenancy = spawnService("dist/tenancy.js", { ...common, GRPC_PORT: String(tenancyPort) });
+  links = spawnService("dist/links.js", {
     ...common,
     GRPC_PORT: String(linksPort),
     REDIRECT_HOST: "127.0.0.1",

@@ -1,4 +1,4 @@
-import { noMetrics, type Metrics } from "@qrplatform/platform";
+import { noMetrics, PeriodicPass, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import type { CatalogDeps } from "../deps.js";
 import { finishDelete, syncFromLink, undoCreate } from "./link-consistency.js";
@@ -43,8 +43,7 @@ const REPAIR_LABELS: Record<keyof ReconcileReport, string> = {
  * claiming a row moves its pending_since, so replicas never repair the same row at once.
  */
 export class QrCodeReconciler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly schedule: PeriodicPass;
   private readonly repairs: Counter<"repair">;
   private readonly passes: Counter<"result">;
 
@@ -60,31 +59,24 @@ export class QrCodeReconciler {
       labelNames: ["repair"],
     });
     this.passes = metrics.counter({ name: "qrp_reconcile_passes_total", help: "Reconciler passes, by result (ok, error).", labelNames: ["result"] });
+    this.schedule = new PeriodicPass(
+      () => this.runOnce().then(() => this.passes.inc({ result: "ok" })),
+      this.options.intervalMs,
+      (error) => {
+        this.passes.inc({ result: "error" });
+        deps.logger.warn({ err: error }, "QR-code reconciliation pass failed; retrying next interval");
+      },
+    );
   }
 
   /** Starts the periodic passes; the first runs at once, which repairs what a crash before this start left. */
   start(): void {
-    if (this.timer) return;
-    const tick = () => {
-      this.running = this.runOnce()
-        .then(() => this.passes.inc({ result: "ok" }))
-        .catch((error: unknown) => {
-          this.passes.inc({ result: "error" });
-          this.deps.logger.warn({ err: error }, "QR-code reconciliation pass failed; retrying next interval");
-        })
-        .finally(() => {
-          this.running = undefined;
-          if (this.timer) this.timer = setTimeout(tick, this.options.intervalMs).unref();
-        });
-    };
-    this.timer = setTimeout(tick, 0).unref();
+    this.schedule.start();
   }
 
   /** Stops the passes, waiting for one under way. */
-  async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.schedule.stop();
   }
 
   /** One pass over every operation pending for longer than the grace period. */

@@ -45,7 +45,7 @@ import {
   updateQrCode,
   type CapacityRefusal,
 } from "./qr-codes.repository.js";
-import type { ProvisionedQrCodeRow } from "./qr-codes.table.js";
+import type { ProvisionedQrCodeRow, QrCodeRow } from "./qr-codes.table.js";
 
 const createSchema = z.object({
   accountId: uuidSchema,
@@ -53,7 +53,19 @@ const createSchema = z.object({
   name: qrCodeName,
   tags: qrCodeTags,
   utm: qrCodeUtm.optional(),
+  idempotencyKey: z
+    .object({
+      key: z.string().regex(/^[\x20-\x7e]{1,300}$/, "must be 1 to 300 printable ASCII characters"),
+      fingerprint: z.instanceof(Uint8Array).refine((digest) => digest.length === 32, "must be a SHA-256 digest of 32 bytes"),
+    })
+    .optional(),
 });
+
+/**
+ * How long a create's idempotency key names its code: as long as the edge keeps the key's answer
+ * (ADR 0016). A key older than that may name a new create.
+ */
+export const CREATE_KEY_RETENTION_MS = 24 * 3600 * 1000;
 
 function capacityError(refusal: CapacityRefusal): ConnectError {
   const metadata = { limit: String(refusal.max), used: String(refusal.used) };
@@ -81,16 +93,17 @@ async function requireWorkspace(deps: CatalogDeps, accountId: string, workspaceI
  * the account's capacity and the id its link will get; then the link is made, then the code
  * completed. A failure undoes what was done; a crash leaves the reservation, which the reconciler
  * undoes, so neither a code without a link nor a link without a code survives, and no capacity is lost.
+ * A create with an idempotency key records it in the reservation's transaction: one code per key.
  */
 export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest): Promise<CreateQrCodeResponse> {
   const input = validate(createSchema, req);
   const entitlements = await entitlementsOf(deps, input.accountId, req.entitlements);
   if (input.workspaceId) await requireWorkspace(deps, input.accountId, input.workspaceId);
-  const design = await checkDesign(deps, req.design, entitlements.addons);
+  const design = await checkDesign(deps.checkDesign, req.design, entitlements.addons);
   const utm = presentUtm(input.utm);
 
   const reservation = { account_id: input.accountId, id: randomUUID(), link_id: randomUUID() };
-  const refusal = await reserveQrCode(
+  const reserved = await reserveQrCode(
     deps.db,
     {
       ...reservation,
@@ -104,13 +117,17 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
       utm: utm && JSON.stringify(utm),
       pending_operation: "create",
       pending_since: deps.now(),
+      idempotency_key: input.idempotencyKey?.key ?? null,
+      idempotency_fingerprint: input.idempotencyKey?.fingerprint ?? null,
     },
     {
       qrCodes: entitlements.qrCodeCapacity === undefined ? undefined : Number(entitlements.qrCodeCapacity),
       customLinks: entitlements.customLinkCapacity === undefined ? undefined : Number(entitlements.customLinkCapacity),
     },
+    new Date(deps.now().getTime() - CREATE_KEY_RETENTION_MS),
   );
-  if (refusal) throw capacityError(refusal);
+  if (reserved.outcome === "refused") throw capacityError(reserved.refusal);
+  if (reserved.outcome === "exists") return repeatedCreate(deps, reserved.code, input.idempotencyKey!.fingerprint);
 
   let linkMade = false;
   try {
@@ -145,6 +162,33 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
 }
 
 /**
+ * The answer to a create whose idempotency key already made a code: that code, as it is now, whatever
+ * became of the first call's answer. A key first used for another request is refused, and a create
+ * still running under the key asks for a retry once it is done.
+ */
+async function repeatedCreate(deps: CatalogDeps, code: QrCodeRow, fingerprint: Uint8Array): Promise<CreateQrCodeResponse> {
+  const metadata = { header: "Idempotency-Key" };
+  if (!code.idempotency_fingerprint || !Buffer.from(code.idempotency_fingerprint).equals(Buffer.from(fingerprint))) {
+    throw serviceError(
+      Code.FailedPrecondition,
+      "idempotency_key_reused",
+      "This Idempotency-Key was already used for a different request (another method, path or body); use a new key for a new request.",
+      { metadata },
+    );
+  }
+  if (code.pending_operation === "create") {
+    throw serviceError(
+      Code.Aborted,
+      "idempotency_key_in_progress",
+      "A request with this Idempotency-Key is still running; retry it with the same key once it has finished.",
+      { metadata },
+    );
+  }
+  const [qrCode] = await withScanTotals(deps, code.account_id, [code as ProvisionedQrCodeRow]);
+  return create(CreateQrCodeResponseSchema, { qrCode });
+}
+
+/**
  * The account's capacities and add-ons: as the caller sent them (the edge knows them from the key it
  * authenticated), else from tenancy.
  */
@@ -158,10 +202,9 @@ async function entitlementsOf(deps: CatalogDeps, accountId: string, sent: Accoun
   });
 }
 
-/** QR codes as protos with their scan totals, asked of the links service in one call a page. */
+/** QR codes as protos with their scan totals: kept ones, and the others asked of the links service in one call a page. */
 async function withScanTotals(deps: CatalogDeps, accountId: string, rows: ProvisionedQrCodeRow[]): Promise<QrCode[]> {
-  const linkIds = rows.map((row) => row.link_id);
-  const totals: Record<string, bigint> = linkIds.length > 0 ? (await deps.analytics.getScanTotals({ accountId, linkIds })).totals : {};
+  const totals = await deps.scanTotals(accountId, rows.map((row) => row.link_id));
   return rows.map((row) => qrCodeToProto(row, totals[row.link_id] ?? 0n));
 }
 
@@ -172,8 +215,12 @@ export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promi
   return create(GetQrCodeResponseSchema, { qrCode });
 }
 
+// Schemas are built once: zod compiles each one when first used, which costs more than the parse itself.
+const listSchema = z.object({ accountId: uuidSchema, workspaceId: uuidSchema.optional() });
+const capacitySchema = z.object({ accountId: uuidSchema });
+
 export async function listQrCodesPage(deps: CatalogDeps, req: ListQrCodesRequest): Promise<ListQrCodesResponse> {
-  const { accountId, workspaceId } = validate(z.object({ accountId: uuidSchema, workspaceId: uuidSchema.optional() }), req);
+  const { accountId, workspaceId } = validate(listSchema, req);
   if (workspaceId) await requireWorkspace(deps, accountId, workspaceId);
   // A cursor is valid only for the list (account and workspace filter) that issued it.
   const scope = `qr_codes:${workspaceId ?? "*"}`;
@@ -248,7 +295,7 @@ export async function deleteQrCodeById(deps: CatalogDeps, req: DeleteQrCodeReque
 }
 
 export async function getCapacity(deps: CatalogDeps, req: GetCapacityRequest): Promise<GetCapacityResponse> {
-  const { accountId } = validate(z.object({ accountId: uuidSchema }), req);
+  const { accountId } = validate(capacitySchema, req);
   const { plan } = await deps.tenancy.getAccount({ accountId });
   const used = await countAccountQrCodes(deps.db, accountId);
   return create(GetCapacityResponseSchema, {

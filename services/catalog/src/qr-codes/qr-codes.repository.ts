@@ -1,6 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import { afterKeyset } from "@qrplatform/db";
 import type { CatalogTables } from "../tables.js";
+import { qrCodeEventData, recordEvent } from "../webhooks/webhook-events.js";
 import type { NewQrCodeRow, ProvisionedQrCodeRow, QrCodeChanges, QrCodeRow } from "./qr-codes.table.js";
 
 // Every function takes the account id and every query filters on it, except the reconciler's claim,
@@ -25,49 +26,79 @@ async function countCodes(db: Kysely<CatalogTables>, accountId: string, customLi
   return (await query.executeTakeFirstOrThrow()).n;
 }
 
+/** What a reservation came to: a place held, refused for capacity, or the code its idempotency key already made. */
+export type ReserveOutcome =
+  | { outcome: "reserved" }
+  | { outcome: "refused"; refusal: CapacityRefusal }
+  | { outcome: "exists"; code: QrCodeRow };
+
 /**
  * Inserts a code whose create is pending (its link not made yet), if the account has room. The
  * account's lock row is held while counting and inserting, so concurrent creates are admitted one at
  * a time and never overshoot; pending creates count, so a place is held until the create finishes.
+ * A row with an idempotency key is inserted only if no code of the account made since `keysKeptSince`
+ * holds that key: otherwise that code is the outcome, before capacity is looked at, so a retried create
+ * never takes a second place. An older holder gives the key up, as keys live only so long.
  */
 export async function reserveQrCode(
   db: Kysely<CatalogTables>,
   row: NewQrCodeRow & { account_id: string; link_id: string; pending_operation: "create"; pending_since: Date },
   limits: CapacityLimits,
-): Promise<CapacityRefusal | undefined> {
-  return db.transaction().execute(async (tx) => {
+  keysKeptSince?: Date,
+): Promise<ReserveOutcome> {
+  return db.transaction().execute(async (tx): Promise<ReserveOutcome> => {
     await tx.insertInto("account_capacity_locks").values({ account_id: row.account_id }).onConflict((c) => c.doNothing()).execute();
     await tx.selectFrom("account_capacity_locks").select("account_id").where("account_id", "=", row.account_id).forUpdate().execute();
 
+    if (row.idempotency_key) {
+      const holder = await tx
+        .selectFrom("qr_codes")
+        .selectAll()
+        .where("account_id", "=", row.account_id)
+        .where("idempotency_key", "=", row.idempotency_key)
+        .executeTakeFirst();
+      if (holder && keysKeptSince !== undefined && holder.created_at < keysKeptSince) {
+        await tx.updateTable("qr_codes").set({ idempotency_key: null, idempotency_fingerprint: null }).where("account_id", "=", row.account_id).where("id", "=", holder.id).execute();
+      } else if (holder) {
+        return { outcome: "exists", code: holder };
+      }
+    }
     if (limits.qrCodes !== undefined) {
       const used = await countCodes(tx, row.account_id);
-      if (used >= limits.qrCodes) return { limit: "qr_codes", used, max: limits.qrCodes };
+      if (used >= limits.qrCodes) return { outcome: "refused", refusal: { limit: "qr_codes", used, max: limits.qrCodes } };
     }
     if (row.vanity_domain_id && limits.customLinks !== undefined) {
       const used = await countCodes(tx, row.account_id, true);
-      if (used >= limits.customLinks) return { limit: "custom_links", used, max: limits.customLinks };
+      if (used >= limits.customLinks) return { outcome: "refused", refusal: { limit: "custom_links", used, max: limits.customLinks } };
     }
     await tx.insertInto("qr_codes").values(row).execute();
-    return undefined;
+    return { outcome: "reserved" };
   });
 }
 
-/** Finishes a pending create with what its link turned out to be; undefined when the create was undone meanwhile. */
+/**
+ * Finishes a pending create with what its link turned out to be, with its `qr_code.created` event;
+ * undefined when the create was undone meanwhile.
+ */
 export async function completeQrCode(
   db: Kysely<CatalogTables>,
   accountId: string,
   id: string,
   link: { vanity_url: string; canonical_url: string; destination_url: string },
 ): Promise<ProvisionedQrCodeRow | undefined> {
-  const row = await db
-    .updateTable("qr_codes")
-    .set({ ...link, pending_operation: null, pending_since: null })
-    .where("account_id", "=", accountId)
-    .where("id", "=", id)
-    .where("pending_operation", "=", "create")
-    .returningAll()
-    .executeTakeFirst();
-  return row as ProvisionedQrCodeRow | undefined;
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable("qr_codes")
+      .set({ ...link, pending_operation: null, pending_since: null })
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .where("pending_operation", "=", "create")
+      .returningAll()
+      .executeTakeFirst();
+    // The code becomes visible here, so this is where it is created for webhooks too.
+    if (row) await recordEvent(trx, { accountId, type: "qr_code.created", data: qrCodeEventData(row), occurredAt: new Date() });
+    return row as ProvisionedQrCodeRow | undefined;
+  });
 }
 
 /** Drops a pending create whose link is known not to exist, freeing its place. */
@@ -155,8 +186,9 @@ export async function listQrCodes(
 }
 
 /**
- * Applies the changes and returns the code; undefined when it is not the account's. With `settles`,
- * the pending operation of that token is cleared in the same statement: the link already holds the change.
+ * Applies the changes and returns the code, with its `qr_code.updated` event; undefined when it is not
+ * the account's. With `settles`, the pending operation of that token is cleared in the same statement:
+ * the link already holds the change.
  */
 export async function updateQrCode(
   db: Kysely<CatalogTables>,
@@ -166,28 +198,38 @@ export async function updateQrCode(
   settles?: Date,
 ): Promise<ProvisionedQrCodeRow | undefined> {
   const settled = settles !== undefined && sql<boolean>`pending_since = ${settles}`;
-  const row = await db
-    .updateTable("qr_codes")
-    .set({
-      ...changes,
-      updated_at: new Date(),
-      ...(settled && {
-        pending_operation: sql`case when ${settled} then null else pending_operation end`,
-        pending_since: sql`case when ${settled} then null else pending_since end`,
-      }),
-    })
-    .where("account_id", "=", accountId)
-    .where("id", "=", id)
-    .where("pending_operation", "is distinct from", "create")
-    .returningAll()
-    .executeTakeFirst();
-  return row as ProvisionedQrCodeRow | undefined;
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable("qr_codes")
+      .set({
+        ...changes,
+        updated_at: new Date(),
+        ...(settled && {
+          pending_operation: sql`case when ${settled} then null else pending_operation end`,
+          pending_since: sql`case when ${settled} then null else pending_since end`,
+        }),
+      })
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .where("pending_operation", "is distinct from", "create")
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await recordEvent(trx, { accountId, type: "qr_code.updated", data: qrCodeEventData(row), occurredAt: row.updated_at });
+    return row as ProvisionedQrCodeRow | undefined;
+  });
 }
 
-/** Deletes a code; true when it was the account's. */
+/** Deletes a code, with its `qr_code.deleted` event; true when it was the account's. */
 export async function deleteQrCode(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<boolean> {
-  const result = await db.deleteFrom("qr_codes").where("account_id", "=", accountId).where("id", "=", id).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+  return db.transaction().execute(async (trx) => {
+    const row = await trx.deleteFrom("qr_codes").where("account_id", "=", accountId).where("id", "=", id).returningAll().executeTakeFirst();
+    if (!row) return false;
+    // A create that never finished was never seen: its removal is no event.
+    if (row.pending_operation !== "create") {
+      await recordEvent(trx, { accountId, type: "qr_code.deleted", data: qrCodeEventData(row), occurredAt: new Date() });
+    }
+    return true;
+  });
 }
 
 /** How many codes the account holds, reservations included. */

@@ -33,6 +33,10 @@ export interface QrCodesTable {
   pending_operation: ColumnType<"create" | "update" | "delete" | null, "create" | "update" | "delete" | null | undefined, "create" | "update" | "delete" | null>;
   /** When that operation started; also its token, so only the operation that set it clears it. */
   pending_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The client's Idempotency-Key of the create that made the code (per account, unique), if it sent one. */
+  idempotency_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** SHA-256 of the request that key was first used for. */
+  idempotency_fingerprint: ColumnType<Buffer | null, Uint8Array | null | undefined, Uint8Array | null>;
 }
 
 /** catalog.account_capacity_locks: one row per account, locked by creates so capacity checks serialize. */

@@ -36,11 +36,17 @@ export const KNOWN_REASONS: Partial<Record<Code, Record<string, ReasonOutcome>>>
   [Code.Unauthenticated]: { invalid_api_key: { status: 401, headers: { "WWW-Authenticate": 'Bearer error="invalid_token"' } } },
   [Code.PermissionDenied]: { premium_frames_required: { status: 403 } },
   [Code.AlreadyExists]: { slug_taken: { status: 409 }, domain_taken: { status: 409 } },
-  [Code.Aborted]: { slug_conflict: { status: 409 } },
-  [Code.FailedPrecondition]: { domain_not_verified: { status: 409 }, domain_in_use: { status: 409 } },
+  // A create that repeats an Idempotency-Key reaches the catalog only when the edge lost the first answer (ADR 0016).
+  [Code.Aborted]: { slug_conflict: { status: 409 }, idempotency_key_in_progress: { status: 409, retryAfterSeconds: 1 } },
+  [Code.FailedPrecondition]: {
+    domain_not_verified: { status: 409 },
+    domain_in_use: { status: 409 },
+    idempotency_key_reused: { status: 422 },
+  },
   [Code.ResourceExhausted]: {
     qr_code_limit_reached: { status: 403 },
     link_limit_reached: { status: 403 },
+    webhook_endpoint_limit_reached: { status: 403 },
     render_queue_full: { status: 429, retryAfterSeconds: 1 },
   },
 };

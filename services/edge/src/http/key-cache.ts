@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { LRUCache } from "lru-cache";
 import type { AuthenticateApiKeyResponse } from "@qrplatform/api/tenancy";
-import type { AccessChange, AccessChangeBus, ChangeEvent } from "@qrplatform/platform";
+import { invalidatedCache, type AccessChange, type AccessChangeBus, type Keeping } from "@qrplatform/platform";
 
 /** Who a bearer secret is: tenancy's answer (key, account, plan, API access), or a ConnectError for a refused key. */
 export type AuthenticateKey = (secret: string) => Promise<AuthenticateApiKeyResponse>;
@@ -28,16 +27,6 @@ export interface KeyCache {
   close(): void;
 }
 
-interface Entry {
-  found: AuthenticateApiKeyResponse;
-  apiKeyId: string;
-  accountId: string;
-  /** When the lookup that produced this answer started: the answer is no newer than that. */
-  fetchedAt: number;
-  /** The safety-net expiry, or the key's own expiry when that comes first. */
-  expiresAt: number;
-}
-
 /**
  * Keeps tenancy's answers for authenticated keys in memory, so a warm key costs no round trip. Keys
  * are held by the SHA-256 of their secret (never the secret itself) and dropped as soon as tenancy
@@ -47,88 +36,30 @@ interface Entry {
  *
  * Refusals are never kept: an unknown, revoked or expired key asks tenancy every time, and the 401 it
  * gets is tenancy's own. Concurrent lookups of one key share a call. Any change heard while a lookup is
- * in flight keeps that lookup's answer out of the cache (it may predate the change).
+ * in flight keeps that lookup's answer out of the cache (it may predate the change). The mechanics are
+ * the platform's {@link invalidatedCache}.
  */
 export function cachedKeys(ask: AuthenticateKey, bus: AccessChangeBus, options: KeyCacheOptions = {}): KeyCache {
   const ttlMs = options.ttlMs ?? 60_000;
-  const unconfirmedTtlMs = options.unconfirmedTtlMs ?? 1000;
-  const now = options.now ?? Date.now;
-
-  const byKeyId = new Map<string, Set<string>>();
-  const byAccount = new Map<string, Set<string>>();
-  const index = (map: Map<string, Set<string>>, id: string, hash: string) => {
-    let hashes = map.get(id);
-    if (!hashes) map.set(id, (hashes = new Set()));
-    hashes.add(hash);
-  };
-  const unindex = (map: Map<string, Set<string>>, id: string, hash: string) => {
-    const hashes = map.get(id);
-    if (hashes?.delete(hash) && hashes.size === 0) map.delete(id);
-  };
-  const entries = new LRUCache<string, Entry>({
-    max: options.maxEntries ?? 10_000,
-    dispose: (entry, hash) => {
-      unindex(byKeyId, entry.apiKeyId, hash);
-      unindex(byAccount, entry.accountId, hash);
-    },
+  const cache = invalidatedCache<AuthenticateApiKeyResponse, AccessChange>({
+    bus,
+    dropped: (change) => ({ apiKey: change.apiKeyIds ?? [], account: change.accountIds ?? [] }),
+    maxEntries: options.maxEntries ?? 10_000,
+    unconfirmedTtlMs: options.unconfirmedTtlMs ?? 1000,
+    // Wall-clock time: a key's own expiry is a wall-clock time.
+    now: options.now ?? Date.now,
   });
-  const inFlight = new Map<string, Promise<AuthenticateApiKeyResponse>>();
-  // Bumped by every change heard: a lookup started under an older epoch may have read what changed.
-  let epoch = 0;
-
-  const drop = (hashes: Set<string> | undefined) => {
-    for (const hash of [...(hashes ?? [])]) entries.delete(hash);
-  };
-  const unsubscribe = bus.subscribe((event: ChangeEvent<AccessChange>) => {
-    epoch++;
-    inFlight.clear();
-    if (event === "everything") {
-      entries.clear();
-      return;
-    }
-    for (const id of event.apiKeyIds ?? []) drop(byKeyId.get(id));
-    for (const id of event.accountIds ?? []) drop(byAccount.get(id));
-  });
-
-  const authenticate: AuthenticateKey = (secret) => {
-    const hash = createHash("sha256").update(secret).digest("base64url");
-    const startedAt = now();
-    const entry = entries.get(hash);
-    if (entry && startedAt < entry.expiresAt && (bus.connected || startedAt - entry.fetchedAt < unconfirmedTtlMs)) {
-      return Promise.resolve(entry.found);
-    }
-    const pending = inFlight.get(hash);
-    if (pending) return pending;
-
-    const startedIn = epoch;
-    const lookup = ask(secret).then((found) => {
-      if (epoch === startedIn && found.apiKey && found.account) {
-        const keyExpiry = found.apiKey.expireTime ? timestampMs(found.apiKey.expireTime) : Infinity;
-        const expiresAt = Math.min(startedAt + ttlMs, keyExpiry);
-        entries.set(hash, { found, apiKeyId: found.apiKey.id, accountId: found.account.id, fetchedAt: startedAt, expiresAt });
-        index(byKeyId, found.apiKey.id, hash);
-        index(byAccount, found.account.id, hash);
-      }
-      return found;
-    });
-    inFlight.set(hash, lookup);
-    const settle = () => {
-      if (inFlight.get(hash) === lookup) inFlight.delete(hash);
-    };
-    lookup.then(settle, settle);
-    return lookup;
+  const keep = (found: AuthenticateApiKeyResponse, fetchedAt: number): Keeping | undefined => {
+    if (!found.apiKey || !found.account) return undefined;
+    const keyExpiry = found.apiKey.expireTime ? timestampMs(found.apiKey.expireTime) : Infinity;
+    return { expiresAt: Math.min(fetchedAt + ttlMs, keyExpiry), tags: { apiKey: [found.apiKey.id], account: [found.account.id] } };
   };
 
   return {
-    authenticate,
+    authenticate: (secret) => cache.get(createHash("sha256").update(secret).digest("base64url"), () => ask(secret), keep),
     get size() {
-      return entries.size;
+      return cache.size;
     },
-    close() {
-      unsubscribe();
-      epoch++;
-      inFlight.clear();
-      entries.clear();
-    },
+    close: () => cache.close(),
   };
 }

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { QrCodeStatus, QrCodeStatusSchema, type QrCode, type QrCodeService } from "@qrplatform/api/catalog";
 import { enumFromToken, enumToken, enumTokens, uuidSchema, textSchema } from "@qrplatform/platform";
 import { callerOf, type Caller } from "../http/auth.js";
+import { requestKeyOf, type RequestKey } from "../http/idempotency.js";
 import { jsonBody, parseInput, type FixedFields } from "../http/input.js";
 import { listEnvelope, pageRequestOf } from "../http/pagination.js";
 import { designBody, designFromBody, designJson } from "./design.js";
@@ -99,8 +100,11 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
     res.json(await list(req, callerOf(res).accountId, workspace_id));
   };
 
-  /** Creates one QR code from a create body as the client sent it; the bulk create calls it for each item. */
-  const createOne = async (caller: Caller, workspaceId: string, input: unknown): Promise<QrCode> => {
+  /**
+   * Creates one QR code from a create body as the client sent it; the bulk create calls it for each item.
+   * With the request's Idempotency-Key, the catalog makes at most one code for it.
+   */
+  const createOne = async (caller: Caller, workspaceId: string, input: unknown, idempotencyKey?: RequestKey): Promise<QrCode> => {
     const body = parseInput(createBody, input, CREATE_FIXED);
     const { qrCode } = await qrCodes.createQrCode({
       accountId: caller.accountId,
@@ -118,13 +122,14 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
         customLinkCapacity: caller.plan.customLinkCapacity,
         addons: caller.account.addons,
       },
+      idempotencyKey,
     });
     return qrCode!;
   };
 
   const create: RequestHandler = async (req, res) => {
     const workspaceId = uuidParam(req, "workspace_id");
-    const qrCode = await createOne(callerOf(res), workspaceId, jsonBody(req));
+    const qrCode = await createOne(callerOf(res), workspaceId, jsonBody(req), requestKeyOf(res));
     res.status(201).location(`${req.baseUrl}/qr-codes/${qrCode.id}`).json(json(req, qrCode));
   };
 

@@ -25,15 +25,16 @@ function parseBody(text: string, headers: Headers): unknown {
   return text && headers.get("content-type")?.includes("application/json") ? JSON.parse(text) : text;
 }
 
-/** Images stay bytes; everything else is read as parseBody reads it. */
+/** Images and archives stay bytes; everything else is read as parseBody reads it. */
 function readBody(bytes: ArrayBuffer, headers: Headers): unknown {
-  if (headers.get("content-type")?.startsWith("image/") && bytes.byteLength > 0) return Buffer.from(bytes);
+  const type = headers.get("content-type") ?? "";
+  if ((type.startsWith("image/") || type === "application/zip") && bytes.byteLength > 0) return Buffer.from(bytes);
   return parseBody(new TextDecoder().decode(bytes), headers);
 }
 
 /**
  * Calls the REST API with an optional key; JSON bodies are sent as JSON, strings and bytes as they are. An image
- * response's body is a Buffer. Every response of the API is validated against the OpenAPI document: one it does not describe fails the test.
+ * or ZIP response's body is a Buffer. Every response of the API is validated against the OpenAPI document: one it does not describe fails the test.
  */
 export async function call(
   baseUrl: string,

@@ -815,6 +815,27 @@ export function defineRestSuite(mode: StackMode): void {
       expect(other.headers.get("etag")).not.toBe(etag);
     });
 
+    it("answers a repeated export without rendering it again, and another design with its own image", async () => {
+      const { key, code } = await newCode();
+      const first = await api("GET", `/qr-codes/${code.id}/export?size=300`, { key });
+      const rendersBefore = stack.renderCount?.();
+      const again = await api("GET", `/qr-codes/${code.id}/export?size=300`, { key });
+      expect(again.status).toBe(200);
+      expect(Buffer.compare(again.body, first.body)).toBe(0);
+      if (rendersBefore !== undefined) expect(stack.renderCount?.()).toBe(rendersBefore);
+
+      // A design is fixed at creation, so another look is another code: its image is drawn, never the first one's.
+      const { body: red } = await api("POST", `/workspaces/${code.workspace_id}/qr-codes`, {
+        key,
+        body: { name: code.name, destination_url: "https://example.com/menu", design: { foreground: "#b71c1c" } },
+      });
+      const other = await api("GET", `/qr-codes/${red.id}/export?size=300`, { key });
+      expect(other.status).toBe(200);
+      expect(Buffer.compare(other.body, first.body)).not.toBe(0);
+      expect(await jsqrDecode(other.body)).toBe(red.vanity_url);
+      if (rendersBefore !== undefined) expect(stack.renderCount?.()).toBe(rendersBefore + 1);
+    });
+
     it("refuses a bad format or size with 400 before rendering anything", async () => {
       const { key, code } = await newCode();
       const rendersBefore = stack.renderCount?.();

@@ -11,8 +11,9 @@ import { TenancyAdminService } from "@qrplatform/api/tenancy";
 import { QrCodeService } from "@qrplatform/api/catalog";
 import { DomainService } from "@qrplatform/api/links";
 import { TestDnsServer } from "../../../links/test/support/dns-server.js";
-import { buildCatalog } from "@qrplatform/catalog";
+import { buildCatalog, type WebhookOptions } from "@qrplatform/catalog";
 import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing";
+import { MIGRATED_PLATFORM } from "../../../../tools/testing/migrated-platform.js";
 import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
 import {
   createLogger,
@@ -20,6 +21,7 @@ import {
   lateHandler,
   listenHttp,
   memoryAccessChanges,
+  memoryScanChanges,
   remoteTransport,
   type GrpcModule,
   type Logger,
@@ -75,6 +77,8 @@ export interface Stack {
 export interface EdgeReplicaOptions {
   /** How long a retry waits for the same request running elsewhere before 409 (IDEMPOTENCY_WAIT_MS). */
   readonly idempotencyWaitMs?: number;
+  /** The processes shape: NODE_OPTIONS of the replica's process, such as a smaller heap. */
+  readonly nodeOptions?: string;
 }
 
 /** A further edge replica. */
@@ -82,6 +86,8 @@ export interface EdgeReplica {
   readonly baseUrl: string;
   /** The processes shape's replica process, to stop and start again. */
   readonly process?: StackProcess;
+  /** The processes shape's replica's Prometheus endpoint. */
+  readonly metricsUrl?: string;
 }
 
 /** One process of the processes shape. */
@@ -112,6 +118,11 @@ export interface StackOptions {
   readonly env?: Partial<Record<ProcessName, Record<string, string>>>;
   /** The in-process shape's rendering service: its concurrency and queues. */
   readonly rendering?: RenderingOptions;
+  /**
+   * Webhook delivery: in process, the catalog's workers run only when this is given; as processes they
+   * always run, and these become the catalog's WEBHOOK_* variables.
+   */
+  readonly webhooks?: Pick<Partial<WebhookOptions>, "pollIntervalMs" | "retryScheduleMs" | "scanPeriodMs" | "timeoutMs" | "allowLoopback">;
 }
 
 export async function startStack(mode: StackMode, options: StackOptions = {}): Promise<Stack> {
@@ -120,7 +131,7 @@ export async function startStack(mode: StackMode, options: StackOptions = {}): P
 
 async function startInProcess(options: StackOptions): Promise<Stack> {
   const logger = options.logger ?? defaultLogger;
-  const database = await openTestDatabase();
+  const database = await openTestDatabase(MIGRATED_PLATFORM);
   const dns = await new TestDnsServer().start();
   const local = (modules: GrpcModule[], token = credentials.serviceToken): Transport =>
     inProcessTransport({ modules, credentials, logger, token });
@@ -131,6 +142,7 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
   const accessChanges = memoryAccessChanges(logger);
   const tenancy = await buildTenancy({ db: database.db, pageTokenSecret, accessChanges });
   const invalidations = memoryInvalidationBus(logger);
+  const scanChanges = memoryScanChanges(logger);
   const links = await buildLinks({
     db: database.db,
     pageTokenSecret,
@@ -138,6 +150,7 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     customDomainScheme: "http",
     dnsResolver: dns.address,
     invalidations,
+    scanChanges,
   });
   const rendering = await buildRendering(options.rendering);
   // With REDIS_URL (CI's second pass) quotas are counted in Redis, as in production; else in memory.
@@ -148,7 +161,10 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     pageTokenSecret,
     transports: { tenancy: local([tenancy]), links: local([links]), rendering: local([rendering]) },
     logger,
+    webhooks: options.webhooks,
+    scanChanges,
   });
+  if (options.webhooks) catalog.webhooks.start();
   const redirectPath = await startRedirectPath({ transport: local([links]), invalidations, visitorKeySecret: "v".repeat(32), logger });
   const edge = (fallback?: typeof redirectPath.handler, idempotencyWaitMs?: number) =>
     buildEdge({
@@ -185,6 +201,7 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     async close() {
       await Promise.all(replicas.map((replica) => replica.close()));
       await http.close();
+      await catalog.webhooks.stop();
       await rendering.renderer.close();
       await redirectPath.close();
       await quotas.close();
@@ -261,6 +278,7 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
   const testEnv: Partial<Record<ProcessName, Record<string, string>>> = {
     links: { CUSTOM_DOMAIN_SCHEME: "http", DNS_RESOLVER: dns.address },
     edge: { MAX_BODY_BYTES: String(64 * 1024) },
+    catalog: webhookEnvOf(options.webhooks),
   };
   const isReady = (name: ProcessName) => {
     if (name === "edge") return async () => (await fetch(`${url("edge")}/readyz`)).ok;
@@ -300,18 +318,32 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     metricsUrls: Object.fromEntries(START_ORDER.map((name) => [name, `http://127.0.0.1:${placement.metricsPorts[name]}/metrics`])) as Record<ProcessName, string>,
     async startEdgeReplica(replica = {}) {
       const port = await freePort();
+      const metricsPort = await freePort();
       const env = {
         ...environment("edge"),
         PORT: String(port),
-        METRICS_PORT: String(await freePort()),
+        METRICS_PORT: String(metricsPort),
         ...(replica.idempotencyWaitMs !== undefined && { IDEMPOTENCY_WAIT_MS: String(replica.idempotencyWaitMs) }),
+        ...(replica.nodeOptions !== undefined && { NODE_OPTIONS: replica.nodeOptions }),
       };
       const baseUrl = `http://127.0.0.1:${port}`;
       const edge = launch("edge", env, async () => (await fetch(`${baseUrl}/readyz`)).ok);
       replicas.push(edge);
       await waitUntil("edge replica", async () => (await fetch(`${baseUrl}/readyz`)).ok, edge.output);
-      return { baseUrl: `${baseUrl}/api/v1`, process: edge };
+      return { baseUrl: `${baseUrl}/api/v1`, process: edge, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` };
     },
     close: stopAll,
   };
+}
+
+/** The catalog's WEBHOOK_* variables for the options a test gives. */
+function webhookEnvOf(webhooks: StackOptions["webhooks"]): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (!webhooks) return env;
+  if (webhooks.pollIntervalMs !== undefined) env.WEBHOOK_POLL_SECONDS = String(webhooks.pollIntervalMs / 1000);
+  if (webhooks.retryScheduleMs !== undefined) env.WEBHOOK_RETRY_SCHEDULE_SECONDS = webhooks.retryScheduleMs.map((ms) => ms / 1000).join(",");
+  if (webhooks.scanPeriodMs !== undefined) env.WEBHOOK_SCAN_PERIOD_SECONDS = String(webhooks.scanPeriodMs / 1000);
+  if (webhooks.timeoutMs !== undefined) env.WEBHOOK_TIMEOUT_SECONDS = String(webhooks.timeoutMs / 1000);
+  if (webhooks.allowLoopback !== undefined) env.WEBHOOK_ALLOW_LOOPBACK = String(webhooks.allowLoopback);
+  return env;
 }

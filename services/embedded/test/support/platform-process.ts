@@ -14,11 +14,18 @@ export interface PlatformProcess {
   kill(): Promise<number | string>;
 }
 
-/** Starts the embedded platform on DATA_DIR (and DATABASE_URL when the test run has one) and waits for its banner. */
-export async function startPlatformProcess(dataDir: string, extraEnv: Record<string, string> = {}): Promise<PlatformProcess> {
+/**
+ * How the platform and qrctl are run: from the sources through tsx, as `npm start` and `npx qrctl` do in
+ * a checkout, or compiled (dist/, built by the test run's global setup), which starts without compiling
+ * the sources again and is what tests of behaviour across restarts use.
+ */
+export type Launch = "sources" | "compiled";
+
+/** Starts the embedded platform on DATA_DIR (and DATABASE_URL: the one given, else the test run's) and waits for its banner. */
+export async function startPlatformProcess(dataDir: string, extraEnv: Record<string, string> = {}, launch: Launch = "compiled"): Promise<PlatformProcess> {
   const env: Record<string, string> = { DATA_DIR: dataDir, PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "warn", ...extraEnv };
-  if (process.env.DATABASE_URL) env.DATABASE_URL = process.env.DATABASE_URL;
-  const platform = spawnService("services/embedded/src/main.ts", env);
+  if (process.env.DATABASE_URL && !extraEnv.DATABASE_URL) env.DATABASE_URL = process.env.DATABASE_URL;
+  const platform = spawnService(launch === "sources" ? "services/embedded/src/main.ts" : "dist/embedded.js", env);
   const stop = () => {
     platform.child.kill("SIGTERM");
     return exitWithin(platform, 30_000);
@@ -39,12 +46,12 @@ export async function startPlatformProcess(dataDir: string, extraEnv: Record<str
   return { apiUrl, output: platform.output, stop, kill };
 }
 
-/** Runs `qrctl` the way `npx qrctl` does, from the repository root, with the platform's DATA_DIR. */
-export function qrctl(dataDir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs `qrctl` from the repository root with the platform's DATA_DIR; from the sources, the way `npx qrctl` does. */
+export function qrctl(dataDir: string, args: string[], launch: Launch = "compiled"): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
     execFile(
       process.execPath,
-      [join(REPO_ROOT, "tools/qrctl/bin/qrctl.js"), ...args],
+      [join(REPO_ROOT, launch === "sources" ? "tools/qrctl/bin/qrctl.js" : "dist/qrctl.js"), ...args],
       { cwd: REPO_ROOT, env: { PATH: process.env.PATH, DATA_DIR: dataDir } },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
@@ -52,11 +59,11 @@ export function qrctl(dataDir: string, args: string[]): Promise<{ code: number; 
 }
 
 /** A new account and an API key with every scope, made with qrctl. */
-export async function accountWithKey(dataDir: string): Promise<{ accountId: string; key: string }> {
-  const account = await qrctl(dataDir, ["accounts", "create", "--name", "Acme", "--plan", "origin", "--json"]);
+export async function accountWithKey(dataDir: string, launch: Launch = "compiled"): Promise<{ accountId: string; key: string }> {
+  const account = await qrctl(dataDir, ["accounts", "create", "--name", "Acme", "--plan", "origin", "--json"], launch);
   if (account.code !== 0) throw new Error(account.stderr);
   const { id: accountId } = JSON.parse(account.stdout) as { id: string };
-  const key = await qrctl(dataDir, ["keys", "create", "--account", accountId, "--json"]);
+  const key = await qrctl(dataDir, ["keys", "create", "--account", accountId, "--json"], launch);
   if (key.code !== 0) throw new Error(key.stderr);
   return { accountId, key: (JSON.parse(key.stdout) as { key: string }).key };
 }

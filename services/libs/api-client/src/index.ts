@@ -21,6 +21,14 @@ export type Workspace = components["schemas"]["Workspace"];
 export type QrCode = components["schemas"]["QrCode"];
 /** The public custom Domain. */
 export type Domain = components["schemas"]["Domain"];
+/** A webhook endpoint (its secret appears only in the answers of create and rotate-secret). */
+export type WebhookEndpoint = components["schemas"]["WebhookEndpoint"];
+/** One entry of a webhook endpoint's delivery log. */
+export type WebhookDelivery = components["schemas"]["WebhookDelivery"];
+/** One delivery with every attempt made for it. */
+export type WebhookDeliveryWithAttempts = components["schemas"]["WebhookDeliveryWithAttempts"];
+/** The event types a webhook endpoint may subscribe to. */
+export type WebhookEventType = components["schemas"]["WebhookEventType"];
 /** The error envelope every error response uses. */
 export type ApiErrorBody = components["schemas"]["Error"];
 

@@ -1,10 +1,14 @@
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync } from "node:fs";
-import { appendFile, chown, mkdtemp, rm } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { appendFile, chown, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { PGlite } from "@electric-sql/pglite";
+import { Kysely } from "kysely";
+import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
 import { freePort } from "@qrplatform/platform/testing";
 import { openDatabase, type Database } from "./database.js";
@@ -47,13 +51,94 @@ export async function createScratchDatabase(): Promise<ScratchDatabase | undefin
   };
 }
 
+const NODE_MODULES = fileURLToPath(new URL("../../../../node_modules/", import.meta.url));
+const PGLITE_VERSION = (JSON.parse(readFileSync(join(NODE_MODULES, "@electric-sql/pglite/package.json"), "utf8")) as { version: string }).version;
+
+/**
+ * A state that many in-memory test databases start from, such as every service's migrations applied.
+ * The first process that needs it builds it and keeps the cluster's archive (under
+ * node_modules/.cache, named by the PGlite version, `name` and a hash of `sources`); later ones load
+ * the archive instead of running initdb and the migrations again, which is most of what starting an
+ * in-memory database costs. An archive of older sources is removed when the new one is written.
+ */
+export interface DatabaseTemplate {
+  readonly name: string;
+  /** Files and folders (relative to the repository root) whose content decides the state: a change to them builds it anew. */
+  readonly sources: readonly string[];
+  /** Brings an empty database to the state. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  prepare(db: Kysely<any>): Promise<void>;
+}
+
+const ARCHIVES = join(NODE_MODULES, ".cache/qr-platform");
+
+/** A short hash of the files under these paths (relative to the repository root). */
+function contentHash(paths: readonly string[]): string {
+  const root = join(NODE_MODULES, "..");
+  const hash = createHash("sha256");
+  const add = (path: string) => {
+    const full = join(root, path);
+    if (statSync(full).isDirectory()) {
+      for (const entry of readdirSync(full).sort()) add(join(path, entry));
+    } else {
+      hash.update(path).update(readFileSync(full));
+    }
+  };
+  for (const path of paths) add(path);
+  return hash.digest("hex").slice(0, 16);
+}
+
+/** The archives this process has read or built, by template name: a test file opening several databases reads each once. */
+const archivesRead = new Map<string, Promise<Blob>>();
+
+/** The archive of an empty cluster (`template` unset) or of a template's state, built and kept if it is not there yet. */
+function pgliteArchive(template?: DatabaseTemplate): Promise<Blob> {
+  const name = template?.name ?? "empty";
+  let archive = archivesRead.get(name);
+  if (!archive) {
+    archive = readOrBuildArchive(template);
+    // A failed build is not kept: the next database tries again.
+    archive.catch(() => archivesRead.delete(name));
+    archivesRead.set(name, archive);
+  }
+  return archive;
+}
+
+async function readOrBuildArchive(template?: DatabaseTemplate): Promise<Blob> {
+  const prefix = `pglite-${PGLITE_VERSION}-${template?.name ?? "empty"}`;
+  const path = join(ARCHIVES, template ? `${prefix}-${contentHash(template.sources)}.tar` : `${prefix}.tar`);
+  if (existsSync(path)) return new Blob([await readFile(path)]);
+  const pglite = await PGlite.create("memory://", { loadDataDir: template ? await pgliteArchive() : undefined });
+  if (template) {
+    const db = new Kysely({ dialect: new PGliteDialect(pglite) });
+    await template.prepare(db);
+  }
+  const archive = await pglite.dumpDataDir("none");
+  await pglite.close();
+  await mkdir(ARCHIVES, { recursive: true });
+  // Written aside and renamed: processes building the same archive at once each write a whole one, and none reads half of one.
+  const partial = `${path}.${process.pid}.partial`;
+  await writeFile(partial, Buffer.from(await archive.arrayBuffer()));
+  await rename(partial, path);
+  for (const stale of readdirSync(ARCHIVES).filter((file) => file.startsWith(`${prefix}-`) && file.endsWith(".tar") && join(ARCHIVES, file) !== path)) {
+    await rm(join(ARCHIVES, stale), { force: true });
+  }
+  return archive;
+}
+
+/** Builds the empty cluster's archive if it is not there yet: the test run's global setup calls this once. */
+export async function prepareEmptyPgliteArchive(): Promise<void> {
+  await pgliteArchive();
+}
+
 /**
  * A throwaway database for one test file: a fresh Postgres database on the server named by
- * DATABASE_URL (dropped on close), or an in-memory PGlite when DATABASE_URL is unset.
+ * DATABASE_URL (dropped on close), or an in-memory PGlite when DATABASE_URL is unset, started from the
+ * template's state when one is given (on Postgres the services' own start brings a fresh database there).
  */
-export async function openTestDatabase(): Promise<Database> {
+export async function openTestDatabase(template?: DatabaseTemplate): Promise<Database> {
   const scratch = await createScratchDatabase();
-  if (!scratch) return openDatabase({ dataDir: "memory://" });
+  if (!scratch) return openDatabase({ dataDir: "memory://", initialDataDir: await pgliteArchive(template) });
   const database = await openDatabase({ databaseUrl: scratch.url, dataDir: "" });
   return {
     ...database,

@@ -56,7 +56,8 @@ export const PROCESSES: Readonly<Record<ProcessName, ProcessSpec>> = {
     localMetricsPort: 9467,
     calls: ["tenancy", "links", "rendering"],
     database: true,
-    redis: false,
+    // Hears the links service announce stored scans, so it keeps scan totals between them.
+    redis: true,
     secrets: [...SERVICE_SECRETS, "PAGE_TOKEN_SECRET"],
   },
   edge: {

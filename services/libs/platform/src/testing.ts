@@ -1,8 +1,9 @@
 // Helpers for tests that run processes of their own: service processes, free ports, and a Redis to
-// stop and start, and an OTLP receiver that keeps the spans it is sent.
+// stop and start, an OTLP receiver that keeps the spans it is sent, and a change bus to disconnect.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { connect, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import type { ChangeBus } from "./change-bus.js";
 
 export * from "./otlp-receiver.js";
 
@@ -51,9 +52,12 @@ export interface ServiceProcess {
   readonly exited: Promise<number | string>;
 }
 
-/** Runs `entry` (relative to the repository root) with tsx and exactly the given environment plus PATH. */
+/**
+ * Runs `entry` (relative to the repository root) with exactly the given environment plus PATH: a
+ * TypeScript source through tsx, a compiled file of dist/ with plain node.
+ */
 export function spawnService(entry: string, env: Record<string, string>): ServiceProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", entry], {
+  const child = spawn(process.execPath, entry.endsWith(".ts") ? ["--import", "tsx", entry] : [entry], {
     cwd: REPO_ROOT,
     // Metrics on any free port unless the test names one: processes of parallel tests never collide on 9464.
     env: { PATH: process.env.PATH ?? "", METRICS_PORT: "0", ...env },
@@ -174,4 +178,61 @@ export async function scrapeMetrics(url: string): Promise<Scrape> {
         .reduce((total, sample) => total + sample.value, 0),
     labelSets: (name) => counted(name).map((sample) => sample.labels),
   };
+}
+
+/** One file of a ZIP archive, as readZip reads it. */
+export interface ZipEntry {
+  /** The entry's path inside the archive. */
+  name: string;
+  /** Whether it was stored deflated. */
+  deflated: boolean;
+  data: Buffer;
+}
+
+/**
+ * Reads a whole ZIP archive with yauzl (another library than the one that writes them), checking every
+ * entry's CRC; rejects when the archive is broken or cut short.
+ */
+export async function readZip(archive: Buffer): Promise<ZipEntry[]> {
+  const { fromBuffer } = await import("yauzl");
+  return new Promise((resolve, reject) => {
+    fromBuffer(archive, { lazyEntries: true, validateEntrySizes: true }, (openError, zip) => {
+      if (openError) return reject(openError);
+      const entries: ZipEntry[] = [];
+      zip.on("error", reject);
+      zip.on("end", () => resolve(entries));
+      zip.on("entry", (entry: import("yauzl").Entry) => {
+        zip.openReadStream(entry, (readError, stream) => {
+          if (readError) return reject(readError);
+          const chunks: Buffer[] = [];
+          stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+          stream.on("error", reject);
+          stream.on("end", () => {
+            entries.push({ name: entry.fileName, deflated: entry.compressionMethod === 8, data: Buffer.concat(chunks) });
+            zip.readEntry();
+          });
+        });
+      });
+      zip.readEntry();
+    });
+  });
+}
+
+/**
+ * A bus whose connection the test decides: `up = false` makes it report itself disconnected (as a
+ * Redis bus whose subscriber dropped) while messages still pass, so caches must fall back to their
+ * bound on staleness.
+ */
+export function switchableBus<T, B extends ChangeBus<T>>(inner: B): B & { up: boolean } {
+  const bus = {
+    ...inner,
+    up: true,
+    publish: inner.publish.bind(inner),
+    subscribe: inner.subscribe.bind(inner),
+    close: inner.close.bind(inner),
+    get connected(): boolean {
+      return bus.up;
+    },
+  };
+  return bus as B & { up: boolean };
 }

@@ -4,28 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { GrpcServer } from "@qrplatform/platform";
 import { bufCurl, bufErrorOf } from "./support/buf-curl.js";
 import { loadServiceClients } from "./support/grpc-js.js";
-import { CREDENTIALS, startPlatform, type Platform } from "./support/platform.js";
+import { CREDENTIALS, HOSTED_SERVICES, startPlatform, type Platform } from "./support/platform.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let platform: Platform;
 const baseUrl = (server: GrpcServer) => `http://127.0.0.1:${server.port}`;
 
-/** Which services each server hosts, by full name. */
-const HOSTED: Record<"tenancy" | "catalog" | "links" | "rendering", string[]> = {
-  tenancy: ["qrplatform.tenancy.v1.TenancyService", "qrplatform.tenancy.v1.IdempotencyKeyService", "qrplatform.tenancy.v1.TenancyAdminService"],
-  catalog: ["qrplatform.catalog.v1.WorkspaceService", "qrplatform.catalog.v1.QrCodeService"],
-  links: [
-    "qrplatform.links.v1.LinkService",
-    "qrplatform.links.v1.DomainService",
-    "qrplatform.links.v1.RedirectService",
-    "qrplatform.links.v1.AnalyticsService",
-  ],
-  rendering: ["qrplatform.rendering.v1.RenderingService"],
-};
-
 /** "package.Service/Method" for every method of the services, read from the .proto files. */
-function methodsFromProtos(services: string[]): string[] {
+function methodsFromProtos(services: readonly string[]): string[] {
   const clients = loadServiceClients();
   return services
     .flatMap((service) => Object.values(clients.get(service)!.service).map((method) => method.path.slice(1)))
@@ -40,11 +27,11 @@ beforeAll(async () => {
 afterAll(() => platform?.close());
 
 describe("buf curl through server reflection", () => {
-  it.each(Object.keys(HOSTED) as (keyof typeof HOSTED)[])("lists every method of the %s service", async (name) => {
+  it.each(Object.keys(HOSTED_SERVICES) as (keyof typeof HOSTED_SERVICES)[])("lists every method of the %s service", async (name) => {
     const result = await bufCurl(baseUrl(platform[name]), { extra: ["--list-methods"] });
     expect(result.stderr).toBe("");
     expect(result.exitCode).toBe(0);
-    const expected = methodsFromProtos(HOSTED[name]);
+    const expected = methodsFromProtos(HOSTED_SERVICES[name]);
     expect(expected.length).toBeGreaterThan(0);
     const listed = lines(result.stdout);
     expect(listed.filter((method) => method.startsWith("qrplatform."))).toEqual(expected);
@@ -117,10 +104,10 @@ describe("buf curl through server reflection", () => {
 });
 
 describe("buf curl of grpc.health.v1", () => {
-  it.each(Object.keys(HOSTED) as (keyof typeof HOSTED)[])("answers Health/Check SERVING on the %s server, without a credential", async (name) => {
+  it.each(Object.keys(HOSTED_SERVICES) as (keyof typeof HOSTED_SERVICES)[])("answers Health/Check SERVING on the %s server, without a credential", async (name) => {
     const url = `${baseUrl(platform[name])}/grpc.health.v1.Health/Check`;
     // The server as a whole, and one hosted service by name (grpc-js checks every name; buf is slower to start).
-    for (const service of ["", HOSTED[name][0]!]) {
+    for (const service of ["", HOSTED_SERVICES[name][0]!]) {
       const result = await bufCurl(url, { data: { service } });
       expect(result.exitCode, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout), service).toEqual({ status: "SERVING" });

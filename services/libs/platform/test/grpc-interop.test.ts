@@ -11,7 +11,7 @@ import {
   grpc,
   loadServiceClients,
 } from "./support/grpc-js.js";
-import { addressOf, CREDENTIALS, serveOne, startPlatform, type Platform } from "./support/platform.js";
+import { addressOf, CREDENTIALS, HOSTED_SERVICES, serveOne, startPlatform, type Platform } from "./support/platform.js";
 import { buildRendering } from "@qrplatform/rendering";
 import type { GrpcServer } from "@qrplatform/platform";
 
@@ -48,18 +48,7 @@ afterAll(async () => {
 
 describe("a stock grpc-js client", () => {
   it("loads every platform service from the protos", () => {
-    expect([...constructors.keys()].filter((name) => name.startsWith("qrplatform.")).sort()).toEqual([
-      "qrplatform.catalog.v1.QrCodeService",
-      "qrplatform.catalog.v1.WorkspaceService",
-      "qrplatform.links.v1.AnalyticsService",
-      "qrplatform.links.v1.DomainService",
-      "qrplatform.links.v1.LinkService",
-      "qrplatform.links.v1.RedirectService",
-      "qrplatform.rendering.v1.RenderingService",
-      "qrplatform.tenancy.v1.IdempotencyKeyService",
-      "qrplatform.tenancy.v1.TenancyAdminService",
-      "qrplatform.tenancy.v1.TenancyService",
-    ]);
+    expect([...constructors.keys()].filter((name) => name.startsWith("qrplatform.")).sort()).toEqual(Object.values(HOSTED_SERVICES).flat().sort());
   });
 
   it("creates an account as admin, reads it as a service, and manages workspaces through the catalog", async () => {
@@ -162,10 +151,12 @@ describe("a stock grpc-js client", () => {
       ["qrplatform.tenancy.v1.TenancyAdminService", platform.tenancy],
       ["qrplatform.catalog.v1.WorkspaceService", platform.catalog],
       ["qrplatform.catalog.v1.QrCodeService", platform.catalog],
+      ["qrplatform.catalog.v1.WebhookEndpointService", platform.catalog],
       ["qrplatform.links.v1.LinkService", platform.links],
       ["qrplatform.links.v1.DomainService", platform.links],
       ["qrplatform.links.v1.RedirectService", platform.links],
       ["qrplatform.links.v1.AnalyticsService", platform.links],
+      ["qrplatform.links.v1.OutboxService", platform.links],
       ["qrplatform.rendering.v1.RenderingService", platform.rendering],
     ];
     // Codes that mean the call never reached a handler, or that a handler failed instead of answering.
@@ -288,10 +279,16 @@ describe("grpc.health.v1 through grpc-js", () => {
   it("answers SERVING for the server and each hosted service, without a credential", async () => {
     const expected: [GrpcServer, string[]][] = [
       [platform.tenancy, ["qrplatform.tenancy.v1.TenancyService", "qrplatform.tenancy.v1.IdempotencyKeyService", "qrplatform.tenancy.v1.TenancyAdminService"]],
-      [platform.catalog, ["qrplatform.catalog.v1.WorkspaceService", "qrplatform.catalog.v1.QrCodeService"]],
+      [platform.catalog, ["qrplatform.catalog.v1.WorkspaceService", "qrplatform.catalog.v1.QrCodeService", "qrplatform.catalog.v1.WebhookEndpointService"]],
       [
         platform.links,
-        ["qrplatform.links.v1.LinkService", "qrplatform.links.v1.DomainService", "qrplatform.links.v1.RedirectService", "qrplatform.links.v1.AnalyticsService"],
+        [
+          "qrplatform.links.v1.LinkService",
+          "qrplatform.links.v1.DomainService",
+          "qrplatform.links.v1.RedirectService",
+          "qrplatform.links.v1.AnalyticsService",
+          "qrplatform.links.v1.OutboxService",
+        ],
       ],
       [platform.rendering, ["qrplatform.rendering.v1.RenderingService"]],
     ];

@@ -1,4 +1,4 @@
-// A service's main.ts as the process a container runs: configuration from the environment, the port it
+// A service compiled as the process a container runs (dist/tenancy.js): configuration from the environment, the port it
 // reports, health, calls from a stock client, and SIGTERM draining then exiting 0.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +10,7 @@ import { bearer, callOk, callUnary, grpc, loadServiceClients } from "./support/g
 import { CREDENTIALS, PAGE_TOKEN_SECRET } from "./support/platform.js";
 import { connectionRefused, exitWithin, spawnService, waitForLog, type ServiceProcess } from "../src/testing.js";
 
-const TENANCY_MAIN = "services/tenancy/src/main.ts";
+const TENANCY_MAIN = "dist/tenancy.js";
 
 let constructors: Map<string, grpc.ServiceClientConstructor>;
 let scratch: ScratchDatabase | undefined;

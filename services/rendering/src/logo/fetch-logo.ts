@@ -1,15 +1,8 @@
-import { lookup as systemLookup } from "node:dns/promises";
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest, type RequestOptions } from "node:https";
-import { isIP, type LookupFunction } from "node:net";
-import ipaddr from "ipaddr.js";
+import { isIP } from "node:net";
+import { isPublicAddress, pinnedLookup, resolveAllowedHost, type ResolvedAddress } from "@qrplatform/platform";
 import { MAX_LOGO_BYTES, readLogoDataUri, type LogoImage, type LogoProblem } from "../design/logo-data-uri.js";
-
-/** An address a host name resolved to. */
-export interface ResolvedAddress {
-  address: string;
-  family: 4 | 6;
-}
 
 export interface LogoFetchOptions {
   /** The budget for the whole fetch: every lookup, connection, redirect and the body. Default 5000. */
@@ -31,16 +24,6 @@ export type LogoFetchProblem = {
 };
 
 /**
- * Whether an address is on the public internet. IPv4-mapped IPv6 addresses are judged as IPv4, and
- * anything that is not a plainly written address is refused: ipaddr.js also reads forms such as
- * 010.0.0.1 or 127.1, which other software may read differently.
- */
-export function isPublicAddress(address: string): boolean {
-  if (isIP(address) === 0) return false;
-  return ipaddr.process(address).range() === "unicast";
-}
-
-/**
  * Fetches a PNG or JPEG logo over http(s) without letting the URL reach into our own network: every
  * hop's host must resolve only to allowed addresses, and the connection goes to exactly those
  * addresses, so the name cannot be re-pointed between the check and the connection. Network trouble
@@ -50,7 +33,7 @@ export async function fetchLogo(url: string, options: LogoFetchOptions = {}): Pr
   const limits: Limits = {
     deadline: AbortSignal.timeout(options.timeoutMs ?? 5000),
     maxBytes: options.maxBytes ?? MAX_LOGO_BYTES,
-    lookup: options.lookup ?? lookupWithSystem,
+    lookup: options.lookup,
     isAllowedAddress: options.isAllowedAddress ?? isPublicAddress,
   };
   const maxRedirects = options.maxRedirects ?? 3;
@@ -66,7 +49,7 @@ export async function fetchLogo(url: string, options: LogoFetchOptions = {}): Pr
 interface Limits {
   deadline: AbortSignal;
   maxBytes: number;
-  lookup: (hostname: string) => Promise<ResolvedAddress[]>;
+  lookup: ((hostname: string) => Promise<ResolvedAddress[]>) | undefined;
   isAllowedAddress: (address: string) => boolean;
 }
 
@@ -104,39 +87,14 @@ function parseLogoUrl(href: string): URL | LogoFetchProblem {
   return url;
 }
 
-/** The addresses of a host, provided every one of them is allowed; an IP literal is its own address. */
+/** The addresses of a host, provided every one of them is allowed (the platform's shared rules). */
 async function resolveAllowed(host: string, limits: Limits): Promise<ResolvedAddress[] | LogoFetchProblem> {
-  const family = isIP(host);
-  let addresses: ResolvedAddress[];
-  if (family === 4 || family === 6) {
-    addresses = [{ address: host, family }];
-  } else {
-    try {
-      addresses = await untilDeadline(limits.lookup(host), limits.deadline);
-    } catch {
-      return networkProblem(limits.deadline, "has a host name that could not be resolved");
-    }
-    if (addresses.length === 0) return unreachable("has a host name that could not be resolved");
-  }
-  if (!addresses.every(({ address }) => limits.isAllowedAddress(address))) {
+  const resolved = await resolveAllowedHost(host, limits);
+  if (!("refused" in resolved)) return resolved;
+  if (resolved.refused === "forbidden_address") {
     return { reason: "forbidden_address", description: "resolves to a private, loopback or link-local address" };
   }
-  return addresses;
-}
-
-async function lookupWithSystem(hostname: string): Promise<ResolvedAddress[]> {
-  const found = await systemLookup(hostname, { all: true });
-  return found.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
-}
-
-/** Settles like `work`, or rejects once the deadline passes; lookups cannot be aborted themselves. */
-function untilDeadline<T>(work: Promise<T>, deadline: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onDeadline = () => reject(deadline.reason);
-    if (deadline.aborted) return onDeadline();
-    deadline.addEventListener("abort", onDeadline, { once: true });
-    work.then(resolve, reject).finally(() => deadline.removeEventListener("abort", onDeadline));
-  });
+  return networkProblem(limits.deadline, "has a host name that could not be resolved");
 }
 
 /** Sends the GET and waits for the response head, connecting only to the addresses already checked. */
@@ -155,15 +113,6 @@ function send(url: URL, host: string, addresses: ResolvedAddress[], deadline: Ab
   };
   const request = url.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => request(options, resolve).on("error", reject).end());
-}
-
-/** A lookup that answers with the checked addresses instead of asking DNS again. */
-function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
-  return (_hostname, options, callback) => {
-    // Node asks for all addresses when it may try several (happy eyeballs), otherwise for one.
-    if (options.all) callback(null, addresses);
-    else callback(null, addresses[0]!.address, addresses[0]!.family);
-  };
 }
 
 async function readResponse(

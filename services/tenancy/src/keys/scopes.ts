@@ -11,6 +11,8 @@ export const SCOPES = [
   "domains:read",
   "analytics:read",
   "export:read",
+  "webhooks:read",
+  "webhooks:write",
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

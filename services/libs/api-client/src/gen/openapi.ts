@@ -221,6 +221,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workspaces/{workspace_id}/qr-codes/export": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The workspace's id. A value that is not a UUID is `400 validation_error` on `workspace_id`. */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Export every QR code of a workspace as one ZIP of images
+         * @description An addition to the v1 contract. Answers a ZIP archive holding one image per QR code of the
+         *     workspace, oldest first, each exactly the image "Export the QR code image" gives for the same
+         *     `format` and `size` (same defaults and bounds). The archive is streamed as the images are drawn:
+         *     it starts at once and the server's memory stays flat whatever the number of codes.
+         *
+         *     - File names inside the archive: the code's name in lower-case ASCII letters, digits and hyphens
+         *       (its id when nothing is left of the name), then the format's extension, such as `menu.png`; a
+         *       name already used gets `-2`, `-3`, … (`menu-2.png`). Each entry's time is the code's `updated_at`.
+         *       PNG and JPEG entries are stored as they are (they are compressed already); SVG entries are deflated.
+         *     - `Content-Disposition: attachment` with the workspace's name, the format and the size, such as
+         *       `spring-campaign-png-1024.zip`. `Cache-Control: no-store`, as every answer of the API: the
+         *       archive is made anew for each request.
+         *     - Errors known before the first byte are answered with the error envelope as usual: a bad
+         *       `format`, `size` or `workspace_id` (`400`), a key without both scopes (`403`), a workspace of
+         *       another account or none (`404`), a backing service down (`503`), the first image failing.
+         *     - An error after the archive has started (a backing service failing midway) cannot change the
+         *       status any more: the server cuts the connection before the archive's end, so the client sees a
+         *       failed transfer and an archive that does not open, never one that is silently short. Retry the
+         *       export.
+         *     - An empty workspace gives an empty archive. Images are drawn in the account's turn, as single
+         *       exports are, and come from the same cache.
+         *
+         *     Scope: `export:read`, and `qr_codes:read` as well, since the archive lists the workspace's codes.
+         */
+        get: operations["exportWorkspaceQrCodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/qr-codes": {
         parameters: {
             query?: never;
@@ -424,8 +475,294 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints
+         * @description The account's webhook endpoints, oldest first. Scope: `webhooks:read`.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Registers a URL that receives the chosen events as signed POSTs (see `webhooks`). The answer
+         *     holds the endpoint's signing `secret`, shown this once. The URL must be `https`, without user
+         *     name, password or fragment, and its host must not resolve to a private, loopback or
+         *     link-local address (`400 validation_error`, reason `forbidden_address`); the same rule is
+         *     applied again before every delivery. An account may register 20 endpoints.
+         *     Scope: `webhooks:write`.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["WebhookEndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook endpoint
+         * @description With its status: a disabled endpoint says why in `disabled_reason` and `disabled_message`. Scope: `webhooks:read`.
+         */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Removes the endpoint and its delivery log; nothing more is sent to it. Scope: `webhooks:write`.
+         */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Changes `url`, `description`, `event_types` and `status`. An absent field stays as it is;
+         *     `null` clears `description`. `"status": "enabled"` enables a disabled endpoint (whatever
+         *     disabled it) and its pending deliveries are attempted at once; `"disabled"` holds new
+         *     deliveries until it is enabled again. Scope: `webhooks:write`.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["WebhookEndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's secret
+         * @description Gives the endpoint a new signing secret, answered this once. The secret it replaces keeps
+         *     signing beside the new one for `previous_secret_expires_in` seconds (0–604800, default
+         *     86400): meanwhile every delivery carries two `v1,` signatures in `webhook-signature`, so
+         *     receivers can switch to the new secret at their own pace. A second rotation drops the oldest
+         *     secret at once. The body may be omitted. Scope: `webhooks:write`.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["WebhookEndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries
+         * @description The endpoint's delivery log, oldest first: every event sent or to be sent to it, with its
+         *     status (`pending`, `succeeded`, `failed`), attempts and the last attempt's outcome. Kept 30
+         *     days. Scope: `webhooks:read`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["WebhookEndpointIdPath"];
+                /** @description The delivery's id, from the endpoint's delivery log. A value that is not a UUID is `400 validation_error` on `delivery_id`. */
+                delivery_id: components["parameters"]["WebhookDeliveryIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a delivery with every attempt
+         * @description One delivery of the endpoint, with `attempt_log`: each attempt made for it, first first, with
+         *     when it was sent, how long it took, the status it got (null when no answer came) and why it
+         *     failed. An attempt whose worker stopped before recording its outcome is not logged (the delivery
+         *     was attempted again), so attempt numbers may skip. Kept as long as the delivery (30 days).
+         *     Scope: `webhooks:read`.
+         */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "qr_code.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A QR code was created
+         * @description Sent when a create commits (a create that failed or was undone sends nothing).
+         *     Delivered at least once: deduplicate by `webhook-id`. Deliveries are not ordered; use
+         *     `timestamp`.
+         */
+        post: operations["qr_code_created_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "qr_code.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A QR code changed
+         * @description Sent when a change to a code commits: its name, destination, status, tags or workspace.
+         *     Delivered at least once: deduplicate by `webhook-id`. Deliveries are not ordered; use
+         *     `timestamp`.
+         */
+        post: operations["qr_code_updated_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "qr_code.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A QR code was deleted
+         * @description Sent when a delete commits, with the code as it was.
+         *     Delivered at least once: deduplicate by `webhook-id`. Deliveries are not ordered; use
+         *     `timestamp`.
+         */
+        post: operations["qr_code_deleted_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "qr_code.scanned": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A QR code was scanned
+         * @description Scans are batched: one event per code per period (a minute by default) with the number of
+         *     scans stored in it, so a busy code sends one request a minute, not one per scan.
+         *     Delivered at least once: deduplicate by `webhook-id`. Deliveries are not ordered; use
+         *     `timestamp`.
+         */
+        post: operations["qr_code_scanned_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "domain.verified": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A custom domain was verified
+         * @description Sent when a custom domain's DNS record is found and the domain turns verified.
+         *     Delivered at least once: deduplicate by `webhook-id`. Deliveries are not ordered; use
+         *     `timestamp`.
+         */
+        post: operations["domain_verified_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description The account that owns the API key. */
@@ -704,6 +1041,255 @@ export interface components {
             id: string;
             /** @constant */
             deleted: true;
+        };
+        /**
+         * @description An event an endpoint may subscribe to; each is described under `webhooks`.
+         * @enum {string}
+         */
+        WebhookEventType: "qr_code.created" | "qr_code.updated" | "qr_code.deleted" | "qr_code.scanned" | "domain.verified";
+        /** @description A URL that receives the account's events, signed with its secret (Standard Webhooks). */
+        WebhookEndpoint: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            account_id: string;
+            /** Format: uri */
+            url: string;
+            description: string | null;
+            event_types: components["schemas"]["WebhookEventType"][];
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /**
+             * @description Why a disabled endpoint is: `disabled_by_account`, or `deliveries_failing` when every
+             *     attempt of a delivery failed for about a day (its retries spent) and nothing else was
+             *     delivered meanwhile. Null while enabled.
+             * @enum {string|null}
+             */
+            disabled_reason: "disabled_by_account" | "deliveries_failing" | null;
+            /** @description The reason for people, with the last error of a failing endpoint. */
+            disabled_message: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the secret replaced by the last rotation still signs beside the current one.
+             */
+            previous_secret_expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description The endpoint, and its signing secret, shown only in this answer. */
+        WebhookEndpointWithSecret: {
+            /** @description The key of the HMAC-SHA256 signatures, as Standard Webhooks libraries take it. */
+            secret: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            account_id: string;
+            /** Format: uri */
+            url: string;
+            description: string | null;
+            event_types: components["schemas"]["WebhookEventType"][];
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /**
+             * @description Why a disabled endpoint is: `disabled_by_account`, or `deliveries_failing` when every
+             *     attempt of a delivery failed for about a day (its retries spent) and nothing else was
+             *     delivered meanwhile. Null while enabled.
+             * @enum {string|null}
+             */
+            disabled_reason: "disabled_by_account" | "deliveries_failing" | null;
+            /** @description The reason for people, with the last error of a failing endpoint. */
+            disabled_message: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the secret replaced by the last rotation still signs beside the current one.
+             */
+            previous_secret_expires_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        WebhookEndpointCreate: {
+            /**
+             * Format: uri
+             * @description An absolute `https` URL on a public address, without user name, password or fragment.
+             */
+            url: string;
+            description?: string | null;
+            event_types: components["schemas"]["WebhookEventType"][];
+        };
+        /** @description An absent field stays as it is; `null` clears `description`. */
+        WebhookEndpointUpdate: {
+            /** Format: uri */
+            url?: string;
+            description?: string | null;
+            event_types?: components["schemas"]["WebhookEventType"][];
+            /** @enum {string} */
+            status?: "enabled" | "disabled";
+        };
+        WebhookSecretRotation: {
+            /** @description Seconds the replaced secret keeps signing; 86400 when absent, 0 to stop it at once. */
+            previous_secret_expires_in?: number;
+        };
+        WebhookEndpointList: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /** @description One event for one endpoint, and how its attempts went. */
+        WebhookDelivery: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The `webhook-id` header of every attempt; receivers deduplicate by it.
+             */
+            event_id: string;
+            event_type: components["schemas"]["WebhookEventType"];
+            /**
+             * @description `pending`: an attempt is due or under way (or held while the endpoint is disabled); `failed`: every attempt failed.
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            attempts: number;
+            /** @description The HTTP status the last attempt got; null when none came. */
+            last_response_status: number | null;
+            /** @description Why the last attempt failed (a status and the start of the answer, a timeout, a refused address). */
+            last_error: string | null;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description When a pending delivery is attempted next.
+             */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description A delivery, as in the delivery log, with every attempt it recorded. */
+        WebhookDeliveryWithAttempts: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The `webhook-id` header of every attempt; receivers deduplicate by it.
+             */
+            event_id: string;
+            event_type: components["schemas"]["WebhookEventType"];
+            /**
+             * @description `pending`: an attempt is due or under way (or held while the endpoint is disabled); `failed`: every attempt failed.
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            attempts: number;
+            /** @description The HTTP status the last attempt got; null when none came. */
+            last_response_status: number | null;
+            /** @description Why the last attempt failed (a status and the start of the answer, a timeout, a refused address). */
+            last_error: string | null;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description When a pending delivery is attempted next.
+             */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The attempts, first first. */
+            attempt_log: components["schemas"]["WebhookDeliveryAttempt"][];
+        };
+        /** @description One request made for a delivery, and what came of it. */
+        WebhookDeliveryAttempt: {
+            /** @description Which attempt of the delivery it was. */
+            attempt: number;
+            /** Format: date-time */
+            attempted_at: string;
+            /** @description How long the request took, answer or not. */
+            duration_ms: number;
+            /** @description The HTTP status of the answer; null when none came (a timeout, a refused address). */
+            response_status: number | null;
+            /** @description Why the attempt failed; null when it succeeded. */
+            error: string | null;
+        };
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /** @description `webhook_endpoint_limit_reached`: the account has the most webhook endpoints it may. */
+        WebhookEndpointLimitError: components["schemas"]["Error"] & {
+            error: {
+                /** @constant */
+                code: "webhook_endpoint_limit_reached";
+                details: {
+                    limit: number;
+                };
+            };
+        };
+        /** @description The QR code as the event left it (the fields that need no request to spell). */
+        WebhookQrCodeData: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            account_id: string;
+            /** Format: uuid */
+            workspace_id: string | null;
+            name: string;
+            destination_url: string;
+            /** @enum {string} */
+            status: "active" | "paused";
+            tags: string[];
+            vanity_url: string;
+            canonical_url: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        WebhookQrCodeEvent: {
+            /** @enum {string} */
+            type: "qr_code.created" | "qr_code.updated" | "qr_code.deleted";
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
+            timestamp: string;
+            data: components["schemas"]["WebhookQrCodeData"];
+        };
+        WebhookScanEvent: {
+            /** @constant */
+            type: "qr_code.scanned";
+            /**
+             * Format: date-time
+             * @description The end of the period.
+             */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                qr_code_id: string;
+                /** @description Scans of the code stored in the period. */
+                scans: number;
+                /** Format: date-time */
+                period_start: string;
+                /** Format: date-time */
+                period_end: string;
+            };
+        };
+        WebhookDomainEvent: {
+            /** @constant */
+            type: "domain.verified";
+            /** Format: date-time */
+            timestamp: string;
+            data: {
+                /**
+                 * Format: uuid
+                 * @description The custom domain's id.
+                 */
+                id: string;
+                hostname: string;
+                /** Format: date-time */
+                verified_at: string;
+            };
         };
         /** @description UTM parameters merged into the redirect as `utm_source`, `utm_medium` and `utm_campaign`, replacing parameters of the same name. Set at creation only. */
         Utm: {
@@ -1011,6 +1597,7 @@ export interface components {
                  *     | `premium_frames_required` | 403 | a circle frame or frame labels without the `premium_frames` add-on |
                  *     | `qr_code_limit_reached` | 403 | the account's QR-code capacity is used up (`details.limit`, `details.used`) |
                  *     | `link_limit_reached` | 403 | the account's custom-link capacity is used up (`details.limit`, `details.used`) |
+                 *     | `webhook_endpoint_limit_reached` | 403 | the account has the most webhook endpoints it may (`details.limit`) |
                  *     | `not_found` | 404 | the resource does not exist in the key's account (`details.resource`) |
                  *     | `route_not_found` | 404 | no operation has this path |
                  *     | `method_not_allowed` | 405 | the path does not serve this method (see `Allow`) |
@@ -1098,7 +1685,7 @@ export interface components {
                 code: "insufficient_scope";
                 details: {
                     /** @enum {string} */
-                    required_scope: "account:read" | "workspaces:read" | "workspaces:write" | "qr_codes:read" | "qr_codes:write" | "domains:read" | "analytics:read" | "export:read";
+                    required_scope: "account:read" | "workspaces:read" | "workspaces:write" | "qr_codes:read" | "qr_codes:write" | "domains:read" | "analytics:read" | "export:read" | "webhooks:read" | "webhooks:write";
                 };
             };
         };
@@ -1284,6 +1871,18 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ValidationError"] | components["schemas"]["InvalidJsonError"] | components["schemas"]["InvalidIdempotencyKeyError"];
+            };
+        };
+        /** @description `idempotency_key_in_progress`: a request with this `Idempotency-Key` is still running; retry after `Retry-After`. */
+        IdempotencyKeyInProgress: {
+            headers: {
+                "X-Request-ID": components["headers"]["XRequestId"];
+                "Cache-Control": components["headers"]["CacheControlNoStore"];
+                "Retry-After": components["headers"]["RetryAfterInProgress"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["IdempotencyKeyInProgressError"];
             };
         };
         /** @description `idempotency_key_reused`: the `Idempotency-Key` was already used for a different request (method, path or body); use a new key. */
@@ -1483,6 +2082,20 @@ export interface components {
         RequestId: string;
         /** @description The workspace's id. A value that is not a UUID is `400 validation_error` on `workspace_id`. */
         WorkspaceIdPath: string;
+        /** @description The event's id, the same on every attempt and for every endpoint. */
+        WebhookIdHeader: string;
+        /** @description When this attempt was signed, in Unix seconds; receivers refuse stale ones (five minutes). */
+        WebhookTimestampHeader: string;
+        /**
+         * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
+         *     keyed with the base64-decoded part of the endpoint's `whsec_` secret; two while a rotated
+         *     secret still signs. Verify with any Standard Webhooks library.
+         */
+        WebhookSignatureHeader: string;
+        /** @description The webhook endpoint's id. A value that is not a UUID is `400 validation_error` on `id`. */
+        WebhookEndpointIdPath: string;
+        /** @description The delivery's id, from the endpoint's delivery log. A value that is not a UUID is `400 validation_error` on `delivery_id`. */
+        WebhookDeliveryIdPath: string;
         /** @description The QR code's id. A value that is not a UUID is `400 validation_error` on `id`. */
         QrCodeIdPath: string;
         /** @description Page size, 1 to 100. Any other value, including an empty one, is `400 validation_error` on `limit`. */
@@ -1995,6 +2608,55 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
+    exportWorkspaceQrCodes: {
+        parameters: {
+            query?: {
+                /** @description The image format of every entry. Any other value is `400 validation_error` on `format`. */
+                format?: "png" | "jpg" | "svg";
+                /** @description Width and height of every image in pixels. A value that is not an integer from 128 to 4096 is `400 validation_error` on `size`. */
+                size?: number;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The workspace's id. A value that is not a UUID is `400 validation_error` on `workspace_id`. */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ZIP archive, streamed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    /** @description `attachment` with a safe ASCII filename, such as `attachment; filename="spring-campaign-png-1024.zip"`. */
+                    "Content-Disposition": string;
+                    /** @description `no-store`: the archive belongs to an account and is made anew for each request. */
+                    "Cache-Control": "no-store";
+                    /** @description `nosniff`: the archive is only ever read as its declared type. */
+                    "X-Content-Type-Options": "nosniff";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/zip": unknown;
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["ExportTooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
     listQrCodes: {
         parameters: {
             query?: {
@@ -2315,6 +2977,544 @@ export interface operations {
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. Any other value, including an empty one, is `400 validation_error` on `limit`. */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `next_cursor` of the previous page, as it was given. Only valid for the same account and
+                 *     the same filters; anything else is `400 validation_error` on `cursor`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of endpoints. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes this POST safe to retry: the request runs once, and a retry with the same key and the same
+                 *     request gets the first answer again (see "Safe retries" in the introduction). 1–255 visible
+                 *     ASCII characters other than `"` and `\`, bare or in double quotes; a new random key, such as a
+                 *     UUID, for every new request. Kept 24 hours per account.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        responses: {
+            /** @description The registered endpoint and its secret. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["InvalidIdempotentRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description As every operation's 403, or `webhook_endpoint_limit_reached` when the account has 20 endpoints. */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessDeniedError"] | components["schemas"]["InsufficientScopeError"] | components["schemas"]["WebhookEndpointLimitError"];
+                };
+            };
+            409: components["responses"]["IdempotencyKeyInProgress"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["WebhookEndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["WebhookEndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint was deleted. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deleted"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["WebhookEndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated endpoint. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["InvalidRequestBody"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+                /**
+                 * @description Makes this POST safe to retry: the request runs once, and a retry with the same key and the same
+                 *     request gets the first answer again (see "Safe retries" in the introduction). 1–255 visible
+                 *     ASCII characters other than `"` and `\`, bare or in double quotes; a new random key, such as a
+                 *     UUID, for every new request. Kept 24 hours per account.
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["WebhookEndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRotation"];
+            };
+        };
+        responses: {
+            /** @description The endpoint and its new secret. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["InvalidIdempotentRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInProgress"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 100. Any other value, including an empty one, is `400 validation_error` on `limit`. */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The `next_cursor` of the previous page, as it was given. Only valid for the same account and
+                 *     the same filters; anything else is `400 validation_error` on `cursor`.
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["WebhookEndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of deliveries. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The webhook endpoint's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["WebhookEndpointIdPath"];
+                /** @description The delivery's id, from the endpoint's delivery log. A value that is not a UUID is `400 validation_error` on `delivery_id`. */
+                delivery_id: components["parameters"]["WebhookDeliveryIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery and its attempts. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryWithAttempts"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    qr_code_created_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt and for every endpoint. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in Unix seconds; receivers refuse stale ones (five minutes). */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
+                 *     keyed with the base64-decoded part of the endpoint's `whsec_` secret; two while a rotated
+                 *     secret still signs. Verify with any Standard Webhooks library.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookQrCodeEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within the timeout acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    qr_code_updated_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt and for every endpoint. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in Unix seconds; receivers refuse stale ones (five minutes). */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
+                 *     keyed with the base64-decoded part of the endpoint's `whsec_` secret; two while a rotated
+                 *     secret still signs. Verify with any Standard Webhooks library.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookQrCodeEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within the timeout acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    qr_code_deleted_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt and for every endpoint. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in Unix seconds; receivers refuse stale ones (five minutes). */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
+                 *     keyed with the base64-decoded part of the endpoint's `whsec_` secret; two while a rotated
+                 *     secret still signs. Verify with any Standard Webhooks library.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookQrCodeEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within the timeout acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    qr_code_scanned_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt and for every endpoint. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in Unix seconds; receivers refuse stale ones (five minutes). */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
+                 *     keyed with the base64-decoded part of the endpoint's `whsec_` secret; two while a rotated
+                 *     secret still signs. Verify with any Standard Webhooks library.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookScanEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within the timeout acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    domain_verified_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt and for every endpoint. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in Unix seconds; receivers refuse stale ones (five minutes). */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
+                 *     keyed with the base64-decoded part of the endpoint's `whsec_` secret; two while a rotated
+                 *     secret still signs. Verify with any Standard Webhooks library.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookDomainEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within the timeout acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -1,7 +1,7 @@
 import { ScalarType, type DescField, type DescMessage } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { invalidArgument, type FieldProblem } from "../errors.js";
-import { canonicalId, isUuid, textRuleProblem, type TextLines } from "../validation.js";
+import { canonicalId, isUuid, textRuleProblem, type RuleProblem, type TextLines } from "../validation.js";
 
 /**
  * Checks every request a service receives, before its handler runs, against the rules no field of ours
@@ -61,31 +61,55 @@ const MAX_TIMESTAMP_SECONDS = 253402300799n;
 /** The problems {@link checkRequestFields} finds in one request message; exported for tests and tools. */
 export function requestFieldProblems(desc: DescMessage, message: Record<string, unknown>, prefix = ""): FieldProblem[] {
   const problems: FieldProblem[] = [];
+  collectProblems(desc, message, prefix, problems);
+  return problems;
+}
+
+/**
+ * Adds the message's problems to `problems`. Paths are written only for a problem found: a batch of
+ * thousands of scans would otherwise build a path string, and an empty array, for every field it has.
+ */
+function collectProblems(desc: DescMessage, message: Record<string, unknown>, prefix: string, problems: FieldProblem[]): void {
+  const pathOf = (field: DescField) => (prefix ? `${prefix}.${field.name}` : field.name);
   for (const field of desc.fields) {
     const value = fieldValue(field, message);
     if (value === undefined) continue;
-    const path = prefix ? `${prefix}.${field.name}` : field.name;
     switch (field.fieldKind) {
-      case "scalar":
-        problems.push(...scalarProblems(field, field.scalar, value, path));
+      case "scalar": {
+        const problem = scalarProblem(field, field.scalar, value);
+        if (problem) problems.push({ field: pathOf(field), ...problem });
         break;
-      case "list":
-        (value as unknown[]).forEach((element, index) => {
-          const elementPath = `${path}.${index}`;
-          if (field.listKind === "scalar") problems.push(...scalarProblems(field, field.scalar, element, elementPath));
-          else if (field.listKind === "message") problems.push(...messageProblems(field.message, element, elementPath));
-        });
+      }
+      case "list": {
+        const elements = value as unknown[];
+        for (let index = 0; index < elements.length; index++) {
+          if (field.listKind === "scalar") {
+            const problem = scalarProblem(field, field.scalar, elements[index]);
+            if (problem) problems.push({ field: `${pathOf(field)}.${index}`, ...problem });
+          } else if (field.listKind === "message") {
+            collectMessageProblems(field.message, elements[index], `${pathOf(field)}.${index}`, problems);
+          }
+          if (problems.length > 100) break;
+        }
         break;
+      }
       case "map":
         for (const [key, element] of Object.entries(value as Record<string, unknown>)) {
-          const elementPath = `${path}.${key.isWellFormed() ? key : "(key)"}`;
-          if (field.mapKey === ScalarType.STRING) problems.push(...scalarProblems(field, ScalarType.STRING, key, `${path}.(key)`));
-          if (field.mapKind === "scalar") problems.push(...scalarProblems(field, field.scalar, element, elementPath));
-          else if (field.mapKind === "message") problems.push(...messageProblems(field.message, element, elementPath));
+          const elementPath = `${pathOf(field)}.${key.isWellFormed() ? key : "(key)"}`;
+          if (field.mapKey === ScalarType.STRING) {
+            const problem = scalarProblem(field, ScalarType.STRING, key);
+            if (problem) problems.push({ field: `${pathOf(field)}.(key)`, ...problem });
+          }
+          if (field.mapKind === "scalar") {
+            const problem = scalarProblem(field, field.scalar, element);
+            if (problem) problems.push({ field: elementPath, ...problem });
+          } else if (field.mapKind === "message") {
+            collectMessageProblems(field.message, element, elementPath, problems);
+          }
         }
         break;
       case "message":
-        problems.push(...messageProblems(field.message, value, path));
+        collectMessageProblems(field.message, value, pathOf(field), problems);
         break;
       case "enum":
         break;
@@ -93,7 +117,6 @@ export function requestFieldProblems(desc: DescMessage, message: Record<string, 
     // Enough to answer with: the error lists a bounded number anyway.
     if (problems.length > 100) break;
   }
-  return problems;
 }
 
 function fieldValue(field: DescField, message: Record<string, unknown>): unknown {
@@ -102,13 +125,14 @@ function fieldValue(field: DescField, message: Record<string, unknown>): unknown
   return chosen?.case === field.localName ? chosen.value : undefined;
 }
 
-function messageProblems(desc: DescMessage, value: unknown, path: string): FieldProblem[] {
+function collectMessageProblems(desc: DescMessage, value: unknown, path: string, problems: FieldProblem[]): void {
   if (desc.typeName === "google.protobuf.Timestamp") {
     const { seconds, nanos } = value as { seconds: bigint; nanos: number };
     const inRange = seconds >= MIN_TIMESTAMP_SECONDS && seconds <= MAX_TIMESTAMP_SECONDS && nanos >= 0 && nanos <= 999_999_999;
-    return inRange ? [] : [{ field: path, reason: "out_of_range", description: "must lie between 0001-01-01 and 9999-12-31" }];
+    if (!inRange) problems.push({ field: path, reason: "out_of_range", description: "must lie between 0001-01-01 and 9999-12-31" });
+    return;
   }
-  return requestFieldProblems(desc, value as Record<string, unknown>, path);
+  collectProblems(desc, value as Record<string, unknown>, path, problems);
 }
 
 /** Rewrites every id of a checked message (and of the messages it holds) in canonical form. */
@@ -140,16 +164,16 @@ function isIdField(field: DescField): boolean {
   return field.name === "id" || field.name.endsWith("_id") || field.name.endsWith("_ids");
 }
 
-function scalarProblems(field: DescField, scalar: ScalarType, value: unknown, path: string): FieldProblem[] {
+function scalarProblem(field: DescField, scalar: ScalarType, value: unknown): RuleProblem | undefined {
   if (scalar === ScalarType.DOUBLE || scalar === ScalarType.FLOAT) {
-    return Number.isFinite(value) ? [] : [{ field: path, reason: "out_of_range", description: "must be a finite number" }];
+    return Number.isFinite(value) ? undefined : { reason: "out_of_range", description: "must be a finite number" };
   }
-  if (scalar !== ScalarType.STRING) return [];
+  if (scalar !== ScalarType.STRING) return undefined;
   const text = value as string;
-  if (text.length > MAX_REQUEST_TEXT_LENGTH) return [{ field: path, reason: "too_long", description: `must be at most ${MAX_REQUEST_TEXT_LENGTH} characters` }];
+  if (text.length > MAX_REQUEST_TEXT_LENGTH) return { reason: "too_long", description: `must be at most ${MAX_REQUEST_TEXT_LENGTH} characters` };
   const lines: TextLines = MULTI_LINE_FIELDS.has(field.name) ? "multi" : "single";
   const problem = textRuleProblem(text, lines);
-  if (problem) return [{ field: path, ...problem }];
-  if (isIdField(field) && text !== "" && !isUuid(text)) return [{ field: path, reason: "invalid_format", description: "must be a UUID" }];
-  return [];
+  if (problem) return problem;
+  if (isIdField(field) && text !== "" && !isUuid(text)) return { reason: "invalid_format", description: "must be a UUID" };
+  return undefined;
 }

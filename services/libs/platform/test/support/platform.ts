@@ -3,6 +3,7 @@
 import { fileURLToPath } from "node:url";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
+import { MIGRATED_PLATFORM } from "../../../../../tools/testing/migrated-platform.js";
 import { createLogger, remoteTransport, serveGrpc, type GrpcModule, type GrpcServer } from "@qrplatform/platform";
 import { buildCatalog } from "@qrplatform/catalog";
 import { buildLinks } from "@qrplatform/links";
@@ -28,6 +29,23 @@ export function serveOne(module: GrpcModule): Promise<GrpcServer> {
   return serveGrpc({ modules: [module], credentials: CREDENTIALS, logger: silentLogger, host: "127.0.0.1", port: 0 });
 }
 
+/**
+ * The services each server hosts, by full name: what reflection must list and stock clients can call.
+ * A service added to a module is added here, and every interop test then expects it.
+ */
+export const HOSTED_SERVICES: Readonly<Record<"tenancy" | "catalog" | "links" | "rendering", readonly string[]>> = {
+  tenancy: ["qrplatform.tenancy.v1.TenancyService", "qrplatform.tenancy.v1.IdempotencyKeyService", "qrplatform.tenancy.v1.TenancyAdminService"],
+  catalog: ["qrplatform.catalog.v1.WorkspaceService", "qrplatform.catalog.v1.QrCodeService", "qrplatform.catalog.v1.WebhookEndpointService"],
+  links: [
+    "qrplatform.links.v1.LinkService",
+    "qrplatform.links.v1.DomainService",
+    "qrplatform.links.v1.RedirectService",
+    "qrplatform.links.v1.AnalyticsService",
+    "qrplatform.links.v1.OutboxService",
+  ],
+  rendering: ["qrplatform.rendering.v1.RenderingService"],
+};
+
 /** The four running services. */
 export interface Platform {
   readonly database: Database;
@@ -48,7 +66,7 @@ export const addressOf = (server: GrpcServer) => `127.0.0.1:${server.port}`;
  * present the service token, as in production.
  */
 export async function startPlatform(): Promise<Platform> {
-  const database = await openTestDatabase();
+  const database = await openTestDatabase(MIGRATED_PLATFORM);
   const servers: GrpcServer[] = [];
   // Closing a server twice is harmless (the second close finds nothing listening), so a test may
   // close one early and this still closes everything.

@@ -2,5 +2,7 @@
 // Everything generated for the protobuf package qrplatform.catalog.v1.
 export * from "./qr_code_pb.js";
 export * from "./qr_code_service_pb.js";
+export * from "./webhook_endpoint_pb.js";
+export * from "./webhook_endpoint_service_pb.js";
 export * from "./workspace_pb.js";
 export * from "./workspace_service_pb.js";

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/catalog/v1/qr_code_service.proto.
  */
 export const file_qrplatform_catalog_v1_qr_code_service: GenFile = /*@__PURE__*/
-  fileDesc("CitxcnBsYXRmb3JtL2NhdGFsb2cvdjEvcXJfY29kZV9zZXJ2aWNlLnByb3RvEhVxcnBsYXRmb3JtLmNhdGFsb2cudjEihAMKE0NyZWF0ZVFyQ29kZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIZCgx3b3Jrc3BhY2VfaWQYAiABKAlIAIgBARIMCgRuYW1lGAMgASgJEhcKD2Rlc3RpbmF0aW9uX3VybBgEIAEoCRIMCgR0YWdzGAUgAygJEh0KEHZhbml0eV9kb21haW5faWQYBiABKAlIAYgBARIYCgt2YW5pdHlfc2x1ZxgHIAEoCUgCiAEBEi8KBmRlc2lnbhgIIAEoCzIfLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLkRlc2lnbhInCgN1dG0YCSABKAsyGi5xcnBsYXRmb3JtLmNhdGFsb2cudjEuVXRtEkAKDGVudGl0bGVtZW50cxgKIAEoCzIqLnFycGxhdGZvcm0uY2F0YWxvZy52MS5BY2NvdW50RW50aXRsZW1lbnRzQg8KDV93b3Jrc3BhY2VfaWRCEwoRX3Zhbml0eV9kb21haW5faWRCDgoMX3Zhbml0eV9zbHVnIrMBChNBY2NvdW50RW50aXRsZW1lbnRzEh0KEHFyX2NvZGVfY2FwYWNpdHkYASABKANIAIgBARIhChRjdXN0b21fbGlua19jYXBhY2l0eRgCIAEoA0gBiAEBEiwKBmFkZG9ucxgDIAMoDjIcLnFycGxhdGZvcm0udGVuYW5jeS52MS5BZGRvbkITChFfcXJfY29kZV9jYXBhY2l0eUIXChVfY3VzdG9tX2xpbmtfY2FwYWNpdHkiRgoUQ3JlYXRlUXJDb2RlUmVzcG9uc2USLgoHcXJfY29kZRgBIAEoCzIdLnFycGxhdGZvcm0uY2F0YWxvZy52MS5RckNvZGUiVAoQR2V0UXJDb2RlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhIKCnFyX2NvZGVfaWQYAiABKAkSGAoQc2tpcF9zY2FuX3RvdGFscxgDIAEoCCJDChFHZXRRckNvZGVSZXNwb25zZRIuCgdxcl9jb2RlGAEgASgLMh0ucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLlFyQ29kZSJ7ChJMaXN0UXJDb2Rlc1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIZCgx3b3Jrc3BhY2VfaWQYAiABKAlIAIgBARIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCUIPCg1fd29ya3NwYWNlX2lkIl8KE0xpc3RRckNvZGVzUmVzcG9uc2USLwoIcXJfY29kZXMYASADKAsyHS5xcnBsYXRmb3JtLmNhdGFsb2cudjEuUXJDb2RlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSK5AgoTVXBkYXRlUXJDb2RlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhIKCnFyX2NvZGVfaWQYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBEhwKD2Rlc3RpbmF0aW9uX3VybBgEIAEoCUgBiAEBEjgKBnN0YXR1cxgFIAEoDjIjLnFycGxhdGZvcm0uY2F0YWxvZy52MS5RckNvZGVTdGF0dXNIAogBARIUCgxyZXBsYWNlX3RhZ3MYBiABKAgSDAoEdGFncxgHIAMoCRIZCgx3b3Jrc3BhY2VfaWQYCCABKAlIA4gBARIXCg9jbGVhcl93b3Jrc3BhY2UYCSABKAhCBwoFX25hbWVCEgoQX2Rlc3RpbmF0aW9uX3VybEIJCgdfc3RhdHVzQg8KDV93b3Jrc3BhY2VfaWQiRgoUVXBkYXRlUXJDb2RlUmVzcG9uc2USLgoHcXJfY29kZRgBIAEoCzIdLnFycGxhdGZvcm0uY2F0YWxvZy52MS5RckNvZGUiZwoRTW92ZVFyQ29kZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRISCgpxcl9jb2RlX2lkGAIgASgJEhkKDHdvcmtzcGFjZV9pZBgDIAEoCUgAiAEBQg8KDV93b3Jrc3BhY2VfaWQiRAoSTW92ZVFyQ29kZVJlc3BvbnNlEi4KB3FyX2NvZGUYASABKAsyHS5xcnBsYXRmb3JtLmNhdGFsb2cudjEuUXJDb2RlIj0KE0RlbGV0ZVFyQ29kZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRISCgpxcl9jb2RlX2lkGAIgASgJIioKFERlbGV0ZVFyQ29kZVJlc3BvbnNlEhIKCnFyX2NvZGVfaWQYASABKAkiKAoSR2V0Q2FwYWNpdHlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkiSAoTR2V0Q2FwYWNpdHlSZXNwb25zZRIxCghjYXBhY2l0eRgBIAEoCzIfLnFycGxhdGZvcm0uY2F0YWxvZy52MS5DYXBhY2l0eTLZBQoNUXJDb2RlU2VydmljZRJnCgxDcmVhdGVRckNvZGUSKi5xcnBsYXRmb3JtLmNhdGFsb2cudjEuQ3JlYXRlUXJDb2RlUmVxdWVzdBorLnFycGxhdGZvcm0uY2F0YWxvZy52MS5DcmVhdGVRckNvZGVSZXNwb25zZRJeCglHZXRRckNvZGUSJy5xcnBsYXRmb3JtLmNhdGFsb2cudjEuR2V0UXJDb2RlUmVxdWVzdBooLnFycGxhdGZvcm0uY2F0YWxvZy52MS5HZXRRckNvZGVSZXNwb25zZRJkCgtMaXN0UXJDb2RlcxIpLnFycGxhdGZvcm0uY2F0YWxvZy52MS5MaXN0UXJDb2Rlc1JlcXVlc3QaKi5xcnBsYXRmb3JtLmNhdGFsb2cudjEuTGlzdFFyQ29kZXNSZXNwb25zZRJnCgxVcGRhdGVRckNvZGUSKi5xcnBsYXRmb3JtLmNhdGFsb2cudjEuVXBkYXRlUXJDb2RlUmVxdWVzdBorLnFycGxhdGZvcm0uY2F0YWxvZy52MS5VcGRhdGVRckNvZGVSZXNwb25zZRJhCgpNb3ZlUXJDb2RlEigucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLk1vdmVRckNvZGVSZXF1ZXN0GikucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLk1vdmVRckNvZGVSZXNwb25zZRJnCgxEZWxldGVRckNvZGUSKi5xcnBsYXRmb3JtLmNhdGFsb2cudjEuRGVsZXRlUXJDb2RlUmVxdWVzdBorLnFycGxhdGZvcm0uY2F0YWxvZy52MS5EZWxldGVRckNvZGVSZXNwb25zZRJkCgtHZXRDYXBhY2l0eRIpLnFycGxhdGZvcm0uY2F0YWxvZy52MS5HZXRDYXBhY2l0eVJlcXVlc3QaKi5xcnBsYXRmb3JtLmNhdGFsb2cudjEuR2V0Q2FwYWNpdHlSZXNwb25zZWIGcHJvdG8z", [file_qrplatform_catalog_v1_qr_code, file_qrplatform_rendering_v1_design, file_qrplatform_tenancy_v1_account]);
+  fileDesc("CitxcnBsYXRmb3JtL2NhdGFsb2cvdjEvcXJfY29kZV9zZXJ2aWNlLnByb3RvEhVxcnBsYXRmb3JtLmNhdGFsb2cudjEiygMKE0NyZWF0ZVFyQ29kZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIZCgx3b3Jrc3BhY2VfaWQYAiABKAlIAIgBARIMCgRuYW1lGAMgASgJEhcKD2Rlc3RpbmF0aW9uX3VybBgEIAEoCRIMCgR0YWdzGAUgAygJEh0KEHZhbml0eV9kb21haW5faWQYBiABKAlIAYgBARIYCgt2YW5pdHlfc2x1ZxgHIAEoCUgCiAEBEi8KBmRlc2lnbhgIIAEoCzIfLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLkRlc2lnbhInCgN1dG0YCSABKAsyGi5xcnBsYXRmb3JtLmNhdGFsb2cudjEuVXRtEkAKDGVudGl0bGVtZW50cxgKIAEoCzIqLnFycGxhdGZvcm0uY2F0YWxvZy52MS5BY2NvdW50RW50aXRsZW1lbnRzEkQKD2lkZW1wb3RlbmN5X2tleRgLIAEoCzIrLnFycGxhdGZvcm0uY2F0YWxvZy52MS5DcmVhdGVJZGVtcG90ZW5jeUtleUIPCg1fd29ya3NwYWNlX2lkQhMKEV92YW5pdHlfZG9tYWluX2lkQg4KDF92YW5pdHlfc2x1ZyI4ChRDcmVhdGVJZGVtcG90ZW5jeUtleRILCgNrZXkYASABKAkSEwoLZmluZ2VycHJpbnQYAiABKAwiswEKE0FjY291bnRFbnRpdGxlbWVudHMSHQoQcXJfY29kZV9jYXBhY2l0eRgBIAEoA0gAiAEBEiEKFGN1c3RvbV9saW5rX2NhcGFjaXR5GAIgASgDSAGIAQESLAoGYWRkb25zGAMgAygOMhwucXJwbGF0Zm9ybS50ZW5hbmN5LnYxLkFkZG9uQhMKEV9xcl9jb2RlX2NhcGFjaXR5QhcKFV9jdXN0b21fbGlua19jYXBhY2l0eSJGChRDcmVhdGVRckNvZGVSZXNwb25zZRIuCgdxcl9jb2RlGAEgASgLMh0ucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLlFyQ29kZSJUChBHZXRRckNvZGVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEgoKcXJfY29kZV9pZBgCIAEoCRIYChBza2lwX3NjYW5fdG90YWxzGAMgASgIIkMKEUdldFFyQ29kZVJlc3BvbnNlEi4KB3FyX2NvZGUYASABKAsyHS5xcnBsYXRmb3JtLmNhdGFsb2cudjEuUXJDb2RlInsKEkxpc3RRckNvZGVzUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhkKDHdvcmtzcGFjZV9pZBgCIAEoCUgAiAEBEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJQg8KDV93b3Jrc3BhY2VfaWQiXwoTTGlzdFFyQ29kZXNSZXNwb25zZRIvCghxcl9jb2RlcxgBIAMoCzIdLnFycGxhdGZvcm0uY2F0YWxvZy52MS5RckNvZGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIrkCChNVcGRhdGVRckNvZGVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEgoKcXJfY29kZV9pZBgCIAEoCRIRCgRuYW1lGAMgASgJSACIAQESHAoPZGVzdGluYXRpb25fdXJsGAQgASgJSAGIAQESOAoGc3RhdHVzGAUgASgOMiMucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLlFyQ29kZVN0YXR1c0gCiAEBEhQKDHJlcGxhY2VfdGFncxgGIAEoCBIMCgR0YWdzGAcgAygJEhkKDHdvcmtzcGFjZV9pZBgIIAEoCUgDiAEBEhcKD2NsZWFyX3dvcmtzcGFjZRgJIAEoCEIHCgVfbmFtZUISChBfZGVzdGluYXRpb25fdXJsQgkKB19zdGF0dXNCDwoNX3dvcmtzcGFjZV9pZCJGChRVcGRhdGVRckNvZGVSZXNwb25zZRIuCgdxcl9jb2RlGAEgASgLMh0ucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLlFyQ29kZSJnChFNb3ZlUXJDb2RlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhIKCnFyX2NvZGVfaWQYAiABKAkSGQoMd29ya3NwYWNlX2lkGAMgASgJSACIAQFCDwoNX3dvcmtzcGFjZV9pZCJEChJNb3ZlUXJDb2RlUmVzcG9uc2USLgoHcXJfY29kZRgBIAEoCzIdLnFycGxhdGZvcm0uY2F0YWxvZy52MS5RckNvZGUiPQoTRGVsZXRlUXJDb2RlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhIKCnFyX2NvZGVfaWQYAiABKAkiKgoURGVsZXRlUXJDb2RlUmVzcG9uc2USEgoKcXJfY29kZV9pZBgBIAEoCSIoChJHZXRDYXBhY2l0eVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSJIChNHZXRDYXBhY2l0eVJlc3BvbnNlEjEKCGNhcGFjaXR5GAEgASgLMh8ucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkNhcGFjaXR5MtkFCg1RckNvZGVTZXJ2aWNlEmcKDENyZWF0ZVFyQ29kZRIqLnFycGxhdGZvcm0uY2F0YWxvZy52MS5DcmVhdGVRckNvZGVSZXF1ZXN0GisucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkNyZWF0ZVFyQ29kZVJlc3BvbnNlEl4KCUdldFFyQ29kZRInLnFycGxhdGZvcm0uY2F0YWxvZy52MS5HZXRRckNvZGVSZXF1ZXN0GigucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkdldFFyQ29kZVJlc3BvbnNlEmQKC0xpc3RRckNvZGVzEikucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkxpc3RRckNvZGVzUmVxdWVzdBoqLnFycGxhdGZvcm0uY2F0YWxvZy52MS5MaXN0UXJDb2Rlc1Jlc3BvbnNlEmcKDFVwZGF0ZVFyQ29kZRIqLnFycGxhdGZvcm0uY2F0YWxvZy52MS5VcGRhdGVRckNvZGVSZXF1ZXN0GisucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLlVwZGF0ZVFyQ29kZVJlc3BvbnNlEmEKCk1vdmVRckNvZGUSKC5xcnBsYXRmb3JtLmNhdGFsb2cudjEuTW92ZVFyQ29kZVJlcXVlc3QaKS5xcnBsYXRmb3JtLmNhdGFsb2cudjEuTW92ZVFyQ29kZVJlc3BvbnNlEmcKDERlbGV0ZVFyQ29kZRIqLnFycGxhdGZvcm0uY2F0YWxvZy52MS5EZWxldGVRckNvZGVSZXF1ZXN0GisucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkRlbGV0ZVFyQ29kZVJlc3BvbnNlEmQKC0dldENhcGFjaXR5EikucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkdldENhcGFjaXR5UmVxdWVzdBoqLnFycGxhdGZvcm0uY2F0YWxvZy52MS5HZXRDYXBhY2l0eVJlc3BvbnNlYgZwcm90bzM", [file_qrplatform_catalog_v1_qr_code, file_qrplatform_rendering_v1_design, file_qrplatform_tenancy_v1_account]);
 
 /**
  * CreateQrCodeRequest describes the QR code to create.
@@ -94,6 +94,15 @@ export type CreateQrCodeRequest = Message<"qrplatform.catalog.v1.CreateQrCodeReq
    * @generated from field: qrplatform.catalog.v1.AccountEntitlements entitlements = 10;
    */
   entitlements?: AccountEntitlements | undefined;
+
+  /**
+   * The client's name for this create, which makes it happen at most once: the catalog records the key with the
+   * code in the same transaction, and a create that repeats the key returns the code already made instead of
+   * another one. Unset, every call creates a code.
+   *
+   * @generated from field: qrplatform.catalog.v1.CreateIdempotencyKey idempotency_key = 11;
+   */
+  idempotencyKey?: CreateIdempotencyKey | undefined;
 };
 
 /**
@@ -102,6 +111,36 @@ export type CreateQrCodeRequest = Message<"qrplatform.catalog.v1.CreateQrCodeReq
  */
 export const CreateQrCodeRequestSchema: GenMessage<CreateQrCodeRequest> = /*@__PURE__*/
   messageDesc(file_qrplatform_catalog_v1_qr_code_service, 0);
+
+/**
+ * CreateIdempotencyKey is a client's Idempotency-Key as it reaches a create: the key and the request it names.
+ *
+ * @generated from message qrplatform.catalog.v1.CreateIdempotencyKey
+ */
+export type CreateIdempotencyKey = Message<"qrplatform.catalog.v1.CreateIdempotencyKey"> & {
+  /**
+   * The key, unique within the account: 1 to 300 printable ASCII characters. The edge sends the client's
+   * Idempotency-Key, followed for an item of a bulk create by a space and the item's position.
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * The SHA-256 digest (32 bytes) of the request the key was first used for; a create that repeats the key with
+   * another digest is refused as a key reused for a different request.
+   *
+   * @generated from field: bytes fingerprint = 2;
+   */
+  fingerprint: Uint8Array;
+};
+
+/**
+ * Describes the message qrplatform.catalog.v1.CreateIdempotencyKey.
+ * Use `create(CreateIdempotencyKeySchema)` to create a new message.
+ */
+export const CreateIdempotencyKeySchema: GenMessage<CreateIdempotencyKey> = /*@__PURE__*/
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 1);
 
 /**
  * AccountEntitlements is what an account's plan and add-ons allow it, as far as creating a QR code is concerned.
@@ -136,7 +175,7 @@ export type AccountEntitlements = Message<"qrplatform.catalog.v1.AccountEntitlem
  * Use `create(AccountEntitlementsSchema)` to create a new message.
  */
 export const AccountEntitlementsSchema: GenMessage<AccountEntitlements> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 1);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 2);
 
 /**
  * CreateQrCodeResponse holds the new QR code.
@@ -157,7 +196,7 @@ export type CreateQrCodeResponse = Message<"qrplatform.catalog.v1.CreateQrCodeRe
  * Use `create(CreateQrCodeResponseSchema)` to create a new message.
  */
 export const CreateQrCodeResponseSchema: GenMessage<CreateQrCodeResponse> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 2);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 3);
 
 /**
  * GetQrCodeRequest names the QR code to read.
@@ -192,7 +231,7 @@ export type GetQrCodeRequest = Message<"qrplatform.catalog.v1.GetQrCodeRequest">
  * Use `create(GetQrCodeRequestSchema)` to create a new message.
  */
 export const GetQrCodeRequestSchema: GenMessage<GetQrCodeRequest> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 3);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 4);
 
 /**
  * GetQrCodeResponse holds the QR code.
@@ -213,7 +252,7 @@ export type GetQrCodeResponse = Message<"qrplatform.catalog.v1.GetQrCodeResponse
  * Use `create(GetQrCodeResponseSchema)` to create a new message.
  */
 export const GetQrCodeResponseSchema: GenMessage<GetQrCodeResponse> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 4);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 5);
 
 /**
  * ListQrCodesRequest asks for one page of QR codes.
@@ -255,7 +294,7 @@ export type ListQrCodesRequest = Message<"qrplatform.catalog.v1.ListQrCodesReque
  * Use `create(ListQrCodesRequestSchema)` to create a new message.
  */
 export const ListQrCodesRequestSchema: GenMessage<ListQrCodesRequest> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 5);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 6);
 
 /**
  * ListQrCodesResponse is one page of QR codes.
@@ -283,7 +322,7 @@ export type ListQrCodesResponse = Message<"qrplatform.catalog.v1.ListQrCodesResp
  * Use `create(ListQrCodesResponseSchema)` to create a new message.
  */
 export const ListQrCodesResponseSchema: GenMessage<ListQrCodesResponse> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 6);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 7);
 
 /**
  * UpdateQrCodeRequest names a QR code and the fields to change.
@@ -360,7 +399,7 @@ export type UpdateQrCodeRequest = Message<"qrplatform.catalog.v1.UpdateQrCodeReq
  * Use `create(UpdateQrCodeRequestSchema)` to create a new message.
  */
 export const UpdateQrCodeRequestSchema: GenMessage<UpdateQrCodeRequest> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 7);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 8);
 
 /**
  * UpdateQrCodeResponse holds the QR code after the change.
@@ -381,7 +420,7 @@ export type UpdateQrCodeResponse = Message<"qrplatform.catalog.v1.UpdateQrCodeRe
  * Use `create(UpdateQrCodeResponseSchema)` to create a new message.
  */
 export const UpdateQrCodeResponseSchema: GenMessage<UpdateQrCodeResponse> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 8);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 9);
 
 /**
  * MoveQrCodeRequest names a QR code and its new workspace.
@@ -416,7 +455,7 @@ export type MoveQrCodeRequest = Message<"qrplatform.catalog.v1.MoveQrCodeRequest
  * Use `create(MoveQrCodeRequestSchema)` to create a new message.
  */
 export const MoveQrCodeRequestSchema: GenMessage<MoveQrCodeRequest> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 9);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 10);
 
 /**
  * MoveQrCodeResponse holds the QR code after the move.
@@ -437,7 +476,7 @@ export type MoveQrCodeResponse = Message<"qrplatform.catalog.v1.MoveQrCodeRespon
  * Use `create(MoveQrCodeResponseSchema)` to create a new message.
  */
 export const MoveQrCodeResponseSchema: GenMessage<MoveQrCodeResponse> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 10);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 11);
 
 /**
  * DeleteQrCodeRequest names the QR code to delete.
@@ -465,7 +504,7 @@ export type DeleteQrCodeRequest = Message<"qrplatform.catalog.v1.DeleteQrCodeReq
  * Use `create(DeleteQrCodeRequestSchema)` to create a new message.
  */
 export const DeleteQrCodeRequestSchema: GenMessage<DeleteQrCodeRequest> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 11);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 12);
 
 /**
  * DeleteQrCodeResponse confirms the deletion.
@@ -486,7 +525,7 @@ export type DeleteQrCodeResponse = Message<"qrplatform.catalog.v1.DeleteQrCodeRe
  * Use `create(DeleteQrCodeResponseSchema)` to create a new message.
  */
 export const DeleteQrCodeResponseSchema: GenMessage<DeleteQrCodeResponse> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 12);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 13);
 
 /**
  * GetCapacityRequest names the account.
@@ -507,7 +546,7 @@ export type GetCapacityRequest = Message<"qrplatform.catalog.v1.GetCapacityReque
  * Use `create(GetCapacityRequestSchema)` to create a new message.
  */
 export const GetCapacityRequestSchema: GenMessage<GetCapacityRequest> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 13);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 14);
 
 /**
  * GetCapacityResponse holds the account's usage.
@@ -528,7 +567,7 @@ export type GetCapacityResponse = Message<"qrplatform.catalog.v1.GetCapacityResp
  * Use `create(GetCapacityResponseSchema)` to create a new message.
  */
 export const GetCapacityResponseSchema: GenMessage<GetCapacityResponse> = /*@__PURE__*/
-  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 14);
+  messageDesc(file_qrplatform_catalog_v1_qr_code_service, 15);
 
 /**
  * QrCodeService manages QR codes and the short link behind each. Every request names the calling account, and every
@@ -538,7 +577,10 @@ export const GetCapacityResponseSchema: GenMessage<GetCapacityResponse> = /*@__P
  */
 export const QrCodeService: GenService<{
   /**
-   * CreateQrCode creates a QR code and its short link together, within the plan's capacity.
+   * CreateQrCode creates a QR code and its short link together, within the plan's capacity. With an idempotency key it
+   * creates at most one code per key: a repeat returns the code made first (ABORTED, reason
+   * idempotency_key_in_progress, while that create is still running; FAILED_PRECONDITION, reason
+   * idempotency_key_reused, for a key first used for another request).
    *
    * @generated from rpc qrplatform.catalog.v1.QrCodeService.CreateQrCode
    */

@@ -5,4 +5,5 @@ export * from "./domain_pb.js";
 export * from "./domain_service_pb.js";
 export * from "./link_pb.js";
 export * from "./link_service_pb.js";
+export * from "./outbox_service_pb.js";
 export * from "./redirect_service_pb.js";
