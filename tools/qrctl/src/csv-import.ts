@@ -1,5 +1,5 @@
 // The bulk import of QR codes from a CSV file: rows become bulk creates of up to 100 items, each call
-// under an Idempotency-Key derived from the file's content and the rows it carries. A run that was
+// under an Idempotency-Key derived from the workspace, the file's content and the rows it carries. A run that was
 // interrupted is resumed by running it again: the calls that were answered are replayed by the API
 // (nothing is created twice, no capacity is used twice), the call that was cut off is finished or
 // replayed, and the rest run. Keys live 24 hours: resume within a day.
@@ -66,12 +66,17 @@ export interface Batch {
   idempotencyKey: string;
 }
 
-/** The file's rows in calls of `size`, each with its key: `qrctl-import-<file hash>-<first row>-<last row>`. */
-export function batchesOf(file: ImportFile, size: number): Batch[] {
+/**
+ * The file's rows in calls of `size`, each with its key: `qrctl-import-<hash>-<first row>-<last row>`,
+ * the hash of the workspace and the file's content. The workspace is in it because the API refuses a
+ * key sent again to another path: the same file imported into a second workspace is a new import.
+ */
+export function batchesOf(file: ImportFile, workspaceId: string, size: number): Batch[] {
+  const importHash = createHash("sha256").update(`${workspaceId}\0${file.contentHash}`).digest("hex").slice(0, 32);
   const batches: Batch[] = [];
   for (let first = 0; first < file.rows.length; first += size) {
     const last = Math.min(first + size, file.rows.length) - 1;
-    batches.push({ first, last, idempotencyKey: `qrctl-import-${file.contentHash.slice(0, 32)}-${first + 1}-${last + 1}` });
+    batches.push({ first, last, idempotencyKey: `qrctl-import-${importHash}-${first + 1}-${last + 1}` });
   }
   return batches;
 }

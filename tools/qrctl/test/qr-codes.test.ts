@@ -94,6 +94,24 @@ describe("qrctl qr-codes import", () => {
     expect(codes[999]).toMatchObject({ name: "Row 1000", destination_url: "https://example.com/1000", tags: ["poster", "spring"] });
   }, 240_000);
 
+  it("imports the same file into a second workspace as a new import, and replays it in the first", async () => {
+    const csv = join(dir, "twice.csv");
+    await writeFile(csv, "name,destination_url\nFirst,https://example.com/1\nSecond,https://example.com/2\n");
+    const [one, two] = [await newWorkspace("Twice A"), await newWorkspace("Twice B")];
+
+    for (const workspaceId of [one, two]) {
+      const imported = await run(["qr-codes", "import", csv, "--workspace", workspaceId, "--json"]);
+      expect(imported.code, imported.stderr).toBe(0);
+      expect(JSON.parse(imported.stdout)).toMatchObject({ rows: 2, created: 2, failed: 0, resumed_rows: 0 });
+    }
+    const again = await run(["qr-codes", "import", csv, "--workspace", one, "--json"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ rows: 2, created: 2, resumed_rows: 2 });
+    for (const workspaceId of [one, two]) {
+      expect((await codesIn(workspaceId)).map((code) => code.name).sort()).toEqual(["First", "Second"]);
+    }
+  }, 60_000);
+
   it("writes exactly the rows the API refused to the failed-rows file, with the reason, and exports the rest as a ZIP", async () => {
     const workspaceId = await newWorkspace("Mixed");
     const csv = join(dir, "mixed.csv");

@@ -78,7 +78,7 @@ export function registerQrCodes(program: Command): void {
     .option("--failed <file>", "where to write the rows that failed, with an error column (default: <file>.failed.csv)")
     .addHelpText(
       "after",
-      "\nEach call carries an Idempotency-Key made of the file's content hash and its rows, so running the same\n" +
+      "\nEach call carries an Idempotency-Key made of the workspace, the file's content hash and its rows, so running the same\n" +
         "command again after an interruption resumes the import: calls already answered are replayed by the\n" +
         "API (nothing is created twice), the rest run. Resume within 24 hours, with the file unchanged.",
     )
@@ -91,7 +91,7 @@ export function registerQrCodes(program: Command): void {
         throw usageError(`cannot read ${path}: ${error.code === "ENOENT" ? "no such file" : error.message}`);
       });
       const file = readImportFile(content);
-      const batches = batchesOf(file, options.batchSize);
+      const batches = batchesOf(file, options.workspace, options.batchSize);
       const failedPath = options.failed ?? `${path.replace(/\.csv$/i, "")}.failed.csv`;
       let done = 0;
       let replayedRows = 0;
