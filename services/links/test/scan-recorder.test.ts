@@ -3,6 +3,7 @@ import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Scan } from "@qrplatform/api/links";
 import { scanClassifier, visitorKey } from "../src/scans/classify.js";
@@ -167,7 +168,8 @@ describe("the scan recorder", () => {
       await recorderFor(service.send, 10, new ScanSpool(dir)).close();
       expect(service.stored.size).toBe(5);
     });
-      it("reports scans buffered, spooled and stored, and the age of the oldest one not stored", async () => {
+
+    it("reports scans buffered, spooled and stored, and the age of the oldest one not stored", async () => {
       let up = false;
       const stored: Scan[] = [];
       const send: SendScans = async (scans) => {
@@ -202,7 +204,73 @@ describe("the scan recorder", () => {
       expect([await value("qrp_scans_spooled"), await value("qrp_scans_stored_total")]).toEqual([0, 3]);
       expect(await value("qrp_scan_oldest_unstored_age_seconds")).toBe(0);
     });
-});
+  });
+
+  // A redirect keeps its request's address and headers; the flush classifies them, a chunk at a time.
+  describe("classifying at the flush", () => {
+    it("gives each scan the time it was answered and the address its socket had then", async () => {
+      const service = fakeService();
+      const answeredAt = Date.parse("2026-03-01T12:00:00Z");
+      let clock = answeredAt;
+      const recorder = new ScanRecorder({
+        send: service.send,
+        classify: scanClassifier({ trustedProxies: [], countryOf: (address) => (address === "81.169.145.1" ? "DE" : "") }),
+        visitorKeySecret: "k".repeat(32),
+        logger,
+        flushIntervalMs: 60_000,
+        now: () => new Date(clock),
+      });
+      const req = request("GET", IPHONE, "81.169.145.1");
+      recorder.recordRedirect(req, target);
+      // The socket is gone and time has passed by the time the scan is classified.
+      (req.socket as { remoteAddress?: string }).remoteAddress = undefined;
+      clock += 5000;
+      await recorder.close();
+      const [scan] = [...service.stored.values()];
+      expect(timestampMs(scan!.scanTime!)).toBe(answeredAt);
+      expect(scan).toMatchObject({ country: "DE", visitorKey: visitorKey("k".repeat(32), target.linkId, { clientAddress: "81.169.145.1", userAgent: IPHONE }) });
+    });
+
+    it("drops and counts a redirect the classifier fails on, and stores the others", async () => {
+      const service = fakeService();
+      const metrics = new Metrics();
+      const classify = scanClassifier({ trustedProxies: [], countryOf: () => "" });
+      const recorder = new ScanRecorder({
+        send: service.send,
+        classify: (req) => {
+          if (req.headers["user-agent"] === "unreadable") throw new Error("cannot classify");
+          return classify(req);
+        },
+        visitorKeySecret: "k".repeat(32),
+        logger,
+        flushIntervalMs: 10,
+        metrics,
+      });
+      for (const userAgent of [IPHONE, "unreadable", IPHONE]) recorder.recordRedirect(request("GET", userAgent), target);
+      await recorder.close();
+      expect(service.stored.size).toBe(2);
+      expect(recorder.recorded).toBe(2);
+      const dropped = (await metrics.registry.getSingleMetric("qrp_scans_dropped_total")!.get()).values;
+      expect(dropped.find((sample) => sample.labels.reason === "unclassifiable")?.value).toBe(1);
+    });
+
+    it("keeps up with redirects answered between its chunks, and stores each one once", async () => {
+      const service = fakeService();
+      const recorder = recorderFor(service.send, 10);
+      for (let i = 0; i < 5000; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.${i >> 8}.${i & 255}`), target);
+      // More redirects are answered at every turn of the event loop while the first 5,000 are classified.
+      let answered = 5000;
+      const more = setInterval(() => {
+        for (let i = 0; i < 50; i++, answered++) recorder.recordRedirect(request("GET", IPHONE), target);
+      }, 0);
+      await until(() => service.stored.size >= 5000);
+      clearInterval(more);
+      await recorder.close();
+      expect(recorder.pending).toBe(0);
+      expect(recorder.recorded).toBe(answered);
+      expect(service.stored.size).toBe(answered);
+    });
+  });
 });
 
 describe("scan ids", () => {

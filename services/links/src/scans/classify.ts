@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import type { IncomingMessage } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { isbot } from "isbot";
@@ -34,6 +34,12 @@ export interface ScanFacts {
   automated: boolean;
   /** The raw User-Agent, truncated to 512 characters, for hashing only. */
   userAgent: string;
+}
+
+/** What classifying a request reads of it: its socket's peer address and its headers. */
+export interface ClassifiedRequest {
+  socket: { remoteAddress?: string | undefined };
+  headers: IncomingHttpHeaders;
 }
 
 export interface ScanClassifierOptions {
@@ -72,7 +78,7 @@ const DESKTOP_OS_FAMILIES = new Set(["Windows", "macOS", "Linux", "Chromium OS",
  * Builds the per-request classifier. Invalid trusted-proxy entries throw here, at start-up, rather
  * than on the first scan.
  */
-export function scanClassifier(options: ScanClassifierOptions): (req: IncomingMessage) => ScanFacts {
+export function scanClassifier(options: ScanClassifierOptions): (req: ClassifiedRequest) => ScanFacts {
   const isTrustedProxy = options.trustedProxies.length > 0 ? proxyaddr.compile([...options.trustedProxies]) : undefined;
   const countryHeader = options.countryHeader?.toLowerCase();
   const agents = new LRUCache<string, AgentFacts>({ max: AGENTS_REMEMBERED });
@@ -97,7 +103,7 @@ export function scanClassifier(options: ScanClassifierOptions): (req: IncomingMe
     return country;
   };
 
-  const clientOf = (req: IncomingMessage): { clientAddress: string; viaTrustedProxy: boolean } => {
+  const clientOf = (req: ClassifiedRequest): { clientAddress: string; viaTrustedProxy: boolean } => {
     const peer = canonicalAddressOf(req.socket.remoteAddress);
     if (peer === undefined) return { clientAddress: "", viaTrustedProxy: false };
     if (!isTrustedProxy?.(peer, 0)) return { clientAddress: peer, viaTrustedProxy: false };
@@ -112,8 +118,9 @@ export function scanClassifier(options: ScanClassifierOptions): (req: IncomingMe
   // [peer, nearest hop, ...], cut after the first hop that is not a trusted proxy. A trusted proxy
   // that wrote junk ("unknown", a typo) ends the walk on it; the nearest readable hop before it
   // stands in, which at worst is the peer itself.
-  const forwardedClientOf = (req: IncomingMessage, peer: string): string => {
-    const hops = proxyaddr.all(req, isTrustedProxy!);
+  const forwardedClientOf = (req: ClassifiedRequest, peer: string): string => {
+    // proxy-addr reads only the socket's remoteAddress and X-Forwarded-For of the request it is given.
+    const hops = proxyaddr.all(req as IncomingMessage, isTrustedProxy!);
     for (let i = hops.length - 1; i >= 0; i--) {
       const address = canonicalAddressOf(hops[i]);
       if (address !== undefined) return address;
