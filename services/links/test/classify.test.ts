@@ -1,6 +1,5 @@
-import type { IncomingMessage } from "node:http";
 import { beforeAll, describe, expect, it } from "vitest";
-import { scanClassifier, visitorKey, type ScanClassifierOptions } from "../src/scans/classify.js";
+import { scanClassifier, visitorKey, type ClassifiedRequest, type ScanClassifierOptions } from "../src/scans/classify.js";
 import { openCountryDatabase } from "../src/scans/country.js";
 import { redirectPathEnv } from "../src/redirects/redirect-path.js";
 
@@ -46,8 +45,10 @@ interface FakeRequest {
 
 // proxy-addr (through `forwarded`) and the classifier read only these two fields. An explicit
 // `peer: undefined` is a socket that has already closed.
-const request = (init: FakeRequest = {}) =>
-  ({ headers: init.headers ?? {}, socket: { remoteAddress: "peer" in init ? init.peer : "203.0.113.9" } }) as unknown as IncomingMessage;
+const request = (init: FakeRequest = {}): ClassifiedRequest => ({
+  headers: init.headers ?? {},
+  socket: { remoteAddress: "peer" in init ? init.peer : "203.0.113.9" },
+});
 
 let countryOf: (address: string) => string;
 beforeAll(async () => {

@@ -1,18 +1,18 @@
 // The bulk import of QR codes from a CSV file: rows become bulk creates of up to 100 items, each call
-// under an Idempotency-Key derived from the workspace, the file's content and the rows it carries. A run that was
-// interrupted is resumed by running it again: the calls that were answered are replayed by the API
-// (nothing is created twice, no capacity is used twice), the call that was cut off is finished or
-// replayed, and the rest run. Keys live 24 hours: resume within a day.
+// under an Idempotency-Key derived from the workspace, the file's content and the rows it carries. A
+// run that was interrupted is resumed by running it again: the calls that were answered are replayed
+// by the API (nothing is created twice, no capacity is used twice), the call that was cut off is
+// finished or replayed, and the rest run. Keys live 24 hours: resume within a day.
 import { createHash } from "node:crypto";
 import { parse } from "csv-parse/sync";
 import { stringify } from "csv-stringify/sync";
 import type { ApiClient, components } from "@qrplatform/api-client";
-import { CliError, usageError } from "./errors.js";
 import { describeApiError } from "./api.js";
+import { CSV_COLUMNS } from "./csv-columns.js";
+import { CliError, usageError } from "./errors.js";
 
 type CreateItem = components["schemas"]["QrCodeCreate"];
 
-import { CSV_COLUMNS } from "./csv-columns.js";
 /** Calls answered "not now" (a batch still running, rate limited, a service restarting) are retried this often. */
 const MAX_ATTEMPTS = 8;
 
@@ -20,7 +20,7 @@ const MAX_ATTEMPTS = 8;
 export interface ImportFile {
   header: string[];
   rows: Record<string, string>[];
-  /** SHA-256 of the file's bytes, hex: the root of every Idempotency-Key of its import. */
+  /** SHA-256 of the file's bytes, hex: with the workspace, the root of every Idempotency-Key of its import. */
   contentHash: string;
 }
 
