@@ -85,6 +85,11 @@ async function redirector(recording: boolean): Promise<Server> {
     const path = await startRedirectPath({
       transport,
       storeScans: links.recordScans,
+      // As the links process records on a Postgres server (BENCH_RECORDING_THREAD=false: on the request thread).
+      recordingThread:
+        process.env.BENCH_RECORDING_THREAD === "false"
+          ? undefined
+          : { databaseUrl: process.env.DATABASE_URL!, announceStoredScans: links.announceStoredScans },
       invalidations,
       visitorKeySecret: "v".repeat(32),
       trustedProxies: ["loopback"],

@@ -3,7 +3,7 @@ import type { Transport } from "@connectrpc/connect";
 import { buildCatalog, type WebhookOptions } from "@qrplatform/catalog";
 import { databaseReadiness, openDatabase } from "@qrplatform/db";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES, isEdgeUrl } from "@qrplatform/edge";
-import { buildLinks, memoryInvalidationBus, startRedirectPath, type ScanRecorder } from "@qrplatform/links";
+import { buildLinks, memoryInvalidationBus, startRedirectPath, type RedirectRecorder } from "@qrplatform/links";
 import {
   inProcessTransport,
   lateHandler,
@@ -70,7 +70,7 @@ export interface Platform {
   /** Where Prometheus scrapes the whole platform, when a metrics port was given. */
   readonly metricsUrl: string | undefined;
   /** Where the short links' scans wait to be stored. */
-  readonly recorder: ScanRecorder;
+  readonly recorder: RedirectRecorder;
   /** Drains HTTP and gRPC, stores the scans still buffered, then closes the database. */
   close(): Promise<void>;
 }

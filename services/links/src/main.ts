@@ -42,6 +42,11 @@ await runGrpcService({
     const redirectPath = await startRedirectPath({
       transport: inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN, readiness, metrics }),
       storeScans: links.recordScans,
+      // On a Postgres server, a thread of its own classifies and stores scans, off the thread that answers.
+      recordingThread:
+        config.DATABASE_URL && config.SCAN_RECORDING_THREAD === "true"
+          ? { databaseUrl: config.DATABASE_URL, announceStoredScans: links.announceStoredScans }
+          : undefined,
       invalidations,
       visitorKeySecret: config.VISITOR_KEY_SECRET,
       trustedProxies: config.TRUSTED_PROXIES,

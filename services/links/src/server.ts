@@ -13,7 +13,7 @@ import { memoryInvalidationBus, type InvalidationBus } from "./redirects/invalid
 import { registerRoutes } from "./routes.js";
 import { DeltaFolder } from "./scans/delta-folder.js";
 import { ScanWriter } from "./scans/scan-writer.js";
-import { recordScans } from "./scans/scans.handlers.js";
+import { announceStoredScans, recordScans } from "./scans/scans.handlers.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
@@ -21,7 +21,7 @@ export { cachedResolver } from "./redirects/redirect-cache.js";
 export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 export { destinationUrlProblem } from "./links/destination-url.js";
 export { redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
-export type { ScanRecorder } from "./scans/scan-recorder.js";
+export type { RedirectRecorder } from "./scans/scan-recorder.js";
 
 /** What the links service is built from. */
 export interface LinksOptions {
@@ -91,6 +91,11 @@ export interface LinksModule extends GrpcModule {
    * own rules on each scan still apply). Answers how many were new. Callers from elsewhere use the RPC.
    */
   recordScans(scans: Scan[]): Promise<number>;
+  /**
+   * For a recording thread of this process that stores scans itself (ScanRecorderThread): announces
+   * the links of a stored batch (empty when none of its scans was new) and folds its deltas soon.
+   */
+  announceStoredScans(linkIds: readonly string[]): Promise<void>;
 }
 
 /** Migrates the links schema and returns the service: short links, custom domains, redirects and analytics. */
@@ -127,5 +132,6 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     services: [LinkService, DomainService, RedirectService, AnalyticsService, OutboxService],
     routes: (router) => registerRoutes(router, deps),
     recordScans: async (scans) => Number((await recordScans(deps, create(RecordScansRequestSchema, { scans }))).recordedCount),
+    announceStoredScans: (linkIds) => announceStoredScans(deps, linkIds),
   };
 }

@@ -5,7 +5,8 @@ import { z } from "zod";
 import { noMetrics, optionalVar, type Logger, type Metrics } from "@qrplatform/platform";
 import { scanClassifier } from "../scans/classify.js";
 import { openCountryDatabase } from "../scans/country.js";
-import { ScanRecorder, sendVia } from "../scans/scan-recorder.js";
+import { ScanRecorder, sendVia, type RedirectRecorder } from "../scans/scan-recorder.js";
+import { ScanRecorderThread } from "../scans/scan-recorder-thread.js";
 import { ScanSpool } from "../scans/scan-spool.js";
 import type { InvalidationBus } from "./invalidations.js";
 import { cachedResolver } from "./redirect-cache.js";
@@ -16,7 +17,10 @@ import { buildRedirector, resolveVia } from "./redirector.js";
  * CIDR ranges or "loopback"/"linklocal"/"uniquelocal", whose X-Forwarded-For is believed (none by
  * default: the socket peer is the visitor); COUNTRY_HEADER, a header such a proxy sets to the
  * visitor's country (such as cf-ipcountry), else the bundled DB-IP Lite database decides;
- * SCAN_SPOOL_DIR, where scans wait on disk while Postgres is away (default DATA_DIR/scan-spool).
+ * SCAN_SPOOL_DIR, where scans wait on disk while Postgres is away (default DATA_DIR/scan-spool);
+ * SCAN_RECORDING_THREAD ("true" by default), whether a links process on a Postgres server classifies
+ * and stores scans on a thread of its own ("false": on the thread that answers, for a process held
+ * to one core).
  */
 export const redirectPathEnv = z.object({
   TRUSTED_PROXIES: z
@@ -25,6 +29,7 @@ export const redirectPathEnv = z.object({
     .transform((list) => list.split(",").map((entry) => entry.trim()).filter(Boolean)),
   COUNTRY_HEADER: optionalVar(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name")),
   SCAN_SPOOL_DIR: optionalVar(z.string()),
+  SCAN_RECORDING_THREAD: z.enum(["true", "false"]).default("true"),
 });
 
 /** How a process serves short links. */
@@ -36,6 +41,13 @@ export interface RedirectPathOptions {
    * the same process, its LinksModule.recordScans, which skips the protobuf round trip.
    */
   storeScans?: (scans: Scan[]) => Promise<unknown>;
+  /**
+   * Records scans on a thread of their own, which stores them through connections of its own to this
+   * PostgreSQL server (ScanRecorderThread); the request thread only captures a few fields of each
+   * redirect. Where the links service runs in this process on a Postgres server. `announceStoredScans`
+   * is its LinksModule's.
+   */
+  recordingThread?: { databaseUrl: string; announceStoredScans(linkIds: readonly string[]): Promise<void> } | undefined;
   /** The bus the links service announces changes on, so cached answers are dropped. */
   invalidations: InvalidationBus;
   /** Salts visitor keys. Keep it stable: a new secret makes every visitor new. */
@@ -54,7 +66,7 @@ export interface RedirectPathOptions {
 /** The short-link request listener, and how to stop it without losing a scan. */
 export interface RedirectPath {
   readonly handler: RequestListener;
-  readonly recorder: ScanRecorder;
+  readonly recorder: RedirectRecorder;
   /** Call after the HTTP server stopped taking requests: stores every buffered scan, then stops caching. */
   close(): Promise<void>;
 }
@@ -67,18 +79,29 @@ export async function startRedirectPath(options: RedirectPathOptions): Promise<R
   const { logger } = options;
   const metrics = options.metrics ?? noMetrics;
   const cache = cachedResolver(resolveVia(options.transport), options.invalidations);
-  const recorder = new ScanRecorder({
-    send: options.storeScans ?? sendVia(options.transport),
-    classify: scanClassifier({
-      trustedProxies: options.trustedProxies ?? [],
-      countryHeader: options.countryHeader,
-      countryOf: await openCountryDatabase(),
-    }),
-    visitorKeySecret: options.visitorKeySecret,
-    spool: options.spoolDir === undefined ? undefined : new ScanSpool(options.spoolDir),
-    logger,
-    metrics,
-  });
+  const recorder: RedirectRecorder = options.recordingThread
+    ? new ScanRecorderThread({
+        databaseUrl: options.recordingThread.databaseUrl,
+        announceStoredScans: options.recordingThread.announceStoredScans,
+        visitorKeySecret: options.visitorKeySecret,
+        trustedProxies: options.trustedProxies ?? [],
+        countryHeader: options.countryHeader,
+        spoolDir: options.spoolDir,
+        logger,
+        metrics,
+      })
+    : new ScanRecorder({
+        send: options.storeScans ?? sendVia(options.transport),
+        classify: scanClassifier({
+          trustedProxies: options.trustedProxies ?? [],
+          countryHeader: options.countryHeader,
+          countryOf: await openCountryDatabase(),
+        }),
+        visitorKeySecret: options.visitorKeySecret,
+        spool: options.spoolDir === undefined ? undefined : new ScanSpool(options.spoolDir),
+        logger,
+        metrics,
+      });
   return {
     handler: buildRedirector({ resolve: cache.resolve, logger, metrics, onRedirect: (req, target) => recorder.recordRedirect(req, target) }),
     recorder,

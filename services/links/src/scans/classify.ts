@@ -89,6 +89,14 @@ export function scanClassifier(options: ScanClassifierOptions): (req: Classified
   };
   const countries = new LRUCache<string, string>({ max: ADDRESSES_REMEMBERED });
   const forwardedClients = new LRUCache<string, string>({ max: ADDRESSES_REMEMBERED });
+  // proxy-addr parses the address on every call; the peers are a handful of load balancers.
+  const trustedPeers = new LRUCache<string, { trusted: boolean }>({ max: ADDRESSES_REMEMBERED });
+  const isTrustedPeer = (peer: string): boolean => {
+    if (!isTrustedProxy) return false;
+    let known = trustedPeers.get(peer);
+    if (known === undefined) trustedPeers.set(peer, (known = { trusted: isTrustedProxy(peer, 0) }));
+    return known.trusted;
+  };
   // Every spelling seen, canonical or not (undefined: not an address), remembered.
   const canonical = new LRUCache<string, { address: string | undefined }>({ max: ADDRESSES_REMEMBERED });
   const canonicalAddressOf = (raw: string | undefined): string | undefined => {
@@ -106,7 +114,7 @@ export function scanClassifier(options: ScanClassifierOptions): (req: Classified
   const clientOf = (req: ClassifiedRequest): { clientAddress: string; viaTrustedProxy: boolean } => {
     const peer = canonicalAddressOf(req.socket.remoteAddress);
     if (peer === undefined) return { clientAddress: "", viaTrustedProxy: false };
-    if (!isTrustedProxy?.(peer, 0)) return { clientAddress: peer, viaTrustedProxy: false };
+    if (!isTrustedPeer(peer)) return { clientAddress: peer, viaTrustedProxy: false };
     // The walk reads only the peer and X-Forwarded-For, so its answer is remembered for the pair.
     const forwarded = req.headers["x-forwarded-for"];
     const key = `${peer}\n${typeof forwarded === "string" ? forwarded : (forwarded ?? []).join(",")}`;

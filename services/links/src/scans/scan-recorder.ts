@@ -50,8 +50,56 @@ export interface ScanRecorderOptions {
   metrics?: Metrics;
 }
 
+/**
+ * What a process that serves short links records scans with: in the request thread (ScanRecorder) or
+ * on a thread of its own (ScanRecorderThread).
+ */
+export interface RedirectRecorder {
+  /** Counts a redirect answered with a 302 unless it turns out not to be a scan (HEAD, a bot, a link preview). */
+  recordRedirect(req: IncomingMessage, target: RedirectTarget): void;
+  /** Redirects and scans waiting in memory to be stored. */
+  readonly pending: number;
+  /** Scans taken since the recorder started: each is stored exactly once, or spooled, or reported dropped. */
+  readonly recorded: number;
+  /** How long the oldest scan not stored yet has waited, in milliseconds; 0 when none waits. */
+  readonly oldestUnstoredAgeMs: number;
+  /** Stores (or spools) everything that waits; call once no more redirects come. */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+/** Why scans were given up (qrp_scans_dropped_total's reasons). */
+export type DropReason = "buffer_full" | "refused" | "unclassifiable" | "thread_failed";
+
+/**
+ * The scans' way to the database as Prometheus reads it, whichever thread records them: counters the
+ * recorder adds to, and gauges read from `recorder` on each scrape.
+ */
+export function scanRecorderMetrics(
+  metrics: Metrics,
+  recorder: Pick<RedirectRecorder, "pending" | "oldestUnstoredAgeMs"> & { readonly spooledScans: number },
+): { stored: Counter; dropped: Counter<"reason"> } {
+  const stored = metrics.counter({ name: "qrp_scans_stored_total", help: "Scans committed to the database." });
+  const dropped = metrics.counter({
+    name: "qrp_scans_dropped_total",
+    help:
+      "Scans given up, by reason: buffer_full (neither stored nor spooled for long), refused (a batch the links service rejected), " +
+      "unclassifiable (a request the classifier failed on), thread_failed (taken by a recording thread that failed before storing them).",
+    labelNames: ["reason"],
+  });
+  metrics.gaugeOnScrape({ name: "qrp_scans_buffered", help: "Scans waiting in memory to be stored." }, (gauge) => gauge.set(recorder.pending));
+  metrics.gaugeOnScrape({ name: "qrp_scans_spooled", help: "Scans waiting on disk (SCAN_SPOOL_DIR) to be stored." }, (gauge) =>
+    gauge.set(recorder.spooledScans),
+  );
+  // Zero when nothing waits: an alert on this age fires when scans stop reaching the database.
+  metrics.gaugeOnScrape(
+    { name: "qrp_scan_oldest_unstored_age_seconds", help: "Age of the oldest scan not yet stored (buffered or spooled), in seconds; 0 when none waits." },
+    (gauge) => gauge.set(recorder.oldestUnstoredAgeMs / 1000),
+  );
+  return { stored, dropped };
+}
+
 /** A redirect as it was answered, kept until the next flush classifies it. */
-interface Redirect {
+export interface Redirect {
   linkId: string;
   /** When it was answered, in Unix milliseconds: the scan's time. */
   at: number;
@@ -68,7 +116,7 @@ interface Redirect {
  * loses at most one flush interval of scans; spooled batches, older, are sent first, also after a
  * restart. `close` sends everything left, or spools it, before the process exits.
  */
-export class ScanRecorder {
+export class ScanRecorder implements RedirectRecorder {
   /** Redirects not classified yet, in the order they were answered; all of them are newer than the buffer's scans. */
   private readonly redirects: Redirect[] = [];
   /** Scans classified, each with its id for good, in the order they came. */
@@ -82,8 +130,9 @@ export class ScanRecorder {
   private spooled: boolean;
   private failures = 0;
   private nextAttemptAt = 0;
-  private dropped = 0;
   private taken = 0;
+  /** Scans committed, and scans given up by reason, since the recorder started. */
+  readonly counts = { stored: 0, dropped: { buffer_full: 0, refused: 0, unclassifiable: 0, thread_failed: 0 } satisfies Record<DropReason, number> };
   private readonly stored: Counter;
   private readonly lost: Counter<"reason">;
 
@@ -91,22 +140,7 @@ export class ScanRecorder {
     this.flushIntervalMs = options.flushIntervalMs ?? FLUSH_INTERVAL_MS;
     this.now = options.now ?? (() => new Date());
     this.spool = options.spool;
-    const metrics = options.metrics ?? noMetrics;
-    this.stored = metrics.counter({ name: "qrp_scans_stored_total", help: "Scans committed to the database." });
-    this.lost = metrics.counter({
-      name: "qrp_scans_dropped_total",
-      help: "Scans given up, by reason: buffer_full (neither stored nor spooled for long), refused (a batch the links service rejected), unclassifiable (a request the classifier failed on).",
-      labelNames: ["reason"],
-    });
-    metrics.gaugeOnScrape({ name: "qrp_scans_buffered", help: "Scans waiting in memory to be stored." }, (gauge) => gauge.set(this.pending));
-    metrics.gaugeOnScrape({ name: "qrp_scans_spooled", help: "Scans waiting on disk (SCAN_SPOOL_DIR) to be stored." }, (gauge) =>
-      gauge.set(this.spool?.scans ?? 0),
-    );
-    // Zero when nothing waits: an alert on this age fires when scans stop reaching the database.
-    metrics.gaugeOnScrape(
-      { name: "qrp_scan_oldest_unstored_age_seconds", help: "Age of the oldest scan not yet stored (buffered or spooled), in seconds; 0 when none waits." },
-      (gauge) => gauge.set(this.oldestUnstoredAgeMs / 1000),
-    );
+    ({ stored: this.stored, dropped: this.lost } = scanRecorderMetrics(options.metrics ?? noMetrics, this));
     this.spooled = this.spool !== undefined;
     if (this.spooled) this.schedule(0);
   }
@@ -118,12 +152,19 @@ export class ScanRecorder {
    */
   recordRedirect(req: IncomingMessage, target: RedirectTarget): void {
     if (req.method !== "GET") return;
+    this.take({ linkId: target.linkId, at: this.now().getTime(), request: { socket: { remoteAddress: req.socket.remoteAddress }, headers: req.headers } });
+  }
+
+  /** Keeps a redirect answered with a 302 to a GET until the next flush classifies it. */
+  take(redirect: Redirect): void {
     if (this.pending >= MAX_BUFFERED) {
-      this.lost.inc({ reason: "buffer_full" });
-      if (this.dropped++ % 10_000 === 0) this.options.logger.error({ dropped: this.dropped }, "scan buffer is full: dropping scans");
+      this.drop("buffer_full", 1);
+      if (this.counts.dropped.buffer_full % 10_000 === 1) {
+        this.options.logger.error({ dropped: this.counts.dropped.buffer_full }, "scan buffer is full: dropping scans");
+      }
       return;
     }
-    this.redirects.push({ linkId: target.linkId, at: this.now().getTime(), request: { socket: { remoteAddress: req.socket.remoteAddress }, headers: req.headers } });
+    this.redirects.push(redirect);
     // While sends fail, the interval alone decides: a full batch must not hammer a service that is down.
     this.schedule(this.pending >= BATCH_SIZE && this.failures === 0 ? 0 : this.flushIntervalMs);
   }
@@ -147,7 +188,7 @@ export class ScanRecorder {
       facts = this.options.classify(request);
     } catch (error) {
       // One request the classifier cannot read must not hold back every scan after it.
-      this.lost.inc({ reason: "unclassifiable" });
+      this.drop("unclassifiable", 1);
       this.options.logger.error({ err: error, linkId }, "could not classify a scan; dropping it");
       return;
     }
@@ -181,14 +222,19 @@ export class ScanRecorder {
     return this.taken;
   }
 
+  /** Scans waiting on disk to be stored (those of an earlier run once they are read). */
+  get spooledScans(): number {
+    return this.spool?.scans ?? 0;
+  }
+
   /** How long the oldest scan not stored yet (in memory or spooled) has waited, in milliseconds; 0 when none waits. */
   get oldestUnstoredAgeMs(): number {
     const oldest = this.oldestUnstoredTime();
     return oldest === undefined ? 0 : Math.max(0, this.now().getTime() - oldest);
   }
 
-  /** When the oldest scan waiting in memory or on disk was made; the buffer, then the redirects, are in the order scans came. */
-  private oldestUnstoredTime(): number | undefined {
+  /** When the oldest scan waiting in memory or on disk was made, in Unix milliseconds; the buffer, then the redirects, are in the order scans came. */
+  oldestUnstoredTime(): number | undefined {
     const spooled = this.spool?.oldestScanTime;
     const buffered = this.buffer.length > 0 ? oldestOf(this.buffer.slice(0, 1)) : this.redirects[0]?.at;
     if (spooled === undefined) return buffered;
@@ -276,12 +322,18 @@ export class ScanRecorder {
       // A batch is a trace of its own (sampled like redirects): RecordScans down to its INSERT.
       await withSpan("record scans", { hotPath: true, attributes: { "qrplatform.scans.count": batch.length } }, () => this.options.send(batch));
       this.stored.inc(batch.length);
+      this.counts.stored += batch.length;
     } catch (error) {
       if (!(error instanceof ConnectError && error.code === Code.InvalidArgument)) throw error;
-      this.lost.inc({ reason: "refused" }, batch.length);
+      this.drop("refused", batch.length);
       // Retrying cannot help a batch the service refuses; keeping it would block every later scan.
       this.options.logger.error({ err: error, scans: batch.length }, "dropping a batch of scans the links service refused");
     }
+  }
+
+  private drop(reason: DropReason, scans: number): void {
+    this.lost.inc({ reason }, scans);
+    this.counts.dropped[reason] += scans;
   }
 
   /** While sends fail, moves the buffer to disk, so a hard kill finds it there. */

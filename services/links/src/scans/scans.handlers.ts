@@ -32,9 +32,17 @@ export async function recordScans(deps: LinksDeps, req: RecordScansRequest): Pro
   const columns = scanColumnsOf(req.scans);
   const recordedCount = await deps.scanWriter.store(columns);
   // Before the answer, so a read after it finds no catalog holding the totals from before.
-  if (recordedCount > 0) await deps.scanChanges.publish({ linkIds: [...new Set(columns.linkId)] });
-  deps.scanDeltas.foldSoon();
+  await announceStoredScans(deps, recordedCount > 0 ? columns.linkId : []);
   return create(RecordScansResponseSchema, { recordedCount });
+}
+
+/**
+ * What follows a stored batch, wherever it was stored (RecordScans, or the recording thread): the links
+ * whose totals grew are announced, and the batch's deltas are folded soon.
+ */
+export async function announceStoredScans(deps: Pick<LinksDeps, "scanChanges" | "scanDeltas">, linkIds: readonly string[]): Promise<void> {
+  if (linkIds.length > 0) await deps.scanChanges.publish({ linkIds: [...new Set(linkIds)] });
+  deps.scanDeltas.foldSoon();
 }
 
 const getScanTotalsRequest = z.object({

@@ -1,0 +1,284 @@
+import type { IncomingMessage } from "node:http";
+import { extname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { noMetrics, type Logger, type Metrics } from "@qrplatform/platform";
+import type { Counter } from "prom-client";
+import type { RedirectTarget } from "../redirects/redirector.js";
+import { scanRecorderMetrics, type DropReason, type RedirectRecorder } from "./scan-recorder.js";
+
+// The request thread's half of recording on a thread of its own (ADR 0014, fifth round): a redirect
+// only appends a few of its fields to columns, which go to the recording thread every few
+// milliseconds; that thread classifies, stores in PostgreSQL and spools (scan-recorder-worker.ts).
+
+/** Redirects as the request thread captured them, one array per field, one entry per redirect. */
+export interface CapturedRedirects {
+  linkId: string[];
+  /** When each was answered, in Unix milliseconds. */
+  at: number[];
+  /** The socket's peer address, read while the socket was open. */
+  peer: (string | undefined)[];
+  userAgent: (string | undefined)[];
+  /** X-Forwarded-For as Node joined it. */
+  forwardedFor: (string | string[] | undefined)[];
+  referer: (string | undefined)[];
+  /** The trusted proxy's country header, when one is configured. */
+  country: (string | string[] | undefined)[];
+}
+
+/** What the recording thread was started with. */
+export interface RecorderThreadSettings {
+  databaseUrl: string;
+  visitorKeySecret: string;
+  trustedProxies: readonly string[];
+  countryHeader: string | undefined;
+  spoolDir: string | undefined;
+  logLevel: string;
+  flushIntervalMs: number | undefined;
+}
+
+/** Where the recording thread stands, sent after every chunk it takes and every few milliseconds. */
+export interface RecorderThreadStatus {
+  /** Redirects received from the request thread since the thread started. */
+  received: number;
+  pending: number;
+  recorded: number;
+  spooled: number;
+  stored: number;
+  dropped: Record<DropReason, number>;
+  /** When the oldest scan it has not stored was made (Unix ms), if any. */
+  oldestUnstoredAt: number | undefined;
+}
+
+export type ToRecorderThread = { kind: "redirects"; redirects: CapturedRedirects } | { kind: "announced"; id: number } | { kind: "close"; timeoutMs: number };
+export type FromRecorderThread =
+  | { kind: "status"; status: RecorderThreadStatus }
+  | { kind: "stored"; id: number; linkIds: string[] }
+  | { kind: "closed"; status: RecorderThreadStatus };
+
+/** The worker entry beside this file, with this file's own extension (`.ts` under tsx or vitest, `.js` once compiled). */
+const WORKER_FILE = new URL(`./scan-recorder-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+
+/** How often captured redirects go to the recording thread, and how many go at once at most. */
+const HAND_OVER_INTERVAL_MS = 20;
+const HAND_OVER_SIZE = 1000;
+/** Redirects waiting in this thread, in flight and in the recording thread, past which new ones are dropped. */
+const MAX_PENDING = 200_000;
+/** How long after a failure a new recording thread starts. */
+const RESTART_DELAY_MS = 1000;
+
+export interface ScanRecorderThreadOptions extends Omit<RecorderThreadSettings, "logLevel" | "flushIntervalMs" | "countryHeader" | "spoolDir"> {
+  countryHeader?: string | undefined;
+  /** Where scans wait on disk while they cannot be stored; in the recording thread's memory when unset. */
+  spoolDir?: string | undefined;
+  /**
+   * Runs in this thread for each batch the recording thread stored, before that thread goes on: the
+   * links service announces their links and folds their deltas (LinksModule.announceStoredScans).
+   */
+  announceStoredScans(linkIds: readonly string[]): Promise<void>;
+  logger: Logger;
+  metrics?: Metrics;
+  flushIntervalMs?: number;
+}
+
+function startingStatus(): RecorderThreadStatus {
+  return {
+    received: 0,
+    pending: 0,
+    recorded: 0,
+    spooled: 0,
+    stored: 0,
+    dropped: { buffer_full: 0, refused: 0, unclassifiable: 0, thread_failed: 0 },
+    oldestUnstoredAt: undefined,
+  };
+}
+
+function emptyCapture(): CapturedRedirects {
+  return { linkId: [], at: [], peer: [], userAgent: [], forwardedFor: [], referer: [], country: [] };
+}
+
+/**
+ * Records scans on a thread of its own. The request thread keeps a redirect's link, time, peer address
+ * and the four headers classifying reads, in columns, and hands them over every HAND_OVER_INTERVAL_MS;
+ * the recording thread runs a ScanRecorder (classifying, storing through its own connections,
+ * spooling) with every promise that recorder makes. A hard kill loses what waits in memory, at most a
+ * flush interval and a hand-over. Should the thread fail, what it held is counted dropped
+ * (thread_failed) and a new one starts, replaying the spool.
+ */
+export class ScanRecorderThread implements RedirectRecorder {
+  private worker: Worker | undefined;
+  private capture = emptyCapture();
+  private handOverTimer: NodeJS.Timeout | undefined;
+  /** Redirects handed over to the current thread, and the oldest time of each hand-over it has not received yet. */
+  private handedOver = 0;
+  private readonly inFlight: { upTo: number; oldestAt: number }[] = [];
+  private status = startingStatus();
+  /** Scans recorded by threads that failed, so `recorded` never goes back. */
+  private recordedEarlier = 0;
+  private readonly storedTotal: Counter;
+  private readonly droppedTotal: Counter<"reason">;
+  private closing: Promise<void> | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private closed: ((status: RecorderThreadStatus) => void) | undefined;
+
+  /** The country header's name as Node keys it. */
+  private readonly countryHeader: string | undefined;
+
+  constructor(private readonly options: ScanRecorderThreadOptions) {
+    this.countryHeader = options.countryHeader?.toLowerCase();
+    ({ stored: this.storedTotal, dropped: this.droppedTotal } = scanRecorderMetrics(options.metrics ?? noMetrics, this));
+    this.start();
+  }
+
+  recordRedirect(req: IncomingMessage, target: RedirectTarget): void {
+    if (req.method !== "GET" || this.closing) return;
+    if (this.pending >= MAX_PENDING) {
+      this.drop("buffer_full", 1);
+      return;
+    }
+    const { capture } = this;
+    const { headers } = req;
+    capture.linkId.push(target.linkId);
+    capture.at.push(Date.now());
+    capture.peer.push(req.socket.remoteAddress);
+    capture.userAgent.push(headers["user-agent"]);
+    capture.forwardedFor.push(headers["x-forwarded-for"]);
+    capture.referer.push(headers.referer);
+    capture.country.push(this.countryHeader === undefined ? undefined : headers[this.countryHeader]);
+    if (capture.linkId.length >= HAND_OVER_SIZE) this.handOver();
+    else this.handOverTimer ??= setTimeout(() => this.handOver(), HAND_OVER_INTERVAL_MS);
+  }
+
+  get pending(): number {
+    return this.capture.linkId.length + (this.handedOver - this.status.received) + this.status.pending;
+  }
+
+  get recorded(): number {
+    return this.recordedEarlier + this.status.recorded;
+  }
+
+  get spooledScans(): number {
+    return this.status.spooled;
+  }
+
+  get oldestUnstoredAgeMs(): number {
+    const times = [this.capture.at[0], this.inFlight[0]?.oldestAt, this.status.oldestUnstoredAt].filter((time) => time !== undefined);
+    return times.length === 0 ? 0 : Math.max(0, Date.now() - Math.min(...times));
+  }
+
+  /** Hands over what waits, asks the thread to store or spool everything within `timeoutMs`, and ends it. */
+  close(timeoutMs = 10_000): Promise<void> {
+    this.closing ??= (async () => {
+      clearTimeout(this.restartTimer);
+      const worker = this.worker;
+      if (!worker) return;
+      this.handOver();
+      const closed = new Promise<RecorderThreadStatus>((resolve) => (this.closed = resolve));
+      worker.postMessage({ kind: "close", timeoutMs } satisfies ToRecorderThread);
+      // The thread gives up at the timeout itself; past a little more, it is not answering at all.
+      const timer = setTimeout(() => this.closed?.(this.status), timeoutMs + 2000);
+      const status = await closed;
+      clearTimeout(timer);
+      this.update(status);
+      this.worker = undefined;
+      // It ends by itself once closed; one that does not answer is stopped.
+      const exited = new Promise((resolve) => worker.once("exit", resolve));
+      const stopping = setTimeout(() => void worker.terminate(), 1000);
+      await exited;
+      clearTimeout(stopping);
+      if (this.pending > 0) this.options.logger.error({ lost: this.pending }, "shutting down with scans that could not be stored");
+    })();
+    return this.closing;
+  }
+
+  private start(): void {
+    const settings: RecorderThreadSettings = {
+      databaseUrl: this.options.databaseUrl,
+      visitorKeySecret: this.options.visitorKeySecret,
+      trustedProxies: this.options.trustedProxies,
+      countryHeader: this.countryHeader,
+      spoolDir: this.options.spoolDir,
+      logLevel: this.options.logger.level,
+      flushIntervalMs: this.options.flushIntervalMs,
+    };
+    const worker = new Worker(WORKER_FILE, { workerData: settings, execArgv: workerExecArgv() });
+    this.worker = worker;
+    this.handedOver = 0;
+    this.inFlight.length = 0;
+    worker.on("message", (message: FromRecorderThread) => this.receive(worker, message));
+    worker.on("error", (error) => this.options.logger.error({ err: error }, "the scan recording thread failed"));
+    worker.on("exit", (code) => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      this.failed(code);
+    });
+  }
+
+  private receive(worker: Worker, message: FromRecorderThread): void {
+    if (message.kind === "stored") {
+      void this.options.announceStoredScans(message.linkIds).then(
+        () => worker.postMessage({ kind: "announced", id: message.id } satisfies ToRecorderThread),
+        (error: unknown) => {
+          // The scans are stored; only catalogs' cached totals wait for their expiry.
+          this.options.logger.warn({ err: error }, "could not announce stored scans");
+          worker.postMessage({ kind: "announced", id: message.id } satisfies ToRecorderThread);
+        },
+      );
+      return;
+    }
+    this.update(message.status);
+    if (message.kind === "closed") this.closed?.(message.status);
+  }
+
+  private update(status: RecorderThreadStatus): void {
+    this.storedTotal.inc(status.stored - this.status.stored);
+    for (const reason of Object.keys(status.dropped) as DropReason[]) {
+      const added = status.dropped[reason] - this.status.dropped[reason];
+      if (added > 0) this.droppedTotal.inc({ reason }, added);
+    }
+    this.status = status;
+    while (this.inFlight.length > 0 && this.inFlight[0]!.upTo <= status.received) this.inFlight.shift();
+  }
+
+  private handOver(): void {
+    clearTimeout(this.handOverTimer);
+    this.handOverTimer = undefined;
+    const { capture } = this;
+    if (capture.linkId.length === 0 || !this.worker) return;
+    this.capture = emptyCapture();
+    this.handedOver += capture.linkId.length;
+    this.inFlight.push({ upTo: this.handedOver, oldestAt: capture.at[0]! });
+    this.worker.postMessage({ kind: "redirects", redirects: capture } satisfies ToRecorderThread);
+  }
+
+  /** The thread ended on its own: what it held is lost; a new one replays the spool. */
+  private failed(code: number): void {
+    const lost = this.handedOver - this.status.received + this.status.pending;
+    this.options.logger.error({ code, lost }, "the scan recording thread stopped; starting another");
+    this.recordedEarlier += this.status.recorded;
+    // The next thread counts from zero.
+    this.status = startingStatus();
+    this.drop("thread_failed", lost);
+    this.handedOver = 0;
+    this.inFlight.length = 0;
+    if (this.closing) {
+      this.closed?.(this.status);
+      return;
+    }
+    this.restartTimer = setTimeout(() => {
+      this.start();
+      this.handOver();
+    }, RESTART_DELAY_MS);
+  }
+
+  private drop(reason: DropReason, scans: number): void {
+    if (scans > 0) this.droppedTotal.inc({ reason }, scans);
+  }
+}
+
+/** As for PGlite's thread: a thread loading TypeScript needs tsx's loader unless it inherits it. */
+function workerExecArgv(): string[] | undefined {
+  if (!WORKER_FILE.pathname.endsWith(".ts")) return undefined;
+  if (process.execArgv.some((arg) => /\btsx\b/.test(arg))) return undefined;
+  return ["--import", import.meta.resolve("tsx")];
+}

@@ -1,0 +1,104 @@
+// The recording thread of a links process (ScanRecorderThread starts it): takes the redirects the
+// request thread captured, and runs a ScanRecorder on them that stores through connections of its own.
+import type { IncomingHttpHeaders } from "node:http";
+import { parentPort, workerData } from "node:worker_threads";
+import type { Kysely } from "kysely";
+import { openDatabase } from "@qrplatform/db";
+import { createLogger, shutdownTelemetry, startTelemetry } from "@qrplatform/platform";
+import { SCHEMA } from "../../migrations/index.js";
+import type { LinksTables } from "../tables.js";
+import { scanClassifier } from "./classify.js";
+import { openCountryDatabase } from "./country.js";
+import { scanColumnsOf } from "./scan-columns.js";
+import { ScanRecorder } from "./scan-recorder.js";
+import type { FromRecorderThread, RecorderThreadSettings, RecorderThreadStatus, ToRecorderThread } from "./scan-recorder-thread.js";
+import { ScanSpool } from "./scan-spool.js";
+import { ScanWriter } from "./scan-writer.js";
+
+/** How often the thread tells the request thread where it stands, when that changed. */
+const STATUS_INTERVAL_MS = 50;
+/** Connections of its own: one statement at a time (ScanWriter), and one to spare for a retry's. */
+const POOL_SIZE = 2;
+
+const settings = workerData as RecorderThreadSettings;
+const port = parentPort!;
+const post = (message: FromRecorderThread) => port.postMessage(message);
+
+startTelemetry({ service: "links" });
+const logger = createLogger({ service: "links", level: settings.logLevel }).child({ thread: "scan-recorder" });
+const database = await openDatabase({ databaseUrl: settings.databaseUrl, dataDir: "", poolSize: POOL_SIZE });
+const writer = new ScanWriter(database.db.withSchema(SCHEMA) as Kysely<LinksTables>);
+
+// Announcing a stored batch is the links service's, in the request thread; the batch waits for it,
+// as RecordScans's answer does.
+let nextAnnouncement = 1;
+const announcing = new Map<number, () => void>();
+const announce = (linkIds: string[]) =>
+  new Promise<void>((resolve) => {
+    const id = nextAnnouncement++;
+    announcing.set(id, resolve);
+    post({ kind: "stored", id, linkIds });
+  });
+
+const recorder = new ScanRecorder({
+  async send(scans) {
+    const columns = scanColumnsOf(scans);
+    const stored = await writer.store(columns);
+    await announce(stored > 0 ? [...new Set(columns.linkId)] : []);
+  },
+  classify: scanClassifier({ trustedProxies: settings.trustedProxies, countryHeader: settings.countryHeader, countryOf: await openCountryDatabase() }),
+  visitorKeySecret: settings.visitorKeySecret,
+  spool: settings.spoolDir === undefined ? undefined : new ScanSpool(settings.spoolDir),
+  logger,
+  flushIntervalMs: settings.flushIntervalMs,
+});
+
+let received = 0;
+const status = (): RecorderThreadStatus => ({
+  received,
+  pending: recorder.pending,
+  recorded: recorder.recorded,
+  spooled: recorder.spooledScans,
+  stored: recorder.counts.stored,
+  dropped: { ...recorder.counts.dropped },
+  oldestUnstoredAt: recorder.oldestUnstoredTime(),
+});
+let lastStatus = "";
+const postStatus = () => {
+  const now = status();
+  const text = JSON.stringify(now);
+  if (text !== lastStatus) post({ kind: "status", status: now });
+  lastStatus = text;
+};
+// Unreferenced: the thread lives as long as the request thread keeps it.
+setInterval(postStatus, STATUS_INTERVAL_MS).unref();
+
+port.on("message", (message: ToRecorderThread) => {
+  switch (message.kind) {
+    case "redirects": {
+      const { linkId, at, peer, userAgent, forwardedFor, referer, country } = message.redirects;
+      for (let i = 0; i < linkId.length; i++) {
+        const headers: IncomingHttpHeaders = { "user-agent": userAgent[i], "x-forwarded-for": forwardedFor[i], referer: referer[i] };
+        if (settings.countryHeader !== undefined) headers[settings.countryHeader] = country[i];
+        recorder.take({ linkId: linkId[i]!, at: at[i]!, request: { socket: { remoteAddress: peer[i] }, headers } });
+      }
+      received += linkId.length;
+      postStatus();
+      break;
+    }
+    case "announced":
+      announcing.get(message.id)?.();
+      announcing.delete(message.id);
+      break;
+    case "close":
+      void (async () => {
+        await recorder.close(message.timeoutMs);
+        await database.close();
+        await shutdownTelemetry();
+        post({ kind: "closed", status: status() });
+        // Nothing else keeps the thread: it ends once the message is out.
+        port.close();
+      })();
+      break;
+  }
+});

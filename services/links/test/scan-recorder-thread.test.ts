@@ -1,0 +1,135 @@
+// Recording on a thread of its own, as a links process on a Postgres server does: the request thread
+// hands over a few fields of each redirect, the recording thread classifies and stores them through
+// its own connections, spools while Postgres is away, and every scan is counted once. Needs a
+// Postgres server (DATABASE_URL): the thread opens connections of its own, which PGlite has not.
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import type { IncomingMessage } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "@connectrpc/connect";
+import { AnalyticsService, LinkService } from "@qrplatform/api/links";
+import { openDatabase, type Database } from "@qrplatform/db";
+import { adminQuery, createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
+import { inProcessTransport, Metrics } from "@qrplatform/platform";
+import { visitorKey } from "../src/scans/classify.js";
+import { ScanRecorderThread } from "../src/scans/scan-recorder-thread.js";
+import { buildLinks, type LinksModule, type RedirectTarget } from "../src/server.js";
+import { credentials, logger, SHORT_BASE } from "./support/links-stack.js";
+
+const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+const PIXEL = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36";
+const serverUrl = process.env.DATABASE_URL;
+
+/** A redirect as a load balancer on loopback passes it on: the visitor in X-Forwarded-For, its country in CF-IPCountry. */
+const request = (method: string, userAgent: string, visitor: string, country = "DE") =>
+  ({
+    method,
+    headers: { "user-agent": userAgent, "x-forwarded-for": visitor, "cf-ipcountry": country, referer: "https://news.example/story" },
+    socket: { remoteAddress: "127.0.0.1" },
+  }) as unknown as IncomingMessage;
+
+describe.skipIf(!serverUrl)("recording scans on a thread of its own", () => {
+  let scratch: ScratchDatabase;
+  let database: Database;
+  let module: LinksModule;
+  const dirs: string[] = [];
+
+  beforeAll(async () => {
+    scratch = (await createScratchDatabase())!;
+    database = await openDatabase({ databaseUrl: scratch.url, dataDir: "" });
+    module = await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: "p".repeat(32) });
+  });
+  afterAll(async () => {
+    await adminQuery(serverUrl!, `ALTER DATABASE ${new URL(scratch.url).pathname.slice(1)} ALLOW_CONNECTIONS true`).catch(() => {});
+    await database?.close();
+    await scratch?.drop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const transport = () => inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });
+  async function newLink(): Promise<RedirectTarget & { accountId: string }> {
+    const accountId = randomUUID();
+    const { link } = await createClient(LinkService, transport()).createLink({ accountId, destinationUrl: "https://example.com/" });
+    return { linkId: link!.id, accountId, location: "https://example.com/", paused: false };
+  }
+  const analytics = () => createClient(AnalyticsService, transport());
+  const recorderFor = (options: { spoolDir?: string; metrics?: Metrics; announced?: string[][] } = {}) =>
+    new ScanRecorderThread({
+      databaseUrl: scratch.url,
+      announceStoredScans: async (linkIds) => {
+        options.announced?.push([...linkIds]);
+        await module.announceStoredScans(linkIds);
+      },
+      visitorKeySecret: "k".repeat(32),
+      trustedProxies: ["loopback"],
+      // Named as a proxy's documentation spells it; Node keys headers in lower case.
+      countryHeader: "CF-IPCountry",
+      spoolDir: options.spoolDir,
+      logger,
+      metrics: options.metrics,
+      flushIntervalMs: 20,
+    });
+
+  it("classifies and stores each scan once, leaves HEADs and bots out, and announces the links it stored", async () => {
+    const target = await newLink();
+    const metrics = new Metrics();
+    const announced: string[][] = [];
+    const recorder = recorderFor({ metrics, announced });
+    for (let i = 0; i < 1500; i++) recorder.recordRedirect(request("GET", i % 3 === 0 ? PIXEL : IPHONE, `203.0.113.${i % 50}`), target);
+    recorder.recordRedirect(request("HEAD", IPHONE, "203.0.113.1"), target);
+    recorder.recordRedirect(request("GET", "Googlebot/2.1 (+http://www.google.com/bot.html)", "203.0.113.1"), target);
+    expect(recorder.pending).toBeGreaterThan(0);
+    await recorder.close();
+
+    expect(recorder.pending).toBe(0);
+    expect(recorder.recorded).toBe(1500);
+    expect(announced.flat()).toContain(target.linkId);
+    const stored = (await metrics.registry.getSingleMetric("qrp_scans_stored_total")!.get()).values[0]?.value;
+    expect(stored).toBe(1500);
+    const summary = await analytics().getLinkAnalytics({ accountId: target.accountId, linkId: target.linkId, fromDate: "", toDate: "" });
+    // 50 addresses, each seen with one agent or both: the distinct address-and-agent pairs.
+    const visitors = new Set(Array.from({ length: 1500 }, (_, i) => `${i % 50}/${i % 3 === 0 ? "pixel" : "iphone"}`)).size;
+    expect(summary).toMatchObject({ totalScans: 1500n, uniqueScans: BigInt(visitors) });
+    expect(summary.countries).toEqual([expect.objectContaining({ value: "DE", scans: 1500n })]);
+    expect(summary.devices).toEqual([expect.objectContaining({ value: "mobile", scans: 1500n })]);
+    expect(summary.referrers).toEqual([expect.objectContaining({ value: "news.example", scans: 1500n })]);
+    // The visitor key is the one the request thread would have made: the forwarded address, hashed.
+    const key = visitorKey("k".repeat(32), target.linkId, { clientAddress: "203.0.113.1", userAgent: IPHONE });
+    const found = await database.db.withSchema("links").selectFrom("scans").select("id").where("link_id", "=", target.linkId).where("visitor_key", "=", key).execute();
+    expect(found).toHaveLength(Array.from({ length: 1500 }, (_, i) => i).filter((i) => i % 50 === 1 && i % 3 !== 0).length);
+  });
+
+  it("spools while Postgres is away and stores everything exactly once when it is back", async () => {
+    const target = await newLink();
+    const spoolDir = mkdtempSync(join(tmpdir(), "qrp-thread-spool-"));
+    dirs.push(spoolDir);
+    const name = new URL(scratch.url).pathname.slice(1);
+    const recorder = recorderFor({ spoolDir });
+    for (let i = 0; i < 40; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${i}`), target);
+    await until(() => recorder.pending === 0);
+
+    // Every connection is cut and new ones are refused, as during a restart; the module's own pool too.
+    await adminQuery(serverUrl!, `ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+    await adminQuery(serverUrl!, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`);
+    for (let i = 0; i < 60; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${100 + i}`), target);
+    await until(() => recorder.spooledScans === 60, 15_000);
+    expect(recorder.oldestUnstoredAgeMs).toBeGreaterThan(0);
+
+    await adminQuery(serverUrl!, `ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+    await until(() => recorder.spooledScans === 0 && recorder.pending === 0, 20_000);
+    await recorder.close();
+    expect(recorder.recorded).toBe(100);
+    const { totals } = await analytics().getScanTotals({ accountId: target.accountId, linkIds: [target.linkId] });
+    expect(totals[target.linkId]).toBe(100n);
+  }, 60_000);
+});
+
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
