@@ -7,7 +7,7 @@
 //   ingest     no server: on each SIGUSR1, sends batches of 1,000 new scans to its own RecordScans for
 //              BENCH_SECONDS, BENCH_PARALLEL at a time, as a links instance's recorder would
 // recording, cached and ingest serve the links service on DATABASE_URL with SHORT_LINK_BASE_URL.
-// Prints {"port": n} on stdout once listening (embedded: with its slugs), {"cpuMs", "pendingScans",
+// Prints {"port": n} on stdout once listening (embedded: with its slugs), {"cpuMs", "requestThreadCpuMs", "pendingScans",
 // "recordedScans", "oldestUnstoredMs", "maxStallMs"} on each SIGUSR2 (the longest event-loop stall
 // since the last one), and {"stored", "seconds", "cpuMs"} when an ingest run ends; logs go to stderr. SIGTERM
 // stops taking requests, stores every buffered scan, and exits.
@@ -247,11 +247,13 @@ async function main(): Promise<void> {
   });
   process.on("SIGUSR2", () => {
     const { user, system } = process.cpuUsage();
+    const thread = process.threadCpuUsage();
     const maxStallMs = stalls.max / 1e6;
     stalls.reset();
     process.stdout.write(
       `${JSON.stringify({
         cpuMs: (user + system) / 1000,
+        requestThreadCpuMs: (thread.user + thread.system) / 1000,
         pendingScans: server.pendingScans(),
         recordedScans: server.recordedScans(),
         oldestUnstoredMs: server.oldestUnstoredMs(),
