@@ -219,8 +219,8 @@ const PACED_SECONDS = 5;
 
 interface RedirectFigures {
   rows: { scenario: string; result: LoadResult }[];
-  /** The ceiling and the recording redirector at one rate (PACED_SHARE of the ceiling's). */
-  paced: { rate: number; ceiling: LoadResult; recording: LoadResult };
+  /** Each server again at one rate (PACED_SHARE of the ceiling's). */
+  paced: { rate: number; ceiling: LoadResult; recording: LoadResult; cached: LoadResult };
   /** Redirects autocannon counted while recording; it does not count those in flight when a run stops. */
   answered: number;
   /** Scans the recording server took, as it counted them: each must be stored once. */
@@ -278,19 +278,15 @@ async function redirectThroughput(database: Database, slugs: Map<string, string>
           requestThreadCpuMicros: ((after.requestThreadCpuMs - before.requestThreadCpuMs) * 1000) / result.redirects,
         });
         if (mode === "ceiling") pacedRate = Math.round(result.perSecond * PACED_SHARE);
-        let pacedRedirects = 0;
-        if (mode !== "cached") {
-          const paced = await sampling(load(server.port, requests, PACED_SECONDS, CONNECTIONS, pacedRate), 100, async () => {
-            if (mode !== "recording") return;
-            const { oldestUnstoredMs } = await server.status();
-            figures.maxOldestUnstoredMs = Math.max(figures.maxOldestUnstoredMs, oldestUnstoredMs);
-          });
-          pacedResults.set(mode, paced);
-          pacedRedirects = paced.redirects;
-        }
+        const paced = await sampling(load(server.port, requests, PACED_SECONDS, CONNECTIONS, pacedRate), 100, async () => {
+          if (mode !== "recording") return;
+          const { oldestUnstoredMs } = await server.status();
+          figures.maxOldestUnstoredMs = Math.max(figures.maxOldestUnstoredMs, oldestUnstoredMs);
+        });
+        pacedResults.set(mode, paced);
         if (mode === "recording") {
           const loadEnded = performance.now();
-          figures.answered = warmUp.redirects + result.redirects + pacedRedirects;
+          figures.answered = warmUp.redirects + result.redirects + paced.redirects;
           figures.storedDuringLoad = await countScans(database.db);
           let status = await server.status();
           while (status.pendingScans > 0) {
@@ -314,7 +310,7 @@ async function redirectThroughput(database: Database, slugs: Map<string, string>
       { scenario: "redirector, cached, recording scans", result: results.get("recording")! },
       { scenario: "redirector, cached, no recording", result: results.get("cached")! },
     ],
-    paced: { rate: pacedRate, ceiling: pacedResults.get("ceiling")!, recording: pacedResults.get("recording")! },
+    paced: { rate: pacedRate, ceiling: pacedResults.get("ceiling")!, recording: pacedResults.get("recording")!, cached: pacedResults.get("cached")! },
     ...figures,
   };
 }
@@ -745,6 +741,7 @@ async function redirectsAndIngestion(): Promise<void> {
         [
           ["ceiling: bare node:http, 302 from a Map", paced.ceiling],
           ["redirector, cached, recording scans", paced.recording],
+          ["redirector, cached, no recording", paced.cached],
         ]
           .map(([name, run]) => {
             const { perSecond, p50, p99 } = run as LoadResult;

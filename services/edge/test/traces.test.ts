@@ -98,7 +98,8 @@ describe("traces in the processes shape", () => {
         // Debug level: the catalog logs every RPC it serves, so its lines can be matched to the trace.
         catalog: { ...otel("catalog", "http/protobuf"), LOG_LEVEL: "debug" },
         tenancy: otel("tenancy", "http/json"),
-        links: otel("links", "http/protobuf"),
+        // Every redirect and scan batch, so the test sees one; the default keeps one in a hundred.
+        links: { ...otel("links", "http/protobuf"), TRACES_HOT_PATH_RATIO: "1" },
         rendering: otel("rendering", "http/json"),
       },
     });
@@ -122,6 +123,23 @@ describe("traces in the processes shape", () => {
     const created = lines.find((line) => line.msg === "rpc ok" && line.rpc === "qrplatform.catalog.v1.QrCodeService/CreateQrCode");
     const served = trace.find((s) => s.kind === SERVER && s.attributes["rpc.method"] === "CreateQrCode")!;
     expect(created).toMatchObject({ trace_id: served.traceId, span_id: served.spanId });
+  });
+
+  it("traces a scan batch of the links process in a trace of its own, down to its INSERT, wherever the process records", async () => {
+    const created = await createQrCode(stack);
+    const res = await fetch(created.body.vanity_url, { redirect: "manual", headers: { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)" } });
+    expect(res.status).toBe(302);
+    const batchOf = (all: readonly ReceivedSpan[]) => all.find((s) => s.name === "record scans" && s.service === "links");
+    const insertOf = (all: readonly ReceivedSpan[], batch: ReceivedSpan) =>
+      all.find((s) => s.traceId === batch.traceId && /INSERT INTO links\.scans/.test(String(s.attributes["db.query.text"] ?? "")));
+    const spans = await receiver.waitFor((all) => {
+      const batch = batchOf(all);
+      return batch !== undefined && insertOf(all, batch) !== undefined;
+    });
+    const batch = batchOf(spans)!;
+    expect(batch.parentSpanId).toBe("");
+    expect(batch.attributes["qrplatform.scans.count"]).toBeGreaterThanOrEqual(1);
+    expect(insertOf(spans, batch)).toMatchObject({ service: "links", kind: CLIENT });
   });
 });
 

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Worker } from "node:worker_threads";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "@connectrpc/connect";
 import { AnalyticsService, LinkService } from "@qrplatform/api/links";
@@ -99,6 +100,25 @@ describe.skipIf(!serverUrl)("recording scans on a thread of its own", () => {
     const key = visitorKey("k".repeat(32), target.linkId, { clientAddress: "203.0.113.1", userAgent: IPHONE });
     const found = await database.db.withSchema("links").selectFrom("scans").select("id").where("link_id", "=", target.linkId).where("visitor_key", "=", key).execute();
     expect(found).toHaveLength(Array.from({ length: 1500 }, (_, i) => i).filter((i) => i % 50 === 1 && i % 3 !== 0).length);
+  });
+
+  it("replaces a thread that ended, and the new one stores what was captured meanwhile", async () => {
+    const target = await newLink();
+    const metrics = new Metrics();
+    const recorder = recorderFor({ metrics });
+    for (let i = 0; i < 100; i++) recorder.recordRedirect(request("GET", IPHONE, `192.0.2.${i}`), target);
+    await until(() => recorder.pending === 0);
+    // As if the thread had crashed: it ends without a word.
+    await (recorder as unknown as { worker: Worker }).worker.terminate();
+    for (let i = 0; i < 50; i++) recorder.recordRedirect(request("GET", IPHONE, `192.0.2.${100 + i}`), target);
+    await until(() => recorder.pending === 0);
+    await recorder.close();
+
+    expect(recorder.recorded).toBe(150);
+    const dropped = (await metrics.registry.getSingleMetric("qrp_scans_dropped_total")!.get()).values;
+    expect(dropped.filter((value) => value.value > 0)).toEqual([]);
+    const { totals } = await analytics().getScanTotals({ accountId: target.accountId, linkIds: [target.linkId] });
+    expect(totals[target.linkId]).toBe(150n);
   });
 
   it("spools while Postgres is away and stores everything exactly once when it is back", async () => {

@@ -107,6 +107,8 @@ function emptyCapture(): CapturedRedirects {
  */
 export class ScanRecorderThread implements RedirectRecorder {
   private worker: Worker | undefined;
+  /** Resolves once the current thread has ended, whyever it did. */
+  private workerExited: Promise<unknown> = Promise.resolve();
   private capture = emptyCapture();
   private handOverTimer: NodeJS.Timeout | undefined;
   /** Redirects handed over to the current thread, and the oldest time of each hand-over it has not received yet. */
@@ -171,7 +173,11 @@ export class ScanRecorderThread implements RedirectRecorder {
     this.closing ??= (async () => {
       clearTimeout(this.restartTimer);
       const worker = this.worker;
-      if (!worker) return;
+      if (!worker) {
+        // Between a failed thread and the next: what waits here cannot be stored any more.
+        if (this.pending > 0) this.options.logger.error({ lost: this.pending }, "shutting down with scans that could not be stored");
+        return;
+      }
       this.handOver();
       const closed = new Promise<RecorderThreadStatus>((resolve) => (this.closed = resolve));
       worker.postMessage({ kind: "close", timeoutMs } satisfies ToRecorderThread);
@@ -181,10 +187,9 @@ export class ScanRecorderThread implements RedirectRecorder {
       clearTimeout(timer);
       this.update(status);
       this.worker = undefined;
-      // It ends by itself once closed; one that does not answer is stopped.
-      const exited = new Promise((resolve) => worker.once("exit", resolve));
+      // It ends by itself once closed (or has already failed); one that does not answer is stopped.
       const stopping = setTimeout(() => void worker.terminate(), 1000);
-      await exited;
+      await this.workerExited;
       clearTimeout(stopping);
       if (this.pending > 0) this.options.logger.error({ lost: this.pending }, "shutting down with scans that could not be stored");
     })();
@@ -203,6 +208,7 @@ export class ScanRecorderThread implements RedirectRecorder {
     };
     const worker = new Worker(WORKER_FILE, { workerData: settings, execArgv: workerExecArgv() });
     this.worker = worker;
+    this.workerExited = new Promise((resolve) => worker.once("exit", resolve));
     this.handedOver = 0;
     this.inFlight.length = 0;
     worker.on("message", (message: FromRecorderThread) => this.receive(worker, message));
