@@ -1,6 +1,5 @@
-import { extname } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { workerEntry, workerExecArgv } from "@qrplatform/platform";
 
 /** A message to the database thread: a statement with its parameters, or the request to close. */
 export type ThreadRequest = { kind: "query"; id: number; sql: string; params: unknown[] } | { kind: "close"; id: number };
@@ -9,15 +8,8 @@ export type ThreadReply =
   | { id: number; ok: true; result: { rows: Record<string, unknown>[]; affectedRows?: number | undefined } }
   | { id: number; ok: false; error: Record<string, unknown> };
 
-/** The worker entry beside this file, with this file's own extension (`.ts` under tsx or vitest, `.js` once compiled). */
-const WORKER_FILE = new URL(`./pglite-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-
-/** As for the render pool: a thread loading TypeScript needs tsx's loader unless it inherits it. */
-function workerExecArgv(): string[] | undefined {
-  if (!WORKER_FILE.pathname.endsWith(".ts")) return undefined;
-  if (process.execArgv.some((arg) => /\btsx\b/.test(arg))) return undefined;
-  return ["--import", import.meta.resolve("tsx")];
-}
+/** The database thread's entry, beside this file. */
+const WORKER_FILE = workerEntry("pglite-worker", import.meta.url);
 
 /**
  * PGlite on a thread of its own, with the part of PGlite's interface kysely's PGlite dialect uses
@@ -33,7 +25,7 @@ export class PgliteThread {
   closed = false;
 
   private constructor(dataDir: string) {
-    this.worker = new Worker(WORKER_FILE, { workerData: { dataDir }, execArgv: workerExecArgv() });
+    this.worker = new Worker(WORKER_FILE, { workerData: { dataDir }, execArgv: workerExecArgv(WORKER_FILE) });
     this.worker.on("message", (reply: ThreadReply) => {
       const waiting = this.pending.get(reply.id);
       this.pending.delete(reply.id);

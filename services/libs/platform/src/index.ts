@@ -27,6 +27,7 @@ export * from "./access-changes.js";
 export * from "./scan-changes.js";
 export * from "./invalidated-cache.js";
 export * from "./periodic-pass.js";
+export * from "./worker-entry.js";
 export * from "./telemetry/index.js";
 export * from "./metrics/metrics.js";
 export * from "./metrics/metrics-server.js";

@@ -1,8 +1,6 @@
 import type { IncomingMessage } from "node:http";
-import { extname } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { noMetrics, type Logger, type Metrics } from "@qrplatform/platform";
+import { noMetrics, workerEntry, workerExecArgv, type Logger, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../redirects/redirector.js";
 import { scanRecorderMetrics, type DropReason, type RedirectRecorder } from "./scan-recorder.js";
@@ -56,8 +54,8 @@ export type FromRecorderThread =
   | { kind: "stored"; id: number; linkIds: string[] }
   | { kind: "closed"; status: RecorderThreadStatus };
 
-/** The worker entry beside this file, with this file's own extension (`.ts` under tsx or vitest, `.js` once compiled). */
-const WORKER_FILE = new URL(`./scan-recorder-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
+/** The recording thread's entry, beside this file. */
+const WORKER_FILE = workerEntry("scan-recorder-worker", import.meta.url);
 
 /** How often captured redirects go to the recording thread, and how many go at once at most. */
 const HAND_OVER_INTERVAL_MS = 20;
@@ -206,7 +204,7 @@ export class ScanRecorderThread implements RedirectRecorder {
       logLevel: this.options.logger.level,
       flushIntervalMs: this.options.flushIntervalMs,
     };
-    const worker = new Worker(WORKER_FILE, { workerData: settings, execArgv: workerExecArgv() });
+    const worker = new Worker(WORKER_FILE, { workerData: settings, execArgv: workerExecArgv(WORKER_FILE) });
     this.worker = worker;
     this.workerExited = new Promise((resolve) => worker.once("exit", resolve));
     this.handedOver = 0;
@@ -280,11 +278,4 @@ export class ScanRecorderThread implements RedirectRecorder {
   private drop(reason: DropReason, scans: number): void {
     if (scans > 0) this.droppedTotal.inc({ reason }, scans);
   }
-}
-
-/** As for PGlite's thread: a thread loading TypeScript needs tsx's loader unless it inherits it. */
-function workerExecArgv(): string[] | undefined {
-  if (!WORKER_FILE.pathname.endsWith(".ts")) return undefined;
-  if (process.execArgv.some((arg) => /\btsx\b/.test(arg))) return undefined;
-  return ["--import", import.meta.resolve("tsx")];
 }

@@ -1,25 +1,10 @@
-import { extname } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
+import { workerEntry, workerExecArgv } from "@qrplatform/platform";
 import type { DrawTask } from "./draw.js";
 import type { Drawer } from "./renderer.js";
 
-/**
- * The worker entry beside this file, with this file's own extension: `.ts` when the code runs as
- * TypeScript (tsx, vitest), `.js` once compiled.
- */
-const WORKER_FILE = new URL(`./render-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url);
-
-/**
- * A pool thread loads its entry with Node's own loader, which cannot read our TypeScript (its imports
- * name `.js` files that exist as `.ts`). Under tsx the threads inherit tsx's loader with the parent's
- * options; anywhere else that runs TypeScript (vitest) they are given it. Compiled JavaScript needs nothing.
- */
-function workerExecArgv(): string[] | undefined {
-  if (!WORKER_FILE.pathname.endsWith(".ts")) return undefined;
-  if (process.execArgv.some((arg) => /\btsx\b/.test(arg))) return undefined;
-  return ["--import", import.meta.resolve("tsx")];
-}
+/** The pool threads' entry, beside this file. */
+const WORKER_FILE = workerEntry("render-worker", import.meta.url);
 
 /** An idle thread beyond the first is stopped after this long; the first stays, so an export after a quiet spell starts at once. */
 const IDLE_TIMEOUT_MS = 60_000;
@@ -41,7 +26,7 @@ export class RenderPool implements Drawer {
       minThreads: 1,
       maxThreads: this.threads,
       idleTimeout: IDLE_TIMEOUT_MS,
-      execArgv: workerExecArgv(),
+      execArgv: workerExecArgv(WORKER_FILE),
     });
     return this.pool.run(task, { signal });
   }
