@@ -35,7 +35,7 @@ export interface RecorderThreadSettings {
   flushIntervalMs: number | undefined;
 }
 
-/** Where the recording thread stands, sent after every chunk it takes and every few milliseconds. */
+/** Where the recording thread stands, sent when it changed: after each hand-over the thread takes, and every 50 ms. */
 export interface RecorderThreadStatus {
   /** Redirects received from the request thread since the thread started. */
   received: number;
