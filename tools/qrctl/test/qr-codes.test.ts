@@ -91,7 +91,8 @@ describe("qrctl qr-codes import", () => {
     const codes = await codesIn(workspaceId);
     expect(codes).toHaveLength(1000);
     expect(new Set(codes.map((code) => code.name)).size).toBe(1000);
-    expect(codes[999]).toMatchObject({ name: "Row 1000", destination_url: "https://example.com/1000", tags: ["poster", "spring"] });
+    // A bulk call creates a few items at once, so a batch's codes list in the order they were created, not the file's.
+    expect(codes.find((code) => code.name === "Row 1000")).toMatchObject({ destination_url: "https://example.com/1000", tags: ["poster", "spring"] });
   }, 240_000);
 
   it("imports the same file into a second workspace as a new import, and replays it in the first", async () => {

@@ -204,6 +204,8 @@ export interface paths {
          *       during the call, the items that no longer fit fail with `403 qr_code_limit_reached` and
          *       the others are created. Which items get the last places when the call does not fit is not
          *       specified; every item's result says whether it did.
+         *     - Items are created a few at a time: lists (oldest first) hold one call's codes in the order
+         *       they were created, which need not be the order sent. The results are always in the order sent.
          *     - Errors of the call as a whole: an invalid `workspace_id`, a body that is not
          *       `{"items": [...]}` with 1–100 items (`400 validation_error` on `items`), a workspace that
          *       does not exist (`404`), and everything the edge refuses before a call runs (401, 403, 413
