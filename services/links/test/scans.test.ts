@@ -6,7 +6,9 @@ import { Code, createClient, type Client } from "@connectrpc/connect";
 import { AnalyticsService, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { sql } from "kysely";
 import { inProcessTransport } from "@qrplatform/platform";
-import { countVisitorsUpTo, dayRegisters, foldScanDeltas } from "../src/scans/scans.repository.js";
+import { DeltaFolder } from "../src/scans/delta-folder.js";
+import { scanColumnsOf } from "../src/scans/scan-columns.js";
+import { countVisitorsUpTo, dayRegisters, foldScanDeltas, storeScans } from "../src/scans/scans.repository.js";
 import { errorOf } from "./support/errors.js";
 import { credentials, logger, startLinks, type LinksStack } from "./support/links-stack.js";
 
@@ -281,6 +283,32 @@ describe("rollups written as deltas", () => {
     const deadline = Date.now() + 5000;
     while ((await deltasLeft()) > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await deltasLeft()).toBe(0);
+  });
+
+  it("are vacuumed away once enough of them were folded, so folds and readers walk live rows only", async () => {
+    const { linkId } = await newLink();
+    // Stored as a links instance stores them, not through the service, whose own folder would fold them.
+    const storeDeltas = (count: number, from: number) => {
+      const scans = Array.from({ length: count }, (_, i) => scan(linkId, "2026-11-23T05:00:00Z", { referrerHost: `r${from + i}.example` }));
+      return storeScans(stack.database.db, scanColumnsOf(scans));
+    };
+    const pages = async () =>
+      Number((await sql<{ n: number }>`select pg_relation_size('links.scan_deltas')::int / 8192 as n`.execute(stack.database.db)).rows[0]!.n);
+    const folder = new DeltaFolder(stack.database.db, 1000, 2000);
+    try {
+      // Each scan its own combination, so its own delta.
+      await storeDeltas(1500, 0);
+      expect(await folder.foldNow()).toBe(1500);
+      // Fewer than 2,000 folded: their dead rows still fill the table's pages.
+      expect(await pages()).toBeGreaterThan(0);
+      await storeDeltas(1500, 1500);
+      expect(await folder.foldNow()).toBe(1500);
+      expect(await deltasLeft()).toBe(0);
+      // 3,000 folded: the vacuum reclaimed every page.
+      expect(await pages()).toBe(0);
+    } finally {
+      await folder.close();
+    }
   });
 });
 
