@@ -23,13 +23,16 @@ export const ENTRY_POINTS: Record<string, string> = {
   operator: "services/operator/src/main.ts",
 };
 
-/** Compiles every entry point into `outdir` (relative to the repository root). */
-export async function buildAll(outdir = "dist"): Promise<void> {
+/**
+ * Compiles every entry point, and any `extraEntryPoints` (a benchmark's own processes, compiled as
+ * what ships is), into `outdir` (relative to the repository root).
+ */
+export async function buildAll(outdir = "dist", extraEntryPoints: Record<string, string> = {}): Promise<void> {
   const manifest = JSON.parse(readFileSync(`${REPO_ROOT}package.json`, "utf8")) as { dependencies: Record<string, string> };
   const external = Object.keys(manifest.dependencies).flatMap((name) => [name, `${name}/*`]);
   await build({
     absWorkingDir: REPO_ROOT,
-    entryPoints: ENTRY_POINTS,
+    entryPoints: { ...ENTRY_POINTS, ...extraEntryPoints },
     outdir,
     bundle: true,
     platform: "node",
