@@ -98,6 +98,19 @@ describe("the scan recorder", () => {
     await recorder.close();
   });
 
+  it("catches up on a backlog in calls of up to 5,000 scans, the most RecordScans takes", async () => {
+    const sizes: number[] = [];
+    const service = fakeService();
+    const recorder = recorderFor(async (scans) => {
+      sizes.push(scans.length);
+      await service.send(scans);
+    }, 60_000);
+    for (let i = 0; i < 12_000; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${i % 250}`), target);
+    await until(() => service.stored.size === 12_000);
+    expect(sizes).toEqual([5000, 5000, 2000]);
+    await recorder.close();
+  });
+
   it("drops a batch the service refuses as invalid instead of blocking every later scan", async () => {
     const service = fakeService();
     service.failures.push(new ConnectError("bad", Code.InvalidArgument));

@@ -7,13 +7,19 @@ import { noMetrics, withSpan, type Logger, type Metrics } from "@qrplatform/plat
 import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../redirects/redirector.js";
 import { visitorKey, type ClassifiedRequest, type ScanFacts } from "./classify.js";
+import { MAX_SCANS_PER_BATCH } from "./scan-columns.js";
 import { timeOrderedScanId } from "./scan-id.js";
 import { oldestOf, type ScanSpool } from "./scan-spool.js";
 
 /** How often buffered scans are sent (or spooled while sends fail): what a hard kill can lose at most. */
 const FLUSH_INTERVAL_MS = 250;
-/** Scans per RecordScans call. */
+/** Scans that make a flush start at once rather than at the interval. */
 const BATCH_SIZE = 1000;
+/**
+ * Scans per RecordScans call at most: what waits goes in as few calls as that allows, so a backlog
+ * (storage slower for a while than redirects come) is caught up with in fewer round trips.
+ */
+const MAX_BATCH_SIZE = MAX_SCANS_PER_BATCH;
 /** Scans kept in memory while they can be neither stored nor spooled; past this, new scans are dropped and logged. */
 const MAX_BUFFERED = 200_000;
 const MAX_RETRY_DELAY_MS = 5000;
@@ -310,7 +316,7 @@ export class ScanRecorder implements RedirectRecorder {
 
   private async sendBuffered(): Promise<void> {
     while (this.buffer.length > 0) {
-      const batch = this.buffer.slice(0, BATCH_SIZE);
+      const batch = this.buffer.slice(0, MAX_BATCH_SIZE);
       await this.sendOrRefuse(batch);
       this.buffer.splice(0, batch.length);
     }
