@@ -26,7 +26,7 @@ import { openDatabase } from "@qrplatform/db";
 import { createLogger, inProcessTransport, listenHttp, remoteTransport } from "@qrplatform/platform";
 import { startPlatform } from "../../services/embedded/src/platform.js";
 import { loadOrCreateSecrets } from "../../services/embedded/src/secrets.js";
-import { startRedirectPath } from "../../services/links/src/redirects/redirect-path.js";
+import { recordingThreadStorage, startRedirectPath } from "../../services/links/src/redirects/redirect-path.js";
 import { timeOrderedScanId } from "../../services/links/src/scans/scan-id.js";
 import { buildLinks, buildRedirector, cachedResolver, memoryInvalidationBus, resolveVia } from "../../services/links/src/server.js";
 
@@ -86,10 +86,7 @@ async function redirector(recording: boolean): Promise<Server> {
       transport,
       storeScans: links.recordScans,
       // As the links process records on a Postgres server (BENCH_RECORDING_THREAD=false: on the request thread).
-      recordingThread:
-        process.env.BENCH_RECORDING_THREAD === "false"
-          ? undefined
-          : { databaseUrl: process.env.DATABASE_URL!, announceStoredScans: links.announceStoredScans },
+      recordingThread: process.env.BENCH_RECORDING_THREAD === "false" ? undefined : recordingThreadStorage(links, process.env.DATABASE_URL!),
       invalidations,
       visitorKeySecret: "v".repeat(32),
       trustedProxies: ["loopback"],
@@ -129,6 +126,7 @@ async function embedded(dataDir: string): Promise<Server> {
     grpcPort: 0,
     shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL!,
     trustedProxies: ["loopback"],
+    scanRecordingThread: process.env.BENCH_RECORDING_THREAD === "true",
     logger,
   });
   const links = createClient(LinkService, remoteTransport({ baseUrl: platform.grpcUrl, token: loadOrCreateSecrets(dataDir).adminToken }));

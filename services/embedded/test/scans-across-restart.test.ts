@@ -1,6 +1,7 @@
 // The promise of scan recording: a scan answered with a redirect is counted exactly once, even when
 // the platform is stopped (SIGTERM) right after it and started again; killed (SIGKILL) in the middle
-// of a load, it loses at most the scans of its last flush interval and counts none twice.
+// of a load, it loses at most the scans of its last flush interval and counts none twice. Both ways
+// of recording keep it: on the answering thread (`npm start`'s default) and on a thread of its own.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,18 +9,23 @@ import { afterAll, describe, expect, it } from "vitest";
 import { freePort, settledCount } from "@qrplatform/platform/testing";
 import { accountWithKey, startPlatformProcess } from "./support/platform-process.js";
 
-const dataDir = mkdtempSync(join(tmpdir(), "qrp-scans-restart-"));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+const dataDirs: string[] = [];
+afterAll(() => dataDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 const PIXEL = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36";
 
 const follow = (url: string, method: string, userAgent: string) => fetch(url, { method, redirect: "manual", headers: { "user-agent": userAgent } });
 
-describe("scans across a restart", () => {
+describe.each([
+  { recording: "on the answering thread", SCAN_RECORDING_THREAD: "false" },
+  { recording: "on a thread of its own", SCAN_RECORDING_THREAD: "true" },
+])("scans across a restart, recorded $recording", ({ SCAN_RECORDING_THREAD }) => {
   it("counts 100 follows exactly when the platform restarts in the middle (HEADs and bots are not scans), and loses at most a flush interval when killed mid-load", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "qrp-scans-restart-"));
+    dataDirs.push(dataDir);
     // The short links printed on codes name the port, so both runs must share it.
-    const env = { PORT: String(await freePort()) };
+    const env = { PORT: String(await freePort()), SCAN_RECORDING_THREAD };
     let platform = await startPlatformProcess(dataDir, env);
     const { key } = await accountWithKey(dataDir);
     const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };

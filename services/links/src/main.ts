@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import { databaseEnv, databaseReadiness, openDatabase } from "@qrplatform/db";
 import { inProcessTransport, listenHttp, memoryScanChanges, optionalVar, portVar, redisScanChanges, runGrpcService, secretVar } from "@qrplatform/platform";
-import { buildLinks, memoryInvalidationBus, redirectPathEnv, redisInvalidationBus, startRedirectPath } from "./server.js";
+import { buildLinks, memoryInvalidationBus, recordingThreadStorage, redirectPathEnv, redisInvalidationBus, startRedirectPath } from "./server.js";
 
 await runGrpcService({
   service: "links",
@@ -42,11 +42,8 @@ await runGrpcService({
     const redirectPath = await startRedirectPath({
       transport: inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN, readiness, metrics }),
       storeScans: links.recordScans,
-      // On a Postgres server, a thread of its own classifies and stores scans, off the thread that answers.
-      recordingThread:
-        config.DATABASE_URL && config.SCAN_RECORDING_THREAD === "true"
-          ? { databaseUrl: config.DATABASE_URL, announceStoredScans: links.announceStoredScans }
-          : undefined,
+      // By default a thread of its own classifies and stores scans, off the thread that answers.
+      recordingThread: config.SCAN_RECORDING_THREAD !== "false" ? recordingThreadStorage(links, config.DATABASE_URL) : undefined,
       invalidations,
       visitorKeySecret: config.VISITOR_KEY_SECRET,
       trustedProxies: config.TRUSTED_PROXIES,

@@ -12,15 +12,16 @@ import { shortDomainMatcher } from "./redirects/hosts.js";
 import { memoryInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 import { registerRoutes } from "./routes.js";
 import { DeltaFolder } from "./scans/delta-folder.js";
+import type { ScanColumns } from "./scans/scan-columns.js";
 import { ScanWriter } from "./scans/scan-writer.js";
-import { announceStoredScans, recordScans } from "./scans/scans.handlers.js";
+import { announceStoredScans, recordScans, storeCheckedScans } from "./scans/scans.handlers.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
 export { cachedResolver } from "./redirects/redirect-cache.js";
 export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 export { destinationUrlProblem } from "./links/destination-url.js";
-export { redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
+export { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
 export type { RedirectRecorder } from "./scans/scan-recorder.js";
 
 /** What the links service is built from. */
@@ -92,6 +93,12 @@ export interface LinksModule extends GrpcModule {
    */
   recordScans(scans: Scan[]): Promise<number>;
   /**
+   * For a recording thread of this process (ScanRecorderThread) where this thread owns the database
+   * (PGlite): stores a batch the recording thread checked and turned into columns, announces its
+   * links and folds soon. Answers how many were new.
+   */
+  storeCheckedScans(scans: ScanColumns): Promise<number>;
+  /**
    * For a recording thread of this process that stores scans itself (ScanRecorderThread): announces
    * the links of a stored batch (empty when none of its scans was new) and folds its deltas soon.
    */
@@ -132,6 +139,7 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     services: [LinkService, DomainService, RedirectService, AnalyticsService, OutboxService],
     routes: (router) => registerRoutes(router, deps),
     recordScans: async (scans) => Number((await recordScans(deps, create(RecordScansRequestSchema, { scans }))).recordedCount),
+    storeCheckedScans: (scans) => storeCheckedScans(deps, scans),
     announceStoredScans: (linkIds) => announceStoredScans(deps, linkIds),
   };
 }

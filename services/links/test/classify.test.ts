@@ -328,13 +328,14 @@ describe("the redirect path's environment", () => {
     expect(redirectPathEnv.parse({ TRUSTED_PROXIES: " 10.0.0.0/8, loopback ,", COUNTRY_HEADER: "cf-ipcountry" })).toEqual({
       TRUSTED_PROXIES: ["10.0.0.0/8", "loopback"],
       COUNTRY_HEADER: "cf-ipcountry",
-      SCAN_RECORDING_THREAD: "true",
     });
     expect(redirectPathEnv.parse({}).TRUSTED_PROXIES).toEqual([]);
     expect(redirectPathEnv.safeParse({ COUNTRY_HEADER: "bad header" }).success).toBe(false);
   });
 
-  it("records on a thread unless SCAN_RECORDING_THREAD is false, and refuses anything but true or false", () => {
+  it("leaves SCAN_RECORDING_THREAD to each process's default when unset, and refuses anything but true or false", () => {
+    expect(redirectPathEnv.parse({}).SCAN_RECORDING_THREAD).toBeUndefined();
+    expect(redirectPathEnv.parse({ SCAN_RECORDING_THREAD: "" }).SCAN_RECORDING_THREAD).toBeUndefined();
     expect(redirectPathEnv.parse({ SCAN_RECORDING_THREAD: "false" }).SCAN_RECORDING_THREAD).toBe("false");
     expect(redirectPathEnv.safeParse({ SCAN_RECORDING_THREAD: "yes" }).success).toBe(false);
   });

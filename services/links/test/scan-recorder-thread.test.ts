@@ -1,7 +1,7 @@
-// Recording on a thread of its own, as a links process on a Postgres server does: the request thread
-// hands over a few fields of each redirect, the recording thread classifies and stores them through
-// its own connections, spools while Postgres is away, and every scan is counted once. Needs a
-// Postgres server (DATABASE_URL): the thread opens connections of its own, which PGlite has not.
+// Recording on a thread of its own: the request thread hands over a few fields of each redirect, the
+// recording thread classifies them, spools while they cannot be stored, and every scan is counted
+// once. On a Postgres server (DATABASE_URL) the thread stores through connections of its own; where
+// the request thread owns the database (PGlite: `npm start`), it hands each batch back to be stored.
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
@@ -15,9 +15,10 @@ import { openDatabase, type Database } from "@qrplatform/db";
 import { adminQuery, createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { inProcessTransport, Metrics } from "@qrplatform/platform";
 import { visitorKey } from "../src/scans/classify.js";
-import { ScanRecorderThread } from "../src/scans/scan-recorder-thread.js";
+import type { ScanColumns } from "../src/scans/scan-columns.js";
+import { ScanRecorderThread, type RecorderThreadStorage } from "../src/scans/scan-recorder-thread.js";
 import { buildLinks, type LinksModule, type RedirectTarget } from "../src/server.js";
-import { credentials, logger, SHORT_BASE } from "./support/links-stack.js";
+import { credentials, logger, SHORT_BASE, startLinks, type LinksStack } from "./support/links-stack.js";
 
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 const PIXEL = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36";
@@ -31,7 +32,106 @@ const request = (method: string, userAgent: string, visitor: string, country = "
     socket: { remoteAddress: "127.0.0.1" },
   }) as unknown as IncomingMessage;
 
-describe.skipIf(!serverUrl)("recording scans on a thread of its own", () => {
+function recorderThread(storage: RecorderThreadStorage, options: { spoolDir?: string; metrics?: Metrics } = {}) {
+  return new ScanRecorderThread({
+    storage,
+    visitorKeySecret: "k".repeat(32),
+    trustedProxies: ["loopback"],
+    // Named as a proxy's documentation spells it; Node keys headers in lower case.
+    countryHeader: "CF-IPCountry",
+    spoolDir: options.spoolDir,
+    logger,
+    metrics: options.metrics,
+    flushIntervalMs: 20,
+  });
+}
+
+async function newLink(module: LinksModule): Promise<RedirectTarget & { accountId: string }> {
+  const accountId = randomUUID();
+  const transport = inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });
+  const { link } = await createClient(LinkService, transport).createLink({ accountId, destinationUrl: "https://example.com/" });
+  return { linkId: link!.id, accountId, location: "https://example.com/", paused: false };
+}
+
+async function totalScans(module: LinksModule, target: { linkId: string; accountId: string }): Promise<bigint | undefined> {
+  const transport = inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });
+  const { totals } = await createClient(AnalyticsService, transport).getScanTotals({ accountId: target.accountId, linkIds: [target.linkId] });
+  return totals[target.linkId];
+}
+
+describe("recording scans on a thread that hands its batches back to the thread owning the database", () => {
+  let stack: LinksStack;
+  const dirs: string[] = [];
+  beforeAll(async () => {
+    stack = await startLinks();
+  });
+  afterAll(async () => {
+    await stack?.close();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("classifies there, stores each batch here once, and leaves HEADs and bots out", async () => {
+    const target = await newLink(stack.module);
+    const metrics = new Metrics();
+    const batches: number[] = [];
+    const recorder = recorderThread(
+      {
+        storeScans: async (scans: ScanColumns) => {
+          batches.push(scans.id.length);
+          return stack.module.storeCheckedScans(scans);
+        },
+      },
+      { metrics },
+    );
+    for (let i = 0; i < 1500; i++) recorder.recordRedirect(request("GET", i % 3 === 0 ? PIXEL : IPHONE, `203.0.113.${i % 50}`), target);
+    recorder.recordRedirect(request("HEAD", IPHONE, "203.0.113.1"), target);
+    recorder.recordRedirect(request("GET", "Googlebot/2.1 (+http://www.google.com/bot.html)", "203.0.113.1"), target);
+    await recorder.close();
+
+    expect(recorder.pending).toBe(0);
+    expect(recorder.recorded).toBe(1500);
+    expect(batches.reduce((sum, size) => sum + size, 0)).toBe(1500);
+    expect((await metrics.registry.getSingleMetric("qrp_scans_stored_total")!.get()).values[0]?.value).toBe(1500);
+    expect(await totalScans(stack.module, target)).toBe(1500n);
+    const key = visitorKey("k".repeat(32), target.linkId, { clientAddress: "203.0.113.1", userAgent: IPHONE });
+    const found = await stack.database.db.withSchema("links").selectFrom("scans").select(["country", "device_type"]).where("visitor_key", "=", key).execute();
+    expect(found).toHaveLength(Array.from({ length: 1500 }, (_, i) => i).filter((i) => i % 50 === 1 && i % 3 !== 0).length);
+    expect(found[0]).toEqual({ country: "DE", device_type: "mobile" });
+  });
+
+  it("spools the batches this thread fails to store, and stores each scan once when storing works again", async () => {
+    const target = await newLink(stack.module);
+    const spoolDir = mkdtempSync(join(tmpdir(), "qrp-thread-owner-spool-"));
+    dirs.push(spoolDir);
+    let failing = true;
+    let refused = 0;
+    const recorder = recorderThread(
+      {
+        storeScans: async (scans: ScanColumns) => {
+          if (failing) {
+            refused++;
+            throw new Error("the database is restarting");
+          }
+          return stack.module.storeCheckedScans(scans);
+        },
+      },
+      { spoolDir },
+    );
+    for (let i = 0; i < 80; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${i}`), target);
+    await until(() => recorder.spooledScans === 80);
+    expect(refused).toBeGreaterThan(0);
+    expect(await totalScans(stack.module, target)).toBeUndefined();
+
+    failing = false;
+    for (let i = 0; i < 20; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${100 + i}`), target);
+    await until(() => recorder.spooledScans === 0 && recorder.pending === 0, 20_000);
+    await recorder.close();
+    expect(recorder.recorded).toBe(100);
+    expect(await totalScans(stack.module, target)).toBe(100n);
+  }, 60_000);
+});
+
+describe.skipIf(!serverUrl)("recording scans on a thread of its own with connections of its own", () => {
   let scratch: ScratchDatabase;
   let database: Database;
   let module: LinksModule;
@@ -50,31 +150,21 @@ describe.skipIf(!serverUrl)("recording scans on a thread of its own", () => {
   });
 
   const transport = () => inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });
-  async function newLink(): Promise<RedirectTarget & { accountId: string }> {
-    const accountId = randomUUID();
-    const { link } = await createClient(LinkService, transport()).createLink({ accountId, destinationUrl: "https://example.com/" });
-    return { linkId: link!.id, accountId, location: "https://example.com/", paused: false };
-  }
   const analytics = () => createClient(AnalyticsService, transport());
   const recorderFor = (options: { spoolDir?: string; metrics?: Metrics; announced?: string[][] } = {}) =>
-    new ScanRecorderThread({
-      databaseUrl: scratch.url,
-      announceStoredScans: async (linkIds) => {
-        options.announced?.push([...linkIds]);
-        await module.announceStoredScans(linkIds);
+    recorderThread(
+      {
+        databaseUrl: scratch.url,
+        announceStoredScans: async (linkIds) => {
+          options.announced?.push([...linkIds]);
+          await module.announceStoredScans(linkIds);
+        },
       },
-      visitorKeySecret: "k".repeat(32),
-      trustedProxies: ["loopback"],
-      // Named as a proxy's documentation spells it; Node keys headers in lower case.
-      countryHeader: "CF-IPCountry",
-      spoolDir: options.spoolDir,
-      logger,
-      metrics: options.metrics,
-      flushIntervalMs: 20,
-    });
+      options,
+    );
 
   it("classifies and stores each scan once, leaves HEADs and bots out, and announces the links it stored", async () => {
-    const target = await newLink();
+    const target = await newLink(module);
     const metrics = new Metrics();
     const announced: string[][] = [];
     const recorder = recorderFor({ metrics, announced });
@@ -103,7 +193,7 @@ describe.skipIf(!serverUrl)("recording scans on a thread of its own", () => {
   });
 
   it("replaces a thread that ended, and the new one stores what was captured meanwhile", async () => {
-    const target = await newLink();
+    const target = await newLink(module);
     const metrics = new Metrics();
     const recorder = recorderFor({ metrics });
     for (let i = 0; i < 100; i++) recorder.recordRedirect(request("GET", IPHONE, `192.0.2.${i}`), target);
@@ -122,7 +212,7 @@ describe.skipIf(!serverUrl)("recording scans on a thread of its own", () => {
   });
 
   it("spools while Postgres is away and stores everything exactly once when it is back", async () => {
-    const target = await newLink();
+    const target = await newLink(module);
     const spoolDir = mkdtempSync(join(tmpdir(), "qrp-thread-spool-"));
     dirs.push(spoolDir);
     const name = new URL(scratch.url).pathname.slice(1);

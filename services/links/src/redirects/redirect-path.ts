@@ -5,8 +5,9 @@ import { z } from "zod";
 import { noMetrics, optionalVar, type Logger, type Metrics } from "@qrplatform/platform";
 import { scanClassifier } from "../scans/classify.js";
 import { openCountryDatabase } from "../scans/country.js";
+import type { ScanColumns } from "../scans/scan-columns.js";
 import { ScanRecorder, sendVia, type RedirectRecorder } from "../scans/scan-recorder.js";
-import { ScanRecorderThread } from "../scans/scan-recorder-thread.js";
+import { ScanRecorderThread, type RecorderThreadStorage } from "../scans/scan-recorder-thread.js";
 import { ScanSpool } from "../scans/scan-spool.js";
 import type { InvalidationBus } from "./invalidations.js";
 import { cachedResolver } from "./redirect-cache.js";
@@ -18,9 +19,9 @@ import { buildRedirector, resolveVia } from "./redirector.js";
  * default: the socket peer is the visitor); COUNTRY_HEADER, a header such a proxy sets to the
  * visitor's country (such as cf-ipcountry), else the bundled DB-IP Lite database decides;
  * SCAN_SPOOL_DIR, where scans wait on disk while Postgres is away (default DATA_DIR/scan-spool);
- * SCAN_RECORDING_THREAD ("true" by default), whether a links process on a Postgres server classifies
- * and stores scans on a thread of its own ("false": on the thread that answers, for a process held
- * to one core).
+ * SCAN_RECORDING_THREAD, whether a process that serves short links classifies and stores scans on a
+ * thread of its own ("true") or on the thread that answers ("false"); unset, each process has its
+ * default: the links process's is a thread, `npm start`'s the answering thread (ADR 0014, seventh round).
  */
 export const redirectPathEnv = z.object({
   TRUSTED_PROXIES: z
@@ -29,7 +30,7 @@ export const redirectPathEnv = z.object({
     .transform((list) => list.split(",").map((entry) => entry.trim()).filter(Boolean)),
   COUNTRY_HEADER: optionalVar(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name")),
   SCAN_SPOOL_DIR: optionalVar(z.string()),
-  SCAN_RECORDING_THREAD: z.enum(["true", "false"]).default("true"),
+  SCAN_RECORDING_THREAD: optionalVar(z.enum(["true", "false"])),
 });
 
 /** How a process serves short links. */
@@ -42,12 +43,12 @@ export interface RedirectPathOptions {
    */
   storeScans?: (scans: Scan[]) => Promise<unknown>;
   /**
-   * Records scans on a thread of their own, which stores them through connections of its own to this
-   * PostgreSQL server (ScanRecorderThread); the request thread only captures a few fields of each
-   * redirect. Where the links service runs in this process on a Postgres server. `announceStoredScans`
-   * is its LinksModule's.
+   * Records scans on a thread of their own (ScanRecorderThread); the request thread only captures a few
+   * fields of each redirect. Where the links service runs in this process: on a Postgres server the
+   * thread stores through connections of its own (with the LinksModule's `announceStoredScans`), on
+   * PGlite through this thread (the LinksModule's `storeCheckedScans`).
    */
-  recordingThread?: { databaseUrl: string; announceStoredScans(linkIds: readonly string[]): Promise<void> } | undefined;
+  recordingThread?: RecorderThreadStorage | undefined;
   /** The bus the links service announces changes on, so cached answers are dropped. */
   invalidations: InvalidationBus;
   /** Salts visitor keys. Keep it stable: a new secret makes every visitor new. */
@@ -61,6 +62,17 @@ export interface RedirectPathOptions {
   logger: Logger;
   /** Where redirects by outcome and the scans' way to the database are reported. */
   metrics?: Metrics;
+}
+
+/**
+ * Where the recording thread of a process that runs the links service stores scans: through
+ * connections of its own on a Postgres server, through the links service's thread on PGlite.
+ */
+export function recordingThreadStorage(
+  links: { announceStoredScans: (linkIds: readonly string[]) => Promise<void>; storeCheckedScans: (scans: ScanColumns) => Promise<number> },
+  databaseUrl: string | undefined,
+): RecorderThreadStorage {
+  return databaseUrl ? { databaseUrl, announceStoredScans: links.announceStoredScans } : { storeScans: links.storeCheckedScans };
 }
 
 /** The short-link request listener, and how to stop it without losing a scan. */
@@ -81,8 +93,7 @@ export async function startRedirectPath(options: RedirectPathOptions): Promise<R
   const cache = cachedResolver(resolveVia(options.transport), options.invalidations);
   const recorder: RedirectRecorder = options.recordingThread
     ? new ScanRecorderThread({
-        databaseUrl: options.recordingThread.databaseUrl,
-        announceStoredScans: options.recordingThread.announceStoredScans,
+        storage: options.recordingThread,
         visitorKeySecret: options.visitorKeySecret,
         trustedProxies: options.trustedProxies ?? [],
         countryHeader: options.countryHeader,

@@ -3,11 +3,12 @@ import { Worker } from "node:worker_threads";
 import { noMetrics, workerEntry, workerExecArgv, type Logger, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../redirects/redirector.js";
+import type { ScanColumns } from "./scan-columns.js";
 import { scanRecorderMetrics, type DropReason, type RedirectRecorder } from "./scan-recorder.js";
 
-// The request thread's half of recording on a thread of its own (ADR 0014, fifth round): a redirect
-// only appends a few of its fields to columns, which go to the recording thread every few
-// milliseconds; that thread classifies, stores in PostgreSQL and spools (scan-recorder-worker.ts).
+// The request thread's half of recording on a thread of its own (ADR 0014, fifth and seventh
+// rounds): a redirect only appends a few of its fields to columns, which go to the recording thread
+// every few milliseconds; that thread classifies, spools, and stores (scan-recorder-worker.ts).
 
 /** Redirects as the request thread captured them, one array per field, one entry per redirect. */
 export interface CapturedRedirects {
@@ -24,9 +25,20 @@ export interface CapturedRedirects {
   country: (string | string[] | undefined)[];
 }
 
+/**
+ * Where the recording thread's batches are stored: through connections of its own to a PostgreSQL
+ * server, after which the links service announces each batch's links; or by the thread that started
+ * it, where that thread owns the database (PGlite belongs to one thread), with `storeScans` storing
+ * and announcing a batch and answering how many of its scans were new.
+ */
+export type RecorderThreadStorage =
+  | { databaseUrl: string; announceStoredScans(linkIds: readonly string[]): Promise<void> }
+  | { storeScans(scans: ScanColumns): Promise<number> };
+
 /** What the recording thread was started with. */
 export interface RecorderThreadSettings {
-  databaseUrl: string;
+  /** Unset: the request thread stores the batches (a "store" message each). */
+  databaseUrl: string | undefined;
   visitorKeySecret: string;
   trustedProxies: readonly string[];
   countryHeader: string | undefined;
@@ -48,10 +60,18 @@ export interface RecorderThreadStatus {
   oldestUnstoredAt: number | undefined;
 }
 
-export type ToRecorderThread = { kind: "redirects"; redirects: CapturedRedirects } | { kind: "announced"; id: number } | { kind: "close"; timeoutMs: number };
+/**
+ * What the recording thread asks of the request thread, answered by id: announce the links of a batch
+ * it stored itself, or store a batch (its scans checked already) and say how many were new.
+ */
+export type RecorderThreadRequest = { kind: "announce"; linkIds: string[] } | { kind: "store"; scans: ScanColumns };
+/** The answer to request `id`: `stored` for a store, `error` when it failed (the batch is then sent again). */
+export type RecorderThreadAnswer = { kind: "answer"; id: number; stored?: number; error?: string };
+
+export type ToRecorderThread = { kind: "redirects"; redirects: CapturedRedirects } | RecorderThreadAnswer | { kind: "close"; timeoutMs: number };
 export type FromRecorderThread =
   | { kind: "status"; status: RecorderThreadStatus }
-  | { kind: "stored"; id: number; linkIds: string[] }
+  | { kind: "request"; id: number; request: RecorderThreadRequest }
   | { kind: "closed"; status: RecorderThreadStatus };
 
 /** The recording thread's entry, beside this file. */
@@ -65,15 +85,16 @@ const MAX_PENDING = 200_000;
 /** How long after a failure a new recording thread starts. */
 const RESTART_DELAY_MS = 1000;
 
-export interface ScanRecorderThreadOptions extends Omit<RecorderThreadSettings, "logLevel" | "flushIntervalMs" | "countryHeader" | "spoolDir"> {
+export interface ScanRecorderThreadOptions extends Omit<RecorderThreadSettings, "logLevel" | "flushIntervalMs" | "countryHeader" | "spoolDir" | "databaseUrl"> {
+  /**
+   * Where batches are stored. Either way the recording thread waits, before it goes on, until this
+   * thread's links service has announced the batch's links and asked for a fold
+   * (LinksModule.announceStoredScans, or LinksModule.storeCheckedScans which does both).
+   */
+  storage: RecorderThreadStorage;
   countryHeader?: string | undefined;
   /** Where scans wait on disk while they cannot be stored; in the recording thread's memory when unset. */
   spoolDir?: string | undefined;
-  /**
-   * Runs in this thread for each batch the recording thread stored, before that thread goes on: the
-   * links service announces their links and folds their deltas (LinksModule.announceStoredScans).
-   */
-  announceStoredScans(linkIds: readonly string[]): Promise<void>;
   logger: Logger;
   metrics?: Metrics;
   flushIntervalMs?: number;
@@ -98,8 +119,10 @@ function emptyCapture(): CapturedRedirects {
 /**
  * Records scans on a thread of its own. The request thread keeps a redirect's link, time, peer address
  * and the four headers classifying reads, in columns, and hands them over every HAND_OVER_INTERVAL_MS;
- * the recording thread runs a ScanRecorder (classifying, storing through its own connections,
- * spooling) with every promise that recorder makes. A hard kill loses what waits in memory, at most a
+ * the recording thread runs a ScanRecorder (classifying, storing, spooling) with every promise that
+ * recorder makes. The request thread's part is brief, and what it keeps is gone within the hand-over
+ * interval, before a young-generation collection would copy it: a backlog waits in the recording
+ * thread's heap, not in the one whose collections stall the answers. A hard kill loses what waits in memory, at most a
  * flush interval and a hand-over. Should the thread fail, what it held is counted dropped
  * (thread_failed) and a new one starts, replaying the spool.
  */
@@ -195,8 +218,9 @@ export class ScanRecorderThread implements RedirectRecorder {
   }
 
   private start(): void {
+    const { storage } = this.options;
     const settings: RecorderThreadSettings = {
-      databaseUrl: this.options.databaseUrl,
+      databaseUrl: "databaseUrl" in storage ? storage.databaseUrl : undefined,
       visitorKeySecret: this.options.visitorKeySecret,
       trustedProxies: this.options.trustedProxies,
       countryHeader: this.countryHeader,
@@ -219,19 +243,29 @@ export class ScanRecorderThread implements RedirectRecorder {
   }
 
   private receive(worker: Worker, message: FromRecorderThread): void {
-    if (message.kind === "stored") {
-      void this.options.announceStoredScans(message.linkIds).then(
-        () => worker.postMessage({ kind: "announced", id: message.id } satisfies ToRecorderThread),
-        (error: unknown) => {
-          // The scans are stored; only catalogs' cached totals wait for their expiry.
-          this.options.logger.warn({ err: error }, "could not announce stored scans");
-          worker.postMessage({ kind: "announced", id: message.id } satisfies ToRecorderThread);
-        },
-      );
+    if (message.kind === "request") {
+      void this.answer(message.request).then((answer) => worker.postMessage({ kind: "answer", id: message.id, ...answer } satisfies ToRecorderThread));
       return;
     }
     this.update(message.status);
     if (message.kind === "closed") this.closed?.(message.status);
+  }
+
+  private async answer(request: RecorderThreadRequest): Promise<{ stored?: number; error?: string }> {
+    const { storage, logger } = this.options;
+    if (request.kind === "store") {
+      if (!("storeScans" in storage)) return { error: "this recorder's thread stores through connections of its own" };
+      try {
+        return { stored: await storage.storeScans(request.scans) };
+      } catch (error) {
+        return { error: error instanceof Error ? error.message : String(error) };
+      }
+    }
+    if ("announceStoredScans" in storage) {
+      // The scans are stored whatever happens here; only catalogs' cached totals would wait for their expiry.
+      await storage.announceStoredScans(request.linkIds).catch((error: unknown) => logger.warn({ err: error }, "could not announce stored scans"));
+    }
+    return {};
   }
 
   private update(status: RecorderThreadStatus): void {

@@ -1,5 +1,6 @@
 // The recording thread of a links process (ScanRecorderThread starts it): takes the redirects the
-// request thread captured, and runs a ScanRecorder on them that stores through connections of its own.
+// request thread captured, and runs a ScanRecorder on them that stores through connections of its own
+// to PostgreSQL, or, where the request thread owns the database (PGlite), through that thread.
 import type { IncomingHttpHeaders } from "node:http";
 import { parentPort, workerData } from "node:worker_threads";
 import type { Kysely } from "kysely";
@@ -9,9 +10,9 @@ import { SCHEMA } from "../../migrations/index.js";
 import type { LinksTables } from "../tables.js";
 import { scanClassifier } from "./classify.js";
 import { openCountryDatabase } from "./country.js";
-import { scanColumnsOf } from "./scan-columns.js";
+import { scanColumnsOf, type ScanColumns } from "./scan-columns.js";
 import { ScanRecorder } from "./scan-recorder.js";
-import type { FromRecorderThread, RecorderThreadSettings, RecorderThreadStatus, ToRecorderThread } from "./scan-recorder-thread.js";
+import type { FromRecorderThread, RecorderThreadAnswer, RecorderThreadRequest, RecorderThreadSettings, RecorderThreadStatus, ToRecorderThread } from "./scan-recorder-thread.js";
 import { ScanSpool } from "./scan-spool.js";
 import { ScanWriter } from "./scan-writer.js";
 
@@ -26,26 +27,41 @@ const post = (message: FromRecorderThread) => port.postMessage(message);
 
 startTelemetry({ service: "links" });
 const logger = createLogger({ service: "links", level: settings.logLevel }).child({ thread: "scan-recorder" });
-const database = await openDatabase({ databaseUrl: settings.databaseUrl, dataDir: "", poolSize: POOL_SIZE });
-const writer = new ScanWriter(database.db.withSchema(SCHEMA) as Kysely<LinksTables>);
 
-// Announcing a stored batch is the links service's, in the request thread; the batch waits for it,
-// as RecordScans's answer does.
-let nextAnnouncement = 1;
-const announcing = new Map<number, () => void>();
-const announce = (linkIds: string[]) =>
-  new Promise<void>((resolve) => {
-    const id = nextAnnouncement++;
-    announcing.set(id, resolve);
-    post({ kind: "stored", id, linkIds });
+// What the request thread does for this one (announcing a batch's links, which is the links
+// service's; storing, where it owns the database), answered by id. A batch waits for it, as
+// RecordScans's answer does.
+let nextRequest = 1;
+const asked = new Map<number, (answer: RecorderThreadAnswer) => void>();
+async function ask(request: RecorderThreadRequest): Promise<RecorderThreadAnswer> {
+  const id = nextRequest++;
+  const answer = await new Promise<RecorderThreadAnswer>((resolve) => {
+    asked.set(id, resolve);
+    post({ kind: "request", id, request });
   });
+  if (answer.error !== undefined) throw new Error(answer.error);
+  return answer;
+}
+
+/** Stores a checked batch: here, through this thread's own connections, or in the request thread. */
+async function openStorage(): Promise<{ store(scans: ScanColumns): Promise<void>; close(): Promise<void> }> {
+  if (settings.databaseUrl === undefined) {
+    return { store: async (scans) => void (await ask({ kind: "store", scans })), close: async () => undefined };
+  }
+  const database = await openDatabase({ databaseUrl: settings.databaseUrl, dataDir: "", poolSize: POOL_SIZE });
+  const writer = new ScanWriter(database.db.withSchema(SCHEMA) as Kysely<LinksTables>);
+  return {
+    async store(scans) {
+      const stored = await writer.store(scans);
+      await ask({ kind: "announce", linkIds: stored > 0 ? [...new Set(scans.linkId)] : [] });
+    },
+    close: () => database.close(),
+  };
+}
+const storage = await openStorage();
 
 const recorder = new ScanRecorder({
-  async send(scans) {
-    const columns = scanColumnsOf(scans);
-    const stored = await writer.store(columns);
-    await announce(stored > 0 ? [...new Set(columns.linkId)] : []);
-  },
+  send: (scans) => storage.store(scanColumnsOf(scans)),
   classify: scanClassifier({ trustedProxies: settings.trustedProxies, countryHeader: settings.countryHeader, countryOf: await openCountryDatabase() }),
   visitorKeySecret: settings.visitorKeySecret,
   spool: settings.spoolDir === undefined ? undefined : new ScanSpool(settings.spoolDir),
@@ -86,14 +102,14 @@ port.on("message", (message: ToRecorderThread) => {
       postStatus();
       break;
     }
-    case "announced":
-      announcing.get(message.id)?.();
-      announcing.delete(message.id);
+    case "answer":
+      asked.get(message.id)?.(message);
+      asked.delete(message.id);
       break;
     case "close":
       void (async () => {
         await recorder.close(message.timeoutMs);
-        await database.close();
+        await storage.close();
         await shutdownTelemetry();
         post({ kind: "closed", status: status() });
         // Nothing else keeps the thread: it ends once the message is out.

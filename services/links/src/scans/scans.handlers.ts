@@ -16,7 +16,7 @@ import { isUuid, notFound, validate } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { analyticsRangeRequest, dayString } from "./analytics-range.js";
 import { rangeVisitors } from "./range-visitors.js";
-import { scanColumnsOf } from "./scan-columns.js";
+import { scanColumnsOf, type ScanColumns } from "./scan-columns.js";
 import { isAccountLink, scanTotals, summarizeScans, type Dimension } from "./scans.repository.js";
 
 /** Breakdown values listed one by one; the rest are summed into one "other" entry. */
@@ -29,11 +29,19 @@ const MAX_BREAKDOWN_VALUES = 50;
  * grew); folding moves scans between tables without changing a total, so it announces nothing.
  */
 export async function recordScans(deps: LinksDeps, req: RecordScansRequest): Promise<RecordScansResponse> {
-  const columns = scanColumnsOf(req.scans);
+  const recordedCount = await storeCheckedScans(deps, scanColumnsOf(req.scans));
+  return create(RecordScansResponseSchema, { recordedCount });
+}
+
+/**
+ * Stores a batch whose scans passed the scan rules (scanColumnsOf: RecordScans, or a recording
+ * thread of this process) and announces its links; answers how many of its scans were new.
+ */
+export async function storeCheckedScans(deps: LinksDeps, columns: ScanColumns): Promise<number> {
   const recordedCount = await deps.scanWriter.store(columns);
   // Before the answer, so a read after it finds no catalog holding the totals from before.
   await announceStoredScans(deps, recordedCount > 0 ? columns.linkId : []);
-  return create(RecordScansResponseSchema, { recordedCount });
+  return recordedCount;
 }
 
 /**
