@@ -3,7 +3,8 @@
 //   ceiling    a bare node:http server answering 302 from an in-memory Map read from slugs.json
 //   recording  the links service's redirect path: cached resolver, scans classified and recorded
 //   cached     the same redirector and cache without recording
-//   embedded   `npm start`'s platform (PGlite in the data dir), with links made through its gRPC port
+//   embedded   `npm start`'s platform (PGlite in the data dir), with links made through its gRPC port;
+//              SCAN_RECORDING_THREAD as npm start reads it
 //   ingest     no server: on each SIGUSR1, sends batches of 1,000 new scans to its own RecordScans for
 //              BENCH_SECONDS, BENCH_PARALLEL at a time, as a links instance's recorder would
 // recording, cached and ingest serve the links service on DATABASE_URL with SHORT_LINK_BASE_URL.
@@ -126,7 +127,8 @@ async function embedded(dataDir: string): Promise<Server> {
     grpcPort: 0,
     shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL!,
     trustedProxies: ["loopback"],
-    scanRecordingThread: process.env.BENCH_RECORDING_THREAD === "true",
+    // As npm start reads it.
+    scanRecordingThread: process.env.SCAN_RECORDING_THREAD === "true",
     logger,
   });
   const links = createClient(LinkService, remoteTransport({ baseUrl: platform.grpcUrl, token: loadOrCreateSecrets(dataDir).adminToken }));

@@ -536,50 +536,63 @@ async function ingestionRun(database: Database, name: string, servers: RunningSe
 // ---------------------------------------------------------------------------------------------
 // 2b. The embedded default (`npm start`): PGlite in the process that answers
 
-interface EmbeddedFigures {
+interface EmbeddedRun {
   result: LoadResult;
   /** The longest event-loop stall during the load, and while its scans were stored after it. */
   maxStallMs: number;
   recorded: number;
   drainMs: number;
+}
+
+interface EmbeddedFigures {
+  /** `npm start` as it starts by default, recording on the answering thread. */
+  byDefault: EmbeddedRun;
+  /** The same with SCAN_RECORDING_THREAD=true: recording on a thread of its own. */
+  onThread: EmbeddedRun;
   /** The bare node:http server under the same load just after, on the same slugs: what the machine allows. */
   ceiling: LoadResult;
   ceilingStallMs: number;
 }
 
+/** `npm start` in a fresh data dir under `dir`, loaded after a warm-up; waits for every scan to be stored. */
+async function embeddedRun(dir: string, env: Record<string, string>): Promise<EmbeddedRun & { slugs: [string, string][] }> {
+  const server = await startServer("embedded", dir, env);
+  try {
+    const requests = scanRequests(server.slugs!.map(([slug]) => slug));
+    await load(server.port, requests, WARM_UP_SECONDS, EMBEDDED_CONNECTIONS);
+    await server.status();
+    const result = await load(server.port, requests, SECONDS, EMBEDDED_CONNECTIONS);
+    let status = await server.status();
+    let maxStallMs = status.maxStallMs;
+    const loadEnded = performance.now();
+    while (status.pendingScans > 0) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      status = await server.status();
+      maxStallMs = Math.max(maxStallMs, status.maxStallMs);
+    }
+    return { result, maxStallMs, recorded: status.recordedScans, drainMs: performance.now() - loadEnded, slugs: server.slugs! };
+  } finally {
+    await server.stop();
+  }
+}
+
 async function embeddedRedirects(): Promise<EmbeddedFigures> {
   const dir = await mkdtemp(join(tmpdir(), "qrp-bench-embedded-"));
   try {
-    const server = await startServer("embedded", dir);
+    const { slugs, ...byDefault } = await embeddedRun(join(dir, "default"), {});
+    const { slugs: _, ...onThread } = await embeddedRun(join(dir, "thread"), { SCAN_RECORDING_THREAD: "true" });
+    // The same load on a bare node:http server, so the figures above can be read against this machine's noise.
+    const slugsFile = join(dir, "slugs.json");
+    await writeFile(slugsFile, JSON.stringify(slugs));
+    const ceilingServer = await startServer("ceiling", slugsFile);
     try {
-      const requests = scanRequests(server.slugs!.map(([slug]) => slug));
-      await load(server.port, requests, WARM_UP_SECONDS, EMBEDDED_CONNECTIONS);
-      await server.status();
-      const result = await load(server.port, requests, SECONDS, EMBEDDED_CONNECTIONS);
-      let status = await server.status();
-      let maxStallMs = status.maxStallMs;
-      const loadEnded = performance.now();
-      while (status.pendingScans > 0) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        status = await server.status();
-        maxStallMs = Math.max(maxStallMs, status.maxStallMs);
-      }
-      const figures = { result, maxStallMs, recorded: status.recordedScans, drainMs: performance.now() - loadEnded };
-      await server.stop();
-      // The same load on a bare node:http server, so the figures above can be read against this machine's noise.
-      const slugsFile = join(dir, "slugs.json");
-      await writeFile(slugsFile, JSON.stringify(server.slugs));
-      const ceilingServer = await startServer("ceiling", slugsFile);
-      try {
-        await load(ceilingServer.port, requests, WARM_UP_SECONDS, EMBEDDED_CONNECTIONS);
-        await ceilingServer.status();
-        const ceiling = await load(ceilingServer.port, requests, SECONDS, EMBEDDED_CONNECTIONS);
-        return { ...figures, ceiling, ceilingStallMs: (await ceilingServer.status()).maxStallMs };
-      } finally {
-        await ceilingServer.stop();
-      }
+      const requests = scanRequests(slugs.map(([slug]) => slug));
+      await load(ceilingServer.port, requests, WARM_UP_SECONDS, EMBEDDED_CONNECTIONS);
+      await ceilingServer.status();
+      const ceiling = await load(ceilingServer.port, requests, SECONDS, EMBEDDED_CONNECTIONS);
+      return { byDefault, onThread, ceiling, ceilingStallMs: (await ceilingServer.status()).maxStallMs };
     } finally {
-      await server.stop().catch(() => undefined);
+      await ceilingServer.stop();
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -771,27 +784,31 @@ const targets: { figure: string; value: string; target: string; met: boolean }[]
 async function main(): Promise<void> {
   if (PARTS.has("redirects") || PARTS.has("ingestion")) await redirectsAndIngestion();
   if (PARTS.has("embedded")) {
-    const embedded = await embeddedRedirects();
-    const { perSecond, p50, p99, cpuMicros } = embedded.result;
+    const { byDefault, onThread, ceiling, ceilingStallMs } = await embeddedRedirects();
     console.log(
       `\nnpm start (embedded, PGlite on its own thread): ${EMBEDDED_CONNECTIONS} connections for ${SECONDS} s after ${WARM_UP_SECONDS} s of warm-up, ` +
-        `every redirect recorded\n`,
+        `every redirect recorded; as it starts, then with SCAN_RECORDING_THREAD=true\n`,
     );
-    const { ceiling } = embedded;
     console.log("| server | requests/s | vs ceiling | p50 ms | p99 ms | longest event-loop stall | scans recorded | stored within |");
     console.log("|---|---:|---:|---:|---:|---:|---:|---:|");
-    console.log(
-      `| npm start | ${perSecond.toFixed(0)} | ${(perSecond / ceiling.perSecond).toFixed(2)}x | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ` +
-        `${embedded.maxStallMs.toFixed(1)} ms | ${embedded.recorded} | ${embedded.drainMs.toFixed(0)} ms after the load |`,
-    );
+    for (const [name, run] of [
+      ["npm start", byDefault],
+      ["npm start, recording thread", onThread],
+    ] as const) {
+      const { perSecond, p50, p99 } = run.result;
+      console.log(
+        `| ${name} | ${perSecond.toFixed(0)} | ${(perSecond / ceiling.perSecond).toFixed(2)}x | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ` +
+          `${run.maxStallMs.toFixed(1)} ms | ${run.recorded} | ${run.drainMs.toFixed(0)} ms after the load |`,
+      );
+    }
     console.log(
       `| ceiling: bare node:http, same load | ${ceiling.perSecond.toFixed(0)} | 1.00x | ${ceiling.p50.toFixed(2)} | ${ceiling.p99.toFixed(2)} | ` +
-        `${embedded.ceilingStallMs.toFixed(1)} ms | | |`,
+        `${ceilingStallMs.toFixed(1)} ms | | |`,
     );
-    void cpuMicros;
+    const { p99 } = byDefault.result;
     targets.push(
       { figure: `npm start: p99 of recorded redirects at ${EMBEDDED_CONNECTIONS} connections`, value: `${p99.toFixed(1)} ms`, target: "≤ 25 ms", met: p99 <= 25 },
-      { figure: "npm start: longest event-loop stall while scans are stored", value: `${embedded.maxStallMs.toFixed(1)} ms`, target: "≤ 20 ms", met: embedded.maxStallMs <= 20 },
+      { figure: "npm start: longest event-loop stall while scans are stored", value: `${byDefault.maxStallMs.toFixed(1)} ms`, target: "≤ 20 ms", met: byDefault.maxStallMs <= 20 },
     );
   }
   if (PARTS.has("analytics")) await analyticsAtScale();
