@@ -53,9 +53,9 @@ export interface PlatformOptions {
   scanSpoolDir?: string | undefined;
   /**
    * Whether scans are classified on a thread of their own, or (the default) on the thread that
-   * answers: on two cores the recording thread raised the redirects answered by a quarter, but it is
+   * answers: on two cores the recording thread raised the redirects answered by a fifth, but it is
    * one more busy thread beside the answering one and PGlite's, and the answers' p99 and the longest
-   * event-loop stall grew by half (ADR 0014, seventh round).
+   * event-loop stall grew by a third to a half (ADR 0014, seventh round).
    */
   scanRecordingThread?: boolean;
   /** The rendering service's cache, concurrency and per-account queues; defaults when unset. */
