@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { Worker } from "node:worker_threads";
-import { noMetrics, workerEntry, workerExecArgv, type Logger, type Metrics } from "@qrplatform/platform";
+import { noMetrics, withSpanFrom, workerEntry, workerExecArgv, type Logger, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../redirects/redirector.js";
 import type { ScanColumns } from "./scan-columns.js";
@@ -71,7 +71,8 @@ export type RecorderThreadAnswer = { kind: "answer"; id: number; stored?: number
 export type ToRecorderThread = { kind: "redirects"; redirects: CapturedRedirects } | RecorderThreadAnswer | { kind: "close"; timeoutMs: number };
 export type FromRecorderThread =
   | { kind: "status"; status: RecorderThreadStatus }
-  | { kind: "request"; id: number; request: RecorderThreadRequest }
+  /** `trace`: the recording thread's trace context (its "record scans" span), which the request thread's work joins. */
+  | { kind: "request"; id: number; request: RecorderThreadRequest; trace: Record<string, string> }
   | { kind: "closed"; status: RecorderThreadStatus };
 
 /** The recording thread's entry, beside this file. */
@@ -244,7 +245,10 @@ export class ScanRecorderThread implements RedirectRecorder {
 
   private receive(worker: Worker, message: FromRecorderThread): void {
     if (message.kind === "request") {
-      void this.answer(message.request).then((answer) => worker.postMessage({ kind: "answer", id: message.id, ...answer } satisfies ToRecorderThread));
+      const { request } = message;
+      void withSpanFrom(message.trace, `${request.kind} scans`, () => this.answer(request)).then((answer) =>
+        worker.postMessage({ kind: "answer", id: message.id, ...answer } satisfies ToRecorderThread),
+      );
       return;
     }
     this.update(message.status);

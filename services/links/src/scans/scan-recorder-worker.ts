@@ -5,7 +5,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { parentPort, workerData } from "node:worker_threads";
 import type { Kysely } from "kysely";
 import { openDatabase } from "@qrplatform/db";
-import { createLogger, shutdownTelemetry, startTelemetry } from "@qrplatform/platform";
+import { activeTraceContext, createLogger, shutdownTelemetry, startTelemetry } from "@qrplatform/platform";
 import { SCHEMA } from "../../migrations/index.js";
 import type { LinksTables } from "../tables.js";
 import { scanClassifier } from "./classify.js";
@@ -37,7 +37,7 @@ async function ask(request: RecorderThreadRequest): Promise<RecorderThreadAnswer
   const id = nextRequest++;
   const answer = await new Promise<RecorderThreadAnswer>((resolve) => {
     asked.set(id, resolve);
-    post({ kind: "request", id, request });
+    post({ kind: "request", id, request, trace: activeTraceContext() });
   });
   if (answer.error !== undefined) throw new Error(answer.error);
   return answer;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from "@opentelemetry/api";
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from "@opentelemetry/api";
 import { HOT_PATH_ATTRIBUTE } from "./sampler.js";
 import { tracingEnabled } from "./sdk.js";
 
@@ -26,6 +26,26 @@ export async function withSpan<T>(name: string, options: { hotPath?: boolean; at
       span.end();
     }
   });
+}
+
+/**
+ * The active trace context as W3C fields (`traceparent`, `tracestate`), for work handed to another
+ * thread with a message; {@link withSpanFrom} continues the trace there. Empty with tracing off.
+ */
+export function activeTraceContext(): Record<string, string> {
+  const fields: Record<string, string> = {};
+  if (tracingEnabled()) propagation.inject(context.active(), fields);
+  return fields;
+}
+
+/**
+ * Runs `work` inside a new span, a child of the span whose context another thread sent
+ * (activeTraceContext), so that what `work` does (its SQL statements) joins that thread's trace.
+ * Without a context sent (tracing off there, or the trace not sampled), `work` simply runs.
+ */
+export async function withSpanFrom<T>(fields: Record<string, string>, name: string, work: () => Promise<T>): Promise<T> {
+  if (!tracingEnabled() || Object.keys(fields).length === 0) return work();
+  return context.with(propagation.extract(ROOT_CONTEXT, fields), () => withSpan(name, {}, work));
 }
 
 /** Marks a span failed with the error's message, without its stack. */
