@@ -554,8 +554,8 @@ interface EmbeddedFigures {
   ceilingStallMs: number;
 }
 
-/** `npm start` in a fresh data dir under `dir`, loaded after a warm-up; waits for every scan to be stored. */
-async function embeddedRun(dir: string, env: Record<string, string>): Promise<EmbeddedRun & { slugs: [string, string][] }> {
+/** `npm start` in a fresh data dir, loaded after a warm-up; waits for every scan to be stored. Also answers the links it made. */
+async function embeddedRun(dir: string, env: Record<string, string>): Promise<{ run: EmbeddedRun; slugs: [string, string][] }> {
   const server = await startServer("embedded", dir, env);
   try {
     const requests = scanRequests(server.slugs!.map(([slug]) => slug));
@@ -570,7 +570,7 @@ async function embeddedRun(dir: string, env: Record<string, string>): Promise<Em
       status = await server.status();
       maxStallMs = Math.max(maxStallMs, status.maxStallMs);
     }
-    return { result, maxStallMs, recorded: status.recordedScans, drainMs: performance.now() - loadEnded, slugs: server.slugs! };
+    return { run: { result, maxStallMs, recorded: status.recordedScans, drainMs: performance.now() - loadEnded }, slugs: server.slugs! };
   } finally {
     await server.stop();
   }
@@ -579,8 +579,8 @@ async function embeddedRun(dir: string, env: Record<string, string>): Promise<Em
 async function embeddedRedirects(): Promise<EmbeddedFigures> {
   const dir = await mkdtemp(join(tmpdir(), "qrp-bench-embedded-"));
   try {
-    const { slugs, ...byDefault } = await embeddedRun(join(dir, "default"), {});
-    const { slugs: _, ...onThread } = await embeddedRun(join(dir, "thread"), { SCAN_RECORDING_THREAD: "true" });
+    const { run: byDefault, slugs } = await embeddedRun(join(dir, "default"), {});
+    const { run: onThread } = await embeddedRun(join(dir, "thread"), { SCAN_RECORDING_THREAD: "true" });
     // The same load on a bare node:http server, so the figures above can be read against this machine's noise.
     const slugsFile = join(dir, "slugs.json");
     await writeFile(slugsFile, JSON.stringify(slugs));

@@ -76,10 +76,12 @@ describe("recording scans on a thread that hands its batches back to the thread 
     const batches: number[] = [];
     const recorder = recorderThread(
       {
-        storeScans: async (scans: ScanColumns) => {
+        databaseUrl: undefined,
+        storeCheckedScans: async (scans: ScanColumns) => {
           batches.push(scans.id.length);
           return stack.module.storeCheckedScans(scans);
         },
+        announceStoredScans: stack.module.announceStoredScans,
       },
       { metrics },
     );
@@ -107,13 +109,15 @@ describe("recording scans on a thread that hands its batches back to the thread 
     let refused = 0;
     const recorder = recorderThread(
       {
-        storeScans: async (scans: ScanColumns) => {
+        databaseUrl: undefined,
+        storeCheckedScans: async (scans: ScanColumns) => {
           if (failing) {
             refused++;
             throw new Error("the database is restarting");
           }
           return stack.module.storeCheckedScans(scans);
         },
+        announceStoredScans: stack.module.announceStoredScans,
       },
       { spoolDir },
     );
@@ -155,6 +159,7 @@ describe.skipIf(!serverUrl)("recording scans on a thread of its own with connect
     recorderThread(
       {
         databaseUrl: scratch.url,
+        storeCheckedScans: module.storeCheckedScans,
         announceStoredScans: async (linkIds) => {
           options.announced?.push([...linkIds]);
           await module.announceStoredScans(linkIds);

@@ -5,7 +5,6 @@ import { z } from "zod";
 import { noMetrics, optionalVar, type Logger, type Metrics } from "@qrplatform/platform";
 import { scanClassifier } from "../scans/classify.js";
 import { openCountryDatabase } from "../scans/country.js";
-import type { ScanColumns } from "../scans/scan-columns.js";
 import { ScanRecorder, sendVia, type RedirectRecorder } from "../scans/scan-recorder.js";
 import { ScanRecorderThread, type RecorderThreadStorage } from "../scans/scan-recorder-thread.js";
 import { ScanSpool } from "../scans/scan-spool.js";
@@ -44,9 +43,7 @@ export interface RedirectPathOptions {
   storeScans?: (scans: Scan[]) => Promise<unknown>;
   /**
    * Records scans on a thread of their own (ScanRecorderThread); the request thread only captures a few
-   * fields of each redirect. Where the links service runs in this process: on a Postgres server the
-   * thread stores through connections of its own (with the LinksModule's `announceStoredScans`), on
-   * PGlite through this thread (the LinksModule's `storeCheckedScans`).
+   * fields of each redirect. Where the links service runs in this process (recordingThreadStorage).
    */
   recordingThread?: RecorderThreadStorage | undefined;
   /** The bus the links service announces changes on, so cached answers are dropped. */
@@ -68,11 +65,8 @@ export interface RedirectPathOptions {
  * Where the recording thread of a process that runs the links service stores scans: through
  * connections of its own on a Postgres server, through the links service's thread on PGlite.
  */
-export function recordingThreadStorage(
-  links: { announceStoredScans: (linkIds: readonly string[]) => Promise<void>; storeCheckedScans: (scans: ScanColumns) => Promise<number> },
-  databaseUrl: string | undefined,
-): RecorderThreadStorage {
-  return databaseUrl ? { databaseUrl, announceStoredScans: links.announceStoredScans } : { storeScans: links.storeCheckedScans };
+export function recordingThreadStorage(links: Omit<RecorderThreadStorage, "databaseUrl">, databaseUrl: string | undefined): RecorderThreadStorage {
+  return { databaseUrl, storeCheckedScans: links.storeCheckedScans, announceStoredScans: links.announceStoredScans };
 }
 
 /** The short-link request listener, and how to stop it without losing a scan. */

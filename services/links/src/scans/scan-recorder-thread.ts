@@ -26,14 +26,20 @@ export interface CapturedRedirects {
 }
 
 /**
- * Where the recording thread's batches are stored: through connections of its own to a PostgreSQL
- * server, after which the links service announces each batch's links; or by the thread that started
- * it, where that thread owns the database (PGlite belongs to one thread), with `storeScans` storing
- * and announcing a batch and answering how many of its scans were new.
+ * Where the recording thread's batches are stored, and what this thread's links service does for
+ * them (LinksModule's methods of the same names). Either way the recording thread waits for it before
+ * it goes on, as RecordScans's caller waits for the answer.
  */
-export type RecorderThreadStorage =
-  | { databaseUrl: string; announceStoredScans(linkIds: readonly string[]): Promise<void> }
-  | { storeScans(scans: ScanColumns): Promise<number> };
+export interface RecorderThreadStorage {
+  /**
+   * The PostgreSQL server the recording thread stores through with connections of its own, then asks
+   * for `announceStoredScans`. Unset where this thread owns the database (PGlite belongs to one
+   * thread): the recording thread hands each batch back for `storeCheckedScans`.
+   */
+  databaseUrl: string | undefined;
+  storeCheckedScans(scans: ScanColumns): Promise<number>;
+  announceStoredScans(linkIds: readonly string[]): Promise<void>;
+}
 
 /** What the recording thread was started with. */
 export interface RecorderThreadSettings {
@@ -87,11 +93,6 @@ const MAX_PENDING = 200_000;
 const RESTART_DELAY_MS = 1000;
 
 export interface ScanRecorderThreadOptions extends Omit<RecorderThreadSettings, "logLevel" | "flushIntervalMs" | "countryHeader" | "spoolDir" | "databaseUrl"> {
-  /**
-   * Where batches are stored. Either way the recording thread waits, before it goes on, until this
-   * thread's links service has announced the batch's links and asked for a fold
-   * (LinksModule.announceStoredScans, or LinksModule.storeCheckedScans which does both).
-   */
   storage: RecorderThreadStorage;
   countryHeader?: string | undefined;
   /** Where scans wait on disk while they cannot be stored; in the recording thread's memory when unset. */
@@ -122,9 +123,9 @@ function emptyCapture(): CapturedRedirects {
  * and the four headers classifying reads, in columns, and hands them over every HAND_OVER_INTERVAL_MS;
  * the recording thread runs a ScanRecorder (classifying, storing, spooling) with every promise that
  * recorder makes. The request thread's part is brief, and what it keeps is gone within the hand-over
- * interval, before a young-generation collection would copy it: a backlog waits in the recording
- * thread's heap, not in the one whose collections stall the answers. A hard kill loses what waits in memory, at most a
- * flush interval and a hand-over. Should the thread fail, what it held is counted dropped
+ * interval; where the recording thread stores through connections of its own, a backlog waits in its
+ * heap, not in the one whose collections stall the answers. A hard kill loses what waits in memory,
+ * at most a flush interval and a hand-over. Should the thread fail, what it held is counted dropped
  * (thread_failed) and a new one starts, replaying the spool.
  */
 export class ScanRecorderThread implements RedirectRecorder {
@@ -221,7 +222,7 @@ export class ScanRecorderThread implements RedirectRecorder {
   private start(): void {
     const { storage } = this.options;
     const settings: RecorderThreadSettings = {
-      databaseUrl: "databaseUrl" in storage ? storage.databaseUrl : undefined,
+      databaseUrl: storage.databaseUrl,
       visitorKeySecret: this.options.visitorKeySecret,
       trustedProxies: this.options.trustedProxies,
       countryHeader: this.countryHeader,
@@ -257,19 +258,16 @@ export class ScanRecorderThread implements RedirectRecorder {
 
   private async answer(request: RecorderThreadRequest): Promise<{ stored?: number; error?: string }> {
     const { storage, logger } = this.options;
-    if (request.kind === "store") {
-      if (!("storeScans" in storage)) return { error: "this recorder's thread stores through connections of its own" };
-      try {
-        return { stored: await storage.storeScans(request.scans) };
-      } catch (error) {
-        return { error: error instanceof Error ? error.message : String(error) };
-      }
-    }
-    if ("announceStoredScans" in storage) {
+    if (request.kind === "announce") {
       // The scans are stored whatever happens here; only catalogs' cached totals would wait for their expiry.
       await storage.announceStoredScans(request.linkIds).catch((error: unknown) => logger.warn({ err: error }, "could not announce stored scans"));
+      return {};
     }
-    return {};
+    try {
+      return { stored: await storage.storeCheckedScans(request.scans) };
+    } catch (error) {
+      return { error: error instanceof Error ? error.message : String(error) };
+    }
   }
 
   private update(status: RecorderThreadStatus): void {
