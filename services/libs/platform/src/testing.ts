@@ -1,6 +1,7 @@
 // Helpers for tests that run processes of their own: service processes, free ports, and a Redis to
 // stop and start, an OTLP receiver that keeps the spans it is sent, and a change bus to disconnect.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { ChangeBus } from "./change-bus.js";
@@ -13,13 +14,43 @@ export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url))
 /** Whether a `redis-server` binary is on the PATH (`npm test` installs one when it can). */
 export const hasRedisServer = (): boolean => spawnSync("redis-server", ["--version"]).status === 0;
 
-/** A TCP port nothing listens on right now. */
+/**
+ * A TCP port nothing listens on right now, and nothing else will pick before its user listens on it.
+ *
+ * Port 0 would hand out an ephemeral port, from the range the kernel also gives outgoing connections:
+ * between this check and a child process's `listen`, any client socket on the machine could take it
+ * (EADDRINUSE). So ports come from below that range, and each vitest worker draws from a slice of its
+ * own, so that test files running in parallel never draw the same one.
+ */
 export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < PORT_SLICE_SIZE; tries++) {
+    const port = PORT_SLICE_START + (nextPortOffset++ % PORT_SLICE_SIZE);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port in ${PORT_SLICE_START}-${PORT_SLICE_START + PORT_SLICE_SIZE - 1}`);
+}
+
+const LOWEST_PORT = 10_000;
+const PORT_SLICES = 16;
+/** Where the kernel's ephemeral ports begin (Linux; 32768 is its default and a safe guess elsewhere). */
+const EPHEMERAL_START = (() => {
+  try {
+    return Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]) || 32_768;
+  } catch {
+    return 32_768;
+  }
+})();
+const PORT_SLICE_SIZE = Math.floor((Math.max(EPHEMERAL_START, LOWEST_PORT + PORT_SLICES * 64) - LOWEST_PORT) / PORT_SLICES);
+const PORT_SLICE_START = LOWEST_PORT + (Number(process.env.VITEST_POOL_ID ?? 0) % PORT_SLICES) * PORT_SLICE_SIZE;
+/** Starts anywhere in the slice, so a worker's next test file does not retry the ports its last one used. */
+let nextPortOffset = Math.floor(Math.random() * PORT_SLICE_SIZE);
+
+function canListen(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  return new Promise((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
 }
 
 /** A Redis of the test's own on this port, so stopping it disturbs nothing else. */
