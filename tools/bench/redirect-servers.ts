@@ -85,7 +85,7 @@ async function redirector(recording: boolean): Promise<Server> {
     // Behind a load balancer on loopback: the visitor's address (and so its country) is X-Forwarded-For.
     const path = await startRedirectPath({
       transport,
-      storeScans: links.recordScans,
+      storeScans: links.storeCheckedScans,
       // As the links process records on a Postgres server (BENCH_RECORDING_THREAD=false: on the request thread).
       recordingThread: process.env.BENCH_RECORDING_THREAD === "false" ? undefined : recordingThreadStorage(links, process.env.DATABASE_URL!),
       invalidations,

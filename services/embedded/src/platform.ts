@@ -141,7 +141,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
 
   const redirectPath = await startRedirectPath({
     transport: local([links]),
-    storeScans: links.recordScans,
+    storeScans: links.storeCheckedScans,
     recordingThread: options.scanRecordingThread ? recordingThreadStorage(links, options.databaseUrl) : undefined,
     invalidations,
     visitorKeySecret: secrets.visitorKeySecret,

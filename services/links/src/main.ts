@@ -41,7 +41,7 @@ await runGrpcService({
     const credentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };
     const redirectPath = await startRedirectPath({
       transport: inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN, readiness, metrics }),
-      storeScans: links.recordScans,
+      storeScans: links.storeCheckedScans,
       // By default a thread of its own classifies and stores scans, off the thread that answers.
       recordingThread: config.SCAN_RECORDING_THREAD !== "false" ? recordingThreadStorage(links, config.DATABASE_URL) : undefined,
       invalidations,

@@ -1,6 +1,5 @@
 import type { Kysely } from "kysely";
-import { create } from "@bufbuild/protobuf";
-import { AnalyticsService, DomainService, LinkService, OutboxService, RecordScansRequestSchema, RedirectService, type Scan } from "@qrplatform/api/links";
+import { AnalyticsService, DomainService, LinkService, OutboxService, RedirectService } from "@qrplatform/api/links";
 import { migrateSchema } from "@qrplatform/db";
 import { ConfigError, memoryScanChanges, PageTokens, type GrpcModule, type ScanChangeBus } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
@@ -14,7 +13,7 @@ import { registerRoutes } from "./routes.js";
 import { DeltaFolder } from "./scans/delta-folder.js";
 import type { ScanColumns } from "./scans/scan-columns.js";
 import { ScanWriter } from "./scans/scan-writer.js";
-import { announceStoredScans, recordScans, storeCheckedScans } from "./scans/scans.handlers.js";
+import { announceStoredScans, storeCheckedScans } from "./scans/scans.handlers.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
@@ -87,15 +86,10 @@ function shortLinkOrigin(value: string): string {
 /** The links service, and what a redirector in the same process may call without going through gRPC. */
 export interface LinksModule extends GrpcModule {
   /**
-   * RecordScans for a redirector in this process, whose recorder made the scans itself: the batch
-   * skips the protobuf round trip and the checks every gRPC request meets at the door (the handler's
-   * own rules on each scan still apply). Answers how many were new. Callers from elsewhere use the RPC.
-   */
-  recordScans(scans: Scan[]): Promise<number>;
-  /**
-   * For a recording thread of this process (ScanRecorderThread) where this thread owns the database
-   * (PGlite): stores a batch the recording thread checked and turned into columns, announces its
-   * links and folds soon. Answers how many were new.
+   * For a scan recorder of this process (on this thread, or on a recording thread where this thread
+   * owns the database): stores a batch the recorder built as columns, its scans keeping the scan
+   * rules by construction, announces its links and folds soon. The batch skips the protobuf round
+   * trip and the checks of RecordScans, which callers from elsewhere use. Answers how many were new.
    */
   storeCheckedScans(scans: ScanColumns): Promise<number>;
   /**
@@ -138,7 +132,6 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
   return {
     services: [LinkService, DomainService, RedirectService, AnalyticsService, OutboxService],
     routes: (router) => registerRoutes(router, deps),
-    recordScans: async (scans) => Number((await recordScans(deps, create(RecordScansRequestSchema, { scans }))).recordedCount),
     storeCheckedScans: (scans) => storeCheckedScans(deps, scans),
     announceStoredScans: (linkIds) => announceStoredScans(deps, linkIds),
   };

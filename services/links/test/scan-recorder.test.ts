@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +7,7 @@ import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Scan } from "@qrplatform/api/links";
 import { scanClassifier, visitorKey } from "../src/scans/classify.js";
+import { scansOf } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/scan-id.js";
 import { ScanRecorder, type SendScans } from "../src/scans/scan-recorder.js";
 import { ScanSpool } from "../src/scans/scan-spool.js";
@@ -29,7 +30,7 @@ function fakeService() {
     calls++;
     const failure = failures.shift();
     if (failure) throw failure;
-    for (const scan of scans) stored.set(scan.id, scan);
+    for (const scan of scansOf(scans)) stored.set(scan.id, scan);
   };
   return { stored, failures, send, calls: () => calls };
 }
@@ -102,7 +103,7 @@ describe("the scan recorder", () => {
     const sizes: number[] = [];
     const service = fakeService();
     const recorder = recorderFor(async (scans) => {
-      sizes.push(scans.length);
+      sizes.push(scans.id.length);
       await service.send(scans);
     }, 60_000);
     for (let i = 0; i < 12_000; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${i % 250}`), target);
@@ -146,6 +147,46 @@ describe("the scan recorder", () => {
       await crashed.close(0);
     });
 
+    it("renames a spool file that cannot be decoded out of the way and stores the batches after it", async () => {
+      // Named as the spool names its batches, oldest first; its bytes are not a RecordScansRequest.
+      writeFileSync(join(dir, "000000000000001-damaged.scans"), Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]));
+      const crashed = recorderFor(down, 60_000, new ScanSpool(dir));
+      crashed.recordRedirect(request("GET", IPHONE), target);
+      await crashed.close(50);
+      expect(readdirSync(dir).filter((name) => name.endsWith(".scans"))).toHaveLength(1);
+      const service = fakeService();
+      const restarted = recorderFor(service.send, 10, new ScanSpool(dir));
+      await until(() => service.stored.size === 1);
+      await restarted.close();
+      expect(readdirSync(dir)).toEqual(["000000000000001-damaged.unreadable"]);
+    });
+
+    it("checks a spooled batch as it reads it back: one that breaks the scan rules is dropped and counted, the batches after it are stored", async () => {
+      const spool = new ScanSpool(dir);
+      const scan = (deviceType: string) => ({
+        id: [timeOrderedScanId(Date.now())],
+        linkId: [target.linkId],
+        scannedAtMs: [Date.now()],
+        country: [""],
+        deviceType: [deviceType],
+        os: ["iOS"],
+        browser: ["Mobile Safari"],
+        referrerHost: [""],
+        visitorKey: ["visitor"],
+      });
+      // As an older version (or a hand on the disk) might have left them: oldest first.
+      await spool.write(scan("toaster"));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      await spool.write(scan("mobile"));
+      const service = fakeService();
+      const recorder = recorderFor(service.send, 10, new ScanSpool(dir));
+      await until(() => service.stored.size === 1);
+      await recorder.close();
+      expect([...service.stored.values()].map((stored) => stored.deviceType)).toEqual(["mobile"]);
+      expect(recorder.counts.dropped.refused).toBe(1);
+      expect(readdirSync(dir).filter((name) => name.endsWith(".scans"))).toEqual([]);
+    });
+
     // Whatever RecordScans fails with, the scans wait on disk; a commit whose answer never came back
     // (the connection reset after COMMIT) is sent again with the same scan ids, which the service skips.
     it.each([
@@ -158,7 +199,7 @@ describe("the scan recorder", () => {
       let outage = true;
       const send: SendScans = async (scans) => {
         if (outage && !committed) throw failure();
-        for (const scan of scans) stored.set(scan.id, (stored.get(scan.id) ?? 0) + 1);
+        for (const id of scans.id) stored.set(id, (stored.get(id) ?? 0) + 1);
         if (outage) throw failure();
       };
       const recorder = recorderFor(send, 10, new ScanSpool(dir));
@@ -187,7 +228,7 @@ describe("the scan recorder", () => {
       const stored: Scan[] = [];
       const send: SendScans = async (scans) => {
         if (!up) throw new ConnectError("database away", Code.Unavailable);
-        stored.push(...scans);
+        stored.push(...scansOf(scans));
       };
       let clock = Date.parse("2026-03-01T12:00:00Z");
       const metrics = new Metrics();
@@ -219,8 +260,21 @@ describe("the scan recorder", () => {
     });
   });
 
-  // A redirect keeps its request's address and headers; the flush classifies them, a chunk at a time.
-  describe("classifying at the flush", () => {
+  // A redirect keeps its request's address and headers until the next turn of the event loop
+  // classifies them, a chunk at a time.
+  describe("classifying", () => {
+    it("classifies a redirect in the turn after it was answered, without waiting for the flush", async () => {
+      const service = fakeService();
+      const recorder = recorderFor(service.send, 60_000);
+      for (let i = 0; i < 3; i++) recorder.recordRedirect(request("GET", IPHONE), target);
+      expect(recorder.recorded).toBe(0);
+      await new Promise((resolve) => setImmediate(resolve));
+      // Classified (each a scan with its id), not sent: the flush is a minute away.
+      expect([recorder.recorded, recorder.pending, service.calls()]).toEqual([3, 3, 0]);
+      await recorder.close();
+      expect(service.stored.size).toBe(3);
+    });
+
     it("gives each scan the time it was answered and the address its socket had then", async () => {
       const service = fakeService();
       const answeredAt = Date.parse("2026-03-01T12:00:00Z");

@@ -79,23 +79,21 @@ describe("recording scans", () => {
     ]);
   });
 
-  it("stores a same-process redirector's batches without the gRPC round trip, once each, by the same rules", async () => {
+  it("stores a same-process recorder's columns without the gRPC round trip, once each, as RecordScans does", async () => {
     const { accountId, linkId } = await newLink();
     const batch = [scan(linkId, "2026-11-22T08:00:00Z"), scan(linkId, "2026-11-22T09:00:00Z", { visitorKey: "visitor-b" })];
-    expect(await stack.module.recordScans(batch)).toBe(2);
-    expect(await stack.module.recordScans(batch)).toBe(0);
+    expect(await stack.module.storeCheckedScans(scanColumnsOf(batch))).toBe(2);
+    expect(await stack.module.storeCheckedScans(scanColumnsOf(batch))).toBe(0);
     expect((await stack.redirects.recordScans({ scans: batch })).recordedCount).toBe(0);
     expect((await analytics.getScanTotals({ accountId, linkIds: [linkId] })).totals).toEqual({ [linkId]: 2n });
-    const refused = await errorOf(stack.module.recordScans([scan(linkId, "2026-11-22T08:00:00Z", { deviceType: "toaster" })]));
-    expect(refused.code).toBe(Code.InvalidArgument);
   });
 
-  it("stores a same-process scan whose ids are in upper case under their lower-case spelling, as the door would make them", async () => {
+  it("turns ids in upper case into their lower-case spelling with the batch's columns, so a scan is stored once however it is spelled", async () => {
     const { accountId, linkId } = await newLink();
     const shouted = scan(linkId.toUpperCase(), "2026-11-22T08:00:00Z");
     shouted.id = shouted.id.toUpperCase();
     // Beside a scan of a link that does not exist, so the statement answers the ids it stored.
-    expect(await stack.module.recordScans([shouted, scan(randomUUID(), "2026-11-22T08:00:00Z")])).toBe(1);
+    expect(await stack.module.storeCheckedScans(scanColumnsOf([shouted, scan(randomUUID(), "2026-11-22T08:00:00Z")]))).toBe(1);
     const again = create(ScanSchema, { ...shouted, id: shouted.id.toLowerCase(), linkId });
     expect((await stack.redirects.recordScans({ scans: [again] })).recordedCount).toBe(0);
     expect((await analytics.getScanTotals({ accountId, linkIds: [linkId] })).totals).toEqual({ [linkId]: 1n });
@@ -105,11 +103,21 @@ describe("recording scans", () => {
     const { accountId, linkId } = await newLink();
     const batches = Array.from({ length: 4 }, (_, i) => Array.from({ length: 30 }, (_, j) => scan(linkId, "2026-11-22T08:00:00Z", { visitorKey: `v${i}-${j}` })));
     const again = [...batches[0]!.slice(0, 10), scan(linkId, "2026-11-22T08:00:00Z")];
-    const counts = await Promise.all([...batches, again].map((scans) => stack.module.recordScans(scans)));
+    const counts = await Promise.all([...batches, again].map((scans) => stack.module.storeCheckedScans(scanColumnsOf(scans))));
     expect(counts.reduce((sum, count) => sum + count, 0)).toBe(121);
     expect(counts.slice(1, 4)).toEqual([30, 30, 30]);
     expect([counts[0], counts[4]].sort()).toEqual(counts[0] === 30 ? [1, 30] : [11, 20]);
     expect((await analytics.getScanTotals({ accountId, linkIds: [linkId] })).totals).toEqual({ [linkId]: 121n });
+  });
+
+  it("stores names with quotes, backslashes and braces exactly as sent", async () => {
+    const { accountId, linkId } = await newLink();
+    const names = ['Say "hi" OS', "C:\\Windows\\", "{braced, list}", "NULL"];
+    const batch = names.map((os, i) => scan(linkId, "2026-11-22T08:00:00Z", { os, browser: names[(i + 1) % names.length]! }));
+    expect((await stack.redirects.recordScans({ scans: batch })).recordedCount).toBe(4);
+    const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-22", toDate: "2026-11-22" });
+    expect(summary.operatingSystems.map((entry) => entry.value).sort()).toEqual([...names].sort());
+    expect(summary.browsers.map((entry) => entry.value).sort()).toEqual([...names].sort());
   });
 
   it("drops scans of links that do not exist and refuses malformed scans", async () => {

@@ -1,11 +1,10 @@
 import type { RequestListener } from "node:http";
 import type { Transport } from "@connectrpc/connect";
-import type { Scan } from "@qrplatform/api/links";
 import { z } from "zod";
 import { noMetrics, optionalVar, type Logger, type Metrics } from "@qrplatform/platform";
 import { scanClassifier } from "../scans/classify.js";
 import { openCountryDatabase } from "../scans/country.js";
-import { ScanRecorder, sendVia, type RedirectRecorder } from "../scans/scan-recorder.js";
+import { ScanRecorder, sendVia, type RedirectRecorder, type SendScans } from "../scans/scan-recorder.js";
 import { ScanRecorderThread, type RecorderThreadStorage } from "../scans/scan-recorder-thread.js";
 import { ScanSpool } from "../scans/scan-spool.js";
 import type { InvalidationBus } from "./invalidations.js";
@@ -38,9 +37,9 @@ export interface RedirectPathOptions {
   transport: Transport;
   /**
    * Stores batches of scans; RecordScans over `transport` when unset. Where the links service runs in
-   * the same process, its LinksModule.recordScans, which skips the protobuf round trip.
+   * the same process, its LinksModule.storeCheckedScans, which takes the recorder's columns as they are.
    */
-  storeScans?: (scans: Scan[]) => Promise<unknown>;
+  storeScans?: SendScans;
   /**
    * Records scans on a thread of their own (ScanRecorderThread); the request thread only captures a few
    * fields of each redirect. Where the links service runs in this process (recordingThreadStorage).

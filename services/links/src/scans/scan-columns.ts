@@ -1,15 +1,17 @@
-import { timestampDate, timestampMs, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromMs, timestampMs, type Timestamp } from "@bufbuild/protobuf/wkt";
 import { z } from "zod";
-import type { Scan } from "@qrplatform/api/links";
+import { ScanSchema, type Scan } from "@qrplatform/api/links";
 import { canonicalId, isUuid, uuidSchema, validate } from "@qrplatform/platform";
 
-// A RecordScans batch checked against the scan rules and turned into columns (scanColumnsOf), and
-// batches joined for one statement (joinScanColumns).
+// Scans as the storing statement takes them, one array per column: a RecordScans batch checked
+// against the scan rules and turned into columns (scanColumnsOf), columns turned back into a batch
+// (scansOf), batches joined for one statement (joinScanColumns) or cut (sliceScanColumns).
 
 /**
- * A batch of scans as one array per column, the shape the storing statement takes them in: built once
- * from the RecordScans request, joined with the batches beside it, sent as one array per column.
- * The owning account is not among them: it comes from the link.
+ * A batch of scans as one array per column, the shape the storing statement takes them in: built as
+ * a recorder classifies its redirects (or once from a RecordScans request), joined with the batches
+ * beside it, sent as one array per column. The owning account is not among them: it comes from the link.
  */
 export interface ScanColumns {
   id: string[];
@@ -26,8 +28,46 @@ export interface ScanColumns {
   visitorKey: string[];
 }
 
-function emptyScanColumns(): ScanColumns {
+export function emptyScanColumns(): ScanColumns {
   return { id: [], linkId: [], scannedAtMs: [], country: [], deviceType: [], os: [], browser: [], referrerHost: [], visitorKey: [] };
+}
+
+const COLUMNS = Object.keys(emptyScanColumns()) as (keyof ScanColumns)[];
+
+/** Scans `start` to `end` (not included) of a batch, as a batch of their own. */
+export function sliceScanColumns(columns: ScanColumns, start: number, end: number): ScanColumns {
+  const slice = emptyScanColumns();
+  for (const key of COLUMNS) (slice[key] as unknown[]) = columns[key].slice(start, end);
+  return slice;
+}
+
+/** Forgets the first `count` scans of a batch (ones stored or spooled). */
+export function dropFirstScans(columns: ScanColumns, count: number): void {
+  for (const key of COLUMNS) columns[key].splice(0, count);
+}
+
+/** When the batch's oldest scan was made, in Unix milliseconds; undefined for an empty batch. */
+export function oldestScanTime(columns: ScanColumns): number | undefined {
+  let oldest: number | undefined;
+  for (const at of columns.scannedAtMs) if (oldest === undefined || at < oldest) oldest = at;
+  return oldest;
+}
+
+/** The batch as RecordScans carries it (to another process, or to the spool on disk). */
+export function scansOf(columns: ScanColumns): Scan[] {
+  return columns.id.map((id, i) =>
+    create(ScanSchema, {
+      id,
+      linkId: columns.linkId[i]!,
+      scanTime: timestampFromMs(columns.scannedAtMs[i]!),
+      country: columns.country[i]!,
+      deviceType: columns.deviceType[i]!,
+      os: columns.os[i]!,
+      browser: columns.browser[i]!,
+      referrerHost: columns.referrerHost[i]!,
+      visitorKey: columns.visitorKey[i]!,
+    }),
+  );
 }
 
 /** The batches one after another, as one batch. */
@@ -35,7 +75,7 @@ export function joinScanColumns(batches: readonly ScanColumns[]): ScanColumns {
   if (batches.length === 1) return batches[0]!;
   const joined = emptyScanColumns();
   for (const batch of batches) {
-    for (const key of Object.keys(joined) as (keyof ScanColumns)[]) {
+    for (const key of COLUMNS) {
       const column = joined[key] as unknown[];
       for (const value of batch[key]) column.push(value);
     }

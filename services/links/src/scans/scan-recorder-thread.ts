@@ -68,11 +68,11 @@ export interface RecorderThreadStatus {
 
 /**
  * What the recording thread asks of the request thread, answered by id: announce the links of a batch
- * it stored itself, or store a batch (its scans checked already) and say how many were new.
+ * it stored itself, or store a batch it built (LinksModule.storeCheckedScans).
  */
 export type RecorderThreadRequest = { kind: "announce"; linkIds: string[] } | { kind: "store"; scans: ScanColumns };
-/** The answer to request `id`: `stored` for a store, `error` when it failed (the batch is then sent again). */
-export type RecorderThreadAnswer = { kind: "answer"; id: number; stored?: number; error?: string };
+/** The answer to request `id`: done, or the `error` it failed with (a batch is then sent again). */
+export type RecorderThreadAnswer = { kind: "answer"; id: number; error?: string };
 
 export type ToRecorderThread = { kind: "redirects"; redirects: CapturedRedirects } | RecorderThreadAnswer | { kind: "close"; timeoutMs: number };
 export type FromRecorderThread =
@@ -256,7 +256,7 @@ export class ScanRecorderThread implements RedirectRecorder {
     if (message.kind === "closed") this.closed?.(message.status);
   }
 
-  private async answer(request: RecorderThreadRequest): Promise<{ stored?: number; error?: string }> {
+  private async answer(request: RecorderThreadRequest): Promise<{ error?: string }> {
     const { storage, logger } = this.options;
     if (request.kind === "announce") {
       // The scans are stored whatever happens here; only catalogs' cached totals would wait for their expiry.
@@ -264,7 +264,8 @@ export class ScanRecorderThread implements RedirectRecorder {
       return {};
     }
     try {
-      return { stored: await storage.storeCheckedScans(request.scans) };
+      await storage.storeCheckedScans(request.scans);
+      return {};
     } catch (error) {
       return { error: error instanceof Error ? error.message : String(error) };
     }

@@ -10,7 +10,7 @@ import { SCHEMA } from "../../migrations/index.js";
 import type { LinksTables } from "../tables.js";
 import { scanClassifier } from "./classify.js";
 import { openCountryDatabase } from "./country.js";
-import { scanColumnsOf, type ScanColumns } from "./scan-columns.js";
+import type { ScanColumns } from "./scan-columns.js";
 import { ScanRecorder } from "./scan-recorder.js";
 import type { FromRecorderThread, RecorderThreadAnswer, RecorderThreadRequest, RecorderThreadSettings, RecorderThreadStatus, ToRecorderThread } from "./scan-recorder-thread.js";
 import { ScanSpool } from "./scan-spool.js";
@@ -33,20 +33,19 @@ const logger = createLogger({ service: "links", level: settings.logLevel }).chil
 // RecordScans's answer does.
 let nextRequest = 1;
 const asked = new Map<number, (answer: RecorderThreadAnswer) => void>();
-async function ask(request: RecorderThreadRequest): Promise<RecorderThreadAnswer> {
+async function ask(request: RecorderThreadRequest): Promise<void> {
   const id = nextRequest++;
   const answer = await new Promise<RecorderThreadAnswer>((resolve) => {
     asked.set(id, resolve);
     post({ kind: "request", id, request, trace: activeTraceContext() });
   });
   if (answer.error !== undefined) throw new Error(answer.error);
-  return answer;
 }
 
-/** Stores a checked batch: here, through this thread's own connections, or in the request thread. */
+/** Stores a batch the recorder built: here, through this thread's own connections, or in the request thread. */
 async function openStorage(): Promise<{ store(scans: ScanColumns): Promise<void>; close(): Promise<void> }> {
   if (settings.databaseUrl === undefined) {
-    return { store: async (scans) => void (await ask({ kind: "store", scans })), close: async () => undefined };
+    return { store: (scans) => ask({ kind: "store", scans }), close: async () => undefined };
   }
   const database = await openDatabase({ databaseUrl: settings.databaseUrl, dataDir: "", poolSize: POOL_SIZE });
   const writer = new ScanWriter(database.db.withSchema(SCHEMA) as Kysely<LinksTables>);
@@ -61,7 +60,7 @@ async function openStorage(): Promise<{ store(scans: ScanColumns): Promise<void>
 const storage = await openStorage();
 
 const recorder = new ScanRecorder({
-  send: (scans) => storage.store(scanColumnsOf(scans)),
+  send: storage.store,
   classify: scanClassifier({ trustedProxies: settings.trustedProxies, countryHeader: settings.countryHeader, countryOf: await openCountryDatabase() }),
   visitorKeySecret: settings.visitorKeySecret,
   spool: settings.spoolDir === undefined ? undefined : new ScanSpool(settings.spoolDir),

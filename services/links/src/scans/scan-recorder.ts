@@ -1,15 +1,13 @@
 import type { IncomingMessage } from "node:http";
-import { create } from "@bufbuild/protobuf";
-import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
-import { RedirectService, ScanSchema, type Scan } from "@qrplatform/api/links";
+import { RedirectService } from "@qrplatform/api/links";
 import { noMetrics, withSpan, type Logger, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../redirects/redirector.js";
 import { visitorKey, type ClassifiedRequest, type ScanFacts } from "./classify.js";
-import { MAX_SCANS_PER_BATCH } from "./scan-columns.js";
+import { dropFirstScans, emptyScanColumns, MAX_SCANS_PER_BATCH, scanColumnsOf, scansOf, sliceScanColumns, type ScanColumns } from "./scan-columns.js";
 import { timeOrderedScanId } from "./scan-id.js";
-import { oldestOf, type ScanSpool } from "./scan-spool.js";
+import type { ScanSpool } from "./scan-spool.js";
 
 /** How often buffered scans are sent (or spooled while sends fail): what a hard kill can lose at most. */
 const FLUSH_INTERVAL_MS = 250;
@@ -24,21 +22,27 @@ const MAX_BATCH_SIZE = MAX_SCANS_PER_BATCH;
 const MAX_BUFFERED = 200_000;
 const MAX_RETRY_DELAY_MS = 5000;
 /**
- * Redirects classified between two turns of the event loop: at least CLASSIFY_CHUNK (a fraction of a
- * millisecond, so requests waiting meanwhile are hardly held up), and a quarter of what waits when
- * more do, up to MAX_CLASSIFY_CHUNK (several milliseconds). So classifying keeps pace with answering
- * unless one turn answers more redirects than that; past it, scans wait (up to MAX_BUFFERED).
+ * Redirects classified in one turn of the event loop: those the turns before answered, at least
+ * CLASSIFY_CHUNK (a fraction of a millisecond, so requests waiting meanwhile are hardly held up), and a
+ * quarter of what waits when more do, up to MAX_CLASSIFY_CHUNK (several milliseconds). So classifying
+ * keeps pace with answering unless one turn answers more redirects than that; past it, scans wait (up
+ * to MAX_BUFFERED).
  */
 const CLASSIFY_CHUNK = 50;
 const MAX_CLASSIFY_CHUNK = 1000;
 
-/** Where batches go: RecordScans, in-process or over gRPC. Resolves once they are committed. */
-export type SendScans = (scans: Scan[]) => Promise<unknown>;
+/**
+ * Where batches go, as the recorder built them (columns of scans that keep the scan rules, since
+ * classifying makes them so): the links service of this process, or RecordScans. Resolves once they
+ * are committed.
+ */
+export type SendScans = (scans: ScanColumns) => Promise<unknown>;
 
+/** RecordScans over `transport`, for a recorder in a process the links service does not run in. */
 export function sendVia(transport: Transport): SendScans {
   const client = createClient(RedirectService, transport);
   return async (scans) => {
-    await client.recordScans({ scans });
+    await client.recordScans({ scans: scansOf(scans) });
   };
 }
 
@@ -113,24 +117,31 @@ export interface Redirect {
 }
 
 /**
- * Records scans off the request path: a redirect only keeps its link, time, peer address and headers,
- * and a timer classifies what was kept and sends it in batches: classified together rather than each
- * inside its request's callback, a recorded redirect costs the redirect process about a quarter less
- * CPU (ADR 0014, fourth round). A batch is forgotten only once it is committed, so a failed send (the
- * links service or Postgres restarting) is retried, with backoff, until it succeeds; scan ids make a retried
- * batch count once. While sends fail, each interval's scans move to the spool on disk, so a hard kill
+ * Records scans off the request path: a redirect only keeps its link, time, peer address and headers;
+ * the next turn of the event loop classifies what the turns before kept, into columns of scans, and a
+ * timer sends them in batches. Classified together rather than each inside its request's callback, a
+ * recorded redirect costs the redirect process about a quarter less CPU (ADR 0014, fourth round); in
+ * the next turn rather than at the flush, its headers die young (eighth round). A batch is forgotten
+ * only once it is committed, so a failed send (the links service or Postgres restarting) is retried,
+ * with backoff, until it succeeds; scan ids make a retried batch count once. While sends fail, each interval's scans move to the spool on disk, so a hard kill
  * loses at most one flush interval of scans; spooled batches, older, are sent first, also after a
  * restart. `close` sends everything left, or spools it, before the process exits.
  */
 export class ScanRecorder implements RedirectRecorder {
   /** Redirects not classified yet, in the order they were answered; all of them are newer than the buffer's scans. */
   private readonly redirects: Redirect[] = [];
-  /** Scans classified, each with its id for good, in the order they came. */
-  private readonly buffer: Scan[] = [];
+  /**
+   * Scans classified, each with its id for good, in the order they came: columns from the start, so a
+   * batch goes to the statement without being built again, and a batch in memory is nine arrays
+   * rather than thousands of objects for the garbage collector to copy (ADR 0014, eighth round).
+   */
+  private readonly buffer: ScanColumns = emptyScanColumns();
   private readonly flushIntervalMs: number;
   private readonly now: () => Date;
   private readonly spool: ScanSpool | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Whether a turn that classifies what waits is due (classifySoon). */
+  private classifying = false;
   private flushing: Promise<void> | undefined;
   /** Whether the spool may hold batches; true at start, so batches of an earlier run are replayed. */
   private spooled: boolean;
@@ -161,7 +172,7 @@ export class ScanRecorder implements RedirectRecorder {
     this.take({ linkId: target.linkId, at: this.now().getTime(), request: { socket: { remoteAddress: req.socket.remoteAddress }, headers: req.headers } });
   }
 
-  /** Keeps a redirect answered with a 302 to a GET until the next flush classifies it. */
+  /** Keeps a redirect answered with a 302 to a GET until the next turn of the event loop classifies it. */
   take(redirect: Redirect): void {
     if (this.pending >= MAX_BUFFERED) {
       this.drop("buffer_full", 1);
@@ -171,19 +182,41 @@ export class ScanRecorder implements RedirectRecorder {
       return;
     }
     this.redirects.push(redirect);
+    this.classifySoon();
     // While sends fail, the interval alone decides: a full batch must not hammer a service that is down.
     this.schedule(this.pending >= BATCH_SIZE && this.failures === 0 ? 0 : this.flushIntervalMs);
   }
 
   /**
-   * Turns the redirects kept until now into scans (bots and link previews left out), each with its id,
-   * a chunk at a time; those answered meanwhile wait for the next flush.
+   * Classifies the redirects answered until now in the next turn of the event loop (a chunk of them,
+   * then the next chunk in the turn after), whether or not a batch is being stored: a redirect's
+   * headers are let go of within a turn or two, as young garbage, instead of waiting for a flush
+   * behind a batch in flight, long enough to be copied by the garbage collector twice and promoted
+   * (ADR 0014, eighth round).
+   */
+  private classifySoon(): void {
+    if (this.classifying) return;
+    this.classifying = true;
+    setImmediate(() => {
+      this.classifying = false;
+      this.classifyChunk();
+      if (this.redirects.length > 0) this.classifySoon();
+    });
+  }
+
+  private classifyChunk(): number {
+    const chunk = Math.min(this.redirects.length, MAX_CLASSIFY_CHUNK, Math.max(CLASSIFY_CHUNK, Math.ceil(this.redirects.length / 4)));
+    for (const redirect of this.redirects.splice(0, chunk)) this.classifyRedirect(redirect);
+    return chunk;
+  }
+
+  /**
+   * Turns every redirect kept until now into scans (bots and link previews left out), a chunk per turn;
+   * those answered meanwhile are left to classifySoon.
    */
   private async classifyRedirects(): Promise<void> {
-    for (let left = this.redirects.length; left > 0; ) {
-      const chunk = Math.min(left, MAX_CLASSIFY_CHUNK, Math.max(CLASSIFY_CHUNK, Math.ceil(this.redirects.length / 4)));
-      for (const redirect of this.redirects.splice(0, chunk)) this.classifyRedirect(redirect);
-      left -= chunk;
+    for (let left = this.redirects.length; left > 0 && this.redirects.length > 0; ) {
+      left -= this.classifyChunk();
       if (left > 0) await new Promise((resolve) => setImmediate(resolve));
     }
   }
@@ -200,24 +233,21 @@ export class ScanRecorder implements RedirectRecorder {
     }
     if (facts.automated) return;
     this.taken++;
-    this.buffer.push(
-      create(ScanSchema, {
-        id: timeOrderedScanId(at),
-        linkId,
-        scanTime: timestampFromDate(new Date(at)),
-        country: facts.country,
-        deviceType: facts.deviceType,
-        os: facts.os,
-        browser: facts.browser,
-        referrerHost: facts.referrerHost,
-        visitorKey: visitorKey(this.options.visitorKeySecret, linkId, facts),
-      }),
-    );
+    const buffer = this.buffer;
+    buffer.id.push(timeOrderedScanId(at));
+    buffer.linkId.push(linkId);
+    buffer.scannedAtMs.push(at);
+    buffer.country.push(facts.country);
+    buffer.deviceType.push(facts.deviceType);
+    buffer.os.push(facts.os);
+    buffer.browser.push(facts.browser);
+    buffer.referrerHost.push(facts.referrerHost);
+    buffer.visitorKey.push(visitorKey(this.options.visitorKeySecret, linkId, facts));
   }
 
   /** Redirects and scans waiting in memory to be stored (redirects not classified yet may still turn out to be bots). */
   get pending(): number {
-    return this.redirects.length + this.buffer.length;
+    return this.redirects.length + this.buffer.id.length;
   }
 
   /**
@@ -242,7 +272,7 @@ export class ScanRecorder implements RedirectRecorder {
   /** When the oldest scan waiting in memory or on disk was made, in Unix milliseconds; the buffer, then the redirects, are in the order scans came. */
   oldestUnstoredTime(): number | undefined {
     const spooled = this.spool?.oldestScanTime;
-    const buffered = this.buffer.length > 0 ? oldestOf(this.buffer.slice(0, 1)) : this.redirects[0]?.at;
+    const buffered = this.buffer.scannedAtMs[0] ?? this.redirects[0]?.at;
     if (spooled === undefined) return buffered;
     return buffered === undefined ? spooled : Math.min(spooled, buffered);
   }
@@ -307,7 +337,13 @@ export class ScanRecorder implements RedirectRecorder {
   private async sendSpooled(): Promise<void> {
     if (!this.spool || !this.spooled) return;
     for (const batch of await this.spool.batches()) {
-      await this.sendOrRefuse(await batch.read());
+      const scans = await batch.read();
+      if (scans === undefined) {
+        this.options.logger.error({ spoolDir: this.spool.dir }, "a spooled batch of scans cannot be decoded; renamed to .unreadable and skipped");
+        continue;
+      }
+      // Checked again as it comes off the disk: the spool may be an older version's, or tampered with.
+      await this.sendOrRefuse(scans.length, () => scanColumnsOf(scans));
       await batch.remove();
     }
     // Only spill adds files, and never while a flush is sending.
@@ -315,25 +351,28 @@ export class ScanRecorder implements RedirectRecorder {
   }
 
   private async sendBuffered(): Promise<void> {
-    while (this.buffer.length > 0) {
-      const batch = this.buffer.slice(0, MAX_BATCH_SIZE);
-      await this.sendOrRefuse(batch);
-      this.buffer.splice(0, batch.length);
+    while (this.buffer.id.length > 0) {
+      const batch = sliceScanColumns(this.buffer, 0, MAX_BATCH_SIZE);
+      await this.sendOrRefuse(batch.id.length, () => batch);
+      dropFirstScans(this.buffer, batch.id.length);
     }
   }
 
-  /** Sends a batch; returns once it is stored or refused for good, throws when it should be tried again. */
-  private async sendOrRefuse(batch: Scan[]): Promise<void> {
+  /**
+   * Sends a batch of `count` scans (`columns` builds it, and may refuse it as invalid); returns once it
+   * is stored or refused for good, throws when it should be tried again.
+   */
+  private async sendOrRefuse(count: number, columns: () => ScanColumns): Promise<void> {
     try {
       // A batch is a trace of its own (sampled like redirects): RecordScans down to its INSERT.
-      await withSpan("record scans", { hotPath: true, attributes: { "qrplatform.scans.count": batch.length } }, () => this.options.send(batch));
-      this.stored.inc(batch.length);
-      this.counts.stored += batch.length;
+      await withSpan("record scans", { hotPath: true, attributes: { "qrplatform.scans.count": count } }, () => this.options.send(columns()));
+      this.stored.inc(count);
+      this.counts.stored += count;
     } catch (error) {
       if (!(error instanceof ConnectError && error.code === Code.InvalidArgument)) throw error;
-      this.drop("refused", batch.length);
+      this.drop("refused", count);
       // Retrying cannot help a batch the service refuses; keeping it would block every later scan.
-      this.options.logger.error({ err: error, scans: batch.length }, "dropping a batch of scans the links service refused");
+      this.options.logger.error({ err: error, scans: count }, "dropping a batch of scans the links service refused");
     }
   }
 
@@ -347,14 +386,14 @@ export class ScanRecorder implements RedirectRecorder {
     if (!this.spool || this.failures === 0) return;
     await this.classifyRedirects();
     try {
-      while (this.buffer.length > 0) {
-        const batch = this.buffer.slice(0, BATCH_SIZE);
+      while (this.buffer.id.length > 0) {
+        const batch = sliceScanColumns(this.buffer, 0, BATCH_SIZE);
         await this.spool.write(batch);
-        this.buffer.splice(0, batch.length);
+        dropFirstScans(this.buffer, batch.id.length);
         this.spooled = true;
       }
     } catch (error) {
-      this.options.logger.error({ err: error, pending: this.buffer.length }, "cannot spool scans to disk; keeping them in memory");
+      this.options.logger.error({ err: error, pending: this.buffer.id.length }, "cannot spool scans to disk; keeping them in memory");
     }
   }
 }

@@ -4,12 +4,19 @@ import { join } from "node:path";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { RecordScansRequestSchema, type Scan } from "@qrplatform/api/links";
+import { oldestScanTime, scansOf, type ScanColumns } from "./scan-columns.js";
 
 const SUFFIX = ".scans";
+/** What a batch file that cannot be decoded is renamed to, kept for a person to look at. */
+const UNREADABLE_SUFFIX = ".unreadable";
 
-/** A spooled batch: its scans, read when needed, and how to forget it once they are stored. */
+/**
+ * A spooled batch: its scans, read when needed (and checked by the reader), and how to forget it once
+ * they are stored. A file that is not a RecordScansRequest reads as undefined, once it has been
+ * renamed out of the spool (`.unreadable`), so it cannot hold back the batches after it.
+ */
 interface SpooledBatch {
-  read(): Promise<Scan[]>;
+  read(): Promise<Scan[] | undefined>;
   remove(): Promise<void>;
 }
 
@@ -27,9 +34,9 @@ export class ScanSpool {
    */
   private readonly known = new Map<string, { scans: number; oldest: number }>();
 
-  constructor(private readonly dir: string) {}
+  constructor(readonly dir: string) {}
 
-  async write(scans: Scan[]): Promise<void> {
+  async write(batch: ScanColumns): Promise<void> {
     this.created ??= mkdir(this.dir, { recursive: true, mode: 0o700 }).catch((error: unknown) => {
       this.created = undefined;
       throw error;
@@ -39,13 +46,13 @@ export class ScanSpool {
     const temporary = join(this.dir, `${name}.partial`);
     const file = await open(temporary, "w", 0o600);
     try {
-      await file.writeFile(toBinary(RecordScansRequestSchema, create(RecordScansRequestSchema, { scans })));
+      await file.writeFile(toBinary(RecordScansRequestSchema, create(RecordScansRequestSchema, { scans: scansOf(batch) })));
       await file.sync();
     } finally {
       await file.close();
     }
     await rename(temporary, join(this.dir, name + SUFFIX));
-    this.known.set(join(this.dir, name + SUFFIX), { scans: scans.length, oldest: oldestOf(scans) });
+    this.known.set(join(this.dir, name + SUFFIX), { scans: batch.id.length, oldest: oldestScanTime(batch) ?? Date.now() });
   }
 
   /** Scans on disk, as far as this process knows. */
@@ -75,7 +82,14 @@ export class ScanSpool {
       const path = join(this.dir, name);
       return {
         read: async () => {
-          const scans = fromBinary(RecordScansRequestSchema, await readFile(path)).scans;
+          const bytes = await readFile(path);
+          let scans: Scan[];
+          try {
+            scans = fromBinary(RecordScansRequestSchema, bytes).scans;
+          } catch {
+            await rename(path, path.slice(0, -SUFFIX.length) + UNREADABLE_SUFFIX);
+            return undefined;
+          }
           this.known.set(path, { scans: scans.length, oldest: oldestOf(scans) });
           return scans;
         },
@@ -89,7 +103,7 @@ export class ScanSpool {
 }
 
 /** The time of a batch's oldest scan, in milliseconds since the epoch. */
-export function oldestOf(scans: readonly Scan[]): number {
+function oldestOf(scans: readonly Scan[]): number {
   let oldest = Infinity;
   for (const scan of scans) if (scan.scanTime) oldest = Math.min(oldest, timestampMs(scan.scanTime));
   return oldest === Infinity ? Date.now() : oldest;

@@ -34,8 +34,9 @@ export async function recordScans(deps: LinksDeps, req: RecordScansRequest): Pro
 }
 
 /**
- * Stores a batch whose scans passed the scan rules (scanColumnsOf: RecordScans, or a recording
- * thread of this process) and announces its links; answers how many of its scans were new.
+ * Stores a batch whose scans keep the scan rules (checked by scanColumnsOf for RecordScans; made so
+ * by classifying for a scan recorder of this process) and announces its links; answers how many of
+ * its scans were new.
  */
 export async function storeCheckedScans(deps: LinksDeps, columns: ScanColumns): Promise<number> {
   const recordedCount = await deps.scanWriter.store(columns);
