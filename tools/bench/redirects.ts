@@ -174,6 +174,8 @@ interface LoadResult {
   /** CPU per request of the Postgres backends the server holds, and of wrk. */
   postgresCpuMicros: number;
   wrkCpuMicros: number;
+  /** The longest the server's event loop could not turn in any of the turns (sampled every 100 ms). */
+  maxStallMs: number;
 }
 
 /** CPU time (ms) of this process's children that have ended: wrk's runs, as each is waited for. */
@@ -203,6 +205,7 @@ async function load(port: number, requests: WrkRequest[], seconds: number, conne
     requestThreadCpuMicros: 0,
     postgresCpuMicros: 0,
     wrkCpuMicros: 0,
+    maxStallMs: 0,
   };
 }
 
@@ -315,7 +318,10 @@ async function rounds(
   watch: RecordingWatch,
 ): Promise<Map<RedirectMode, LoadResult>> {
   const sums = new Map(
-    REDIRECT_MODES.map((mode) => [mode, { redirects: 0, seconds: 0, p50: 0, p99: 0, cpuMs: 0, requestThreadCpuMs: 0, postgresCpuMs: 0, wrkCpuMs: 0 }]),
+    REDIRECT_MODES.map((mode) => [
+      mode,
+      { redirects: 0, seconds: 0, p50: 0, p99: 0, cpuMs: 0, requestThreadCpuMs: 0, postgresCpuMs: 0, wrkCpuMs: 0, maxStallMs: 0 },
+    ]),
   );
   for (let round = 0; round < REDIRECT_ROUNDS; round++) {
     for (const mode of round % 2 === 0 ? REDIRECT_MODES : [...REDIRECT_MODES].reverse()) {
@@ -323,13 +329,16 @@ async function rounds(
       const before = await server.status();
       const postgresBefore = await backendCpu(db, REDIRECTS_DB);
       const wrkBefore = endedChildrenCpuMs();
-      const result = await sampling(load(server.port, requests, seconds / REDIRECT_ROUNDS, CONNECTIONS, pauses?.get(mode)), 100, async () => {
-        if (mode === "recording") watch.sampled(await server.status());
-      });
-      // The samples' own CPU is the server's too, and small: one JSON line per 100 ms.
-      const after = mode === "recording" ? await settled(server, watch) : await server.status();
-      const postgresAfter = await backendCpu(db, REDIRECTS_DB);
       const sum = sums.get(mode)!;
+      // Every server is sampled alike; the samples' own CPU is the server's too, and small: one JSON line per 100 ms.
+      const result = await sampling(load(server.port, requests, seconds / REDIRECT_ROUNDS, CONNECTIONS, pauses?.get(mode)), 100, async () => {
+        const status = await server.status();
+        sum.maxStallMs = Math.max(sum.maxStallMs, status.maxStallMs);
+        if (mode === "recording") watch.sampled(status);
+      });
+      const after = mode === "recording" ? await settled(server, watch) : await server.status();
+      sum.maxStallMs = Math.max(sum.maxStallMs, after.maxStallMs);
+      const postgresAfter = await backendCpu(db, REDIRECTS_DB);
       sum.wrkCpuMs += endedChildrenCpuMs() - wrkBefore;
       for (const [pid, ms] of postgresAfter) sum.postgresCpuMs += ms - (postgresBefore.get(pid) ?? 0);
       sum.redirects += result.redirects;
@@ -353,6 +362,7 @@ async function rounds(
         requestThreadCpuMicros: (sum.requestThreadCpuMs * 1000) / sum.redirects,
         postgresCpuMicros: (sum.postgresCpuMs * 1000) / sum.redirects,
         wrkCpuMicros: (sum.wrkCpuMs * 1000) / sum.redirects,
+        maxStallMs: sum.maxStallMs,
       },
     ]),
   );
@@ -857,31 +867,34 @@ async function redirectsAndIngestion(): Promise<void> {
     // The last column is every process's CPU per redirect, wrk's too: what two cores are shared by.
     console.log(
       "| scenario | requests/s | vs ceiling | p50 ms | p99 ms | p99 vs ceiling | server CPU per redirect | of it, the request thread " +
-        "| Postgres | wrk | all |",
+        "| Postgres | wrk | all | longest event-loop stall |",
     );
-    console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (const { scenario, result } of figures.rows) {
-      const { perSecond, p50, p99, cpuMicros, requestThreadCpuMicros, postgresCpuMicros, wrkCpuMicros } = result;
+      const { perSecond, p50, p99, cpuMicros, requestThreadCpuMicros, postgresCpuMicros, wrkCpuMicros, maxStallMs } = result;
       const all = cpuMicros + postgresCpuMicros + wrkCpuMicros;
       console.log(
         `| ${scenario} | ${perSecond.toFixed(0)} | ${(perSecond / ceiling.perSecond).toFixed(2)}x | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ` +
           `${(p99 / ceiling.p99).toFixed(1)}x | ${cpuMicros.toFixed(0)} µs | ${requestThreadCpuMicros.toFixed(0)} µs | ` +
-          `${postgresCpuMicros.toFixed(0)} µs | ${wrkCpuMicros.toFixed(0)} µs | ${all.toFixed(0)} µs |`,
+          `${postgresCpuMicros.toFixed(0)} µs | ${wrkCpuMicros.toFixed(0)} µs | ${all.toFixed(0)} µs | ${maxStallMs.toFixed(1)} ms |`,
       );
     }
     const { paced } = figures;
     console.log(
       `\nAt one rate: ${paced.rate} requests/s (${PACED_SHARE}x the ceiling's) over the same ${CONNECTIONS} connections, ${PACED_SECONDS} s each ` +
         `in ${REDIRECT_ROUNDS} turns (each connection pauses after an answer, so a slower server answers a little below the rate):\n\n` +
-        "| scenario | requests/s | p50 ms | p99 ms | p99 vs ceiling |\n|---|---:|---:|---:|---:|\n" +
+        "| scenario | requests/s | p50 ms | p99 ms | p99 vs ceiling | longest event-loop stall |\n|---|---:|---:|---:|---:|---:|\n" +
         [
           ["ceiling: bare node:http, 302 from a Map", paced.ceiling],
           ["redirector, cached, recording scans", paced.recording],
           ["redirector, cached, no recording", paced.cached],
         ]
           .map(([name, run]) => {
-            const { perSecond, p50, p99 } = run as LoadResult;
-            return `| ${name as string} | ${perSecond.toFixed(0)} | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ${(p99 / paced.ceiling.p99).toFixed(1)}x |`;
+            const { perSecond, p50, p99, maxStallMs } = run as LoadResult;
+            return (
+              `| ${name as string} | ${perSecond.toFixed(0)} | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ${(p99 / paced.ceiling.p99).toFixed(1)}x | ` +
+              `${maxStallMs.toFixed(1)} ms |`
+            );
           })
           .join("\n"),
     );
