@@ -40,6 +40,7 @@ const EPHEMERAL_START = (() => {
     return 32_768;
   }
 })();
+// Slices of at least 64 ports, even where the ephemeral range starts unusually low.
 const PORT_SLICE_SIZE = Math.floor((Math.max(EPHEMERAL_START, LOWEST_PORT + PORT_SLICES * 64) - LOWEST_PORT) / PORT_SLICES);
 const PORT_SLICE_START = LOWEST_PORT + (Number(process.env.VITEST_POOL_ID ?? 0) % PORT_SLICES) * PORT_SLICE_SIZE;
 /** Starts anywhere in the slice, so a worker's next test file does not retry the ports its last one used. */

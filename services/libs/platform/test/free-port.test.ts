@@ -24,7 +24,7 @@ it("hands out distinct ports below the ephemeral range, even when asked for many
 
 it("skips a port that something already listens on", async () => {
   const first = await freePort();
-  // Occupy the next ones this worker would hand out; the helper must step over them.
+  // Occupy the port this worker would hand out next; the helper must step over it.
   const held = createServer();
   await new Promise<void>((resolve) => held.listen(first + 1, "127.0.0.1", resolve));
   try {
