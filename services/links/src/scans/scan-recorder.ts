@@ -117,13 +117,14 @@ export interface Redirect {
 }
 
 /**
- * Records scans off the request path: a redirect only keeps its link, time, peer address and headers;
- * the next turn of the event loop classifies what the turns before kept, into columns of scans, and a
- * timer sends them in batches. Classified together rather than each inside its request's callback, a
- * recorded redirect costs the redirect process about a quarter less CPU (ADR 0014, fourth round); in
- * the next turn rather than at the flush, its headers die young (eighth round). A batch is forgotten
- * only once it is committed, so a failed send (the links service or Postgres restarting) is retried,
- * with backoff, until it succeeds; scan ids make a retried batch count once. While sends fail, each interval's scans move to the spool on disk, so a hard kill
+ * Records scans off the request path: a redirect only keeps its link, time, peer address and
+ * headers; the next turn of the event loop classifies what the turns before kept, into columns of
+ * scans, and a timer sends them in batches. Classified together rather than each inside its
+ * request's callback, a recorded redirect costs the redirect process about a quarter less CPU (ADR
+ * 0014, fourth round); in the next turn rather than at the flush, its headers die young (eighth
+ * round). A batch is forgotten only once it is committed, so a failed send (the links service or
+ * Postgres restarting) is retried, with backoff, until it succeeds; scan ids make a retried batch
+ * count once. While sends fail, each interval's scans move to the spool on disk, so a hard kill
  * loses at most one flush interval of scans; spooled batches, older, are sent first, also after a
  * restart. `close` sends everything left, or spools it, before the process exits.
  */
