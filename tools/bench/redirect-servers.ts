@@ -87,7 +87,7 @@ async function redirector(recording: boolean): Promise<Server> {
       transport,
       storeScans: links.storeCheckedScans,
       // As the links process records on a Postgres server (BENCH_RECORDING_THREAD=false: on the request thread).
-      recordingThread: process.env.BENCH_RECORDING_THREAD === "false" ? undefined : recordingThreadStorage(links, process.env.DATABASE_URL!),
+      recordingThread: process.env.BENCH_RECORDING_THREAD === "false" ? undefined : recordingThreadStorage(links, database),
       invalidations,
       visitorKeySecret: "v".repeat(32),
       trustedProxies: ["loopback"],

@@ -142,7 +142,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const redirectPath = await startRedirectPath({
     transport: local([links]),
     storeScans: links.storeCheckedScans,
-    recordingThread: options.scanRecordingThread ? recordingThreadStorage(links, options.databaseUrl) : undefined,
+    recordingThread: options.scanRecordingThread ? recordingThreadStorage(links, database) : undefined,
     invalidations,
     visitorKeySecret: secrets.visitorKeySecret,
     trustedProxies: options.trustedProxies,

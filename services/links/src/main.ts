@@ -19,7 +19,8 @@ await runGrpcService({
     VISITOR_KEY_SECRET: secretVar(),
   }),
   async start(config, logger, metrics) {
-    const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "links") });
+    // PGlite on a thread of its own: statements never hold up redirects, and the recording thread reaches it too.
+    const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "links"), pgliteThread: true });
     const readiness = databaseReadiness(database, { logger, metrics });
     // Without Redis an instance hears only its own changes; that is only right for a single instance.
     const invalidations = config.REDIS_URL ? await redisInvalidationBus(config.REDIS_URL, logger) : memoryInvalidationBus(logger);
@@ -43,7 +44,7 @@ await runGrpcService({
       transport: inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN, readiness, metrics }),
       storeScans: links.storeCheckedScans,
       // By default a thread of its own classifies and stores scans, off the thread that answers.
-      recordingThread: config.SCAN_RECORDING_THREAD !== "false" ? recordingThreadStorage(links, config.DATABASE_URL) : undefined,
+      recordingThread: config.SCAN_RECORDING_THREAD !== "false" ? recordingThreadStorage(links, database) : undefined,
       invalidations,
       visitorKeySecret: config.VISITOR_KEY_SECRET,
       trustedProxies: config.TRUSTED_PROXIES,

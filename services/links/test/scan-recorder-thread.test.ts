@@ -1,13 +1,14 @@
 // Recording on a thread of its own: the request thread hands over a few fields of each redirect, the
-// recording thread classifies them, spools while they cannot be stored, and every scan is counted
-// once. On a Postgres server (DATABASE_URL) the thread stores through connections of its own; where
-// the request thread owns the database (PGlite: `npm start`), it hands each batch back to be stored.
+// recording thread classifies them, stores them through a connection of its own, spools while they
+// cannot be stored, and every scan is counted once. Both engines: a session of PGlite's thread (as
+// `npm start` has it), and connections of its own to a Postgres server (DATABASE_URL).
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Worker } from "node:worker_threads";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "@connectrpc/connect";
 import { AnalyticsService, LinkService } from "@qrplatform/api/links";
@@ -15,10 +16,9 @@ import { openDatabase, type Database } from "@qrplatform/db";
 import { adminQuery, createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { inProcessTransport, Metrics } from "@qrplatform/platform";
 import { visitorKey } from "../src/scans/classify.js";
-import type { ScanColumns } from "../src/scans/scan-columns.js";
 import { ScanRecorderThread, type RecorderThreadStorage } from "../src/scans/scan-recorder-thread.js";
-import { buildLinks, type LinksModule, type RedirectTarget } from "../src/server.js";
-import { credentials, logger, SHORT_BASE, startLinks, type LinksStack } from "./support/links-stack.js";
+import { buildLinks, recordingThreadStorage, type LinksModule, type RedirectTarget } from "../src/server.js";
+import { credentials, logger, SHORT_BASE } from "./support/links-stack.js";
 
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 const PIXEL = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36";
@@ -53,103 +53,61 @@ async function newLink(module: LinksModule): Promise<RedirectTarget & { accountI
   return { linkId: link!.id, accountId, location: "https://example.com/", paused: false };
 }
 
-async function totalScans(module: LinksModule, target: { linkId: string; accountId: string }): Promise<bigint | undefined> {
-  const transport = inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });
-  const { totals } = await createClient(AnalyticsService, transport).getScanTotals({ accountId: target.accountId, linkIds: [target.linkId] });
-  return totals[target.linkId];
+/** How an engine is set up for the suite, and how storing is made to fail for a while (as during a restart). */
+interface Engine {
+  name: string;
+  skip: boolean;
+  open(): Promise<Database>;
+  breakStoring(database: Database): Promise<void>;
+  repairStoring(database: Database): Promise<void>;
+  close(database: Database | undefined): Promise<void>;
 }
 
-describe("recording scans on a thread that hands its batches back to the thread owning the database", () => {
-  let stack: LinksStack;
-  const dirs: string[] = [];
-  beforeAll(async () => {
-    stack = await startLinks();
-  });
-  afterAll(async () => {
-    await stack?.close();
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
+let scratch: ScratchDatabase | undefined;
+const scratchName = () => new URL(scratch!.url).pathname.slice(1);
+const ENGINES: Engine[] = [
+  {
+    name: "a session of its own of PGlite's thread",
+    skip: false,
+    open: () => openDatabase({ dataDir: "memory://", pgliteThread: true }),
+    // The table the scans go to is away: every batch fails, and nothing else is touched.
+    breakStoring: async (database) => void (await sql`ALTER TABLE links.scans RENAME TO scans_away`.execute(database.db)),
+    repairStoring: async (database) => void (await sql`ALTER TABLE links.scans_away RENAME TO scans`.execute(database.db)),
+    close: async (database) => database?.close(),
+  },
+  {
+    name: "connections of its own to a Postgres server",
+    skip: !serverUrl,
+    async open() {
+      scratch = (await createScratchDatabase())!;
+      return openDatabase({ databaseUrl: scratch.url, dataDir: "" });
+    },
+    // Every connection is cut and new ones are refused, as during a restart; the module's own pool too.
+    async breakStoring() {
+      await adminQuery(serverUrl!, `ALTER DATABASE ${scratchName()} ALLOW_CONNECTIONS false`);
+      await adminQuery(serverUrl!, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${scratchName()}'`);
+    },
+    repairStoring: async () => void (await adminQuery(serverUrl!, `ALTER DATABASE ${scratchName()} ALLOW_CONNECTIONS true`)),
+    async close(database) {
+      if (scratch) await adminQuery(serverUrl!, `ALTER DATABASE ${scratchName()} ALLOW_CONNECTIONS true`).catch(() => {});
+      await database?.close();
+      await scratch?.drop();
+    },
+  },
+];
 
-  it("classifies there, stores each batch here once, and leaves HEADs and bots out", async () => {
-    const target = await newLink(stack.module);
-    const metrics = new Metrics();
-    const batches: number[] = [];
-    const recorder = recorderThread(
-      {
-        databaseUrl: undefined,
-        storeCheckedScans: async (scans: ScanColumns) => {
-          batches.push(scans.id.length);
-          return stack.module.storeCheckedScans(scans);
-        },
-        announceStoredScans: stack.module.announceStoredScans,
-      },
-      { metrics },
-    );
-    for (let i = 0; i < 1500; i++) recorder.recordRedirect(request("GET", i % 3 === 0 ? PIXEL : IPHONE, `203.0.113.${i % 50}`), target);
-    recorder.recordRedirect(request("HEAD", IPHONE, "203.0.113.1"), target);
-    recorder.recordRedirect(request("GET", "Googlebot/2.1 (+http://www.google.com/bot.html)", "203.0.113.1"), target);
-    await recorder.close();
-
-    expect(recorder.pending).toBe(0);
-    expect(recorder.recorded).toBe(1500);
-    expect(batches.reduce((sum, size) => sum + size, 0)).toBe(1500);
-    expect((await metrics.registry.getSingleMetric("qrp_scans_stored_total")!.get()).values[0]?.value).toBe(1500);
-    expect(await totalScans(stack.module, target)).toBe(1500n);
-    const key = visitorKey("k".repeat(32), target.linkId, { clientAddress: "203.0.113.1", userAgent: IPHONE });
-    const found = await stack.database.db.withSchema("links").selectFrom("scans").select(["country", "device_type"]).where("visitor_key", "=", key).execute();
-    expect(found).toHaveLength(Array.from({ length: 1500 }, (_, i) => i).filter((i) => i % 50 === 1 && i % 3 !== 0).length);
-    expect(found[0]).toEqual({ country: "DE", device_type: "mobile" });
-  });
-
-  it("spools the batches this thread fails to store, and stores each scan once when storing works again", async () => {
-    const target = await newLink(stack.module);
-    const spoolDir = mkdtempSync(join(tmpdir(), "qrp-thread-owner-spool-"));
-    dirs.push(spoolDir);
-    let failing = true;
-    let refused = 0;
-    const recorder = recorderThread(
-      {
-        databaseUrl: undefined,
-        storeCheckedScans: async (scans: ScanColumns) => {
-          if (failing) {
-            refused++;
-            throw new Error("the database is restarting");
-          }
-          return stack.module.storeCheckedScans(scans);
-        },
-        announceStoredScans: stack.module.announceStoredScans,
-      },
-      { spoolDir },
-    );
-    for (let i = 0; i < 80; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${i}`), target);
-    await until(() => recorder.spooledScans === 80);
-    expect(refused).toBeGreaterThan(0);
-    expect(await totalScans(stack.module, target)).toBeUndefined();
-
-    failing = false;
-    for (let i = 0; i < 20; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${100 + i}`), target);
-    await until(() => recorder.spooledScans === 0 && recorder.pending === 0, 20_000);
-    await recorder.close();
-    expect(recorder.recorded).toBe(100);
-    expect(await totalScans(stack.module, target)).toBe(100n);
-  }, 60_000);
-});
-
-describe.skipIf(!serverUrl)("recording scans on a thread of its own with connections of its own", () => {
-  let scratch: ScratchDatabase;
+describe.each(ENGINES)("recording scans on a thread of its own, storing through $name", (engine) => {
   let database: Database;
   let module: LinksModule;
   const dirs: string[] = [];
 
   beforeAll(async () => {
-    scratch = (await createScratchDatabase())!;
-    database = await openDatabase({ databaseUrl: scratch.url, dataDir: "" });
+    if (engine.skip) return;
+    database = await engine.open();
     module = await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: "p".repeat(32) });
   });
   afterAll(async () => {
-    await adminQuery(serverUrl!, `ALTER DATABASE ${new URL(scratch.url).pathname.slice(1)} ALLOW_CONNECTIONS true`).catch(() => {});
-    await database?.close();
-    await scratch?.drop();
+    if (!engine.skip) await engine.close(database);
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -157,18 +115,19 @@ describe.skipIf(!serverUrl)("recording scans on a thread of its own with connect
   const analytics = () => createClient(AnalyticsService, transport());
   const recorderFor = (options: { spoolDir?: string; metrics?: Metrics; announced?: string[][] } = {}) =>
     recorderThread(
-      {
-        databaseUrl: scratch.url,
-        storeCheckedScans: module.storeCheckedScans,
-        announceStoredScans: async (linkIds) => {
-          options.announced?.push([...linkIds]);
-          await module.announceStoredScans(linkIds);
+      recordingThreadStorage(
+        {
+          announceStoredScans: async (linkIds) => {
+            options.announced?.push([...linkIds]);
+            await module.announceStoredScans(linkIds);
+          },
         },
-      },
+        database,
+      ),
       options,
     );
 
-  it("classifies and stores each scan once, leaves HEADs and bots out, and announces the links it stored", async () => {
+  it.skipIf(engine.skip)("classifies and stores each scan once, leaves HEADs and bots out, and announces the links it stored", async () => {
     const target = await newLink(module);
     const metrics = new Metrics();
     const announced: string[][] = [];
@@ -197,13 +156,13 @@ describe.skipIf(!serverUrl)("recording scans on a thread of its own with connect
     expect(found).toHaveLength(Array.from({ length: 1500 }, (_, i) => i).filter((i) => i % 50 === 1 && i % 3 !== 0).length);
   });
 
-  it("replaces a thread that ended, and the new one stores what was captured meanwhile", async () => {
+  it.skipIf(engine.skip)("replaces a thread that ended, and the new one stores what was captured meanwhile", async () => {
     const target = await newLink(module);
     const metrics = new Metrics();
     const recorder = recorderFor({ metrics });
     for (let i = 0; i < 100; i++) recorder.recordRedirect(request("GET", IPHONE, `192.0.2.${i}`), target);
     await until(() => recorder.pending === 0);
-    // As if the thread had crashed: it ends without a word.
+    // As if the thread had crashed: it ends without a word (on PGlite, its session with it).
     await (recorder as unknown as { worker: Worker }).worker.terminate();
     for (let i = 0; i < 50; i++) recorder.recordRedirect(request("GET", IPHONE, `192.0.2.${100 + i}`), target);
     await until(() => recorder.pending === 0);
@@ -216,23 +175,20 @@ describe.skipIf(!serverUrl)("recording scans on a thread of its own with connect
     expect(totals[target.linkId]).toBe(150n);
   });
 
-  it("spools while Postgres is away and stores everything exactly once when it is back", async () => {
+  it.skipIf(engine.skip)("spools while storing fails, and stores everything exactly once when it works again", async () => {
     const target = await newLink(module);
     const spoolDir = mkdtempSync(join(tmpdir(), "qrp-thread-spool-"));
     dirs.push(spoolDir);
-    const name = new URL(scratch.url).pathname.slice(1);
     const recorder = recorderFor({ spoolDir });
     for (let i = 0; i < 40; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${i}`), target);
     await until(() => recorder.pending === 0);
 
-    // Every connection is cut and new ones are refused, as during a restart; the module's own pool too.
-    await adminQuery(serverUrl!, `ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
-    await adminQuery(serverUrl!, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}'`);
+    await engine.breakStoring(database);
     for (let i = 0; i < 60; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${100 + i}`), target);
     await until(() => recorder.spooledScans === 60, 15_000);
     expect(recorder.oldestUnstoredAgeMs).toBeGreaterThan(0);
 
-    await adminQuery(serverUrl!, `ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+    await engine.repairStoring(database);
     await until(() => recorder.spooledScans === 0 && recorder.pending === 0, 20_000);
     await recorder.close();
     expect(recorder.recorded).toBe(100);

@@ -3,7 +3,8 @@ import { Kysely, PostgresDialect, sql } from "kysely";
 import { PGlite } from "@electric-sql/pglite";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
-import { PgliteThread } from "./pglite-thread.js";
+import type { MessagePort } from "node:worker_threads";
+import { PgliteSession, PgliteThread } from "./pglite-thread.js";
 import { traceQuery } from "./tracing.js";
 
 /** Where a process keeps its data: a Postgres server when `databaseUrl` is set, else embedded PGlite. */
@@ -24,6 +25,8 @@ export interface DatabaseConfig {
    * up the thread that answers requests. The embedded platform does; tests and tools need not.
    */
   pgliteThread?: boolean;
+  /** A session of another thread's PGlite thread (`Database.connectionForThread`), instead of a database of its own. */
+  pglitePort?: MessagePort;
   /**
    * PGlite in memory only: the archive of a data directory (PGlite's `dumpDataDir`) to start from,
    * instead of initialising a new cluster, which is most of what opening one costs. Tests open many.
@@ -40,11 +43,20 @@ export interface Database {
   readonly engine: "postgres" | "pglite";
   /** The connection pool's counts right now; only Postgres has a pool (PGlite is one connection in-process). */
   poolConnections?(): PoolConnections;
+  /**
+   * What another thread of this process passes to `openDatabase` to reach this same database: the
+   * server's URL, or a new session of PGlite's thread. Absent for PGlite on the calling thread, which
+   * no other thread can reach.
+   */
+  connectionForThread?(): ThreadConnection;
   /** Resolves once the database answers a trivial query; rejects with the driver's error when it cannot. */
   check(): Promise<void>;
   /** Closes every connection; PGlite keeps the process alive until this is called. */
   close(): Promise<void>;
 }
+
+/** See {@link Database.connectionForThread}; sent to the other thread, the port in its transfer list. */
+export type ThreadConnection = { databaseUrl: string; pglitePort?: undefined } | { pglitePort: MessagePort; databaseUrl?: undefined };
 
 // Timestamps and counts come back as JS values the same way on both engines.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -61,9 +73,10 @@ export interface PoolConnections {
 
 /** Opens the database the configuration names. */
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
-  if (config.databaseUrl) {
+  const { databaseUrl } = config;
+  if (databaseUrl) {
     const pool = new pg.Pool({
-      connectionString: config.databaseUrl,
+      connectionString: databaseUrl,
       max: config.poolSize ?? 10,
       connectionTimeoutMillis: config.connectionTimeoutMs ?? 3_000,
       // A server that vanishes without closing the socket (a network partition) is noticed by TCP
@@ -84,9 +97,15 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       db,
       engine: "postgres",
       poolConnections: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      connectionForThread: () => ({ databaseUrl }),
       check: () => checkOf(db),
       close: () => db.destroy(),
     };
+  }
+  if (config.pglitePort) {
+    const session = new PgliteSession(config.pglitePort);
+    const db = new Kysely({ dialect: new PGliteDialect(session as unknown as PGlite), log: traceQuery });
+    return { db, engine: "pglite", check: () => checkOf(db), close: () => db.destroy() };
   }
   if (!config.dataDir.startsWith("memory://")) mkdirSync(config.dataDir, { recursive: true });
   // The dialect needs only `query` and `close`, which the thread offers too.
@@ -97,6 +116,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   return {
     db,
     engine: "pglite",
+    connectionForThread: pglite instanceof PgliteThread ? () => ({ pglitePort: pglite.connectPort() }) : undefined,
     check: () => checkOf(db),
     // Kysely's destroy closes the PGlite instance through the dialect.
     close: async () => {

@@ -1,49 +1,96 @@
-import { Worker } from "node:worker_threads";
+import { MessageChannel, Worker, type MessagePort } from "node:worker_threads";
 import { workerEntry, workerExecArgv } from "@qrplatform/platform";
 
-/** A message to the database thread: a statement with its parameters, or the request to close. */
-export type ThreadRequest = { kind: "query"; id: number; sql: string; params: unknown[] } | { kind: "close"; id: number };
+/**
+ * A message to the database thread: a statement with its parameters; from the parent only, a port
+ * that is a session of its own, or the request to close.
+ */
+export type ThreadRequest =
+  | { kind: "query"; id: number; sql: string; params: unknown[] }
+  | { kind: "session"; port: MessagePort }
+  | { kind: "close"; id: number };
 /** The thread's answer to request `id` (0: whether it started). */
 export type ThreadReply =
   | { id: number; ok: true; result: { rows: Record<string, unknown>[]; affectedRows?: number | undefined } }
   | { id: number; ok: false; error: Record<string, unknown> };
 
+type QueryResult = { rows: Record<string, unknown>[]; affectedRows?: number | undefined };
+
 /** The database thread's entry, beside this file. */
 const WORKER_FILE = workerEntry("pglite-worker", import.meta.url);
+
+/** A Worker or a MessagePort: what a session of the database thread talks through. */
+interface ThreadPort {
+  postMessage(message: ThreadRequest, transfer?: MessagePort[]): void;
+  on(event: "message", listener: (reply: ThreadReply) => void): unknown;
+}
+
+/**
+ * The part of PGlite's interface kysely's PGlite dialect uses (`query`), as messages to the database
+ * thread and their answers, matched by id.
+ */
+class ThreadClient {
+  private readonly pending = new Map<number, (reply: ThreadReply) => void>();
+  private nextId = 1;
+  private gone: Error | undefined;
+
+  constructor(protected readonly port: ThreadPort) {
+    port.on("message", (reply) => {
+      const waiting = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
+      waiting?.(reply);
+    });
+  }
+
+  async query(sql: string, params: unknown[] = []): Promise<QueryResult> {
+    const reply = await this.send({ kind: "query", id: this.nextId++, sql, params });
+    if (!reply.ok) throw errorFrom(reply.error);
+    return reply.result;
+  }
+
+  /** The thread or the port is gone: what waits fails, and so does everything asked after. */
+  protected fail(error: Error): void {
+    this.gone ??= error;
+    for (const [id, waiting] of this.pending) waiting({ id, ok: false, error: { message: error.message } });
+    this.pending.clear();
+  }
+
+  protected waitFor(id: number): Promise<ThreadReply> {
+    return new Promise((resolve) => this.pending.set(id, resolve));
+  }
+
+  protected send(request: Extract<ThreadRequest, { id: number }>): Promise<ThreadReply> {
+    if (this.gone) return Promise.reject(this.gone);
+    const reply = this.waitFor(request.id);
+    this.port.postMessage(request);
+    return reply;
+  }
+
+  protected newId(): number {
+    return this.nextId++;
+  }
+}
 
 /**
  * PGlite on a thread of its own, with the part of PGlite's interface kysely's PGlite dialect uses
  * (`query`, `close`). PGlite runs Postgres as WebAssembly on whichever thread owns it, so a statement
  * that takes 30 ms would hold up every request of the process that answers HTTP; here it holds up
- * only the database thread, and the request thread pays a message each way.
+ * only the database thread, and the request thread pays a message each way. Other threads of the
+ * process open sessions of their own (`connectPort`, then {@link PgliteSession}).
  */
-export class PgliteThread {
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve: (reply: ThreadReply) => void }>();
-  private nextId = 1;
-  private exited: Error | undefined;
+export class PgliteThread extends ThreadClient {
   closed = false;
 
-  private constructor(dataDir: string) {
-    this.worker = new Worker(WORKER_FILE, { workerData: { dataDir }, execArgv: workerExecArgv(WORKER_FILE) });
-    this.worker.on("message", (reply: ThreadReply) => {
-      const waiting = this.pending.get(reply.id);
-      this.pending.delete(reply.id);
-      waiting?.resolve(reply);
-    });
-    const fail = (error: Error) => {
-      this.exited ??= error;
-      for (const [id, waiting] of this.pending) waiting.resolve({ id, ok: false, error: { message: error.message } });
-      this.pending.clear();
-    };
-    this.worker.on("error", fail);
-    this.worker.on("exit", (code) => fail(new Error(`the database thread exited (${code})`)));
+  private constructor(private readonly worker: Worker) {
+    super(worker);
+    worker.on("error", (error) => this.fail(error));
+    worker.on("exit", (code) => this.fail(new Error(`the database thread exited (${code})`)));
   }
 
   /** Starts the thread and opens PGlite in `dataDir` ("memory://" for a database in memory). */
   static async open(dataDir: string): Promise<PgliteThread> {
-    const thread = new PgliteThread(dataDir);
-    const started = await new Promise<ThreadReply>((resolve) => thread.pending.set(0, { resolve }));
+    const thread = new PgliteThread(new Worker(WORKER_FILE, { workerData: { dataDir }, execArgv: workerExecArgv(WORKER_FILE) }));
+    const started = await thread.waitFor(0);
     if (!started.ok) {
       await thread.worker.terminate();
       throw errorFrom(started.error);
@@ -51,27 +98,41 @@ export class PgliteThread {
     return thread;
   }
 
-  async query(sql: string, params: unknown[] = []): Promise<{ rows: Record<string, unknown>[]; affectedRows?: number | undefined }> {
-    const reply = await this.send({ kind: "query", id: this.nextId++, sql, params });
-    if (!reply.ok) throw errorFrom(reply.error);
-    return reply.result;
+  /**
+   * A new session of the database thread, for another thread of this process to open as a database of
+   * its own (`openDatabase({ pglitePort })`): its statements go straight to the database thread. While
+   * one session's transaction is open, the others' statements wait for it to end; a session whose port
+   * closes (its thread ended) has its open transaction rolled back.
+   */
+  connectPort(): MessagePort {
+    const { port1, port2 } = new MessageChannel();
+    this.port.postMessage({ kind: "session", port: port2 }, [port2]);
+    return port1;
   }
 
   /** Closes PGlite (its files are whole afterwards) and stops the thread. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    const reply = await this.send({ kind: "close", id: this.nextId++ });
+    const reply = await this.send({ kind: "close", id: this.newId() });
     await this.worker.terminate();
     if (!reply.ok) throw errorFrom(reply.error);
   }
+}
 
-  private send(request: ThreadRequest): Promise<ThreadReply> {
-    if (this.exited) return Promise.reject(this.exited);
-    return new Promise((resolve) => {
-      this.pending.set(request.id, { resolve });
-      this.worker.postMessage(request);
-    });
+/** A session of a database thread, over the port `PgliteThread.connectPort` made in another thread. */
+export class PgliteSession extends ThreadClient {
+  closed = false;
+
+  constructor(private readonly messagePort: MessagePort) {
+    super(messagePort);
+    messagePort.on("close", () => this.fail(new Error("the database thread's session closed")));
+  }
+
+  /** Ends the session; the database stays open for the thread that owns it. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.messagePort.close();
   }
 }
 

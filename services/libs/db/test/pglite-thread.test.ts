@@ -1,5 +1,7 @@
 // The embedded database on a thread of its own: the same answers, errors and transactions as PGlite
-// in the process, and a request thread that keeps turning while a long statement runs.
+// in the process, a request thread that keeps turning while a long statement runs, and sessions of
+// other threads that never land inside the owner's transaction.
+import { Worker } from "node:worker_threads";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isUniqueViolation } from "@qrplatform/platform";
@@ -43,5 +45,54 @@ describe("PGlite on a thread", () => {
     await sql`select count(*) from generate_series(1, 3000000)`.execute(database.db);
     clearInterval(ticking);
     expect(turns).toBeGreaterThanOrEqual(5);
+  });
+
+  describe("sessions of other threads", () => {
+    const rowsOf = async (db: Database["db"], table: string) =>
+      (await sql<{ id: number }>`select id from ${sql.table(table)} order by id`.execute(db)).rows.map((row) => row.id);
+
+    it("reach the same database, and a statement sent during another session's transaction waits for it to end", async () => {
+      await sql`create table fenced (id int primary key)`.execute(database.db);
+      const session = await openDatabase({ dataDir: "", ...database.connectionForThread!() });
+      const order: string[] = [];
+      let sessionInsert: Promise<unknown> | undefined;
+      await expect(
+        database.db.transaction().execute(async (trx) => {
+          await sql`insert into fenced values (1)`.execute(trx);
+          // Sent while the transaction is open: run inside it, it would be rolled back with it.
+          sessionInsert = sql`insert into fenced values (2)`.execute(session.db).then(() => order.push("session's insert"));
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          await sql`insert into fenced values (3)`.execute(trx);
+          order.push("transaction's last statement");
+          throw new Error("roll back");
+        }),
+      ).rejects.toThrow("roll back");
+      await sessionInsert;
+      expect(order).toEqual(["transaction's last statement", "session's insert"]);
+      expect(await rowsOf(database.db, "fenced")).toEqual([2]);
+      expect(await rowsOf(session.db, "fenced")).toEqual([2]);
+      await session.close();
+      // The owner's database is still open.
+      expect(await rowsOf(database.db, "fenced")).toEqual([2]);
+    });
+
+    it("roll back the open transaction of a session whose thread ended, and the others go on", async () => {
+      await sql`create table abandoned (id int primary key)`.execute(database.db);
+      const { pglitePort } = database.connectionForThread!();
+      // A thread that opens a transaction on its session, writes, and ends without committing.
+      const worker = new Worker(
+        `const { workerData } = require("node:worker_threads");
+        const port = workerData.port;
+        port.on("message", (reply) => {
+          if (reply.id === 2) process.exit(0);
+        });
+        port.postMessage({ kind: "query", id: 1, sql: "begin", params: [] });
+        port.postMessage({ kind: "query", id: 2, sql: "insert into abandoned values (1)", params: [] });`,
+        { eval: true, workerData: { port: pglitePort }, transferList: [pglitePort!] },
+      );
+      await new Promise((resolve) => worker.once("exit", resolve));
+      await sql`insert into abandoned values (2)`.execute(database.db);
+      expect(await rowsOf(database.db, "abandoned")).toEqual([2]);
+    });
   });
 });

@@ -1,6 +1,7 @@
 import type { RequestListener } from "node:http";
 import type { Transport } from "@connectrpc/connect";
 import { z } from "zod";
+import type { Database } from "@qrplatform/db";
 import { noMetrics, optionalVar, type Logger, type Metrics } from "@qrplatform/platform";
 import { scanClassifier } from "../scans/classify.js";
 import { openCountryDatabase } from "../scans/country.js";
@@ -61,11 +62,14 @@ export interface RedirectPathOptions {
 }
 
 /**
- * Where the recording thread of a process that runs the links service stores scans: through
- * connections of its own on a Postgres server, through the links service's thread on PGlite.
+ * Where the recording thread of a process that runs the links service stores scans: the links
+ * service's database, through connections of its own on a Postgres server or a session of its own of
+ * PGlite's thread; the links service announces what it stored.
  */
-export function recordingThreadStorage(links: Omit<RecorderThreadStorage, "databaseUrl">, databaseUrl: string | undefined): RecorderThreadStorage {
-  return { databaseUrl, storeCheckedScans: links.storeCheckedScans, announceStoredScans: links.announceStoredScans };
+export function recordingThreadStorage(links: Pick<RecorderThreadStorage, "announceStoredScans">, database: Database): RecorderThreadStorage {
+  const { connectionForThread } = database;
+  if (!connectionForThread) throw new Error("recording scans on a thread needs PostgreSQL or PGlite on a thread of its own");
+  return { connection: connectionForThread, announceStoredScans: links.announceStoredScans };
 }
 
 /** The short-link request listener, and how to stop it without losing a scan. */

@@ -1,14 +1,14 @@
 import type { IncomingMessage } from "node:http";
 import { Worker } from "node:worker_threads";
+import type { ThreadConnection } from "@qrplatform/db";
 import { noMetrics, withSpanFrom, workerEntry, workerExecArgv, type Logger, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../redirects/redirector.js";
-import type { ScanColumns } from "./scan-columns.js";
 import { scanRecorderMetrics, type DropReason, type RedirectRecorder } from "./scan-recorder.js";
 
-// The request thread's half of recording on a thread of its own (ADR 0014, fifth and seventh
-// rounds): a redirect only appends a few of its fields to columns, which go to the recording thread
-// every few milliseconds; that thread classifies, spools, and stores (scan-recorder-worker.ts).
+// The request thread's half of recording on a thread of its own (ADR 0014, fifth and tenth rounds):
+// a redirect only appends a few of its fields to columns, which go to the recording thread every few
+// milliseconds; that thread classifies, spools, and stores (scan-recorder-worker.ts).
 
 /** Redirects as the request thread captured them, one array per field, one entry per redirect. */
 export interface CapturedRedirects {
@@ -26,25 +26,22 @@ export interface CapturedRedirects {
 }
 
 /**
- * Where the recording thread's batches are stored, and what this thread's links service does for
- * them (LinksModule's methods of the same names). Either way the recording thread waits for it before
- * it goes on, as RecordScans's caller waits for the answer.
+ * Where the recording thread stores its batches, and what this thread's links service does once one is
+ * stored (LinksModule's method of the same name); the recording thread waits for it before it goes on,
+ * as RecordScans's caller waits for the answer.
  */
 export interface RecorderThreadStorage {
   /**
-   * The PostgreSQL server the recording thread stores through with connections of its own, then asks
-   * for `announceStoredScans`. Unset where this thread owns the database (PGlite belongs to one
-   * thread): the recording thread hands each batch back for `storeCheckedScans`.
+   * The database as the recording thread opens it (`Database.connectionForThread`): asked each time a
+   * thread starts, since a port to PGlite's thread ends with the thread it was given to.
    */
-  databaseUrl: string | undefined;
-  storeCheckedScans(scans: ScanColumns): Promise<number>;
+  connection(): ThreadConnection;
   announceStoredScans(linkIds: readonly string[]): Promise<void>;
 }
 
 /** What the recording thread was started with. */
 export interface RecorderThreadSettings {
-  /** Unset: the request thread stores the batches (a "store" message each). */
-  databaseUrl: string | undefined;
+  connection: ThreadConnection;
   visitorKeySecret: string;
   trustedProxies: readonly string[];
   countryHeader: string | undefined;
@@ -66,13 +63,10 @@ export interface RecorderThreadStatus {
   oldestUnstoredAt: number | undefined;
 }
 
-/**
- * What the recording thread asks of the request thread, answered by id: announce the links of a batch
- * it stored itself, or store a batch it built (LinksModule.storeCheckedScans).
- */
-export type RecorderThreadRequest = { kind: "announce"; linkIds: string[] } | { kind: "store"; scans: ScanColumns };
-/** The answer to request `id`: done, or the `error` it failed with (a batch is then sent again). */
-export type RecorderThreadAnswer = { kind: "answer"; id: number; error?: string };
+/** What the recording thread asks of the request thread, answered by id: announce the links of a batch it stored. */
+export type RecorderThreadRequest = { kind: "announce"; linkIds: string[] };
+/** The answer to request `id`: done. */
+export type RecorderThreadAnswer = { kind: "answer"; id: number };
 
 export type ToRecorderThread = { kind: "redirects"; redirects: CapturedRedirects } | RecorderThreadAnswer | { kind: "close"; timeoutMs: number };
 export type FromRecorderThread =
@@ -92,7 +86,7 @@ const MAX_PENDING = 200_000;
 /** How long after a failure a new recording thread starts. */
 const RESTART_DELAY_MS = 1000;
 
-export interface ScanRecorderThreadOptions extends Omit<RecorderThreadSettings, "logLevel" | "flushIntervalMs" | "countryHeader" | "spoolDir" | "databaseUrl"> {
+export interface ScanRecorderThreadOptions extends Omit<RecorderThreadSettings, "logLevel" | "flushIntervalMs" | "countryHeader" | "spoolDir" | "connection"> {
   storage: RecorderThreadStorage;
   countryHeader?: string | undefined;
   /** Where scans wait on disk while they cannot be stored; in the recording thread's memory when unset. */
@@ -123,8 +117,9 @@ function emptyCapture(): CapturedRedirects {
  * and the four headers classifying reads, in columns, and hands them over every HAND_OVER_INTERVAL_MS;
  * the recording thread runs a ScanRecorder (classifying, storing, spooling) with every promise that
  * recorder makes. The request thread's part is brief, and what it keeps is gone within the hand-over
- * interval; where the recording thread stores through connections of its own, a backlog waits in its
- * heap, not in the one whose collections stall the answers. A hard kill loses what waits in memory,
+ * interval; the recording thread stores through a connection of its own (to the PostgreSQL server, or a
+ * session of PGlite's thread), so a backlog waits in its heap, not in the one whose collections stall
+ * the answers. A hard kill loses what waits in memory,
  * at most a flush interval and a hand-over. Should the thread fail, what it held is counted dropped
  * (thread_failed) and a new one starts, replaying the spool.
  */
@@ -221,8 +216,9 @@ export class ScanRecorderThread implements RedirectRecorder {
 
   private start(): void {
     const { storage } = this.options;
+    const connection = storage.connection();
     const settings: RecorderThreadSettings = {
-      databaseUrl: storage.databaseUrl,
+      connection,
       visitorKeySecret: this.options.visitorKeySecret,
       trustedProxies: this.options.trustedProxies,
       countryHeader: this.countryHeader,
@@ -230,7 +226,11 @@ export class ScanRecorderThread implements RedirectRecorder {
       logLevel: this.options.logger.level,
       flushIntervalMs: this.options.flushIntervalMs,
     };
-    const worker = new Worker(WORKER_FILE, { workerData: settings, execArgv: workerExecArgv(WORKER_FILE) });
+    const worker = new Worker(WORKER_FILE, {
+      workerData: settings,
+      transferList: connection.pglitePort ? [connection.pglitePort] : [],
+      execArgv: workerExecArgv(WORKER_FILE),
+    });
     this.worker = worker;
     this.workerExited = new Promise((resolve) => worker.once("exit", resolve));
     this.handedOver = 0;
@@ -247,8 +247,8 @@ export class ScanRecorderThread implements RedirectRecorder {
   private receive(worker: Worker, message: FromRecorderThread): void {
     if (message.kind === "request") {
       const { request } = message;
-      void withSpanFrom(message.trace, `${request.kind} scans`, () => this.answer(request)).then((answer) =>
-        worker.postMessage({ kind: "answer", id: message.id, ...answer } satisfies ToRecorderThread),
+      void withSpanFrom(message.trace, `${request.kind} scans`, () => this.announce(request.linkIds)).then(() =>
+        worker.postMessage({ kind: "answer", id: message.id } satisfies ToRecorderThread),
       );
       return;
     }
@@ -256,19 +256,10 @@ export class ScanRecorderThread implements RedirectRecorder {
     if (message.kind === "closed") this.closed?.(message.status);
   }
 
-  private async answer(request: RecorderThreadRequest): Promise<{ error?: string }> {
+  private async announce(linkIds: string[]): Promise<void> {
     const { storage, logger } = this.options;
-    if (request.kind === "announce") {
-      // The scans are stored whatever happens here; only catalogs' cached totals would wait for their expiry.
-      await storage.announceStoredScans(request.linkIds).catch((error: unknown) => logger.warn({ err: error }, "could not announce stored scans"));
-      return {};
-    }
-    try {
-      await storage.storeCheckedScans(request.scans);
-      return {};
-    } catch (error) {
-      return { error: error instanceof Error ? error.message : String(error) };
-    }
+    // The scans are stored whatever happens here; only catalogs' cached totals would wait for their expiry.
+    await storage.announceStoredScans(linkIds).catch((error: unknown) => logger.warn({ err: error }, "could not announce stored scans"));
   }
 
   private update(status: RecorderThreadStatus): void {

@@ -1,6 +1,6 @@
 // The recording thread of a links process (ScanRecorderThread starts it): takes the redirects the
 // request thread captured, and runs a ScanRecorder on them that stores through connections of its own
-// to PostgreSQL, or, where the request thread owns the database (PGlite), through that thread.
+// to PostgreSQL, or through a session of its own of PGlite's thread.
 import type { IncomingHttpHeaders } from "node:http";
 import { parentPort, workerData } from "node:worker_threads";
 import type { Kysely } from "kysely";
@@ -10,7 +10,6 @@ import { SCHEMA } from "../../migrations/index.js";
 import type { LinksTables } from "../tables.js";
 import { scanClassifier } from "./classify.js";
 import { openCountryDatabase } from "./country.js";
-import type { ScanColumns } from "./scan-columns.js";
 import { ScanRecorder } from "./scan-recorder.js";
 import type { FromRecorderThread, RecorderThreadAnswer, RecorderThreadRequest, RecorderThreadSettings, RecorderThreadStatus, ToRecorderThread } from "./scan-recorder-thread.js";
 import { ScanSpool } from "./scan-spool.js";
@@ -18,7 +17,7 @@ import { ScanWriter } from "./scan-writer.js";
 
 /** How often the thread tells the request thread where it stands, when that changed. */
 const STATUS_INTERVAL_MS = 50;
-/** Connections of its own: one statement at a time (ScanWriter), and one to spare for a retry's. */
+/** Connections of its own to a PostgreSQL server: one statement at a time (ScanWriter), and one to spare for a retry's. */
 const POOL_SIZE = 2;
 
 const settings = workerData as RecorderThreadSettings;
@@ -29,38 +28,25 @@ startTelemetry({ service: "links" });
 const logger = createLogger({ service: "links", level: settings.logLevel }).child({ thread: "scan-recorder" });
 
 // What the request thread does for this one (announcing a batch's links, which is the links
-// service's; storing, where it owns the database), answered by id. A batch waits for it, as
-// RecordScans's answer does.
+// service's), answered by id. A batch waits for it, as RecordScans's answer does.
 let nextRequest = 1;
 const asked = new Map<number, (answer: RecorderThreadAnswer) => void>();
-async function ask(request: RecorderThreadRequest): Promise<void> {
+function ask(request: RecorderThreadRequest): Promise<RecorderThreadAnswer> {
   const id = nextRequest++;
-  const answer = await new Promise<RecorderThreadAnswer>((resolve) => {
+  return new Promise((resolve) => {
     asked.set(id, resolve);
     post({ kind: "request", id, request, trace: activeTraceContext() });
   });
-  if (answer.error !== undefined) throw new Error(answer.error);
 }
 
-/** Stores a batch the recorder built: here, through this thread's own connections, or in the request thread. */
-async function openStorage(): Promise<{ store(scans: ScanColumns): Promise<void>; close(): Promise<void> }> {
-  if (settings.databaseUrl === undefined) {
-    return { store: (scans) => ask({ kind: "store", scans }), close: async () => undefined };
-  }
-  const database = await openDatabase({ databaseUrl: settings.databaseUrl, dataDir: "", poolSize: POOL_SIZE });
-  const writer = new ScanWriter(database.db.withSchema(SCHEMA) as Kysely<LinksTables>);
-  return {
-    async store(scans) {
-      const stored = await writer.store(scans);
-      await ask({ kind: "announce", linkIds: stored > 0 ? [...new Set(scans.linkId)] : [] });
-    },
-    close: () => database.close(),
-  };
-}
-const storage = await openStorage();
+const database = await openDatabase({ ...settings.connection, dataDir: "", poolSize: POOL_SIZE });
+const writer = new ScanWriter(database.db.withSchema(SCHEMA) as Kysely<LinksTables>);
 
 const recorder = new ScanRecorder({
-  send: storage.store,
+  async send(scans) {
+    const stored = await writer.store(scans);
+    await ask({ kind: "announce", linkIds: stored > 0 ? [...new Set(scans.linkId)] : [] });
+  },
   classify: scanClassifier({ trustedProxies: settings.trustedProxies, countryHeader: settings.countryHeader, countryOf: await openCountryDatabase() }),
   visitorKeySecret: settings.visitorKeySecret,
   spool: settings.spoolDir === undefined ? undefined : new ScanSpool(settings.spoolDir),
@@ -108,7 +94,7 @@ port.on("message", (message: ToRecorderThread) => {
     case "close":
       void (async () => {
         await recorder.close(message.timeoutMs);
-        await storage.close();
+        await database.close();
         await shutdownTelemetry();
         post({ kind: "closed", status: status() });
         // Nothing else keeps the thread: it ends once the message is out.
