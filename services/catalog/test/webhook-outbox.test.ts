@@ -1,17 +1,25 @@
 // The catalog's webhook outbox on its own: an event commits with its transaction or not at all, goes
 // only to enabled endpoints of its account that subscribed to it, is stored once however often a relay
-// repeats it, and each due delivery is claimed by one worker at a time.
+// repeats it, and each due delivery is claimed by one worker at a time; the relay turns the links
+// service's scan events into one tally per code.
 import { randomUUID } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { Client } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@qrplatform/db";
 import { migrateSchema } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
+import { AcknowledgeOutboxEventsResponseSchema, LinkScanCountSchema, ListOutboxEventsResponseSchema, OutboxEventSchema, type OutboxEvent, type OutboxService } from "@qrplatform/api/links";
+import { createLogger } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import type { CatalogTables } from "../src/tables.js";
+import { OutboxRelay } from "../src/webhooks/outbox-relay.js";
 import { claimDueDeliveries } from "../src/webhooks/webhook-deliveries.repository.js";
 import { retryDelayMs } from "../src/webhooks/webhook-dispatcher.js";
 import { recordEvent, type WebhookEvent } from "../src/webhooks/webhook-events.js";
+import { DEFAULT_WEBHOOK_OPTIONS } from "../src/webhooks/webhook-options.js";
 
 let database: Database;
 let db: Kysely<CatalogTables>;
@@ -93,5 +101,57 @@ describe("the webhook outbox", () => {
     expect(retryDelayMs([1000, 5000], 1, () => 0)).toBe(800);
     expect(retryDelayMs([1000, 5000], 2, () => 1)).toBe(6000);
     expect(retryDelayMs([1000, 5000], 3)).toBeUndefined();
+  });
+
+  it("tallies each code of a scan event naming several links, for accounts with an endpoint that wants them, and acknowledges the event", async () => {
+    const [wanting, notWanting] = [randomUUID(), randomUUID()];
+    await endpoint(wanting, ["qr_code.scanned"]);
+    await endpoint(notWanting, ["qr_code.updated"]);
+    const codes = [
+      { id: randomUUID(), accountId: wanting, linkId: randomUUID() },
+      { id: randomUUID(), accountId: wanting, linkId: randomUUID() },
+      { id: randomUUID(), accountId: notWanting, linkId: randomUUID() },
+    ];
+    await db
+      .insertInto("qr_codes")
+      .values(codes.map((code) => ({ id: code.id, account_id: code.accountId, name: "menu", destination_url: "https://example.com/", status: "active", link_id: code.linkId, design: "{}" })))
+      .execute();
+    // The links service's outbox as the relay reads it: a fold's event per account, naming its links;
+    // all in one tally period.
+    const now = new Date();
+    const scanEvent = (accountId: string, counts: [string, number][]) =>
+      create(OutboxEventSchema, {
+        id: randomUUID(),
+        accountId,
+        type: "link.scanned",
+        occurTime: timestampFromDate(now),
+        linkScans: counts.map(([linkId, scanCount]) => create(LinkScanCountSchema, { linkId, scanCount: BigInt(scanCount) })),
+      });
+    let waiting: OutboxEvent[] = [
+      scanEvent(wanting, [
+        [codes[0]!.linkId, 3],
+        [codes[1]!.linkId, 2],
+      ]),
+      scanEvent(notWanting, [[codes[2]!.linkId, 4]]),
+      scanEvent(wanting, [[codes[0]!.linkId, 1]]),
+    ];
+    const outbox = {
+      listOutboxEvents: async () => create(ListOutboxEventsResponseSchema, { events: waiting }),
+      acknowledgeOutboxEvents: async ({ eventIds }: { eventIds: string[] }) => {
+        waiting = waiting.filter((event) => !eventIds.includes(event.id));
+        return create(AcknowledgeOutboxEventsResponseSchema, { removed: eventIds.length });
+      },
+    } as unknown as Client<typeof OutboxService>;
+    const relay = new OutboxRelay(db, outbox, DEFAULT_WEBHOOK_OPTIONS, createLogger({ service: "test", level: "silent" }), () => now);
+    await relay.runOnce();
+
+    expect(waiting).toEqual([]);
+    const tallies = await db.selectFrom("scan_tallies").select(["qr_code_id", "scans"]).where("account_id", "in", [wanting, notWanting]).execute();
+    expect(new Map(tallies.map((tally) => [tally.qr_code_id, Number(tally.scans)]))).toEqual(
+      new Map([
+        [codes[0]!.id, 4],
+        [codes[1]!.id, 2],
+      ]),
+    );
   });
 });

@@ -5,6 +5,7 @@ import * as domainServing from "./20261210T1000_domain_serving.js";
 import * as scanDeltasAndSketches from "./20261220T1000_scan_deltas_and_sketches.js";
 import * as scanDeltasByCombination from "./20261228T1000_scan_deltas_by_combination.js";
 import * as outbox from "./20261230T1000_outbox.js";
+import * as outboxScansByAccount from "./20270105T1000_outbox_scans_by_account.js";
 
 /** The links schema's migrations, oldest first. */
 export const migrations: Migrations = {
@@ -14,6 +15,7 @@ export const migrations: Migrations = {
   "20261220T1000_scan_deltas_and_sketches": scanDeltasAndSketches,
   "20261228T1000_scan_deltas_by_combination": scanDeltasByCombination,
   "20261230T1000_outbox": outbox,
+  "20270105T1000_outbox_scans_by_account": outboxScansByAccount,
 };
 
 /** The Postgres schema that holds the links service's tables. */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, createClient, type Client } from "@connectrpc/connect";
-import { AnalyticsService, ScanSchema, type Scan } from "@qrplatform/api/links";
+import { AnalyticsService, OutboxService, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { sql } from "kysely";
 import { inProcessTransport } from "@qrplatform/platform";
 import { DeltaFolder } from "../src/scans/delta-folder.js";
@@ -283,6 +283,32 @@ describe("rollups written as deltas", () => {
     // The rollups alone now hold it all.
     const { rows } = await sql<{ scans: number }>`select scans from links.scan_totals where link_id = ${linkId}`.execute(stack.database.db);
     expect(rows).toEqual([{ scans: 300 }]);
+  });
+
+  it("tell webhooks of a fold's scans in one outbox event per account, naming a thousand of its links at most", async () => {
+    const outbox = createClient(OutboxService, inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken }));
+    // Earlier tests' events are taken first, as the catalog's relay takes them, so only this fold's are listed.
+    for (let { events } = await outbox.listOutboxEvents({ pageSize: 1000 }); events.length > 0; { events } = await outbox.listOutboxEvents({ pageSize: 1000 })) {
+      await outbox.acknowledgeOutboxEvents({ eventIds: events.map((event) => event.id) });
+    }
+    const [busy, quiet] = [randomUUID(), randomUUID()];
+    const links = [...Array.from({ length: 1001 }, (_, i) => ({ linkId: randomUUID(), accountId: busy, scans: 1 + (i % 3) })), { linkId: randomUUID(), accountId: quiet, scans: 7 }];
+    // Stored as a links instance stores them, two combinations of values per link.
+    await sql`
+      insert into links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, scans, visitors)
+      select link_id, account_id, '2026-11-23', country, 'mobile', 'iOS', 'Mobile Safari', '', scans, 0
+      from unnest(${links.map((l) => l.linkId)}::uuid[], ${links.map((l) => l.accountId)}::uuid[], ${links.map((l) => l.scans)}::int[]) as d (link_id, account_id, scans)
+      cross join (values ('DE'), ('FR')) as c (country)`.execute(stack.database.db);
+    while ((await foldScanDeltas(stack.database.db)) === undefined);
+
+    const { events } = await outbox.listOutboxEvents({ pageSize: 1000 });
+    expect(events.every((event) => event.type === "link.scanned")).toBe(true);
+    const sizes = (accountId: string) => events.filter((event) => event.accountId === accountId).map((event) => event.linkScans.length).sort((a, b) => a - b);
+    expect(sizes(busy)).toEqual([1, 1000]);
+    expect(sizes(quiet)).toEqual([1]);
+    const counted = events.flatMap((event) => event.linkScans.map((scans) => [scans.linkId, scans.scanCount] as const));
+    expect(new Map(counted)).toEqual(new Map(links.map((l) => [l.linkId, BigInt(2 * l.scans)])));
+    expect(counted).toHaveLength(links.length);
   });
 
   it("are folded by the service itself soon after a batch", async () => {

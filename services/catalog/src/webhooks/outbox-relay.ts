@@ -14,6 +14,14 @@ const BATCH = 500;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SWEEP_EVERY_MS = 60_000;
 
+/** One link's scans of a link.scanned event. */
+interface LinkScans {
+  linkId: string;
+  accountId: string;
+  occurredAt: Date;
+  scanCount: bigint;
+}
+
 /**
  * Brings the links service's outbox events into the catalog, where webhooks are delivered from, and
  * turns scan tallies whose period ended into `qr_code.scanned` events. Each pass, in one catalog
@@ -78,11 +86,12 @@ export class OutboxRelay {
         .returning("id")
         .execute();
       const isFresh = new Set(fresh.map((row) => row.id));
-      const scans: OutboxEvent[] = [];
+      const scans: LinkScans[] = [];
       for (const event of events.filter((e) => isFresh.has(e.id))) {
         const occurredAt = timestampDate(event.occurTime!);
-        if (event.type === "link.scanned") scans.push(event);
-        else if (event.type === "domain.verified") {
+        if (event.type === "link.scanned") {
+          for (const { linkId, scanCount } of event.linkScans) scans.push({ linkId, accountId: event.accountId, occurredAt, scanCount });
+        } else if (event.type === "domain.verified") {
           await recordEvent(trx, {
             id: event.id,
             accountId: event.accountId,
@@ -98,14 +107,14 @@ export class OutboxRelay {
   }
 
   /** Adds scans to their QR code's tally for the period, for accounts with an endpoint that wants them. */
-  private async tally(trx: Kysely<CatalogTables>, scans: OutboxEvent[]): Promise<void> {
+  private async tally(trx: Kysely<CatalogTables>, scans: LinkScans[]): Promise<void> {
     const period = this.options.scanPeriodMs;
-    const periodStart = (event: OutboxEvent) => new Date(Math.floor(timestampDate(event.occurTime!).getTime() / period) * period).toISOString();
+    const periodStart = (scan: LinkScans) => new Date(Math.floor(scan.occurredAt.getTime() / period) * period).toISOString();
     await sql`
       INSERT INTO catalog.scan_tallies (qr_code_id, period_start, account_id, scans)
       SELECT code.id, batch.period_start, code.account_id, sum(batch.scans)
-      FROM unnest(${scans.map((e) => e.linkId)}::uuid[], ${scans.map((e) => e.accountId)}::uuid[],
-                  ${scans.map(periodStart)}::timestamptz[], ${scans.map((e) => String(e.scanCount))}::bigint[])
+      FROM unnest(${scans.map((s) => s.linkId)}::uuid[], ${scans.map((s) => s.accountId)}::uuid[],
+                  ${scans.map(periodStart)}::timestamptz[], ${scans.map((s) => String(s.scanCount))}::bigint[])
         AS batch (link_id, account_id, period_start, scans)
       JOIN catalog.qr_codes AS code ON code.link_id = batch.link_id AND code.account_id = batch.account_id
       WHERE EXISTS (

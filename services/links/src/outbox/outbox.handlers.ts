@@ -3,6 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { z } from "zod";
 import {
   AcknowledgeOutboxEventsResponseSchema,
+  LinkScanCountSchema,
   ListOutboxEventsResponseSchema,
   OutboxEventSchema,
   type AcknowledgeOutboxEventsRequest,
@@ -25,8 +26,7 @@ export async function listOutboxEvents(deps: LinksDeps, req: ListOutboxEventsReq
         id: row.id,
         accountId: row.account_id,
         type: row.type,
-        linkId: row.link_id ?? "",
-        scanCount: BigInt(row.scan_count ?? 0),
+        linkScans: (row.link_ids ?? []).map((linkId, i) => create(LinkScanCountSchema, { linkId, scanCount: BigInt(row.scan_counts![i]!) })),
         domainId: row.domain_id ?? "",
         hostname: row.hostname ?? "",
         occurTime: timestampFromDate(row.occurred_at),

@@ -6,7 +6,7 @@ import type { OutboxEventRow } from "./outbox.table.js";
 export async function recordDomainVerified(trx: Kysely<LinksTables>, domain: { account_id: string; id: string; hostname: string }): Promise<void> {
   await trx
     .insertInto("outbox_events")
-    .values({ account_id: domain.account_id, type: "domain.verified", domain_id: domain.id, hostname: domain.hostname, link_id: null })
+    .values({ account_id: domain.account_id, type: "domain.verified", domain_id: domain.id, hostname: domain.hostname })
     .execute();
 }
 

@@ -11,8 +11,9 @@ export interface OutboxEventsTable {
   account_id: string;
   /** "link.scanned" or "domain.verified". */
   type: "link.scanned" | "domain.verified";
-  link_id: string | null;
-  scan_count: ColumnType<string | null, number | null | undefined, never>;
+  /** For link.scanned: the account's links whose scans a fold stored (at most 1,000), and how many of each. */
+  link_ids: string[] | null;
+  scan_counts: ColumnType<(number | string)[] | null, never, never>;
   domain_id: string | null;
   hostname: string | null;
   occurred_at: Generated<Date>;

@@ -118,8 +118,9 @@ const FOLD_LOCK = 0x71720001;
  * and added to scan_totals, scan_days and scan_day_values together, so a reader that adds rollups and
  * deltas in one statement counts each scan once, before, during and after. Only one folder runs at a
  * time (an advisory lock; a second one returns at once), so the rollup rows have one writer and
- * never wait. The same transaction writes one `link.scanned` outbox event per link folded, with its
- * count, so webhooks hear of every stored scan exactly once and in batches. Returns the deltas folded,
+ * never wait. The same transaction writes `link.scanned` outbox events, one per account folded (per
+ * thousand of its links), with each link's count, so webhooks hear of every stored scan exactly once
+ * and in batches. Returns the deltas folded,
  * or undefined when another folder holds the lock.
  */
 export async function foldScanDeltas(db: Db): Promise<number | undefined> {
@@ -156,9 +157,15 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         ON CONFLICT (link_id, day, dimension, value) DO UPDATE SET scans = scan_day_values.scans + excluded.scans
       ),
       scanned AS (
-        -- One outbox event per link per fold, carrying its count: webhooks hear of scans in batches.
-        INSERT INTO links.outbox_events (account_id, type, link_id, scan_count)
-        SELECT account_id, 'link.scanned', link_id, sum(scans) FROM folded GROUP BY 1, 3
+        -- One outbox event per account per fold (a thousand links at most each), carrying each link's
+        -- count: webhooks hear of scans in batches, and the catalog relays a busy account in one step.
+        INSERT INTO links.outbox_events (account_id, type, link_ids, scan_counts)
+        SELECT account_id, 'link.scanned', array_agg(link_id ORDER BY link_id), array_agg(scans ORDER BY link_id)
+        FROM (
+          SELECT account_id, link_id, sum(scans) AS scans, (row_number() OVER (PARTITION BY account_id ORDER BY link_id) - 1) / 1000 AS chunk
+          FROM folded GROUP BY 1, 2
+        ) AS per_link
+        GROUP BY account_id, chunk
       )
       SELECT count(*)::int AS folded FROM folded
     `.execute(trx);

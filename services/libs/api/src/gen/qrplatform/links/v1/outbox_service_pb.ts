@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/links/v1/outbox_service.proto.
  */
 export const file_qrplatform_links_v1_outbox_service: GenFile = /*@__PURE__*/
-  fileDesc("CihxcnBsYXRmb3JtL2xpbmtzL3YxL291dGJveF9zZXJ2aWNlLnByb3RvEhNxcnBsYXRmb3JtLmxpbmtzLnYxIrUBCgtPdXRib3hFdmVudBIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEgwKBHR5cGUYAyABKAkSDwoHbGlua19pZBgEIAEoCRISCgpzY2FuX2NvdW50GAUgASgDEhEKCWRvbWFpbl9pZBgGIAEoCRIQCghob3N0bmFtZRgHIAEoCRIuCgpvY2N1cl90aW1lGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIsChdMaXN0T3V0Ym94RXZlbnRzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUiTAoYTGlzdE91dGJveEV2ZW50c1Jlc3BvbnNlEjAKBmV2ZW50cxgBIAMoCzIgLnFycGxhdGZvcm0ubGlua3MudjEuT3V0Ym94RXZlbnQiMwoeQWNrbm93bGVkZ2VPdXRib3hFdmVudHNSZXF1ZXN0EhEKCWV2ZW50X2lkcxgBIAMoCSIyCh9BY2tub3dsZWRnZU91dGJveEV2ZW50c1Jlc3BvbnNlEg8KB3JlbW92ZWQYASABKAUyhwIKDU91dGJveFNlcnZpY2USbwoQTGlzdE91dGJveEV2ZW50cxIsLnFycGxhdGZvcm0ubGlua3MudjEuTGlzdE91dGJveEV2ZW50c1JlcXVlc3QaLS5xcnBsYXRmb3JtLmxpbmtzLnYxLkxpc3RPdXRib3hFdmVudHNSZXNwb25zZRKEAQoXQWNrbm93bGVkZ2VPdXRib3hFdmVudHMSMy5xcnBsYXRmb3JtLmxpbmtzLnYxLkFja25vd2xlZGdlT3V0Ym94RXZlbnRzUmVxdWVzdBo0LnFycGxhdGZvcm0ubGlua3MudjEuQWNrbm93bGVkZ2VPdXRib3hFdmVudHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CihxcnBsYXRmb3JtL2xpbmtzL3YxL291dGJveF9zZXJ2aWNlLnByb3RvEhNxcnBsYXRmb3JtLmxpbmtzLnYxIvUBCgtPdXRib3hFdmVudBIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEgwKBHR5cGUYAyABKAkSEwoHbGlua19pZBgEIAEoCUICGAESFgoKc2Nhbl9jb3VudBgFIAEoA0ICGAESEQoJZG9tYWluX2lkGAYgASgJEhAKCGhvc3RuYW1lGAcgASgJEi4KCm9jY3VyX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjYKCmxpbmtfc2NhbnMYCSADKAsyIi5xcnBsYXRmb3JtLmxpbmtzLnYxLkxpbmtTY2FuQ291bnQiNAoNTGlua1NjYW5Db3VudBIPCgdsaW5rX2lkGAEgASgJEhIKCnNjYW5fY291bnQYAiABKAMiLAoXTGlzdE91dGJveEV2ZW50c1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFIkwKGExpc3RPdXRib3hFdmVudHNSZXNwb25zZRIwCgZldmVudHMYASADKAsyIC5xcnBsYXRmb3JtLmxpbmtzLnYxLk91dGJveEV2ZW50IjMKHkFja25vd2xlZGdlT3V0Ym94RXZlbnRzUmVxdWVzdBIRCglldmVudF9pZHMYASADKAkiMgofQWNrbm93bGVkZ2VPdXRib3hFdmVudHNSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgFMocCCg1PdXRib3hTZXJ2aWNlEm8KEExpc3RPdXRib3hFdmVudHMSLC5xcnBsYXRmb3JtLmxpbmtzLnYxLkxpc3RPdXRib3hFdmVudHNSZXF1ZXN0Gi0ucXJwbGF0Zm9ybS5saW5rcy52MS5MaXN0T3V0Ym94RXZlbnRzUmVzcG9uc2UShAEKF0Fja25vd2xlZGdlT3V0Ym94RXZlbnRzEjMucXJwbGF0Zm9ybS5saW5rcy52MS5BY2tub3dsZWRnZU91dGJveEV2ZW50c1JlcXVlc3QaNC5xcnBsYXRmb3JtLmxpbmtzLnYxLkFja25vd2xlZGdlT3V0Ym94RXZlbnRzUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * OutboxEvent is one change recorded by the links service.
@@ -35,23 +35,25 @@ export type OutboxEvent = Message<"qrplatform.links.v1.OutboxEvent"> & {
   accountId: string;
 
   /**
-   * "link.scanned" (scan_count scans of link_id were stored) or "domain.verified" (domain_id).
+   * "link.scanned" (the scans of link_scans were stored) or "domain.verified" (domain_id).
    *
    * @generated from field: string type = 3;
    */
   type: string;
 
   /**
-   * The link scanned, for link.scanned.
+   * Never set: a link.scanned event names its links in link_scans, as many as one fold stored.
    *
-   * @generated from field: string link_id = 4;
+   * @generated from field: string link_id = 4 [deprecated = true];
+   * @deprecated
    */
   linkId: string;
 
   /**
-   * How many scans were stored, for link.scanned.
+   * Never set: see link_scans.
    *
-   * @generated from field: int64 scan_count = 5;
+   * @generated from field: int64 scan_count = 5 [deprecated = true];
+   * @deprecated
    */
   scanCount: bigint;
 
@@ -75,6 +77,13 @@ export type OutboxEvent = Message<"qrplatform.links.v1.OutboxEvent"> & {
    * @generated from field: google.protobuf.Timestamp occur_time = 8;
    */
   occurTime?: Timestamp | undefined;
+
+  /**
+   * For link.scanned: links of the account whose scans were stored, each with how many; at most 1000.
+   *
+   * @generated from field: repeated qrplatform.links.v1.LinkScanCount link_scans = 9;
+   */
+  linkScans: LinkScanCount[];
 };
 
 /**
@@ -83,6 +92,34 @@ export type OutboxEvent = Message<"qrplatform.links.v1.OutboxEvent"> & {
  */
 export const OutboxEventSchema: GenMessage<OutboxEvent> = /*@__PURE__*/
   messageDesc(file_qrplatform_links_v1_outbox_service, 0);
+
+/**
+ * LinkScanCount is how many scans of one link were stored.
+ *
+ * @generated from message qrplatform.links.v1.LinkScanCount
+ */
+export type LinkScanCount = Message<"qrplatform.links.v1.LinkScanCount"> & {
+  /**
+   * The link, a UUID.
+   *
+   * @generated from field: string link_id = 1;
+   */
+  linkId: string;
+
+  /**
+   * How many of its scans.
+   *
+   * @generated from field: int64 scan_count = 2;
+   */
+  scanCount: bigint;
+};
+
+/**
+ * Describes the message qrplatform.links.v1.LinkScanCount.
+ * Use `create(LinkScanCountSchema)` to create a new message.
+ */
+export const LinkScanCountSchema: GenMessage<LinkScanCount> = /*@__PURE__*/
+  messageDesc(file_qrplatform_links_v1_outbox_service, 1);
 
 /**
  * ListOutboxEventsRequest asks for the oldest events.
@@ -103,7 +140,7 @@ export type ListOutboxEventsRequest = Message<"qrplatform.links.v1.ListOutboxEve
  * Use `create(ListOutboxEventsRequestSchema)` to create a new message.
  */
 export const ListOutboxEventsRequestSchema: GenMessage<ListOutboxEventsRequest> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_outbox_service, 1);
+  messageDesc(file_qrplatform_links_v1_outbox_service, 2);
 
 /**
  * ListOutboxEventsResponse holds the oldest events, oldest first.
@@ -124,7 +161,7 @@ export type ListOutboxEventsResponse = Message<"qrplatform.links.v1.ListOutboxEv
  * Use `create(ListOutboxEventsResponseSchema)` to create a new message.
  */
 export const ListOutboxEventsResponseSchema: GenMessage<ListOutboxEventsResponse> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_outbox_service, 2);
+  messageDesc(file_qrplatform_links_v1_outbox_service, 3);
 
 /**
  * AcknowledgeOutboxEventsRequest names events to remove.
@@ -145,7 +182,7 @@ export type AcknowledgeOutboxEventsRequest = Message<"qrplatform.links.v1.Acknow
  * Use `create(AcknowledgeOutboxEventsRequestSchema)` to create a new message.
  */
 export const AcknowledgeOutboxEventsRequestSchema: GenMessage<AcknowledgeOutboxEventsRequest> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_outbox_service, 3);
+  messageDesc(file_qrplatform_links_v1_outbox_service, 4);
 
 /**
  * AcknowledgeOutboxEventsResponse confirms the removal.
@@ -166,7 +203,7 @@ export type AcknowledgeOutboxEventsResponse = Message<"qrplatform.links.v1.Ackno
  * Use `create(AcknowledgeOutboxEventsResponseSchema)` to create a new message.
  */
 export const AcknowledgeOutboxEventsResponseSchema: GenMessage<AcknowledgeOutboxEventsResponse> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_outbox_service, 4);
+  messageDesc(file_qrplatform_links_v1_outbox_service, 5);
 
 /**
  * OutboxService hands the events the links service recorded (in the same transactions as the changes
