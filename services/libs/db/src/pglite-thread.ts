@@ -43,7 +43,7 @@ class ThreadClient {
   }
 
   async query(sql: string, params: unknown[] = []): Promise<QueryResult> {
-    const reply = await this.send({ kind: "query", id: this.nextId++, sql, params });
+    const reply = await this.send({ kind: "query", id: this.newId(), sql, params });
     if (!reply.ok) throw errorFrom(reply.error);
     return reply.result;
   }
@@ -122,8 +122,6 @@ export class PgliteThread extends ThreadClient {
 
 /** A session of a database thread, over the port `PgliteThread.connectPort` made in another thread. */
 export class PgliteSession extends ThreadClient {
-  closed = false;
-
   constructor(private readonly messagePort: MessagePort) {
     super(messagePort);
     messagePort.on("close", () => this.fail(new Error("the database thread's session closed")));
@@ -131,7 +129,6 @@ export class PgliteSession extends ThreadClient {
 
   /** Ends the session; the database stays open for the thread that owns it. */
   async close(): Promise<void> {
-    this.closed = true;
     this.messagePort.close();
   }
 }
