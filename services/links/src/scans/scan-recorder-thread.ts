@@ -119,9 +119,9 @@ function emptyCapture(): CapturedRedirects {
  * recorder makes. The request thread's part is brief, and what it keeps is gone within the hand-over
  * interval; the recording thread stores through a connection of its own (to the PostgreSQL server, or a
  * session of PGlite's thread), so a backlog waits in its heap, not in the one whose collections stall
- * the answers. A hard kill loses what waits in memory,
- * at most a flush interval and a hand-over. Should the thread fail, what it held is counted dropped
- * (thread_failed) and a new one starts, replaying the spool.
+ * the answers. A hard kill loses what waits in memory, at most a flush interval and a hand-over.
+ * Should the thread fail, what it held is counted dropped (thread_failed) and a new one starts,
+ * replaying the spool.
  */
 export class ScanRecorderThread implements RedirectRecorder {
   private worker: Worker | undefined;
