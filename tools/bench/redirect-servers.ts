@@ -24,7 +24,7 @@ import { sql } from "kysely";
 import pino from "pino";
 import { LinkService, RedirectService, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { openDatabase } from "@qrplatform/db";
-import { createLogger, inProcessTransport, listenHttp, remoteTransport } from "@qrplatform/platform";
+import { createLogger, inProcessTransport, listenHttp, remoteTransport, turnOffAllocationSitePretenuring } from "@qrplatform/platform";
 import { startPlatform } from "../../services/embedded/src/platform.js";
 import { loadOrCreateSecrets } from "../../services/embedded/src/secrets.js";
 import { recordingThreadStorage, startRedirectPath } from "../../services/links/src/redirects/redirect-path.js";
@@ -226,6 +226,8 @@ async function ingest(): Promise<void> {
 
 async function main(): Promise<void> {
   const [mode, slugsFile] = process.argv.slice(2);
+  // As every process of the platform starts; the ceiling stays a bare node:http server.
+  if (mode !== "ceiling") turnOffAllocationSitePretenuring();
   if (mode === "ingest") return ingest();
   if (mode !== "ceiling" && mode !== "recording" && mode !== "cached" && mode !== "embedded") {
     throw new Error(`unknown mode "${mode}": ceiling, recording, cached, embedded or ingest`);

@@ -28,6 +28,7 @@ export * from "./scan-changes.js";
 export * from "./invalidated-cache.js";
 export * from "./periodic-pass.js";
 export * from "./worker-entry.js";
+export * from "./heap-tuning.js";
 export * from "./telemetry/index.js";
 export * from "./metrics/metrics.js";
 export * from "./metrics/metrics-server.js";

@@ -3,6 +3,7 @@ import { logLevelVar, portVar, readConfig, secretVar } from "../config.js";
 import { createLogger, type Logger } from "../logger.js";
 import { noMetrics, processMetrics, type Metrics } from "../metrics/metrics.js";
 import { metricsEnv, serveMetrics } from "../metrics/metrics-server.js";
+import { turnOffAllocationSitePretenuring } from "../heap-tuning.js";
 import { onShutdownSignal } from "../shutdown.js";
 import { startTelemetry } from "../telemetry/sdk.js";
 import type { InternalCredentials } from "./credentials.js";
@@ -30,7 +31,7 @@ export interface StartedService {
 }
 
 /**
- * The life of one standalone gRPC service process: start tracing, read config, start, listen, and on SIGTERM drain
+ * The life of one standalone gRPC service process: tune the heap, start tracing, read config, start, listen, and on SIGTERM drain
  * in-flight calls before closing resources. Each service's main.ts is a call to this.
  */
 export async function runGrpcService<Schema extends z.ZodObject>(options: {
@@ -39,6 +40,7 @@ export async function runGrpcService<Schema extends z.ZodObject>(options: {
   /** Starts the modules; `metrics` is the process's registry, for the features' own instruments. */
   start: (config: z.infer<Schema> & z.infer<typeof grpcServiceEnv>, logger: Logger, metrics: Metrics) => Promise<StartedService>;
 }): Promise<void> {
+  turnOffAllocationSitePretenuring();
   startTelemetry({ service: options.service });
   const config = readConfig(grpcServiceEnv.extend(options.env.shape)) as z.infer<Schema> & z.infer<typeof grpcServiceEnv>;
   const logger = createLogger({ service: options.service, level: config.LOG_LEVEL });
