@@ -128,7 +128,7 @@ async function embedded(dataDir: string): Promise<Server> {
     shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL!,
     trustedProxies: ["loopback"],
     // As npm start reads it.
-    scanRecordingThread: process.env.SCAN_RECORDING_THREAD === "true",
+    scanRecordingThread: process.env.SCAN_RECORDING_THREAD !== "false",
     logger,
   });
   const links = createClient(LinkService, remoteTransport({ baseUrl: platform.grpcUrl, token: loadOrCreateSecrets(dataDir).adminToken }));

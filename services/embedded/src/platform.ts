@@ -52,10 +52,9 @@ export interface PlatformOptions {
   /** Where scans wait on disk while the database is away; DATA_DIR/scan-spool by default. */
   scanSpoolDir?: string | undefined;
   /**
-   * Whether scans are classified on a thread of their own, or (the default) on the thread that
-   * answers: on two cores the recording thread raised the redirects answered by a fifth, but it is
-   * one more busy thread beside the answering one and PGlite's, and the answers' p99 and the longest
-   * event-loop stall grew by a third to a half (ADR 0014, seventh round).
+   * Whether scans are classified and stored on a thread of their own (as `npm start` runs unless
+   * SCAN_RECORDING_THREAD=false), so the answering thread only captures a few fields of each
+   * redirect; when unset, on the thread that answers (ADR 0014, seventh and eleventh rounds).
    */
   scanRecordingThread?: boolean;
   /** The rendering service's cache, concurrency and per-account queues; defaults when unset. */

@@ -19,8 +19,8 @@ import { buildRedirector, resolveVia } from "./redirector.js";
  * visitor's country (such as cf-ipcountry), else the bundled DB-IP Lite database decides;
  * SCAN_SPOOL_DIR, where scans wait on disk while Postgres is away (default DATA_DIR/scan-spool);
  * SCAN_RECORDING_THREAD, whether a process that serves short links classifies and stores scans on a
- * thread of its own ("true") or on the thread that answers ("false"); unset, each process has its
- * default: the links process's is a thread, `npm start`'s the answering thread (ADR 0014, seventh round).
+ * thread of its own ("true", the default of the links process and `npm start`) or on the thread that
+ * answers ("false", for a process held to one core) (ADR 0014, fifth and eleventh rounds).
  */
 export const redirectPathEnv = z.object({
   TRUSTED_PROXIES: z
