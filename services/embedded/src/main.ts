@@ -43,7 +43,7 @@ const platform = await startPlatform({
   trustedProxies: config.TRUSTED_PROXIES,
   countryHeader: config.COUNTRY_HEADER,
   scanSpoolDir: config.SCAN_SPOOL_DIR,
-  scanRecordingThread: config.SCAN_RECORDING_THREAD !== "false",
+  scanRecordingThread: config.SCAN_RECORDING_THREAD === "true",
   rendering: {
     cacheBytes: config.RENDER_CACHE_BYTES,
     concurrency: config.RENDER_CONCURRENCY,

@@ -44,7 +44,7 @@ await runGrpcService({
       transport: inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN, readiness, metrics }),
       storeScans: links.storeCheckedScans,
       // By default a thread of its own classifies and stores scans, off the thread that answers.
-      recordingThread: config.SCAN_RECORDING_THREAD !== "false" ? recordingThreadStorage(links, database) : undefined,
+      recordingThread: config.SCAN_RECORDING_THREAD === "true" ? recordingThreadStorage(links, database) : undefined,
       invalidations,
       visitorKeySecret: config.VISITOR_KEY_SECRET,
       trustedProxies: config.TRUSTED_PROXIES,

@@ -333,9 +333,9 @@ describe("the redirect path's environment", () => {
     expect(redirectPathEnv.safeParse({ COUNTRY_HEADER: "bad header" }).success).toBe(false);
   });
 
-  it("leaves SCAN_RECORDING_THREAD to each process's default when unset, and refuses anything but true or false", () => {
-    expect(redirectPathEnv.parse({}).SCAN_RECORDING_THREAD).toBeUndefined();
-    expect(redirectPathEnv.parse({ SCAN_RECORDING_THREAD: "" }).SCAN_RECORDING_THREAD).toBeUndefined();
+  it("records on a thread of its own unless SCAN_RECORDING_THREAD is false, and refuses anything but true or false", () => {
+    expect(redirectPathEnv.parse({}).SCAN_RECORDING_THREAD).toBe("true");
+    expect(redirectPathEnv.parse({ SCAN_RECORDING_THREAD: "" }).SCAN_RECORDING_THREAD).toBe("true");
     expect(redirectPathEnv.parse({ SCAN_RECORDING_THREAD: "false" }).SCAN_RECORDING_THREAD).toBe("false");
     expect(redirectPathEnv.safeParse({ SCAN_RECORDING_THREAD: "yes" }).success).toBe(false);
   });

@@ -19,8 +19,8 @@ import { buildRedirector, resolveVia } from "./redirector.js";
  * visitor's country (such as cf-ipcountry), else the bundled DB-IP Lite database decides;
  * SCAN_SPOOL_DIR, where scans wait on disk while Postgres is away (default DATA_DIR/scan-spool);
  * SCAN_RECORDING_THREAD, whether a process that serves short links classifies and stores scans on a
- * thread of its own ("true", the default of the links process and `npm start`) or on the thread that
- * answers ("false", for a process held to one core) (ADR 0014, fifth and eleventh rounds).
+ * thread of its own ("true", the default) or on the thread that answers ("false", for a process held
+ * to one core) (ADR 0014, fifth and eleventh rounds).
  */
 export const redirectPathEnv = z.object({
   TRUSTED_PROXIES: z
@@ -29,7 +29,8 @@ export const redirectPathEnv = z.object({
     .transform((list) => list.split(",").map((entry) => entry.trim()).filter(Boolean)),
   COUNTRY_HEADER: optionalVar(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name")),
   SCAN_SPOOL_DIR: optionalVar(z.string()),
-  SCAN_RECORDING_THREAD: optionalVar(z.enum(["true", "false"])),
+  // As optionalVar does, the empty string counts as unset.
+  SCAN_RECORDING_THREAD: z.preprocess((value) => (value === "" ? undefined : value), z.enum(["true", "false"]).default("true")),
 });
 
 /** How a process serves short links. */
