@@ -328,6 +328,7 @@ describe("the redirect path's environment", () => {
     expect(redirectPathEnv.parse({ TRUSTED_PROXIES: " 10.0.0.0/8, loopback ,", COUNTRY_HEADER: "cf-ipcountry" })).toEqual({
       TRUSTED_PROXIES: ["10.0.0.0/8", "loopback"],
       COUNTRY_HEADER: "cf-ipcountry",
+      SCAN_RECORDING_THREAD: "true",
     });
     expect(redirectPathEnv.parse({}).TRUSTED_PROXIES).toEqual([]);
     expect(redirectPathEnv.safeParse({ COUNTRY_HEADER: "bad header" }).success).toBe(false);
