@@ -27,7 +27,7 @@ import { openDatabase } from "@qrplatform/db";
 import { createLogger, inProcessTransport, listenHttp, remoteTransport, turnOffAllocationSitePretenuring } from "@qrplatform/platform";
 import { startPlatform } from "../../services/embedded/src/platform.js";
 import { loadOrCreateSecrets } from "../../services/embedded/src/secrets.js";
-import { recordingThreadStorage, startRedirectPath } from "../../services/links/src/redirects/redirect-path.js";
+import { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "../../services/links/src/redirects/redirect-path.js";
 import { timeOrderedScanId } from "../../services/links/src/scans/scan-id.js";
 import { buildLinks, buildRedirector, cachedResolver, memoryInvalidationBus, resolveVia } from "../../services/links/src/server.js";
 
@@ -128,7 +128,7 @@ async function embedded(dataDir: string): Promise<Server> {
     shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL!,
     trustedProxies: ["loopback"],
     // As npm start reads it.
-    scanRecordingThread: process.env.SCAN_RECORDING_THREAD !== "false",
+    scanRecordingThread: redirectPathEnv.parse(process.env).SCAN_RECORDING_THREAD === "true",
     logger,
   });
   const links = createClient(LinkService, remoteTransport({ baseUrl: platform.grpcUrl, token: loadOrCreateSecrets(dataDir).adminToken }));

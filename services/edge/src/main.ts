@@ -14,16 +14,14 @@ import {
   redisAccessChanges,
   remoteTransport,
   secretVar,
-  startTelemetry,
-  turnOffAllocationSitePretenuring,
+  startProcess,
   serveMetrics,
 } from "@qrplatform/platform";
 import { DEFAULT_IN_FLIGHT_WAIT_MS } from "./http/idempotency.js";
 import { memoryQuotaStore, redisQuotaStore } from "./http/quota.js";
 import { buildEdge, DEFAULT_EXPORT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES } from "./server.js";
 
-turnOffAllocationSitePretenuring();
-startTelemetry({ service: "edge" });
+startProcess({ service: "edge" });
 const config = readConfig(
   z.object({
     HOST: z.string().default("0.0.0.0"),

@@ -1,13 +1,12 @@
 // `npm start`: the whole platform in one process. Configuration: see the README.
 import { z } from "zod";
 import { databaseEnv } from "@qrplatform/db";
-import { createLogger, logLevelVar, metricsPortVar, onShutdownSignal, optionalVar, portVar, readConfig, startTelemetry, turnOffAllocationSitePretenuring } from "@qrplatform/platform";
+import { createLogger, logLevelVar, metricsPortVar, onShutdownSignal, optionalVar, portVar, readConfig, startProcess } from "@qrplatform/platform";
 import { webhookEnv, webhookOptionsFromEnv } from "@qrplatform/catalog";
 import { redirectPathEnv } from "@qrplatform/links";
 import { startPlatform } from "./platform.js";
 
-turnOffAllocationSitePretenuring();
-startTelemetry({ service: "qr-platform" });
+startProcess({ service: "qr-platform" });
 const config = readConfig(
   databaseEnv.merge(redirectPathEnv).merge(webhookEnv).extend({
     HOST: z.string().default("127.0.0.1"),

@@ -1,12 +1,11 @@
 // The domain operator as its own process (in Kubernetes only): config, telemetry, the operator, its
 // health and metrics endpoints, and on SIGTERM the lease released for the other replica.
 // Configuration: see the README's table.
-import { createLogger, onShutdownSignal, processMetrics, noMetrics, readConfig, serveMetrics, startTelemetry, turnOffAllocationSitePretenuring } from "@qrplatform/platform";
+import { createLogger, onShutdownSignal, processMetrics, noMetrics, readConfig, serveMetrics, startProcess } from "@qrplatform/platform";
 import { operatorEnv, periodsOf, provisioningOf } from "./config.js";
 import { accountClient, buildOperator, domainClient, loadKubeConfig, serveHealth } from "./operator.js";
 
-turnOffAllocationSitePretenuring();
-startTelemetry({ service: "operator" });
+startProcess({ service: "operator" });
 const config = readConfig(operatorEnv);
 const logger = createLogger({ service: "operator", level: config.LOG_LEVEL });
 const metrics = config.METRICS_PORT === undefined ? noMetrics : processMetrics();

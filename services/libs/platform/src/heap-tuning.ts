@@ -3,7 +3,7 @@ import { setFlagsFromString } from "node:v8";
 /**
  * Stops V8 from allocating any object straight into the old generation because earlier objects from
  * the same line of code lived long (allocation-site pretenuring). Every process of ours calls it before
- * it serves anything.
+ * it serves anything, through startProcess.
  *
  * Why (ADR 0014, eleventh round): a server's objects live for one request. When a burst of them
  * outlives a young-generation collection (start-up, a warm-up, a slow moment), V8 decides that a site

@@ -29,6 +29,7 @@ export * from "./invalidated-cache.js";
 export * from "./periodic-pass.js";
 export * from "./worker-entry.js";
 export * from "./heap-tuning.js";
+export * from "./process-start.js";
 export * from "./telemetry/index.js";
 export * from "./metrics/metrics.js";
 export * from "./metrics/metrics-server.js";

@@ -29,8 +29,7 @@ export const redirectPathEnv = z.object({
     .transform((list) => list.split(",").map((entry) => entry.trim()).filter(Boolean)),
   COUNTRY_HEADER: optionalVar(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name")),
   SCAN_SPOOL_DIR: optionalVar(z.string()),
-  // As optionalVar does, the empty string counts as unset.
-  SCAN_RECORDING_THREAD: z.preprocess((value) => (value === "" ? undefined : value), z.enum(["true", "false"]).default("true")),
+  SCAN_RECORDING_THREAD: optionalVar(z.enum(["true", "false"])).transform((value) => value ?? "true"),
 });
 
 /** How a process serves short links. */

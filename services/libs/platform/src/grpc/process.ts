@@ -3,9 +3,8 @@ import { logLevelVar, portVar, readConfig, secretVar } from "../config.js";
 import { createLogger, type Logger } from "../logger.js";
 import { noMetrics, processMetrics, type Metrics } from "../metrics/metrics.js";
 import { metricsEnv, serveMetrics } from "../metrics/metrics-server.js";
-import { turnOffAllocationSitePretenuring } from "../heap-tuning.js";
 import { onShutdownSignal } from "../shutdown.js";
-import { startTelemetry } from "../telemetry/sdk.js";
+import { startProcess } from "../process-start.js";
 import type { InternalCredentials } from "./credentials.js";
 import type { Readiness } from "./readiness.js";
 import { serveGrpc, type GrpcModule } from "./server.js";
@@ -40,8 +39,7 @@ export async function runGrpcService<Schema extends z.ZodObject>(options: {
   /** Starts the modules; `metrics` is the process's registry, for the features' own instruments. */
   start: (config: z.infer<Schema> & z.infer<typeof grpcServiceEnv>, logger: Logger, metrics: Metrics) => Promise<StartedService>;
 }): Promise<void> {
-  turnOffAllocationSitePretenuring();
-  startTelemetry({ service: options.service });
+  startProcess({ service: options.service });
   const config = readConfig(grpcServiceEnv.extend(options.env.shape)) as z.infer<Schema> & z.infer<typeof grpcServiceEnv>;
   const logger = createLogger({ service: options.service, level: config.LOG_LEVEL });
   const credentials: InternalCredentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };
