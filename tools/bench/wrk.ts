@@ -11,7 +11,15 @@ import { promisify } from "node:util";
 export interface WrkRequest {
   path: string;
   headers: Record<string, string>;
+  /**
+   * A header that carries a different public IPv4 address each time the request is sent, such as
+   * X-Forwarded-For behind a load balancer: every request then comes from a visitor not seen before.
+   */
+  addressHeader?: string;
 }
+
+/** Where the address goes in a request with an `addressHeader`; the script splits the request there. */
+const ADDRESS_PLACEHOLDER = "@address@";
 
 export interface WrkResult {
   /** Responses completed, and those whose status was not 2xx or 3xx. */
@@ -33,10 +41,14 @@ const run = promisify(execFile);
  */
 function script(requests: WrkRequest[], meanPauseMs: number | undefined): string {
   const lua = (text: string) => JSON.stringify(text); // a JSON string is a valid Lua string literal for ASCII
-  const entries = requests.map((request) => `  wrk.format("GET", ${lua(request.path)}, {${Object.entries(request.headers)
-    // wrk.format adds wrk's own Host unless one is named "Host" exactly; a second Host would race the first.
-    .map(([name, value]) => `[${lua(name.toLowerCase() === "host" ? "Host" : name)}] = ${lua(value)}`)
-    .join(", ")}}),`);
+  const entries = requests.map((request) => {
+    const headers = request.addressHeader ? { ...request.headers, [request.addressHeader]: ADDRESS_PLACEHOLDER } : request.headers;
+    const formatted = `wrk.format("GET", ${lua(request.path)}, {${Object.entries(headers)
+      // wrk.format adds wrk's own Host unless one is named "Host" exactly; a second Host would race the first.
+      .map(([name, value]) => `[${lua(name.toLowerCase() === "host" ? "Host" : name)}] = ${lua(value)}`)
+      .join(", ")}})`;
+    return request.addressHeader ? `  around_address(${formatted}),` : `  ${formatted},`;
+  });
   const pause =
     meanPauseMs === undefined
       ? ""
@@ -50,15 +62,30 @@ end
 `;
   return `local requests
 local next_index = 0
+-- Requests with an address header are kept as the text before and after the address.
+function around_address(raw)
+  local before, after = raw:match("^(.-)${ADDRESS_PLACEHOLDER}(.*)$")
+  return { before, after }
+end
+-- The n-th visitor's address: first octets 11 to 90 (no private, loopback or link-local range), then
+-- the rest of n, so a run never sends one twice; each run starts at a random n.
+local visitor = 0
+local function address(n)
+  return (11 + n % 80) .. "." .. (math.floor(n / 80) % 256) .. "." .. (math.floor(n / 20480) % 256) .. "." .. (1 + math.floor(n / 5242880) % 250)
+end
 function init(args)
   requests = {
 ${entries.join("\n")}
   }
   next_index = math.random(#requests) - 1
+  visitor = math.random(0, 2 ^ 30)
 end
 function request()
   next_index = next_index % #requests + 1
-  return requests[next_index]
+  local entry = requests[next_index]
+  if type(entry) == "string" then return entry end
+  visitor = visitor + 1
+  return entry[1] .. address(visitor) .. entry[2]
 end
 ${pause}
 function done(summary, latency, _)
