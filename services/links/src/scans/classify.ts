@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
-import { isIP } from "node:net";
+import { isIP, isIPv4 } from "node:net";
 import ipaddr from "ipaddr.js";
 import { isbot } from "isbot";
 import proxyaddr from "proxy-addr";
@@ -58,9 +58,15 @@ const USER_AGENT_MAX_LENGTH = 512;
  * of microseconds, more than the rest of a redirect.
  */
 const AGENTS_REMEMBERED = 10_000;
-/** Addresses remembered with their country: a visitor scans in bursts, and the lookup walks a tree. */
+/**
+ * Address spellings, peers and forwarding chains remembered with what they resolve to. Not countries:
+ * the country database's walk (under a microsecond) costs less than a cache that misses, and most
+ * scans come from an address not seen lately.
+ */
 const ADDRESSES_REMEMBERED = 50_000;
 const FAMILY_MAX_LENGTH = 64;
+/** What proxy-addr splits X-Forwarded-For on (and trims): a value without either is a single hop. */
+const MORE_THAN_ONE_HOP = /[, ]/;
 const HOSTNAME_MAX_LENGTH = 253;
 
 // Cloudflare's verdicts for "no country data" and "Tor exit": the proxy knows, and it is not a country.
@@ -87,7 +93,6 @@ export function scanClassifier(options: ScanClassifierOptions): (req: Classified
     if (facts === undefined) agents.set(userAgent, (facts = agentFactsOf(userAgent)));
     return facts;
   };
-  const countries = new LRUCache<string, string>({ max: ADDRESSES_REMEMBERED });
   const forwardedClients = new LRUCache<string, string>({ max: ADDRESSES_REMEMBERED });
   // proxy-addr parses the address on every call; the peers are a handful of load balancers.
   const trustedPeers = new LRUCache<string, { trusted: boolean }>({ max: ADDRESSES_REMEMBERED });
@@ -97,26 +102,30 @@ export function scanClassifier(options: ScanClassifierOptions): (req: Classified
     if (known === undefined) trustedPeers.set(peer, (known = { trusted: isTrustedProxy(peer, 0) }));
     return known.trusted;
   };
-  // Every spelling seen, canonical or not (undefined: not an address), remembered.
+  // Every other spelling seen, canonical or not (undefined: not an address), remembered.
   const canonical = new LRUCache<string, { address: string | undefined }>({ max: ADDRESSES_REMEMBERED });
   const canonicalAddressOf = (raw: string | undefined): string | undefined => {
     if (!raw) return undefined;
+    // Node's check takes no leading zeros, so a dotted quad it accepts is already the one spelling:
+    // no cache to fill with every new visitor's address.
+    if (isIPv4(raw)) return raw;
     let known = canonical.get(raw);
     if (known === undefined) canonical.set(raw, (known = { address: canonicalAddress(raw) }));
     return known.address;
-  };
-  const countryOf = (address: string): string => {
-    let country = countries.get(address);
-    if (country === undefined) countries.set(address, (country = options.countryOf(address)));
-    return country;
   };
 
   const clientOf = (req: ClassifiedRequest): { clientAddress: string; viaTrustedProxy: boolean } => {
     const peer = canonicalAddressOf(req.socket.remoteAddress);
     if (peer === undefined) return { clientAddress: "", viaTrustedProxy: false };
     if (!isTrustedPeer(peer)) return { clientAddress: peer, viaTrustedProxy: false };
-    // The walk reads only the peer and X-Forwarded-For, so its answer is remembered for the pair.
     const forwarded = req.headers["x-forwarded-for"];
+    // One hop, as one load balancer sends it: the walk below would stop at that hop, which is the
+    // client when it is an address (else the peer stands in). Answered directly, since nearly every
+    // scan's pair is new and remembering it would cost more than the walk saves.
+    if (typeof forwarded === "string" && !MORE_THAN_ONE_HOP.test(forwarded)) {
+      return { clientAddress: canonicalAddressOf(forwarded) ?? peer, viaTrustedProxy: true };
+    }
+    // The walk reads only the peer and X-Forwarded-For, so its answer is remembered for the pair.
     const key = `${peer}\n${typeof forwarded === "string" ? forwarded : (forwarded ?? []).join(",")}`;
     let address = forwardedClients.get(key);
     if (address === undefined) forwardedClients.set(key, (address = forwardedClientOf(req, peer)));
@@ -143,7 +152,7 @@ export function scanClassifier(options: ScanClassifierOptions): (req: Classified
     const proxyCountry = viaTrustedProxy && countryHeader ? countryFromHeader(req.headers[countryHeader]) : undefined;
     return {
       clientAddress,
-      country: proxyCountry ?? (clientAddress ? countryOf(clientAddress) : ""),
+      country: proxyCountry ?? (clientAddress ? options.countryOf(clientAddress) : ""),
       deviceType: agent.deviceType,
       os: agent.os,
       browser: agent.browser,
