@@ -212,7 +212,7 @@ async function load(port: number, requests: WrkRequest[], seconds: number, conne
 /**
  * One request per link, with a phone's User-Agent, each time from a visitor not seen before (a new
  * public address in X-Forwarded-For, as a load balancer forwards it). Most scans of a busy code are a
- * visitor's first of the day (so are about nine in ten of the analytics dataset's hot code), and that
+ * visitor's first of the day (as are 98 in 100 of the analytics dataset's hot code), and that
  * is the scan that costs storage most, a new visitor-day, and misses the address caches.
  */
 function scanRequests(slugs: string[]): WrkRequest[] {
