@@ -3,6 +3,7 @@
 // spent 35, more than the bare server it loads, so that the bare server and the redirector answered
 // at the generator's rate. Debian ships it (`apt-get install wrk`).
 import { execFile } from "node:child_process";
+import { randomInt } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -64,11 +65,11 @@ end
 local next_index = 0
 -- Requests with an address header are kept as the text before and after the address.
 function around_address(raw)
-  local before, after = raw:match("^(.-)${ADDRESS_PLACEHOLDER}(.*)$")
-  return { before, after }
+  local first, last = raw:find(${lua(ADDRESS_PLACEHOLDER)}, 1, true)
+  return { raw:sub(1, first - 1), raw:sub(last + 1) }
 end
 -- The n-th visitor's address: first octets 11 to 90 (no private, loopback or link-local range), then
--- the rest of n, so a run never sends one twice; each run starts at a random n.
+-- the rest of n, so a run never sends one twice; each run starts at a random n, so runs do not share visitors.
 local visitor = 0
 local function address(n)
   return (11 + n % 80) .. "." .. (math.floor(n / 80) % 256) .. "." .. (math.floor(n / 20480) % 256) .. "." .. (1 + math.floor(n / 5242880) % 250)
@@ -77,8 +78,9 @@ function init(args)
   requests = {
 ${entries.join("\n")}
   }
-  next_index = math.random(#requests) - 1
-  visitor = math.random(0, 2 ^ 30)
+  -- wrk never seeds Lua's generator, so every run would draw the same numbers: the starts come from here.
+  next_index = ${randomInt(requests.length)}
+  visitor = ${randomInt(2 ** 30)}
 end
 function request()
   next_index = next_index % #requests + 1
