@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { DomainServingSchema, DomainState, type DomainServing } from "@qrplatform/api/links";
 import { closedUdpPort } from "./support/dns-server.js";
 import { errorOf } from "./support/errors.js";
@@ -76,8 +76,15 @@ describe("registering domains", () => {
 describe("listing domains", () => {
   it("pages through an account's domains, oldest first, with tokens bound to the account", async () => {
     const accountId = newAccount();
-    const created: string[] = [];
-    for (let i = 0; i < 5; i++) created.push((await stack.domains.createDomain({ accountId, hostname: uniqueHost("list") })).domain!.id);
+    const created: { id: string; createdMs: number }[] = [];
+    for (let i = 0; i < 5; i++) {
+      const { domain } = await stack.domains.createDomain({ accountId, hostname: uniqueHost("list") });
+      created.push({ id: domain!.id, createdMs: timestampMs(domain!.createTime!) });
+    }
+    // Creation time, then id: two domains made in the same millisecond come in id order.
+    const inListOrder = created
+      .sort((a, b) => a.createdMs - b.createdMs || (a.id < b.id ? -1 : 1))
+      .map((domain) => domain.id);
     await stack.domains.createDomain({ accountId: newAccount(), hostname: uniqueHost("other") });
 
     const seen: string[] = [];
@@ -88,7 +95,7 @@ describe("listing domains", () => {
       seen.push(...page.domains.map((d) => d.id));
       pageToken = page.nextPageToken;
     } while (pageToken);
-    expect(seen).toEqual(created);
+    expect(seen).toEqual(inListOrder);
 
     const first = await stack.domains.listDomains({ accountId, pageSize: 1 });
     const replay = await errorOf(stack.domains.listDomains({ accountId: newAccount(), pageSize: 1, pageToken: first.nextPageToken }));
