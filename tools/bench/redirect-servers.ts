@@ -37,7 +37,7 @@ const logger = createLogger({ service: "bench", level: process.env.LOG_LEVEL ?? 
 
 interface Server {
   port: number;
-  /** Scans classified but not yet stored. */
+  /** Scans not yet stored, in memory or spooled to disk. */
   pendingScans(): number;
   /** Scans the recorder has taken (each must be stored exactly once). */
   recordedScans(): number;
@@ -94,7 +94,7 @@ async function redirector(recording: boolean): Promise<Server> {
       logger,
     });
     handler = path.handler;
-    pendingScans = () => path.recorder.pending;
+    pendingScans = () => path.recorder.pending + path.recorder.spooledScans;
     recordedScans = () => path.recorder.recorded;
     oldestUnstoredMs = () => path.recorder.oldestUnstoredAgeMs;
     stop = () => path.close();
@@ -145,7 +145,7 @@ async function embedded(dataDir: string): Promise<Server> {
   return {
     port,
     slugs,
-    pendingScans: () => recorder.pending,
+    pendingScans: () => recorder.pending + recorder.spooledScans,
     recordedScans: () => recorder.recorded,
     oldestUnstoredMs: () => recorder.oldestUnstoredAgeMs,
     close: () => platform.close(),

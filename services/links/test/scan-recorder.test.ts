@@ -223,6 +223,47 @@ describe("the scan recorder", () => {
       expect(service.stored.size).toBe(5);
     });
 
+    it("moves a backlog to disk when storing falls behind, so a hard kill then loses none of it", async () => {
+      // A database at its limit: the first batch takes a while, and after it nothing is stored any more.
+      let release!: () => void;
+      const slowFirst = new Promise<void>((resolve) => (release = resolve));
+      const first = fakeService();
+      let calls = 0;
+      const slow: SendScans = async (scans) => {
+        if (++calls > 1) return new Promise<never>(() => {});
+        await slowFirst;
+        await first.send(scans);
+      };
+      const behind = recorderFor(slow, 10, new ScanSpool(dir));
+      for (let i = 0; i < 60_000; i++) behind.recordRedirect(request("GET", IPHONE, `198.51.${i >> 8}.${i & 255}`), target);
+      await until(() => calls === 1);
+      release();
+
+      // The first batch (5,000, the most a call takes) is stored; the 55,000 behind it wait on disk, not in memory.
+      await until(() => behind.spooledScans === 55_000);
+      expect(behind.pending).toBe(0);
+      expect(first.stored.size).toBe(5000);
+      expect(behind.counts.dropped.buffer_full).toBe(0);
+
+      // The process is killed while its next call hangs: the next one on the same spool stores the rest, each scan once.
+      const service = fakeService();
+      const restarted = recorderFor(service.send, 10, new ScanSpool(dir));
+      await until(() => service.stored.size === 55_000);
+      await restarted.close();
+      expect(new Set([...first.stored.keys(), ...service.stored.keys()]).size).toBe(60_000);
+      expect(readdirSync(dir).filter((name) => name.endsWith(".scans"))).toEqual([]);
+    });
+
+    it("keeps a backlog in memory, and stores it all, when storing catches up soon enough", async () => {
+      const service = fakeService();
+      const recorder = recorderFor(service.send, 10, new ScanSpool(dir));
+      for (let i = 0; i < 55_000; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.${i >> 8}.${i & 255}`), target);
+      await until(() => service.stored.size === 55_000);
+      await recorder.close();
+      // 50,000 waiting behind the first batch is not yet behind for good: no file was written.
+      expect(readdirSync(dir)).toEqual([]);
+    });
+
     it("reports scans buffered, spooled and stored, and the age of the oldest one not stored", async () => {
       let up = false;
       const stored: Scan[] = [];

@@ -18,6 +18,14 @@ const BATCH_SIZE = 1000;
  * (storage slower for a while than redirects come) is caught up with in fewer round trips.
  */
 const MAX_BATCH_SIZE = MAX_SCANS_PER_BATCH;
+/**
+ * Scans left waiting in memory after a batch is stored, past which storing is taken to be slower than
+ * scans come for good (a database at its limit) and what waits moves to the spool: about a second of
+ * the most redirects one process answers here. Well above what waits behind one slow batch: spooling
+ * costs more than storing from memory, and on the answering thread it would take the time that holds
+ * answering back to the pace storing keeps (ADR 0014, thirteenth round).
+ */
+const MAX_BACKLOG_IN_MEMORY = 10 * MAX_BATCH_SIZE;
 /** Scans kept in memory while they can be neither stored nor spooled; past this, new scans are dropped and logged. */
 const MAX_BUFFERED = 200_000;
 const MAX_RETRY_DELAY_MS = 5000;
@@ -69,6 +77,8 @@ export interface RedirectRecorder {
   recordRedirect(req: IncomingMessage, target: RedirectTarget): void;
   /** Redirects and scans waiting in memory to be stored. */
   readonly pending: number;
+  /** Scans waiting on disk (the spool) to be stored. */
+  readonly spooledScans: number;
   /** Scans taken since the recorder started: each is stored exactly once, or spooled, or reported dropped. */
   readonly recorded: number;
   /** How long the oldest scan not stored yet has waited, in milliseconds; 0 when none waits. */
@@ -86,7 +96,7 @@ export type DropReason = "buffer_full" | "refused" | "unclassifiable" | "thread_
  */
 export function scanRecorderMetrics(
   metrics: Metrics,
-  recorder: Pick<RedirectRecorder, "pending" | "oldestUnstoredAgeMs"> & { readonly spooledScans: number },
+  recorder: Pick<RedirectRecorder, "pending" | "spooledScans" | "oldestUnstoredAgeMs">,
 ): { stored: Counter; dropped: Counter<"reason"> } {
   const stored = metrics.counter({ name: "qrp_scans_stored_total", help: "Scans committed to the database." });
   const dropped = metrics.counter({
@@ -126,7 +136,10 @@ export interface Redirect {
  * Postgres restarting) is retried, with backoff, until it succeeds; scan ids make a retried batch
  * count once. While sends fail, each interval's scans move to the spool on disk, so a hard kill
  * loses at most one flush interval of scans; spooled batches, older, are sent first, also after a
- * restart. `close` sends everything left, or spools it, before the process exits.
+ * restart. While sends succeed but fall behind (more than MAX_BACKLOG_IN_MEMORY scans wait once a
+ * batch is stored), what waits moves to the spool too: memory holds no long backlog for a hard kill to
+ * lose, and a load the database cannot keep up with for minutes fills the disk, not MAX_BUFFERED.
+ * `close` sends everything left, or spools it, before the process exits.
  */
 export class ScanRecorder implements RedirectRecorder {
   /** Redirects not classified yet, in the order they were answered; all of them are newer than the buffer's scans. */
@@ -147,6 +160,8 @@ export class ScanRecorder implements RedirectRecorder {
   /** Whether the spool may hold batches; true at start, so batches of an earlier run are replayed. */
   private spooled: boolean;
   private failures = 0;
+  /** Whether storing has fallen behind and the backlog goes to the spool: said once in the log each time. */
+  private behind = false;
   private nextAttemptAt = 0;
   private taken = 0;
   /** Scans committed, and scans given up by reason, since the recorder started. */
@@ -328,7 +343,8 @@ export class ScanRecorder implements RedirectRecorder {
           this.nextAttemptAt = Date.now() + this.retryDelay();
         }
       } finally {
-        await this.spill();
+        // While sends fail, the buffer goes to disk, so a hard kill finds it there.
+        if (this.failures > 0) await this.spill();
         this.flushing = undefined;
       }
     })();
@@ -356,7 +372,16 @@ export class ScanRecorder implements RedirectRecorder {
       const batch = sliceScanColumns(this.buffer, 0, MAX_BATCH_SIZE);
       await this.sendOrRefuse(batch.id.length, () => batch);
       dropFirstScans(this.buffer, batch.id.length);
+      if (this.spool && this.buffer.id.length > MAX_BACKLOG_IN_MEMORY) {
+        // Behind: the backlog goes to disk, and the next round sends it, spooled batches first.
+        if (!this.behind) this.options.logger.warn({ pending: this.pending }, "storing scans is slower than they come; spooling the backlog to disk");
+        this.behind = true;
+        await this.spill();
+        return;
+      }
     }
+    if (this.behind) this.options.logger.info("storing scans keeps up again");
+    this.behind = false;
   }
 
   /**
@@ -382,13 +407,14 @@ export class ScanRecorder implements RedirectRecorder {
     this.counts.dropped[reason] += scans;
   }
 
-  /** While sends fail, moves the buffer to disk, so a hard kill finds it there. */
+  /** Moves every scan waiting in memory to the spool, if there is one. */
   private async spill(): Promise<void> {
-    if (!this.spool || this.failures === 0) return;
+    if (!this.spool) return;
     await this.classifyRedirects();
     try {
       while (this.buffer.id.length > 0) {
-        const batch = sliceScanColumns(this.buffer, 0, BATCH_SIZE);
+        // A file is a batch as large as RecordScans takes: fewer files to sync, fewer calls to replay them.
+        const batch = sliceScanColumns(this.buffer, 0, MAX_BATCH_SIZE);
         await this.spool.write(batch);
         dropFirstScans(this.buffer, batch.id.length);
         this.spooled = true;
