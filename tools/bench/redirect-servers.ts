@@ -29,7 +29,7 @@ import { startPlatform } from "../../services/embedded/src/platform.js";
 import { loadOrCreateSecrets } from "../../services/embedded/src/secrets.js";
 import { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "../../services/links/src/redirects/redirect-path.js";
 import { timeOrderedScanId } from "../../services/links/src/scans/scan-id.js";
-import { buildLinks, buildRedirector, cachedResolver, memoryInvalidationBus, resolveVia } from "../../services/links/src/server.js";
+import { buildLinks, buildRedirector, cachedResolver, memoryInvalidationBus, resolveVia, type RedirectRecorder } from "../../services/links/src/server.js";
 
 const CREDENTIALS = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 
@@ -37,12 +37,8 @@ const logger = createLogger({ service: "bench", level: process.env.LOG_LEVEL ?? 
 
 interface Server {
   port: number;
-  /** Scans not yet stored, in memory or spooled to disk. */
-  pendingScans(): number;
-  /** Scans the recorder has taken (each must be stored exactly once). */
-  recordedScans(): number;
-  /** Age of the oldest scan not stored yet, in milliseconds; 0 when none waits. */
-  oldestUnstoredMs(): number;
+  /** Where the server's scans wait to be stored; none when it records nothing. */
+  recorder?: RedirectRecorder;
   /** Links made by the server itself (embedded): slug and destination. */
   slugs?: [string, string][];
   close(): Promise<void>;
@@ -58,9 +54,6 @@ async function ceiling(slugsFile: string): Promise<Server> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     port: (server.address() as AddressInfo).port,
-    pendingScans: () => 0,
-    recordedScans: () => 0,
-    oldestUnstoredMs: () => 0,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -78,9 +71,7 @@ async function redirector(recording: boolean): Promise<Server> {
   const transport = inProcessTransport({ modules: [links], credentials: CREDENTIALS, logger, token: CREDENTIALS.serviceToken });
   let handler: http.RequestListener;
   let stop: () => Promise<void>;
-  let pendingScans = () => 0;
-  let recordedScans = () => 0;
-  let oldestUnstoredMs = () => 0;
+  let recorder: RedirectRecorder | undefined;
   if (recording) {
     // Behind a load balancer on loopback: the visitor's address (and so its country) is X-Forwarded-For.
     const path = await startRedirectPath({
@@ -94,9 +85,7 @@ async function redirector(recording: boolean): Promise<Server> {
       logger,
     });
     handler = path.handler;
-    pendingScans = () => path.recorder.pending + path.recorder.spooledScans;
-    recordedScans = () => path.recorder.recorded;
-    oldestUnstoredMs = () => path.recorder.oldestUnstoredAgeMs;
+    recorder = path.recorder;
     stop = () => path.close();
   } else {
     const cache = cachedResolver(resolveVia(transport), invalidations);
@@ -106,9 +95,7 @@ async function redirector(recording: boolean): Promise<Server> {
   const server = await listenHttp({ handler, host: "127.0.0.1", port: 0, logger, name: "redirector" });
   return {
     port: server.port,
-    pendingScans,
-    recordedScans,
-    oldestUnstoredMs,
+    recorder,
     async close() {
       await server.close();
       await stop();
@@ -140,14 +127,10 @@ async function embedded(dataDir: string): Promise<Server> {
     );
     for (const { link } of created) slugs.push([link!.slug, link!.destinationUrl]);
   }
-  const port = Number(new URL(platform.apiUrl).port);
-  const { recorder } = platform;
   return {
-    port,
+    port: Number(new URL(platform.apiUrl).port),
     slugs,
-    pendingScans: () => recorder.pending + recorder.spooledScans,
-    recordedScans: () => recorder.recorded,
-    oldestUnstoredMs: () => recorder.oldestUnstoredAgeMs,
+    recorder: platform.recorder,
     close: () => platform.close(),
   };
 }
@@ -247,6 +230,7 @@ async function main(): Promise<void> {
       },
     );
   });
+  const { recorder } = server;
   process.on("SIGUSR2", () => {
     const { user, system } = process.cpuUsage();
     const thread = process.threadCpuUsage();
@@ -256,9 +240,10 @@ async function main(): Promise<void> {
       `${JSON.stringify({
         cpuMs: (user + system) / 1000,
         requestThreadCpuMs: (thread.user + thread.system) / 1000,
-        pendingScans: server.pendingScans(),
-        recordedScans: server.recordedScans(),
-        oldestUnstoredMs: server.oldestUnstoredMs(),
+        // Scans wait in memory or spooled to disk until they are stored.
+        pendingScans: recorder ? recorder.pending + recorder.spooledScans : 0,
+        recordedScans: recorder?.recorded ?? 0,
+        oldestUnstoredMs: recorder?.oldestUnstoredAgeMs ?? 0,
         maxStallMs,
       })}\n`,
     );
