@@ -223,6 +223,16 @@ describe("the scan recorder", () => {
       expect(service.stored.size).toBe(5);
     });
 
+    it("spools what it had no time left to send when it closes, though no send had failed", async () => {
+      const service = fakeService();
+      const recorder = recorderFor(service.send, 60_000, new ScanSpool(dir));
+      for (let i = 0; i < 5; i++) recorder.recordRedirect(request("GET", IPHONE), target);
+      await recorder.close(0);
+      expect([service.calls(), recorder.pending, recorder.spooledScans]).toEqual([0, 0, 5]);
+      await recorderFor(service.send, 10, new ScanSpool(dir)).close();
+      expect(service.stored.size).toBe(5);
+    });
+
     it("moves a backlog to disk when storing falls behind, so a hard kill then loses none of it", async () => {
       // A database at its limit: the first batch takes a while, and after it nothing is stored any more.
       let release!: () => void;
