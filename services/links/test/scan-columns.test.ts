@@ -2,11 +2,11 @@
 // schema accepts, so that skipping zod never lets through a scan the rules refuse. Generated scans are
 // valid, or valid but for one field moved to either side of its rule.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ScanSchema, type Scan } from "@qrplatform/api/links";
-import { batchSchema, MAX_SCANS_PER_BATCH, plainlyValid, scanColumnsOf } from "../src/scans/scan-columns.js";
+import { batchSchema, checkedScanColumns, MAX_SCANS_PER_BATCH, plainlyValid, scanColumnsOf, type ScanColumns } from "../src/scans/scan-columns.js";
 
 /**
  * Text of exactly `length` UTF-16 units: ASCII, or any code points (zod counts those, so a string of
@@ -47,6 +47,19 @@ const anyScan: fc.Arbitrary<Scan> = fc
   .chain(([fields, edge]) => (edge ? edgeFields[edge]!.map((value) => ({ ...fields, [edge]: value })) : fc.constant(fields)))
   .map((fields) => create(ScanSchema, fields as MessageInitShape<typeof ScanSchema>));
 
+/** The scans as columns, unchecked: as a spooled batch may come off the disk. */
+const columnsOf = (scans: Scan[]): ScanColumns => ({
+  id: scans.map((scan) => scan.id),
+  linkId: scans.map((scan) => scan.linkId),
+  scannedAtMs: scans.map((scan) => (scan.scanTime ? timestampMs(scan.scanTime) : Number.NaN)),
+  country: scans.map((scan) => scan.country),
+  deviceType: scans.map((scan) => scan.deviceType),
+  os: scans.map((scan) => scan.os),
+  browser: scans.map((scan) => scan.browser),
+  referrerHost: scans.map((scan) => scan.referrerHost),
+  visitorKey: scans.map((scan) => scan.visitorKey),
+});
+
 const zodAccepts = (scans: Scan[]) => batchSchema.safeParse(scans.map((scan) => ({ ...scan, scanTime: scan.scanTime ? timestampDate(scan.scanTime) : undefined }))).success;
 
 describe("scan columns", () => {
@@ -54,7 +67,7 @@ describe("scan columns", () => {
     let plain = 0;
     fc.assert(
       fc.property(fc.array(anyScan, { minLength: 1, maxLength: 3 }), (scans) => {
-        if (!plainlyValid(scans)) return;
+        if (!plainlyValid(columnsOf(scans))) return;
         plain++;
         expect(zodAccepts(scans)).toBe(true);
       }),
@@ -79,10 +92,24 @@ describe("scan columns", () => {
     );
   });
 
+  it("check columns read back from the disk by the same rules, and keep ids in lower case", () => {
+    fc.assert(
+      fc.property(fc.array(anyScan, { maxLength: 3 }), (scans) => {
+        if (zodAccepts(scans)) {
+          expect(checkedScanColumns(columnsOf(scans))).toEqual(scanColumnsOf(scans));
+        } else {
+          expect(() => checkedScanColumns(columnsOf(scans))).toThrow();
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it("send a batch over the limit to the schema, which refuses it", () => {
     const scan = create(ScanSchema, { id: crypto.randomUUID(), linkId: crypto.randomUUID(), scanTime: timestampFromMs(Date.now()), deviceType: "mobile", visitorKey: "v" });
     const batch = Array.from({ length: MAX_SCANS_PER_BATCH + 1 }, () => scan);
-    expect(plainlyValid(batch)).toBe(false);
+    expect(plainlyValid(columnsOf(batch))).toBe(false);
     expect(() => scanColumnsOf(batch)).toThrow();
+    expect(() => checkedScanColumns(columnsOf(batch))).toThrow();
   });
 });

@@ -3,15 +3,16 @@ import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { timestampMs } from "@bufbuild/protobuf/wkt";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { Scan } from "@qrplatform/api/links";
+import { RecordScansRequestSchema, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { scanClassifier, visitorKey } from "../src/scans/classify.js";
 import { scansOf } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/scan-id.js";
 import { ScanRecorder, type SendScans } from "../src/scans/scan-recorder.js";
 import { ScanSpool } from "../src/scans/scan-spool.js";
-import { isUuid, Metrics } from "@qrplatform/platform";
+import { createLogger, isUuid, Metrics } from "@qrplatform/platform";
 import type { RedirectTarget } from "../src/server.js";
 import { logger } from "./support/links-stack.js";
 
@@ -44,6 +45,9 @@ const recorderFor = (send: SendScans, flushIntervalMs = 10, spool?: ScanSpool) =
     logger,
     flushIntervalMs,
   });
+
+/** The batch files a spool holds, as this version writes them. */
+const spooledFiles = (dir: string) => readdirSync(dir).filter((name) => name.endsWith(".json"));
 
 const until = async (condition: () => boolean, timeoutMs = 5000) => {
   const deadline = Date.now() + timeoutMs;
@@ -135,30 +139,74 @@ describe("the scan recorder", () => {
       const crashed = recorderFor(down, 10, new ScanSpool(dir));
       for (let i = 0; i < 30; i++) crashed.recordRedirect(request("GET", IPHONE, `198.51.100.${i}`), target);
       await until(() => crashed.pending === 0);
-      expect(readdirSync(dir).filter((name) => name.endsWith(".scans")).length).toBeGreaterThan(0);
+      expect(spooledFiles(dir).length).toBeGreaterThan(0);
 
       // What a hard kill leaves behind is replayed by the next process on the same spool.
       const service = fakeService();
       const restarted = recorderFor(service.send, 10, new ScanSpool(dir));
       await until(() => service.stored.size === 30);
       await restarted.close();
-      expect(readdirSync(dir).filter((name) => name.endsWith(".scans"))).toEqual([]);
+      expect(spooledFiles(dir)).toEqual([]);
       expect(new Set([...service.stored.values()].map((scan) => scan.id)).size).toBe(30);
       await crashed.close(0);
     });
 
-    it("renames a spool file that cannot be decoded out of the way and stores the batches after it", async () => {
-      // Named as the spool names its batches, oldest first; its bytes are not a RecordScansRequest.
-      writeFileSync(join(dir, "000000000000001-damaged.scans"), Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]));
+    // This version's batch file of one scan, whole, to damage.
+    const columns = {
+      id: [crypto.randomUUID()],
+      linkId: [target.linkId],
+      scannedAtMs: [Date.now()],
+      country: [""],
+      deviceType: ["mobile"],
+      os: [""],
+      browser: [""],
+      referrerHost: [""],
+      visitorKey: ["v"],
+    };
+    const { visitorKey: _, ...withoutVisitorKeys } = columns;
+    it.each([
+      ["an earlier version's, not a RecordScansRequest", ".scans", Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f])],
+      ["JSON cut short", ".json", Buffer.from(JSON.stringify(columns).slice(0, 40))],
+      ["a column missing", ".json", Buffer.from(JSON.stringify(withoutVisitorKeys))],
+      ["columns of other lengths", ".json", Buffer.from(JSON.stringify({ ...columns, linkId: [] }))],
+      ["a time as text", ".json", Buffer.from(JSON.stringify({ ...columns, scannedAtMs: ["1"] }))],
+    ])("renames a spool file that cannot be decoded (%s) out of the way and stores the batches after it", async (_, suffix, bytes) => {
+      // Named as the spool names its batches, oldest first.
+      writeFileSync(join(dir, `000000000000001-damaged${suffix}`), bytes);
       const crashed = recorderFor(down, 60_000, new ScanSpool(dir));
       crashed.recordRedirect(request("GET", IPHONE), target);
       await crashed.close(50);
-      expect(readdirSync(dir).filter((name) => name.endsWith(".scans"))).toHaveLength(1);
+      expect(spooledFiles(dir).filter((file) => !file.startsWith("000000000000001-damaged"))).toHaveLength(1);
       const service = fakeService();
       const restarted = recorderFor(service.send, 10, new ScanSpool(dir));
       await until(() => service.stored.size === 1);
       await restarted.close();
       expect(readdirSync(dir)).toEqual(["000000000000001-damaged.unreadable"]);
+    });
+
+    it("stores, oldest first, the batches an earlier version spooled as RecordScans requests in protobuf binary", async () => {
+      const older = Date.now() - 60_000;
+      const scans = [older, older + 1].map((at) =>
+        create(ScanSchema, { id: timeOrderedScanId(at), linkId: target.linkId, scanTime: timestampFromMs(at), deviceType: "mobile", visitorKey: "v" }),
+      );
+      writeFileSync(join(dir, `${String(older).padStart(15, "0")}-earlier.scans`), toBinary(RecordScansRequestSchema, create(RecordScansRequestSchema, { scans })));
+      // This version's batch, newer.
+      const crashed = recorderFor(down, 60_000, new ScanSpool(dir));
+      crashed.recordRedirect(request("GET", IPHONE), target);
+      await crashed.close(50);
+
+      const order: number[] = [];
+      const service = fakeService();
+      const inOrder: SendScans = async (batch) => {
+        order.push(...batch.scannedAtMs);
+        await service.send(batch);
+      };
+      const restarted = recorderFor(inOrder, 10, new ScanSpool(dir));
+      await until(() => service.stored.size === 3);
+      await restarted.close();
+      expect(order.slice(0, 2)).toEqual([older, older + 1]);
+      expect(order[2]).toBeGreaterThan(older + 1);
+      expect(readdirSync(dir)).toEqual([]);
     });
 
     it("checks a spooled batch as it reads it back: one that breaks the scan rules is dropped and counted, the batches after it are stored", async () => {
@@ -184,7 +232,7 @@ describe("the scan recorder", () => {
       await recorder.close();
       expect([...service.stored.values()].map((stored) => stored.deviceType)).toEqual(["mobile"]);
       expect(recorder.counts.dropped.refused).toBe(1);
-      expect(readdirSync(dir).filter((name) => name.endsWith(".scans"))).toEqual([]);
+      expect(spooledFiles(dir)).toEqual([]);
     });
 
     // Whatever RecordScans fails with, the scans wait on disk; a commit whose answer never came back
@@ -204,10 +252,10 @@ describe("the scan recorder", () => {
       };
       const recorder = recorderFor(send, 10, new ScanSpool(dir));
       for (let i = 0; i < 30; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${i}`), target);
-      await until(() => recorder.pending === 0 && readdirSync(dir).some((name) => name.endsWith(".scans")));
+      await until(() => recorder.pending === 0 && spooledFiles(dir).length > 0);
       outage = false;
       await recorder.close();
-      expect(readdirSync(dir).filter((name) => name.endsWith(".scans"))).toEqual([]);
+      expect(spooledFiles(dir)).toEqual([]);
       // Every scan arrived; retries carried the same ids (a service that stores by id counts each once).
       expect(stored.size).toBe(30);
       if (!committed) expect(new Set(stored.values())).toEqual(new Set([1]));
@@ -261,7 +309,7 @@ describe("the scan recorder", () => {
       await until(() => service.stored.size === 55_000);
       await restarted.close();
       expect(new Set([...first.stored.keys(), ...service.stored.keys()]).size).toBe(60_000);
-      expect(readdirSync(dir).filter((name) => name.endsWith(".scans"))).toEqual([]);
+      expect(spooledFiles(dir)).toEqual([]);
     });
 
     it("keeps a backlog in memory, and stores it all, when storing catches up soon enough", async () => {
@@ -272,6 +320,40 @@ describe("the scan recorder", () => {
       await recorder.close();
       // 50,000 waiting behind the first batch is not yet behind for good: no file was written.
       expect(readdirSync(dir)).toEqual([]);
+    });
+
+    it("stores scans while the disk will not even list the spool", async () => {
+      writeFileSync(join(dir, "a-file"), "");
+      const service = fakeService();
+      const recorder = recorderFor(service.send, 10, new ScanSpool(join(dir, "a-file", "spool")));
+      for (let i = 0; i < 3; i++) recorder.recordRedirect(request("GET", IPHONE), target);
+      await until(() => service.stored.size === 3);
+      await recorder.close();
+    });
+
+    it("says once that the disk refuses the spool, however many rounds fail, and once that it takes it again", async () => {
+      // The spool's folder would be under a file: every write fails until the file is gone.
+      const blocker = join(dir, "a-file");
+      writeFileSync(blocker, "");
+      const messages: string[] = [];
+      let sends = 0;
+      const recorder = new ScanRecorder({
+        send: (scans) => (sends++, down(scans)),
+        spool: new ScanSpool(join(blocker, "spool")),
+        classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
+        visitorKeySecret: "k".repeat(32),
+        logger: createLogger({ service: "test", destination: { write: (line: string) => messages.push((JSON.parse(line) as { msg: string }).msg) } }),
+        flushIntervalMs: 10,
+      });
+      for (let i = 0; i < 3; i++) recorder.recordRedirect(request("GET", IPHONE), target);
+      await until(() => sends >= 4);
+      expect(messages.filter((message) => message === "the scan spool's disk fails; scans wait in memory until it works again")).toHaveLength(1);
+      expect([recorder.pending, recorder.spooledScans]).toEqual([3, 0]);
+
+      rmSync(blocker);
+      await until(() => recorder.spooledScans === 3);
+      expect(messages.filter((message) => message === "the scan spool's disk works again")).toHaveLength(1);
+      await recorder.close(0);
     });
 
     it("reports scans buffered, spooled and stored, and the age of the oldest one not stored", async () => {
@@ -298,7 +380,7 @@ describe("the scan recorder", () => {
       expect(await value("qrp_scans_buffered")).toBe(3);
 
       // The database is away: the scans move to the spool, and the oldest grows older.
-      await until(() => recorder.pending === 0 && readdirSync(dir).some((name) => name.endsWith(".scans")));
+      await until(() => recorder.pending === 0 && spooledFiles(dir).length > 0);
       clock += 120_000;
       expect([await value("qrp_scans_buffered"), await value("qrp_scans_spooled"), await value("qrp_scans_stored_total")]).toEqual([0, 3, 0]);
       expect(await value("qrp_scan_oldest_unstored_age_seconds")).toBe(120);

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromMs, timestampMs, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { z } from "zod";
 import { ScanSchema, type Scan } from "@qrplatform/api/links";
 import { canonicalId, isUuid, uuidSchema, validate } from "@qrplatform/platform";
@@ -107,14 +107,11 @@ export const batchSchema = z.array(scanSchema).max(MAX_SCANS_PER_BATCH);
  * names each problem.
  */
 export function scanColumnsOf(scans: Scan[]): ScanColumns {
-  if (!plainlyValid(scans)) {
-    validate(batchSchema, scans.map((scan) => ({ ...scan, scanTime: scan.scanTime ? timestampDate(scan.scanTime) : undefined })));
-  }
   const columns = emptyScanColumns();
   for (const scan of scans) {
     columns.id.push(canonicalId(scan.id));
     columns.linkId.push(canonicalId(scan.linkId));
-    columns.scannedAtMs.push(scanTimeMs(scan.scanTime!));
+    columns.scannedAtMs.push(scan.scanTime ? timestampMs(scan.scanTime) : Number.NaN);
     columns.country.push(scan.country);
     columns.deviceType.push(scan.deviceType);
     columns.os.push(scan.os);
@@ -122,26 +119,50 @@ export function scanColumnsOf(scans: Scan[]): ScanColumns {
     columns.referrerHost.push(scan.referrerHost);
     columns.visitorKey.push(scan.visitorKey);
   }
+  if (!plainlyValid(columns)) {
+    validate(batchSchema, scans.map((scan) => ({ ...scan, scanTime: scan.scanTime ? timestampDate(scan.scanTime) : undefined })));
+  }
   return columns;
+}
+
+/**
+ * Columns that come from outside the process as columns (a spooled batch read back from the disk,
+ * which an older version or a hand may have left), checked against the same rules as
+ * {@link scanColumnsOf}: the batch itself when every scan passes, ids in canonical form.
+ */
+export function checkedScanColumns(columns: ScanColumns): ScanColumns {
+  if (!plainlyValid(columns)) {
+    validate(
+      batchSchema,
+      columns.id.map((id, i) => ({
+        id,
+        linkId: columns.linkId[i],
+        scanTime: new Date(columns.scannedAtMs[i]!),
+        country: columns.country[i],
+        deviceType: columns.deviceType[i],
+        os: columns.os[i],
+        browser: columns.browser[i],
+        referrerHost: columns.referrerHost[i],
+        visitorKey: columns.visitorKey[i],
+      })),
+    );
+  }
+  return { ...columns, id: columns.id.map(canonicalId), linkId: columns.linkId.map(canonicalId) };
 }
 
 const DEVICE_TYPES: ReadonlySet<string> = new Set(scanSchema.shape.deviceType.options);
 const isCountry = (value: string) => value === "" || /^[A-Z]{2}$/.test(value);
 
 /** Whether every scan passes scanSchema by plain comparisons only; false sends the batch to zod for its problems. */
-export function plainlyValid(scans: Scan[]): boolean {
-  if (scans.length > MAX_SCANS_PER_BATCH) return false;
-  for (const scan of scans) {
-    if (!isUuid(scan.id) || !isUuid(scan.linkId) || scan.scanTime === undefined || !Number.isFinite(scanTimeMs(scan.scanTime))) return false;
-    if (!isCountry(scan.country) || !DEVICE_TYPES.has(scan.deviceType)) return false;
-    if (scan.os.length > 64 || scan.browser.length > 64 || scan.referrerHost.length > 253) return false;
-    if (scan.visitorKey.length < 1 || scan.visitorKey.length > 64) return false;
+export function plainlyValid(columns: ScanColumns): boolean {
+  const { id, linkId, scannedAtMs, country, deviceType, os, browser, referrerHost, visitorKey } = columns;
+  if (id.length > MAX_SCANS_PER_BATCH) return false;
+  for (let i = 0; i < id.length; i++) {
+    // A time a Date holds (NaN fails too).
+    if (!isUuid(id[i]!) || !isUuid(linkId[i]!) || !(Math.abs(scannedAtMs[i]!) <= 8.64e15)) return false;
+    if (!isCountry(country[i]!) || !DEVICE_TYPES.has(deviceType[i]!)) return false;
+    if (os[i]!.length > 64 || browser[i]!.length > 64 || referrerHost[i]!.length > 253) return false;
+    if (visitorKey[i]!.length < 1 || visitorKey[i]!.length > 64) return false;
   }
   return true;
-}
-
-/** A scan's time in milliseconds, as its Date would hold it; NaN past what a Date holds. */
-function scanTimeMs(time: Timestamp): number {
-  const ms = timestampMs(time);
-  return Math.abs(ms) <= 8.64e15 ? ms : Number.NaN;
 }

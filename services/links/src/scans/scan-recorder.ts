@@ -5,7 +5,7 @@ import { noMetrics, withSpan, type Logger, type Metrics } from "@qrplatform/plat
 import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../redirects/redirector.js";
 import { visitorKey, type ClassifiedRequest, type ScanFacts } from "./classify.js";
-import { dropFirstScans, emptyScanColumns, MAX_SCANS_PER_BATCH, scanColumnsOf, scansOf, sliceScanColumns, type ScanColumns } from "./scan-columns.js";
+import { dropFirstScans, emptyScanColumns, MAX_SCANS_PER_BATCH, scansOf, sliceScanColumns, type ScanColumns } from "./scan-columns.js";
 import { timeOrderedScanId } from "./scan-id.js";
 import type { ScanSpool } from "./scan-spool.js";
 
@@ -26,6 +26,8 @@ const MAX_BATCH_SIZE = MAX_SCANS_PER_BATCH;
  * answering back to the pace storing keeps (ADR 0014, thirteenth round).
  */
 const MAX_BACKLOG_IN_MEMORY = 10 * MAX_BATCH_SIZE;
+/** What an operation on the spool answers when the disk fails it. */
+const DISK_FAILED = Symbol("the spool's disk failed");
 /** Scans kept in memory while they can be neither stored nor spooled; past this, new scans are dropped and logged. */
 const MAX_BUFFERED = 200_000;
 const MAX_RETRY_DELAY_MS = 5000;
@@ -162,6 +164,8 @@ export class ScanRecorder implements RedirectRecorder {
   private failures = 0;
   /** Whether storing has fallen behind and the backlog goes to the spool: said once in the log each time. */
   private behind = false;
+  /** Whether the spool's disk failed the last operation on it (full or read-only, say): said once in the log each time. */
+  private spoolFailing = false;
   private nextAttemptAt = 0;
   private taken = 0;
   /** Scans committed, and scans given up by reason, since the recorder started. */
@@ -351,17 +355,26 @@ export class ScanRecorder implements RedirectRecorder {
     return this.flushing;
   }
 
+  /**
+   * Sends the spooled batches, oldest first. A spool the disk will not list or read is tried again the
+   * next round, and the scans in memory are stored meanwhile: a broken disk must not stop storing.
+   */
   private async sendSpooled(): Promise<void> {
-    if (!this.spool || !this.spooled) return;
-    for (const batch of await this.spool.batches()) {
-      const scans = await batch.read();
-      if (scans === undefined) {
-        this.options.logger.error({ spoolDir: this.spool.dir }, "a spooled batch of scans cannot be decoded; renamed to .unreadable and skipped");
+    const spool = this.spool;
+    if (!spool || !this.spooled) return;
+    const batches = await this.onDisk("read", () => spool.batches());
+    if (batches === DISK_FAILED) return;
+    for (const batch of batches) {
+      const scans = await this.onDisk("read", () => batch.read());
+      if (scans === null) {
+        this.options.logger.error({ spoolDir: spool.dir }, "a spooled batch of scans cannot be decoded; renamed to .unreadable and skipped");
         continue;
       }
+      if (scans === DISK_FAILED) return;
       // Checked again as it comes off the disk: the spool may be an older version's, or tampered with.
-      await this.sendOrRefuse(scans.length, () => scanColumnsOf(scans));
-      await batch.remove();
+      await this.sendOrRefuse(scans.count, scans.columns);
+      // A batch the disk keeps is sent again later, and its scans are skipped then by their ids.
+      if ((await this.onDisk("clean up", () => batch.remove())) === DISK_FAILED) return;
     }
     // Only spill adds files, and never while a flush is sending.
     this.spooled = false;
@@ -407,20 +420,40 @@ export class ScanRecorder implements RedirectRecorder {
     this.counts.dropped[reason] += scans;
   }
 
-  /** Moves every scan waiting in memory to the spool, if there is one. */
+  /** Moves every scan waiting in memory to the spool, if there is one; what the disk refuses stays in memory. */
   private async spill(): Promise<void> {
-    if (!this.spool) return;
+    const spool = this.spool;
+    if (!spool) return;
     await this.classifyRedirects();
+    while (this.buffer.id.length > 0) {
+      // A file is a batch as large as RecordScans takes: fewer files to sync, fewer calls to replay them.
+      const batch = sliceScanColumns(this.buffer, 0, MAX_BATCH_SIZE);
+      if ((await this.onDisk("write", () => spool.write(batch))) === DISK_FAILED) return;
+      dropFirstScans(this.buffer, batch.id.length);
+      this.spooled = true;
+    }
+  }
+
+  /**
+   * Runs one operation on the spool; answers DISK_FAILED when the disk fails it (full, read-only, its
+   * permissions changed). Said in the log once when the disk starts failing and once when it works
+   * again, not on every round that tries it (one after every batch while storing is behind).
+   */
+  private async onDisk<T>(operation: "read" | "write" | "clean up", run: () => Promise<T>): Promise<T | typeof DISK_FAILED> {
     try {
-      while (this.buffer.id.length > 0) {
-        // A file is a batch as large as RecordScans takes: fewer files to sync, fewer calls to replay them.
-        const batch = sliceScanColumns(this.buffer, 0, MAX_BATCH_SIZE);
-        await this.spool.write(batch);
-        dropFirstScans(this.buffer, batch.id.length);
-        this.spooled = true;
-      }
+      const result = await run();
+      if (this.spoolFailing) this.options.logger.info({ spoolDir: this.spool?.dir }, "the scan spool's disk works again");
+      this.spoolFailing = false;
+      return result;
     } catch (error) {
-      this.options.logger.error({ err: error, pending: this.buffer.id.length }, "cannot spool scans to disk; keeping them in memory");
+      if (!this.spoolFailing) {
+        this.options.logger.error(
+          { err: error, operation, spoolDir: this.spool?.dir, pending: this.pending },
+          "the scan spool's disk fails; scans wait in memory until it works again",
+        );
+      }
+      this.spoolFailing = true;
+      return DISK_FAILED;
     }
   }
 }

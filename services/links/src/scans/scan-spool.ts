@@ -1,30 +1,44 @@
 import { randomUUID } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { fromBinary } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { RecordScansRequestSchema, type Scan } from "@qrplatform/api/links";
-import { oldestScanTime, scansOf, type ScanColumns } from "./scan-columns.js";
+import { checkedScanColumns, emptyScanColumns, oldestScanTime, scanColumnsOf, type ScanColumns } from "./scan-columns.js";
 
-const SUFFIX = ".scans";
+/** A batch as this version writes it: the batch's columns as JSON. */
+const SUFFIX = ".json";
+/** A batch as earlier versions wrote it, a RecordScansRequest in protobuf binary: still replayed. */
+const PROTOBUF_SUFFIX = ".scans";
 /** What a batch file that cannot be decoded is renamed to, kept for a person to look at. */
 const UNREADABLE_SUFFIX = ".unreadable";
 
 /**
- * A spooled batch: its scans, read when needed (and checked by the reader), and how to forget it once
- * they are stored. A file that is not a RecordScansRequest reads as undefined, once it has been
- * renamed out of the spool (`.unreadable`), so it cannot hold back the batches after it.
+ * A spooled batch read back: how many scans it holds, and its columns once checked against the scan
+ * rules (which throws, as RecordScans refuses, when one breaks them).
+ */
+export interface SpooledScans {
+  count: number;
+  columns(): ScanColumns;
+}
+
+/**
+ * A spooled batch, read when needed, and how to forget it once its scans are stored. A file that is
+ * not a batch reads as null, once it has been renamed out of the spool (`.unreadable`), so it cannot
+ * hold back the batches after it.
  */
 interface SpooledBatch {
-  read(): Promise<Scan[] | undefined>;
+  read(): Promise<SpooledScans | null>;
   remove(): Promise<void>;
 }
 
 /**
  * Batches that could not be stored yet, kept on disk so a hard kill while Postgres is away loses
- * nothing that was spooled. One file per batch (a RecordScansRequest in protobuf binary), written to a
- * temporary name, synced, then renamed, so a file that exists is whole. Names start with the time, so
- * batches are replayed oldest first.
+ * nothing that was spooled. One file per batch, written to a temporary name, synced, then renamed, so
+ * a file that exists is whole. Names start with the time, so batches are replayed oldest first. A file
+ * holds the batch's columns as JSON, which costs the thread that records scans about a third of the
+ * CPU that a RecordScansRequest in protobuf binary (what the spool held before, and still reads) took
+ * to write and read back (ADR 0014, fourteenth round).
  */
 export class ScanSpool {
   private created: Promise<unknown> | undefined;
@@ -46,7 +60,7 @@ export class ScanSpool {
     const temporary = join(this.dir, `${name}.partial`);
     const file = await open(temporary, "w", 0o600);
     try {
-      await file.writeFile(toBinary(RecordScansRequestSchema, create(RecordScansRequestSchema, { scans: scansOf(batch) })));
+      await file.writeFile(JSON.stringify(batch));
       await file.sync();
     } finally {
       await file.close();
@@ -69,11 +83,11 @@ export class ScanSpool {
     return oldest;
   }
 
-  /** The spooled batches, oldest first, listed once. */
+  /** The spooled batches, oldest first (whichever version wrote them), listed once. */
   async batches(): Promise<SpooledBatch[]> {
     let names: string[];
     try {
-      names = (await readdir(this.dir)).filter((name) => name.endsWith(SUFFIX)).sort();
+      names = (await readdir(this.dir)).filter((name) => name.endsWith(SUFFIX) || name.endsWith(PROTOBUF_SUFFIX)).sort();
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw error;
@@ -83,14 +97,12 @@ export class ScanSpool {
       return {
         read: async () => {
           const bytes = await readFile(path);
-          let scans: Scan[];
-          try {
-            scans = fromBinary(RecordScansRequestSchema, bytes).scans;
-          } catch {
-            await rename(path, path.slice(0, -SUFFIX.length) + UNREADABLE_SUFFIX);
-            return undefined;
+          const scans = name.endsWith(SUFFIX) ? decodeColumns(bytes) : decodeRecordScansRequest(bytes);
+          if (scans === undefined) {
+            await rename(path, path.slice(0, path.lastIndexOf(".")) + UNREADABLE_SUFFIX);
+            return null;
           }
-          this.known.set(path, { scans: scans.length, oldest: oldestOf(scans) });
+          this.known.set(path, { scans: scans.count, oldest: scans.oldest });
           return scans;
         },
         remove: async () => {
@@ -100,6 +112,39 @@ export class ScanSpool {
       };
     });
   }
+}
+
+type DecodedBatch = SpooledScans & { oldest: number };
+
+/** A batch this version wrote: nine arrays of one length, of strings (numbers for the times); anything else is unreadable. */
+function decodeColumns(bytes: Buffer): DecodedBatch | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== "object" || value === null) return undefined;
+  const columns = value as Record<keyof ScanColumns, unknown>;
+  const count = Array.isArray(columns.id) ? columns.id.length : -1;
+  for (const key of Object.keys(emptyScanColumns()) as (keyof ScanColumns)[]) {
+    const column = columns[key];
+    const type = key === "scannedAtMs" ? "number" : "string";
+    if (!Array.isArray(column) || column.length !== count || !column.every((item) => typeof item === type)) return undefined;
+  }
+  const batch = columns as ScanColumns;
+  return { count, oldest: oldestScanTime(batch) ?? Date.now(), columns: () => checkedScanColumns(batch) };
+}
+
+/** A batch an earlier version wrote, a RecordScansRequest in protobuf binary. */
+function decodeRecordScansRequest(bytes: Buffer): DecodedBatch | undefined {
+  let scans: Scan[];
+  try {
+    scans = fromBinary(RecordScansRequestSchema, bytes).scans;
+  } catch {
+    return undefined;
+  }
+  return { count: scans.length, oldest: oldestOf(scans), columns: () => scanColumnsOf(scans) };
 }
 
 /** The time of a batch's oldest scan, in milliseconds since the epoch. */
