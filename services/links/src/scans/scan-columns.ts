@@ -32,18 +32,19 @@ export function emptyScanColumns(): ScanColumns {
   return { id: [], linkId: [], scannedAtMs: [], country: [], deviceType: [], os: [], browser: [], referrerHost: [], visitorKey: [] };
 }
 
-const COLUMNS = Object.keys(emptyScanColumns()) as (keyof ScanColumns)[];
+/** The columns' names, in the order a batch holds them. */
+export const SCAN_COLUMNS = Object.keys(emptyScanColumns()) as (keyof ScanColumns)[];
 
 /** Scans `start` to `end` (not included) of a batch, as a batch of their own. */
 export function sliceScanColumns(columns: ScanColumns, start: number, end: number): ScanColumns {
   const slice = emptyScanColumns();
-  for (const key of COLUMNS) (slice[key] as unknown[]) = columns[key].slice(start, end);
+  for (const key of SCAN_COLUMNS) (slice[key] as unknown[]) = columns[key].slice(start, end);
   return slice;
 }
 
 /** Forgets the first `count` scans of a batch (ones stored or spooled). */
 export function dropFirstScans(columns: ScanColumns, count: number): void {
-  for (const key of COLUMNS) columns[key].splice(0, count);
+  for (const key of SCAN_COLUMNS) columns[key].splice(0, count);
 }
 
 /** When the batch's oldest scan was made, in Unix milliseconds; undefined for an empty batch. */
@@ -75,7 +76,7 @@ export function joinScanColumns(batches: readonly ScanColumns[]): ScanColumns {
   if (batches.length === 1) return batches[0]!;
   const joined = emptyScanColumns();
   for (const batch of batches) {
-    for (const key of COLUMNS) {
+    for (const key of SCAN_COLUMNS) {
       const column = joined[key] as unknown[];
       for (const value of batch[key]) column.push(value);
     }

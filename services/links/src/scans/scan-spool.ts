@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { RecordScansRequestSchema, type Scan } from "@qrplatform/api/links";
-import { checkedScanColumns, emptyScanColumns, oldestScanTime, scanColumnsOf, type ScanColumns } from "./scan-columns.js";
+import { checkedScanColumns, oldestScanTime, SCAN_COLUMNS, scanColumnsOf, type ScanColumns } from "./scan-columns.js";
 
 /** A batch as this version writes it: the batch's columns as JSON. */
 const SUFFIX = ".json";
@@ -127,7 +127,7 @@ function decodeColumns(bytes: Buffer): DecodedBatch | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const columns = value as Record<keyof ScanColumns, unknown>;
   const count = Array.isArray(columns.id) ? columns.id.length : -1;
-  for (const key of Object.keys(emptyScanColumns()) as (keyof ScanColumns)[]) {
+  for (const key of SCAN_COLUMNS) {
     const column = columns[key];
     const type = key === "scannedAtMs" ? "number" : "string";
     if (!Array.isArray(column) || column.length !== count || !column.every((item) => typeof item === type)) return undefined;
