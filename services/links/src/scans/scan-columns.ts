@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
+import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { z } from "zod";
 import { ScanSchema, type Scan } from "@qrplatform/api/links";
 import { canonicalId, isUuid, uuidSchema, validate } from "@qrplatform/platform";
@@ -120,9 +120,7 @@ export function scanColumnsOf(scans: Scan[]): ScanColumns {
     columns.referrerHost.push(scan.referrerHost);
     columns.visitorKey.push(scan.visitorKey);
   }
-  if (!plainlyValid(columns)) {
-    validate(batchSchema, scans.map((scan) => ({ ...scan, scanTime: scan.scanTime ? timestampDate(scan.scanTime) : undefined })));
-  }
+  requireScanRules(columns);
   return columns;
 }
 
@@ -132,23 +130,27 @@ export function scanColumnsOf(scans: Scan[]): ScanColumns {
  * {@link scanColumnsOf}: the batch itself when every scan passes, ids in canonical form.
  */
 export function checkedScanColumns(columns: ScanColumns): ScanColumns {
-  if (!plainlyValid(columns)) {
-    validate(
-      batchSchema,
-      columns.id.map((id, i) => ({
-        id,
-        linkId: columns.linkId[i],
-        scanTime: new Date(columns.scannedAtMs[i]!),
-        country: columns.country[i],
-        deviceType: columns.deviceType[i],
-        os: columns.os[i],
-        browser: columns.browser[i],
-        referrerHost: columns.referrerHost[i],
-        visitorKey: columns.visitorKey[i],
-      })),
-    );
-  }
+  requireScanRules(columns);
   return { ...columns, id: columns.id.map(canonicalId), linkId: columns.linkId.map(canonicalId) };
+}
+
+/** Throws (zod naming each problem) unless every scan passes scanSchema; a time of NaN is a missing one. */
+function requireScanRules(columns: ScanColumns): void {
+  if (plainlyValid(columns)) return;
+  validate(
+    batchSchema,
+    columns.id.map((id, i) => ({
+      id,
+      linkId: columns.linkId[i],
+      scanTime: Number.isNaN(columns.scannedAtMs[i]) ? undefined : new Date(columns.scannedAtMs[i]!),
+      country: columns.country[i],
+      deviceType: columns.deviceType[i],
+      os: columns.os[i],
+      browser: columns.browser[i],
+      referrerHost: columns.referrerHost[i],
+      visitorKey: columns.visitorKey[i],
+    })),
+  );
 }
 
 const DEVICE_TYPES: ReadonlySet<string> = new Set(scanSchema.shape.deviceType.options);
