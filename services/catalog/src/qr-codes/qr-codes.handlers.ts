@@ -127,6 +127,7 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
     new Date(deps.now().getTime() - CREATE_KEY_RETENTION_MS),
   );
   if (reserved.outcome === "refused") throw capacityError(reserved.refusal);
+  if (reserved.outcome === "no_workspace") throw notFound("workspace");
   if (reserved.outcome === "exists") return repeatedCreate(deps, reserved.code, input.idempotencyKey!.fingerprint);
 
   let linkMade = false;
