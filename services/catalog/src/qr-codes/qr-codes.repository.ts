@@ -195,8 +195,9 @@ export async function listQrCodes(
 
 /**
  * Applies the changes and returns the code, with its `qr_code.updated` event; undefined when it is not
- * the account's. With `settles`, the pending operation of that token is cleared in the same statement:
- * the link already holds the change.
+ * the account's, "no_workspace" when a move's workspace is gone (deleted since the caller looked), in
+ * which case nothing changes. With `settles`, the pending operation of that token is cleared in the same
+ * statement: the link already holds the change.
  */
 export async function updateQrCode(
   db: Kysely<CatalogTables>,
@@ -204,9 +205,11 @@ export async function updateQrCode(
   id: string,
   changes: QrCodeChanges,
   settles?: Date,
-): Promise<ProvisionedQrCodeRow | undefined> {
+): Promise<ProvisionedQrCodeRow | "no_workspace" | undefined> {
   const settled = settles !== undefined && sql<boolean>`pending_since = ${settles}`;
   return db.transaction().execute(async (trx) => {
+    // Locked against deletion until the code is in it, as a create's reservation does.
+    if (typeof changes.workspace_id === "string" && !(await lockWorkspace(trx, accountId, changes.workspace_id, "key share"))) return "no_workspace";
     const row = await trx
       .updateTable("qr_codes")
       .set({

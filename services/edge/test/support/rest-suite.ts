@@ -342,11 +342,11 @@ export function defineRestSuite(mode: StackMode): void {
       expect((await api("GET", "/qr-codes", { key })).body.data.map((c: { id: string }) => c.id)).toEqual(codes.map((c) => c.id));
 
       // One code deleted, the other moved away: the workspace is empty and goes.
-      expect((await api("DELETE", `/qr-codes/${codes[0].id}`, { key })).status).toBe(200);
+      expect((await api("DELETE", `/qr-codes/${codes[0]!.id}`, { key })).status).toBe(200);
       expectError(await api("DELETE", `/workspaces/${workspace.id}`, { key }), 409, "workspace_not_empty");
-      expect((await api("PATCH", `/qr-codes/${codes[1].id}`, { key, body: { workspace_id: other.id } })).status).toBe(200);
+      expect((await api("PATCH", `/qr-codes/${codes[1]!.id}`, { key, body: { workspace_id: other.id } })).status).toBe(200);
       expect((await api("DELETE", `/workspaces/${workspace.id}`, { key })).status).toBe(204);
-      expect((await api("GET", `/qr-codes/${codes[1].id}`, { key })).body.workspace_id).toBe(other.id);
+      expect((await api("GET", `/qr-codes/${codes[1]!.id}`, { key })).body.workspace_id).toBe(other.id);
     });
 
     it("hides another account's workspace from a delete behind 404 and refuses keys without workspaces:write", async () => {
