@@ -502,6 +502,31 @@ describe("deleting a workspace while codes arrive", () => {
     expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(0n);
   });
 
+  it("answers every create racing a delete with its code or NOT_FOUND, and the delete with success or workspace_not_empty", async () => {
+    const { qrCodes, workspaces } = await catalogWith();
+    const accountId = await originAccount();
+    for (let round = 0; round < 3; round++) {
+      const { workspace } = await workspaces.createWorkspace({ accountId, name: `Race ${round}` });
+      const workspaceId = workspace!.id;
+      const outcome = (call: Promise<unknown>) =>
+        call.then(
+          () => "ok",
+          (e: unknown) => reasonOf(e) ?? Code[ConnectError.from(e).code],
+        );
+      const [deleted, ...created] = await Promise.all([
+        outcome(workspaces.deleteWorkspace({ accountId, workspaceId })),
+        ...Array.from({ length: 8 }, (_, i) => outcome(qrCodes.createQrCode({ accountId, workspaceId, name: `c${i}`, destinationUrl: "https://example.com/" }))),
+      ]);
+      expect(["ok", "workspace_not_empty"]).toContain(deleted);
+      for (const answer of created) expect(["ok", "not_found"]).toContain(answer);
+      const made = created.filter((answer) => answer === "ok").length;
+      expect(await codesIn(workspaceId)).toHaveLength(made);
+      // A deleted workspace holds nothing; a kept one holds every code whose create succeeded.
+      if (deleted === "ok") expect(made).toBe(0);
+      else expect((await workspaces.getWorkspace({ accountId, workspaceId })).workspace!.qrCodeCount).toBe(BigInt(made));
+    }
+  });
+
   it("refuses a move into a workspace deleted while it runs with NOT_FOUND, leaving the code where it was", async () => {
     // A move that also pauses the code calls the links service after looking the workspace up.
     const held = gate("UpdateLink");
