@@ -18,6 +18,7 @@ import {
 } from "./qr-codes/qr-codes.handlers.js";
 import {
   createWorkspace,
+  deleteWorkspace,
   getWorkspace,
   listWorkspaces,
   updateWorkspace,
@@ -40,6 +41,7 @@ export function registerRoutes(router: ConnectRouter, deps: CatalogDeps): void {
     getWorkspace: (req) => getWorkspace(deps, req),
     listWorkspaces: (req) => listWorkspaces(deps, req),
     updateWorkspace: (req) => updateWorkspace(deps, req),
+    deleteWorkspace: (req) => deleteWorkspace(deps, req),
   });
   router.service(QrCodeService, {
     createQrCode: (req) => createQrCode(deps, req),

@@ -32,12 +32,20 @@ const local = (modules: GrpcModule[], interceptors: Interceptor[] = [], token = 
  * A catalog whose calls to the links service pass through `linkInterceptors`, to inject failures;
  * its reconciler takes every pending operation for abandoned unless told otherwise.
  */
-async function catalogWith(linkInterceptors: Interceptor[] = [], reconciler: Partial<ReconcilerOptions> = { graceMs: 0 }) {
+async function catalogWith(
+  linkInterceptors: Interceptor[] = [],
+  reconciler: Partial<ReconcilerOptions> = { graceMs: 0 },
+  renderingInterceptors: Interceptor[] = [],
+) {
   const module = await buildCatalog({
     db: database.db,
     pageTokenSecret,
     logger,
-    transports: { tenancy: local([tenancyModule]), links: local([linksModule], linkInterceptors), rendering: local([renderingModule]) },
+    transports: {
+      tenancy: local([tenancyModule]),
+      links: local([linksModule], linkInterceptors),
+      rendering: local([renderingModule], renderingInterceptors),
+    },
     reconciler,
   });
   return {
@@ -433,5 +441,115 @@ describe("idempotency keys", () => {
       expect(errorInfoOf(error as ConnectError)?.fieldViolations[0]?.field).toMatch(/^idempotency_key\./);
     }
     expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(0n);
+  });
+});
+
+describe("deleting a workspace while codes arrive", () => {
+  /** An interceptor that holds calls of one method until released, and says when the first arrives. */
+  function gate(method: string) {
+    let release!: () => void;
+    let arrived!: () => void;
+    const opened = new Promise<void>((resolve) => (release = resolve));
+    const reached = new Promise<void>((resolve) => (arrived = resolve));
+    const interceptor: Interceptor = (next) => async (req) => {
+      if (req.method.name === method) {
+        arrived();
+        await opened;
+      }
+      return next(req);
+    };
+    return { interceptor, reached, release };
+  }
+
+  const codesIn = (workspaceId: string) =>
+    database.db.withSchema("catalog").selectFrom("qr_codes").select("id").where("workspace_id", "=", workspaceId).execute();
+
+  it("refuses to delete a workspace whose code is still being created, and the code is created in it", async () => {
+    const held = gate("CreateLink");
+    const { qrCodes, workspaces } = await catalogWith([held.interceptor]);
+    const accountId = await originAccount();
+    const { workspace } = await workspaces.createWorkspace({ accountId, name: "Busy" });
+    const creating = qrCodes.createQrCode({ accountId, workspaceId: workspace!.id, name: "x", destinationUrl: "https://example.com/" });
+    await held.reached;
+
+    const refused = await workspaces.deleteWorkspace({ accountId, workspaceId: workspace!.id }).catch((e: unknown) => ConnectError.from(e));
+    expect(refused).toBeInstanceOf(ConnectError);
+    expect((refused as ConnectError).code).toBe(Code.FailedPrecondition);
+    expect(errorInfoOf(refused as ConnectError)).toMatchObject({ reason: "workspace_not_empty", metadata: { qr_code_count: "1" } });
+
+    held.release();
+    const { qrCode } = await creating;
+    expect(qrCode!.workspaceId).toBe(workspace!.id);
+    expect((await workspaces.getWorkspace({ accountId, workspaceId: workspace!.id })).workspace!.qrCodeCount).toBe(1n);
+  });
+
+  it("refuses a create whose workspace is deleted while it runs with NOT_FOUND, leaving no code and no place taken", async () => {
+    // The design check comes after the create has looked the workspace up and before it reserves its place.
+    const held = gate("ValidateDesign");
+    const { qrCodes, workspaces } = await catalogWith([], { graceMs: 0 }, [held.interceptor]);
+    const accountId = await originAccount();
+    const { workspace } = await workspaces.createWorkspace({ accountId, name: "Going" });
+    const creating = qrCodes.createQrCode({ accountId, workspaceId: workspace!.id, name: "x", destinationUrl: "https://example.com/" }).catch((e: unknown) => ConnectError.from(e));
+    await held.reached;
+
+    await workspaces.deleteWorkspace({ accountId, workspaceId: workspace!.id });
+    held.release();
+    const error = await creating;
+    expect(error).toBeInstanceOf(ConnectError);
+    expect((error as ConnectError).code).toBe(Code.NotFound);
+    expect(errorInfoOf(error as ConnectError)?.metadata).toEqual({ resource: "workspace" });
+    expect(await codesIn(workspace!.id)).toEqual([]);
+    expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(0n);
+  });
+
+  it("answers every create racing a delete with its code or NOT_FOUND, and the delete with success or workspace_not_empty", async () => {
+    const { qrCodes, workspaces } = await catalogWith();
+    const accountId = await originAccount();
+    for (let round = 0; round < 3; round++) {
+      const { workspace } = await workspaces.createWorkspace({ accountId, name: `Race ${round}` });
+      const workspaceId = workspace!.id;
+      const outcome = (call: Promise<unknown>) =>
+        call.then(
+          () => "ok",
+          (e: unknown) => reasonOf(e) ?? Code[ConnectError.from(e).code],
+        );
+      const [deleted, ...created] = await Promise.all([
+        outcome(workspaces.deleteWorkspace({ accountId, workspaceId })),
+        ...Array.from({ length: 8 }, (_, i) => outcome(qrCodes.createQrCode({ accountId, workspaceId, name: `c${i}`, destinationUrl: "https://example.com/" }))),
+      ]);
+      expect(["ok", "workspace_not_empty"]).toContain(deleted);
+      for (const answer of created) expect(["ok", "not_found"]).toContain(answer);
+      const made = created.filter((answer) => answer === "ok").length;
+      expect(await codesIn(workspaceId)).toHaveLength(made);
+      // A deleted workspace holds nothing; a kept one holds every code whose create succeeded.
+      if (deleted === "ok") expect(made).toBe(0);
+      else expect((await workspaces.getWorkspace({ accountId, workspaceId })).workspace!.qrCodeCount).toBe(BigInt(made));
+    }
+  });
+
+  it("refuses a move into a workspace deleted while it runs with NOT_FOUND, leaving the code where it was", async () => {
+    // A move that also pauses the code calls the links service after looking the workspace up.
+    const held = gate("UpdateLink");
+    const { qrCodes, workspaces, reconciler } = await catalogWith([held.interceptor]);
+    const accountId = await originAccount();
+    const { workspace: home } = await workspaces.createWorkspace({ accountId, name: "Home" });
+    const { workspace: target } = await workspaces.createWorkspace({ accountId, name: "Target" });
+    const { qrCode } = await qrCodes.createQrCode({ accountId, workspaceId: home!.id, name: "x", destinationUrl: "https://example.com/" });
+    const moving = qrCodes
+      .updateQrCode({ accountId, qrCodeId: qrCode!.id, workspaceId: target!.id, status: QrCodeStatus.PAUSED })
+      .catch((e: unknown) => ConnectError.from(e));
+    await held.reached;
+
+    await workspaces.deleteWorkspace({ accountId, workspaceId: target!.id });
+    held.release();
+    const error = await moving;
+    expect(error).toBeInstanceOf(ConnectError);
+    expect((error as ConnectError).code).toBe(Code.NotFound);
+    expect(errorInfoOf(error as ConnectError)?.metadata).toEqual({ resource: "workspace" });
+    expect(await codesIn(target!.id)).toEqual([]);
+    // The link was paused before the move was refused: the reconciler makes the code say so, in its old workspace.
+    await reconciler.runOnce();
+    const { qrCode: after } = await qrCodes.getQrCode({ accountId, qrCodeId: qrCode!.id });
+    expect(after).toMatchObject({ workspaceId: home!.id, status: QrCodeStatus.PAUSED });
   });
 });

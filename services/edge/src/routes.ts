@@ -55,7 +55,11 @@ export function registerApiRoutes(
 
   route("/account", { get: ["account:read", getAccount] });
   route("/workspaces", { get: ["workspaces:read", workspaces.list], post: ["workspaces:write", workspaces.create] });
-  route("/workspaces/:workspace_id", { get: ["workspaces:read", workspaces.get], patch: ["workspaces:write", workspaces.update] });
+  route("/workspaces/:workspace_id", {
+    get: ["workspaces:read", workspaces.get],
+    patch: ["workspaces:write", workspaces.update],
+    delete: ["workspaces:write", workspaces.remove],
+  });
   route("/workspaces/:workspace_id/qr-codes", {
     get: ["qr_codes:read", qrCodes.listInWorkspace],
     post: ["qr_codes:write", qrCodes.create],

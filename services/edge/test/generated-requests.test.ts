@@ -76,6 +76,9 @@ describe("generated requests", () => {
     const { body: exported } = await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name: "Exported" } });
     await call(stack.baseUrl, "POST", `/workspaces/${exported.id}/qr-codes`, { key, body: { name: "Exported", destination_url: "https://example.com" } });
     existingFor.exportWorkspaceQrCodes = { workspace_id: [exported.id] };
+    // Only an empty workspace can be deleted: the delete gets one of its own, the shared one answering 409.
+    const { body: empty } = await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name: "Empty" } });
+    existingFor.deleteWorkspace = { workspace_id: [empty.id, workspace.id] };
   }, 120_000);
   afterAll(() => stack?.close());
 

@@ -25,6 +25,7 @@ const EXPECTED: [Code, string, number][] = [
   [Code.Aborted, "slug_conflict", 409],
   [Code.FailedPrecondition, "domain_not_verified", 409],
   [Code.FailedPrecondition, "domain_in_use", 409],
+  [Code.FailedPrecondition, "workspace_not_empty", 409],
   [Code.ResourceExhausted, "render_queue_full", 429],
   [Code.Aborted, "idempotency_key_in_progress", 409],
   [Code.FailedPrecondition, "idempotency_key_reused", 422],
@@ -78,6 +79,11 @@ describe("known reasons", () => {
     expect(error.details).toEqual({ limit: 5, hostname: "qr.example" });
     // A full render queue and a create still running under the same Idempotency-Key both clear within a second.
     expect(error.headers["Retry-After"]).toBe(status === 429 || reason === "idempotency_key_in_progress" ? "1" : undefined);
+  });
+
+  it("a workspace that is not empty says how many codes it holds, as a number", () => {
+    const error = apiErrorFromGrpc(serviceError(Code.FailedPrecondition, "workspace_not_empty", "Not empty.", { metadata: { qr_code_count: "3" } }));
+    expect(error).toMatchObject({ status: 409, code: "workspace_not_empty", details: { qr_code_count: 3 } });
   });
 
   it("an invalid key carries its challenge", () => {

@@ -174,6 +174,7 @@ describe("gRPC inputs", () => {
     expect(await rowCounts()).toEqual(before);
     // The walk reached every service and a realistic number of fields.
     expect(tried.rpcs.size).toBeGreaterThan(25);
+    expect(tried.rpcs).toContain("WorkspaceService/DeleteWorkspace");
     console.info(`gRPC inputs (${encoding}): ${tried.calls} calls, ${tried.fields} fields, ${tried.rpcs.size} RPCs, ${tried.refused} refused as they must be`);
   }, 300_000);
 });

@@ -38,6 +38,7 @@ const PROBES: Record<string, Probe> = {
   getWebhookDelivery: { kind: "path", method: "GET", path: (o) => `/webhooks/${o.webhookId}/deliveries/${o.deliveryId}` },
   getWorkspace: { kind: "path", method: "GET", path: (o) => `/workspaces/${o.workspaceId}` },
   updateWorkspace: { kind: "path", method: "PATCH", path: (o) => `/workspaces/${o.workspaceId}`, body: { name: "taken over" } },
+  deleteWorkspace: { kind: "path", method: "DELETE", path: (o) => `/workspaces/${o.workspaceId}` },
   listWorkspaceQrCodes: { kind: "path", method: "GET", path: (o) => `/workspaces/${o.workspaceId}/qr-codes` },
   createQrCode: {
     kind: "path",

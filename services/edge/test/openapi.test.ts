@@ -62,6 +62,7 @@ describe("the OpenAPI document", () => {
         "POST /workspaces createWorkspace",
         "GET /workspaces/{workspace_id} getWorkspace",
         "PATCH /workspaces/{workspace_id} updateWorkspace",
+        "DELETE /workspaces/{workspace_id} deleteWorkspace",
         "GET /workspaces/{workspace_id}/qr-codes listWorkspaceQrCodes",
         "POST /workspaces/{workspace_id}/qr-codes createQrCode",
         "POST /workspaces/{workspace_id}/qr-codes/bulk bulkCreateQrCodes",

@@ -127,6 +127,7 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
     new Date(deps.now().getTime() - CREATE_KEY_RETENTION_MS),
   );
   if (reserved.outcome === "refused") throw capacityError(reserved.refusal);
+  if (reserved.outcome === "no_workspace") throw notFound("workspace");
   if (reserved.outcome === "exists") return repeatedCreate(deps, reserved.code, input.idempotencyKey!.fingerprint);
 
   let linkMade = false;
@@ -278,6 +279,8 @@ export async function updateQrCodeFields(deps: CatalogDeps, req: UpdateQrCodeReq
     ...(input.workspaceId !== undefined ? { workspace_id: input.workspaceId } : req.clearWorkspace ? { workspace_id: null } : {}),
   };
   const row = Object.keys(changes).length === 0 ? existing : await updateQrCode(deps.db, req.accountId, req.qrCodeId, changes, token);
+  // A link changed above keeps its pending mark, which the reconciler settles from the link.
+  if (row === "no_workspace") throw notFound("workspace");
   if (!row) throw notFound("QR code");
   const [qrCode] = await withScanTotals(deps, req.accountId, [row]);
   return create(UpdateQrCodeResponseSchema, { qrCode });

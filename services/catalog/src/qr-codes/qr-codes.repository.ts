@@ -1,6 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import { afterKeyset } from "@qrplatform/db";
 import type { CatalogTables } from "../tables.js";
+import { lockWorkspace } from "../workspaces/workspaces.repository.js";
 import { qrCodeEventData, recordEvent } from "../webhooks/webhook-events.js";
 import type { NewQrCodeRow, ProvisionedQrCodeRow, QrCodeChanges, QrCodeRow } from "./qr-codes.table.js";
 
@@ -26,10 +27,14 @@ async function countCodes(db: Kysely<CatalogTables>, accountId: string, customLi
   return (await query.executeTakeFirstOrThrow()).n;
 }
 
-/** What a reservation came to: a place held, refused for capacity, or the code its idempotency key already made. */
+/**
+ * What a reservation came to: a place held, refused for capacity, refused because its workspace is
+ * gone, or the code its idempotency key already made.
+ */
 export type ReserveOutcome =
   | { outcome: "reserved" }
   | { outcome: "refused"; refusal: CapacityRefusal }
+  | { outcome: "no_workspace" }
   | { outcome: "exists"; code: QrCodeRow };
 
 /**
@@ -39,6 +44,8 @@ export type ReserveOutcome =
  * A row with an idempotency key is inserted only if no code of the account made since `keysKeptSince`
  * holds that key: otherwise that code is the outcome, before capacity is looked at, so a retried create
  * never takes a second place. An older holder gives the key up, as keys live only so long.
+ * The workspace is locked against deletion until the code is in it: a workspace deleted meanwhile is
+ * the outcome, never a code in a deleted workspace.
  */
 export async function reserveQrCode(
   db: Kysely<CatalogTables>,
@@ -63,6 +70,7 @@ export async function reserveQrCode(
         return { outcome: "exists", code: holder };
       }
     }
+    if (row.workspace_id && !(await lockWorkspace(tx, row.account_id, row.workspace_id, "key share"))) return { outcome: "no_workspace" };
     if (limits.qrCodes !== undefined) {
       const used = await countCodes(tx, row.account_id);
       if (used >= limits.qrCodes) return { outcome: "refused", refusal: { limit: "qr_codes", used, max: limits.qrCodes } };
@@ -187,8 +195,9 @@ export async function listQrCodes(
 
 /**
  * Applies the changes and returns the code, with its `qr_code.updated` event; undefined when it is not
- * the account's. With `settles`, the pending operation of that token is cleared in the same statement:
- * the link already holds the change.
+ * the account's, "no_workspace" when a move's workspace is gone (deleted since the caller looked), in
+ * which case nothing changes. With `settles`, the pending operation of that token is cleared in the same
+ * statement: the link already holds the change.
  */
 export async function updateQrCode(
   db: Kysely<CatalogTables>,
@@ -196,9 +205,11 @@ export async function updateQrCode(
   id: string,
   changes: QrCodeChanges,
   settles?: Date,
-): Promise<ProvisionedQrCodeRow | undefined> {
+): Promise<ProvisionedQrCodeRow | "no_workspace" | undefined> {
   const settled = settles !== undefined && sql<boolean>`pending_since = ${settles}`;
   return db.transaction().execute(async (trx) => {
+    // Locked against deletion until the code is in it, as a create's reservation does.
+    if (typeof changes.workspace_id === "string" && !(await lockWorkspace(trx, accountId, changes.workspace_id, "key share"))) return "no_workspace";
     const row = await trx
       .updateTable("qr_codes")
       .set({

@@ -3,11 +3,14 @@ import { create } from "@bufbuild/protobuf";
 import { z } from "zod";
 import {
   CreateWorkspaceResponseSchema,
+  DeleteWorkspaceResponseSchema,
   GetWorkspaceResponseSchema,
   ListWorkspacesResponseSchema,
   UpdateWorkspaceResponseSchema,
   type CreateWorkspaceRequest,
   type CreateWorkspaceResponse,
+  type DeleteWorkspaceRequest,
+  type DeleteWorkspaceResponse,
   type GetWorkspaceRequest,
   type GetWorkspaceResponse,
   type ListWorkspacesRequest,
@@ -31,7 +34,6 @@ import type { CatalogDeps } from "../deps.js";
 import { workspaceToProto } from "./workspace-mapping.js";
 import { workspaceDescription, workspaceLogoUrl, workspaceName } from "./workspace-rules.js";
 import * as workspaces from "./workspaces.repository.js";
-
 
 const createWorkspaceRequest = z.object({
   accountId: uuidSchema,
@@ -101,4 +103,29 @@ export async function updateWorkspace(deps: CatalogDeps, req: UpdateWorkspaceReq
   });
   if (!row) throw notFound("workspace");
   return create(UpdateWorkspaceResponseSchema, { workspace: workspaceToProto(row) });
+}
+
+const deleteWorkspaceRequest = z.object({ accountId: uuidSchema, workspaceId: uuidSchema });
+
+/**
+ * Deletes a workspace only when it holds no code: a code may be printed, and deleting a workspace
+ * never deletes one. The row lock makes a create or move into the workspace either finish first (and
+ * be counted) or find the workspace gone.
+ */
+export async function deleteWorkspace(deps: CatalogDeps, req: DeleteWorkspaceRequest): Promise<DeleteWorkspaceResponse> {
+  const { accountId, workspaceId } = validate(deleteWorkspaceRequest, req);
+  await deps.db.transaction().execute(async (trx) => {
+    if (!(await workspaces.lockWorkspace(trx, accountId, workspaceId, "update"))) throw notFound("workspace");
+    const count = await workspaces.countAllQrCodes(trx, accountId, workspaceId);
+    if (count > 0) {
+      throw serviceError(
+        Code.FailedPrecondition,
+        "workspace_not_empty",
+        `This workspace still holds ${count} QR code${count === 1 ? "" : "s"}; delete them or move them to another workspace first.`,
+        { metadata: { qr_code_count: String(count) } },
+      );
+    }
+    await workspaces.deleteWorkspace(trx, accountId, workspaceId);
+  });
+  return create(DeleteWorkspaceResponseSchema, { workspaceId });
 }

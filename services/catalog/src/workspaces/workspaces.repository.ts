@@ -1,4 +1,4 @@
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import { afterKeyset } from "@qrplatform/db";
 import type { CatalogTables } from "../tables.js";
 import type { NewWorkspaceRow, WorkspaceChanges, WorkspaceWithCount } from "./workspaces.table.js";
@@ -62,4 +62,37 @@ export async function updateWorkspace(
     .where("id", "=", id)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Locks the account's workspace for the rest of the transaction; false when it has none by that id.
+ * `update` is the delete's lock; `key share` is taken by whatever puts a code in the workspace, so a
+ * delete waits for it and then counts that code, or a code arriving after the delete finds no workspace.
+ */
+export async function lockWorkspace(
+  trx: Transaction<CatalogTables>,
+  accountId: string,
+  id: string,
+  mode: "update" | "key share",
+): Promise<boolean> {
+  const query = trx.selectFrom("workspaces").select("id").where("account_id", "=", accountId).where("id", "=", id);
+  const row = await (mode === "update" ? query.forUpdate() : query.forKeyShare()).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Every code in the workspace, those whose create or delete is still under way included. */
+export async function countAllQrCodes(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<number> {
+  const row = await db
+    .selectFrom("qr_codes")
+    .select(sql<number>`count(*)::int`.as("n"))
+    .where("account_id", "=", accountId)
+    .where("workspace_id", "=", id)
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+/** Deletes the workspace; true when it was the account's. */
+export async function deleteWorkspace(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom("workspaces").where("account_id", "=", accountId).where("id", "=", id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
 }

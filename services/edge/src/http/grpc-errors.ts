@@ -41,6 +41,7 @@ export const KNOWN_REASONS: Partial<Record<Code, Record<string, ReasonOutcome>>>
   [Code.FailedPrecondition]: {
     domain_not_verified: { status: 409 },
     domain_in_use: { status: 409 },
+    workspace_not_empty: { status: 409 },
     idempotency_key_reused: { status: 422 },
   },
   [Code.ResourceExhausted]: {
@@ -60,7 +61,7 @@ export const KNOWN_REASONS: Partial<Record<Code, Record<string, ReasonOutcome>>>
 const TRANSIENT_CODES = new Set<Code>([Code.Unavailable, Code.Canceled, Code.Aborted, Code.Unimplemented]);
 
 /** Metadata that carries counts; ErrorInfo holds strings, the API shows numbers. */
-const NUMERIC_METADATA = new Set(["limit", "used", "omitted_fields"]);
+const NUMERIC_METADATA = new Set(["limit", "used", "omitted_fields", "qr_code_count"]);
 
 /**
  * Turns a service's error into the public error: a known reason becomes the code with the service's

@@ -88,5 +88,11 @@ export function workspaceHandlers(workspaces: Client<typeof WorkspaceService>) {
     res.json(workspaceJson(workspace!));
   };
 
-  return { list, create, get, update };
+  // Only an empty workspace is deleted: the catalog refuses one with codes (409 workspace_not_empty).
+  const remove: RequestHandler = async (req, res) => {
+    await workspaces.deleteWorkspace({ accountId: callerOf(res).accountId, workspaceId: uuidParam(req, "workspace_id") });
+    res.status(204).end();
+  };
+
+  return { list, create, get, update, remove };
 }

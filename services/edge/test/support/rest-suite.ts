@@ -302,6 +302,67 @@ export function defineRestSuite(mode: StackMode): void {
       expect(invalidFields(malformed)).toEqual(["workspace_id"]);
     });
 
+    it("deletes an empty workspace with 204; reading or deleting it again is 404", async () => {
+      const { key } = await newAccount();
+      const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Short-lived" } });
+      const { body: kept } = await api("POST", "/workspaces", { key, body: { name: "Kept" } });
+
+      const deleted = await api("DELETE", `/workspaces/${workspace.id.toUpperCase()}`, { key });
+      expect(deleted.status).toBe(204);
+      expect(deleted.body).toBe("");
+      expectError(await api("GET", `/workspaces/${workspace.id}`, { key }), 404, "not_found");
+      const again = await api("DELETE", `/workspaces/${workspace.id}`, { key });
+      expectError(again, 404, "not_found");
+      expect(again.body.error.details).toEqual({ resource: "workspace" });
+      expect((await api("GET", "/workspaces", { key })).body.data.map((w: { id: string }) => w.id)).toEqual([kept.id]);
+      // Nothing can be put in it any more.
+      const late = await api("POST", `/workspaces/${workspace.id}/qr-codes`, { key, body: { name: "Late", destination_url: "https://example.com/" } });
+      expectError(late, 404, "not_found");
+
+      const malformed = await api("DELETE", "/workspaces/not-a-uuid", { key });
+      expectError(malformed, 400, "validation_error");
+      expect(invalidFields(malformed)).toEqual(["workspace_id"]);
+    });
+
+    it("refuses to delete a workspace that holds QR codes with 409 workspace_not_empty, and deletes it once they are gone", async () => {
+      const { key } = await newAccount();
+      const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Printed" } });
+      const { body: other } = await api("POST", "/workspaces", { key, body: { name: "Elsewhere" } });
+      const codes: { id: string }[] = [];
+      for (const name of ["Menu", "Door"]) {
+        const created = await api("POST", `/workspaces/${workspace.id}/qr-codes`, { key, body: { name, destination_url: "https://example.com/" } });
+        expect(created.status).toBe(201);
+        codes.push(created.body);
+      }
+      const refused = await api("DELETE", `/workspaces/${workspace.id}`, { key });
+      expectError(refused, 409, "workspace_not_empty");
+      expect(refused.body.error.details).toEqual({ qr_code_count: 2 });
+      // Nothing was touched: the workspace and its codes.
+      expect((await api("GET", `/workspaces/${workspace.id}`, { key })).body.qr_code_count).toBe(2);
+      expect((await api("GET", "/qr-codes", { key })).body.data.map((c: { id: string }) => c.id)).toEqual(codes.map((c) => c.id));
+
+      // One code deleted, the other moved away: the workspace is empty and goes.
+      expect((await api("DELETE", `/qr-codes/${codes[0]!.id}`, { key })).status).toBe(200);
+      expectError(await api("DELETE", `/workspaces/${workspace.id}`, { key }), 409, "workspace_not_empty");
+      expect((await api("PATCH", `/qr-codes/${codes[1]!.id}`, { key, body: { workspace_id: other.id } })).status).toBe(200);
+      expect((await api("DELETE", `/workspaces/${workspace.id}`, { key })).status).toBe(204);
+      expect((await api("GET", `/qr-codes/${codes[1]!.id}`, { key })).body.workspace_id).toBe(other.id);
+    });
+
+    it("hides another account's workspace from a delete behind 404 and refuses keys without workspaces:write", async () => {
+      const owner = await newAccount();
+      const other = await newAccount();
+      const { body: workspace } = await api("POST", "/workspaces", { key: owner.key, body: { name: "Mine" } });
+      expectError(await api("DELETE", `/workspaces/${workspace.id}`, { key: other.key }), 404, "not_found");
+
+      const viewerKey = (await stack.admin.createApiKey({ accountId: owner.accountId, scopes: ["role:viewer"] })).secret;
+      const refused = await api("DELETE", `/workspaces/${workspace.id}`, { key: viewerKey });
+      expectError(refused, 403, "insufficient_scope");
+      expect(refused.body.error.details).toEqual({ required_scope: "workspaces:write" });
+
+      expect((await api("GET", `/workspaces/${workspace.id}`, { key: owner.key })).body.name).toBe("Mine");
+    });
+
     it("pages through a list in a stable order with opaque cursors", async () => {
       const { key } = await newAccount();
       const names = ["a", "b", "c", "d", "e"];

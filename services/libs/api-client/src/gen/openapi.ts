@@ -112,7 +112,21 @@ export interface paths {
         get: operations["getWorkspace"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete an empty workspace
+         * @description Deletes a workspace that holds no QR code. A workspace with codes is refused with
+         *     `409 workspace_not_empty` (`details.qr_code_count` says how many) and stays as it is: a code
+         *     may be printed, and deleting it would break every printed copy, so deleting a workspace never
+         *     deletes a code. Delete the codes (`DELETE /qr-codes/{id}`) or move them to another workspace
+         *     (`PATCH /qr-codes/{id}` with `workspace_id`) first. Codes whose create or delete is still
+         *     under way count too. A code created in the workspace while it is being deleted either lands
+         *     first (and the delete is refused) or is refused with `404 not_found` for the workspace.
+         *
+         *     Another account's workspace answers `404` like one that does not exist, and so does a second
+         *     delete of the same workspace. Scope: `workspaces:write` (admin keys have it; viewer keys do
+         *     not and get `403 insufficient_scope`).
+         */
+        delete: operations["deleteWorkspace"];
         options?: never;
         head?: never;
         /**
@@ -1606,6 +1620,7 @@ export interface components {
                  *     | `domain_not_verified` | 409 | the vanity slug's custom domain is not verified |
                  *     | `slug_taken` | 409 | the vanity slug is already used on that domain |
                  *     | `slug_conflict` | 409 | no unique slug could be chosen; retry |
+                 *     | `workspace_not_empty` | 409 | the workspace to delete still holds QR codes (`details.qr_code_count`) |
                  *     | `idempotency_key_in_progress` | 409 | a request with this `Idempotency-Key` is still running; retry after `Retry-After` |
                  *     | `payload_too_large` | 413 | the body is larger than the edge accepts |
                  *     | `unsupported_media_type` | 415 | the body is not UTF-8 `application/json`, or its `Content-Encoding` is not `gzip`, `deflate`, `br` or `zstd` |
@@ -1732,6 +1747,16 @@ export interface components {
             error: {
                 /** @constant */
                 code: "method_not_allowed";
+            };
+        };
+        /** @description `workspace_not_empty`, with how many QR codes the workspace still holds. */
+        WorkspaceNotEmptyError: components["schemas"]["Error"] & {
+            error: {
+                /** @constant */
+                code: "workspace_not_empty";
+                details: {
+                    qr_code_count: number;
+                };
             };
         };
         /** @description `slug_conflict`: no unique slug could be chosen; retry. */
@@ -2358,6 +2383,54 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    deleteWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The workspace's id. A value that is not a UUID is `400 validation_error` on `workspace_id`. */
+                workspace_id: components["parameters"]["WorkspaceIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace was deleted. No body. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description `workspace_not_empty`: the workspace still holds QR codes; `details.qr_code_count` says how many. */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceNotEmptyError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/catalog/v1/workspace_service.proto.
  */
 export const file_qrplatform_catalog_v1_workspace_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci1xcnBsYXRmb3JtL2NhdGFsb2cvdjEvd29ya3NwYWNlX3NlcnZpY2UucHJvdG8SFXFycGxhdGZvcm0uY2F0YWxvZy52MSKIAQoWQ3JlYXRlV29ya3NwYWNlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSGAoLZGVzY3JpcHRpb24YAyABKAlIAIgBARIVCghsb2dvX3VybBgEIAEoCUgBiAEBQg4KDF9kZXNjcmlwdGlvbkILCglfbG9nb191cmwiTgoXQ3JlYXRlV29ya3NwYWNlUmVzcG9uc2USMwoJd29ya3NwYWNlGAEgASgLMiAucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLldvcmtzcGFjZSI/ChNHZXRXb3Jrc3BhY2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIksKFEdldFdvcmtzcGFjZVJlc3BvbnNlEjMKCXdvcmtzcGFjZRgBIAEoCzIgLnFycGxhdGZvcm0uY2F0YWxvZy52MS5Xb3Jrc3BhY2UiUgoVTGlzdFdvcmtzcGFjZXNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiZwoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRI0Cgp3b3Jrc3BhY2VzGAEgAygLMiAucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLldvcmtzcGFjZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAki3wEKFlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAGIAQESGQoRY2xlYXJfZGVzY3JpcHRpb24YBSABKAgSFQoIbG9nb191cmwYBiABKAlIAogBARIWCg5jbGVhcl9sb2dvX3VybBgHIAEoCEIHCgVfbmFtZUIOCgxfZGVzY3JpcHRpb25CCwoJX2xvZ29fdXJsIk4KF1VwZGF0ZVdvcmtzcGFjZVJlc3BvbnNlEjMKCXdvcmtzcGFjZRgBIAEoCzIgLnFycGxhdGZvcm0uY2F0YWxvZy52MS5Xb3Jrc3BhY2UyzgMKEFdvcmtzcGFjZVNlcnZpY2UScAoPQ3JlYXRlV29ya3NwYWNlEi0ucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkNyZWF0ZVdvcmtzcGFjZVJlcXVlc3QaLi5xcnBsYXRmb3JtLmNhdGFsb2cudjEuQ3JlYXRlV29ya3NwYWNlUmVzcG9uc2USZwoMR2V0V29ya3NwYWNlEioucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkdldFdvcmtzcGFjZVJlcXVlc3QaKy5xcnBsYXRmb3JtLmNhdGFsb2cudjEuR2V0V29ya3NwYWNlUmVzcG9uc2USbQoOTGlzdFdvcmtzcGFjZXMSLC5xcnBsYXRmb3JtLmNhdGFsb2cudjEuTGlzdFdvcmtzcGFjZXNSZXF1ZXN0Gi0ucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2UScAoPVXBkYXRlV29ya3NwYWNlEi0ucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QaLi5xcnBsYXRmb3JtLmNhdGFsb2cudjEuVXBkYXRlV29ya3NwYWNlUmVzcG9uc2ViBnByb3RvMw", [file_qrplatform_catalog_v1_workspace]);
+  fileDesc("Ci1xcnBsYXRmb3JtL2NhdGFsb2cvdjEvd29ya3NwYWNlX3NlcnZpY2UucHJvdG8SFXFycGxhdGZvcm0uY2F0YWxvZy52MSKIAQoWQ3JlYXRlV29ya3NwYWNlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSGAoLZGVzY3JpcHRpb24YAyABKAlIAIgBARIVCghsb2dvX3VybBgEIAEoCUgBiAEBQg4KDF9kZXNjcmlwdGlvbkILCglfbG9nb191cmwiTgoXQ3JlYXRlV29ya3NwYWNlUmVzcG9uc2USMwoJd29ya3NwYWNlGAEgASgLMiAucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLldvcmtzcGFjZSI/ChNHZXRXb3Jrc3BhY2VSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIksKFEdldFdvcmtzcGFjZVJlc3BvbnNlEjMKCXdvcmtzcGFjZRgBIAEoCzIgLnFycGxhdGZvcm0uY2F0YWxvZy52MS5Xb3Jrc3BhY2UiUgoVTGlzdFdvcmtzcGFjZXNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiZwoWTGlzdFdvcmtzcGFjZXNSZXNwb25zZRI0Cgp3b3Jrc3BhY2VzGAEgAygLMiAucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLldvcmtzcGFjZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAki3wEKFlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAGIAQESGQoRY2xlYXJfZGVzY3JpcHRpb24YBSABKAgSFQoIbG9nb191cmwYBiABKAlIAogBARIWCg5jbGVhcl9sb2dvX3VybBgHIAEoCEIHCgVfbmFtZUIOCgxfZGVzY3JpcHRpb25CCwoJX2xvZ29fdXJsIk4KF1VwZGF0ZVdvcmtzcGFjZVJlc3BvbnNlEjMKCXdvcmtzcGFjZRgBIAEoCzIgLnFycGxhdGZvcm0uY2F0YWxvZy52MS5Xb3Jrc3BhY2UiQgoWRGVsZXRlV29ya3NwYWNlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCSIvChdEZWxldGVXb3Jrc3BhY2VSZXNwb25zZRIUCgx3b3Jrc3BhY2VfaWQYASABKAkywAQKEFdvcmtzcGFjZVNlcnZpY2UScAoPQ3JlYXRlV29ya3NwYWNlEi0ucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkNyZWF0ZVdvcmtzcGFjZVJlcXVlc3QaLi5xcnBsYXRmb3JtLmNhdGFsb2cudjEuQ3JlYXRlV29ya3NwYWNlUmVzcG9uc2USZwoMR2V0V29ya3NwYWNlEioucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkdldFdvcmtzcGFjZVJlcXVlc3QaKy5xcnBsYXRmb3JtLmNhdGFsb2cudjEuR2V0V29ya3NwYWNlUmVzcG9uc2USbQoOTGlzdFdvcmtzcGFjZXMSLC5xcnBsYXRmb3JtLmNhdGFsb2cudjEuTGlzdFdvcmtzcGFjZXNSZXF1ZXN0Gi0ucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkxpc3RXb3Jrc3BhY2VzUmVzcG9uc2UScAoPVXBkYXRlV29ya3NwYWNlEi0ucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLlVwZGF0ZVdvcmtzcGFjZVJlcXVlc3QaLi5xcnBsYXRmb3JtLmNhdGFsb2cudjEuVXBkYXRlV29ya3NwYWNlUmVzcG9uc2UScAoPRGVsZXRlV29ya3NwYWNlEi0ucXJwbGF0Zm9ybS5jYXRhbG9nLnYxLkRlbGV0ZVdvcmtzcGFjZVJlcXVlc3QaLi5xcnBsYXRmb3JtLmNhdGFsb2cudjEuRGVsZXRlV29ya3NwYWNlUmVzcG9uc2ViBnByb3RvMw", [file_qrplatform_catalog_v1_workspace]);
 
 /**
  * CreateWorkspaceRequest describes the workspace to create.
@@ -274,6 +274,55 @@ export const UpdateWorkspaceResponseSchema: GenMessage<UpdateWorkspaceResponse> 
   messageDesc(file_qrplatform_catalog_v1_workspace_service, 7);
 
 /**
+ * DeleteWorkspaceRequest names the workspace to delete.
+ *
+ * @generated from message qrplatform.catalog.v1.DeleteWorkspaceRequest
+ */
+export type DeleteWorkspaceRequest = Message<"qrplatform.catalog.v1.DeleteWorkspaceRequest"> & {
+  /**
+   * The calling account.
+   *
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * The workspace's id.
+   *
+   * @generated from field: string workspace_id = 2;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message qrplatform.catalog.v1.DeleteWorkspaceRequest.
+ * Use `create(DeleteWorkspaceRequestSchema)` to create a new message.
+ */
+export const DeleteWorkspaceRequestSchema: GenMessage<DeleteWorkspaceRequest> = /*@__PURE__*/
+  messageDesc(file_qrplatform_catalog_v1_workspace_service, 8);
+
+/**
+ * DeleteWorkspaceResponse confirms the deletion.
+ *
+ * @generated from message qrplatform.catalog.v1.DeleteWorkspaceResponse
+ */
+export type DeleteWorkspaceResponse = Message<"qrplatform.catalog.v1.DeleteWorkspaceResponse"> & {
+  /**
+   * The id of the deleted workspace.
+   *
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message qrplatform.catalog.v1.DeleteWorkspaceResponse.
+ * Use `create(DeleteWorkspaceResponseSchema)` to create a new message.
+ */
+export const DeleteWorkspaceResponseSchema: GenMessage<DeleteWorkspaceResponse> = /*@__PURE__*/
+  messageDesc(file_qrplatform_catalog_v1_workspace_service, 9);
+
+/**
  * WorkspaceService manages workspaces. Every request names the calling account, and every call acts only within it:
  * a workspace of another account is NOT_FOUND.
  *
@@ -319,6 +368,20 @@ export const WorkspaceService: GenService<{
     methodKind: "unary";
     input: typeof UpdateWorkspaceRequestSchema;
     output: typeof UpdateWorkspaceResponseSchema;
+  },
+  /**
+   * DeleteWorkspace deletes an empty workspace. A workspace that still holds QR codes, counting codes
+   * whose create or delete is still under way, is refused with FAILED_PRECONDITION and the reason
+   * `workspace_not_empty`, its metadata `qr_code_count` giving how many: deleting a printed code breaks
+   * it, so the caller deletes or moves the codes first. A workspace that does not exist, or is another
+   * account's, is NOT_FOUND, so a second delete of the same workspace is NOT_FOUND too.
+   *
+   * @generated from rpc qrplatform.catalog.v1.WorkspaceService.DeleteWorkspace
+   */
+  deleteWorkspace: {
+    methodKind: "unary";
+    input: typeof DeleteWorkspaceRequestSchema;
+    output: typeof DeleteWorkspaceResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_qrplatform_catalog_v1_workspace_service, 0);
