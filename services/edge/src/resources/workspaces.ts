@@ -90,8 +90,9 @@ export function workspaceHandlers(workspaces: Client<typeof WorkspaceService>) {
 
   // Only an empty workspace is deleted: the catalog refuses one with codes (409 workspace_not_empty).
   const remove: RequestHandler = async (req, res) => {
-    await workspaces.deleteWorkspace({ accountId: callerOf(res).accountId, workspaceId: uuidParam(req, "workspace_id") });
-    res.status(204).end();
+    const workspaceId = uuidParam(req, "workspace_id");
+    await workspaces.deleteWorkspace({ accountId: callerOf(res).accountId, workspaceId });
+    res.json({ id: workspaceId, deleted: true });
   };
 
   return { list, create, get, update, remove };

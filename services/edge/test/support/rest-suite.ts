@@ -302,14 +302,14 @@ export function defineRestSuite(mode: StackMode): void {
       expect(invalidFields(malformed)).toEqual(["workspace_id"]);
     });
 
-    it("deletes an empty workspace with 204; reading or deleting it again is 404", async () => {
+    it("deletes an empty workspace with 200 like every delete; reading or deleting it again is 404", async () => {
       const { key } = await newAccount();
       const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Short-lived" } });
       const { body: kept } = await api("POST", "/workspaces", { key, body: { name: "Kept" } });
 
       const deleted = await api("DELETE", `/workspaces/${workspace.id.toUpperCase()}`, { key });
-      expect(deleted.status).toBe(204);
-      expect(deleted.body).toBe("");
+      expect(deleted.status).toBe(200);
+      expect(deleted.body).toEqual({ id: workspace.id, deleted: true });
       expectError(await api("GET", `/workspaces/${workspace.id}`, { key }), 404, "not_found");
       const again = await api("DELETE", `/workspaces/${workspace.id}`, { key });
       expectError(again, 404, "not_found");
@@ -345,7 +345,7 @@ export function defineRestSuite(mode: StackMode): void {
       expect((await api("DELETE", `/qr-codes/${codes[0]!.id}`, { key })).status).toBe(200);
       expectError(await api("DELETE", `/workspaces/${workspace.id}`, { key }), 409, "workspace_not_empty");
       expect((await api("PATCH", `/qr-codes/${codes[1]!.id}`, { key, body: { workspace_id: other.id } })).status).toBe(200);
-      expect((await api("DELETE", `/workspaces/${workspace.id}`, { key })).status).toBe(204);
+      expect((await api("DELETE", `/workspaces/${workspace.id}`, { key })).status).toBe(200);
       expect((await api("GET", `/qr-codes/${codes[1]!.id}`, { key })).body.workspace_id).toBe(other.id);
     });
 

@@ -2407,14 +2407,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The workspace was deleted. No body. */
-            204: {
+            /** @description The workspace was deleted; the body names it, as every delete of this API does. */
+            200: {
                 headers: {
                     "X-Request-ID": components["headers"]["XRequestId"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Deleted"];
+                };
             };
             400: components["responses"]["ValidationFailed"];
             401: components["responses"]["Unauthorized"];
