@@ -1,7 +1,7 @@
 // The catalog service as its own process. Configuration: see the README's table.
 import { join } from "node:path";
 import { z } from "zod";
-import { databaseEnv, databaseReadiness, openDatabase } from "@qrplatform/db";
+import { databaseEnv, databaseReadiness, openDatabase, whenDatabaseAnswers } from "@qrplatform/db";
 import { optionalVar, redisScanChanges, remoteTransport, runGrpcService, secretVar } from "@qrplatform/platform";
 import { buildCatalog, webhookEnv, webhookOptionsFromEnv } from "./server.js";
 
@@ -16,13 +16,14 @@ await runGrpcService({
     RECONCILE_GRACE_SECONDS: z.coerce.number().int().min(1).default(60),
     RECONCILE_INTERVAL_SECONDS: z.coerce.number().int().min(1).default(15),
   }),
-  async start(config, logger, metrics) {
+  async start(config, logger, metrics, stopping) {
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "catalog") });
     // The links service announces stored scans here; without Redis this process keeps no scan total
     // and asks the links service on every read.
     const scanChanges = config.REDIS_URL ? await redisScanChanges(config.REDIS_URL, logger) : undefined;
     const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SERVICE_TOKEN });
-    const catalog = await buildCatalog({
+    // Started during an outage, the process waits for the database (alive, not ready) instead of exiting.
+    const build = () => buildCatalog({
       db: database.db,
       pageTokenSecret: config.PAGE_TOKEN_SECRET,
       logger,
@@ -36,6 +37,7 @@ await runGrpcService({
       webhooks: webhookOptionsFromEnv(config),
       scanChanges,
     });
+    const catalog = await whenDatabaseAnswers(build, { logger, what: "migrating", signal: stopping });
     catalog.reconciler.start();
     catalog.webhooks.start();
     return {

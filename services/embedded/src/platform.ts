@@ -1,18 +1,19 @@
+import type { RequestListener } from "node:http";
 import { join } from "node:path";
 import type { Transport } from "@connectrpc/connect";
 import { buildCatalog, type WebhookOptions } from "@qrplatform/catalog";
-import { databaseReadiness, openDatabase } from "@qrplatform/db";
+import { databaseReadiness, openDatabase, whenDatabaseAnswers } from "@qrplatform/db";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES, isEdgeUrl } from "@qrplatform/edge";
 import { buildLinks, memoryInvalidationBus, recordingThreadStorage, startRedirectPath, type RedirectRecorder } from "@qrplatform/links";
 import {
   inProcessTransport,
   lateHandler,
+  listenGrpc,
   listenHttp,
   memoryAccessChanges,
   memoryScanChanges,
   noMetrics,
   processMetrics,
-  serveGrpc,
   serveMetrics,
   type GrpcModule,
   type InternalCredentials,
@@ -89,52 +90,63 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const { logger } = options;
   const secrets = loadOrCreateSecrets(options.dataDir);
   const credentials: InternalCredentials = { serviceToken: secrets.serviceToken, adminToken: secrets.adminToken };
-  // PGlite on a thread of its own: storing a batch of scans or a year of analytics never stalls redirects.
-  const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: join(options.dataDir, "pglite"), pgliteThread: true });
   // One registry for the whole process: every service's instruments, the in-process RPCs and the edge.
   const metrics = options.metricsPort === undefined ? noMetrics : processMetrics();
+
+  // Every port listens first: a busy one is reported at once rather than after the migrations, and
+  // the HTTP port's address is the default short domain the links are made on. While the services
+  // start (waiting out a database outage, say) /healthz answers and everything else gets a 503.
+  const handler = lateHandler(startingHttp);
+  const http = await listenHttp({ handler: handler.listener, host: options.host, port: options.port, logger, name: "REST edge and short links" });
+  const grpc = await listenGrpc({ logger, host: options.grpcHost, port: options.grpcPort });
+  const metricsHost = options.metricsHost ?? "127.0.0.1";
+  const metricsServer =
+    options.metricsPort === undefined ? undefined : await serveMetrics({ metrics, host: metricsHost, port: options.metricsPort, logger });
+  // PGlite on a thread of its own: storing a batch of scans or a year of analytics never stalls redirects.
+  const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: join(options.dataDir, "pglite"), pgliteThread: true });
   // One database behind every service: while it is away they all answer UNAVAILABLE and not ready.
   const readiness = databaseReadiness(database, { logger, metrics });
-
   const local = (modules: GrpcModule[]): Transport =>
     inProcessTransport({ modules, credentials, logger, token: credentials.serviceToken, readiness, metrics });
-
-  // The HTTP port listens first: its address is the default short domain the links are made on.
-  const handler = lateHandler();
-  const http = await listenHttp({ handler: handler.listener, host: options.host, port: options.port, logger, name: "REST edge and short links" });
   const ownUrl = `http://${urlHost(options.host)}:${http.port}`;
   const shortLinkBaseUrl = options.shortLinkBaseUrl ?? ownUrl;
+  // Started during an outage, each service waits for the database instead of the process exiting.
+  const whenMigrated = <T>(build: () => Promise<T>) => whenDatabaseAnswers(build, { logger, what: "migrating" });
 
   // One process: tenancy's announcements of revoked keys and changed accounts reach the edge in memory.
   const accessChanges = memoryAccessChanges(logger);
-  const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: secrets.pageTokenSecret, accessChanges });
+  const tenancy = await whenMigrated(() => buildTenancy({ db: database.db, pageTokenSecret: secrets.pageTokenSecret, accessChanges }));
   // One process: changes to links reach the redirector's cache in memory, and stored scans the catalog's.
   const invalidations = memoryInvalidationBus(logger);
   const scanChanges = memoryScanChanges(logger);
-  const links = await buildLinks({
-    db: database.db,
-    pageTokenSecret: secrets.pageTokenSecret,
-    shortLinkBaseUrl,
-    customDomainScheme: options.customDomainScheme,
-    dnsResolver: options.dnsResolver,
-    invalidations,
-    scanChanges,
-  });
+  const links = await whenMigrated(() =>
+    buildLinks({
+      db: database.db,
+      pageTokenSecret: secrets.pageTokenSecret,
+      shortLinkBaseUrl,
+      customDomainScheme: options.customDomainScheme,
+      dnsResolver: options.dnsResolver,
+      invalidations,
+      scanChanges,
+    }),
+  );
   const rendering = await buildRendering({ ...options.rendering, metrics });
-  const catalog = await buildCatalog({
-    db: database.db,
-    pageTokenSecret: secrets.pageTokenSecret,
-    transports: { tenancy: local([tenancy]), links: local([links]), rendering: local([rendering]) },
-    logger,
-    metrics,
-    webhooks: options.webhooks,
-    scanChanges,
-  });
+  const catalog = await whenMigrated(() =>
+    buildCatalog({
+      db: database.db,
+      pageTokenSecret: secrets.pageTokenSecret,
+      transports: { tenancy: local([tenancy]), links: local([links]), rendering: local([rendering]) },
+      logger,
+      metrics,
+      webhooks: options.webhooks,
+      scanChanges,
+    }),
+  );
   catalog.reconciler.start();
   catalog.webhooks.start();
   const modules = [tenancy, catalog, links, rendering];
 
-  const grpc = await serveGrpc({ modules, credentials, logger, host: options.grpcHost, port: options.grpcPort, readiness, metrics });
+  grpc.serve({ modules, credentials, readiness, metrics });
   const grpcUrl = `http://${urlHost(options.grpcHost)}:${grpc.port}`;
   const adminCredentialPath = writeAdminCredential(options.dataDir, grpcUrl, credentials.adminToken);
 
@@ -164,9 +176,6 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   // request there is, and the edge's middleware (access log, request metrics) does nothing for it.
   const shortLinks = redirectPath.handler;
   handler.set((req, res) => (isEdgeUrl(req.url ?? "/") ? edge(req, res) : shortLinks(req, res)));
-  const metricsHost = options.metricsHost ?? "127.0.0.1";
-  const metricsServer =
-    options.metricsPort === undefined ? undefined : await serveMetrics({ metrics, host: metricsHost, port: options.metricsPort, logger });
 
   return {
     apiUrl: `${ownUrl}/api/v1`,
@@ -189,6 +198,13 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     },
   };
 }
+
+/** The HTTP port while the services start: alive (/healthz), and 503 to everything else. */
+const startingHttp: RequestListener = (req, res) => {
+  const alive = (req.url ?? "").split("?", 1)[0] === "/healthz";
+  res.writeHead(alive ? 200 : 503, { "content-type": "application/json", ...(alive ? {} : { "retry-after": "1" }) });
+  res.end(JSON.stringify(alive ? { status: "ok" } : { status: "starting" }));
+};
 
 /** A host as it appears in a URL a user can open: wildcard addresses become loopback. */
 function urlHost(host: string): string {

@@ -2,9 +2,9 @@
 // Configuration: see the README's table.
 import { join } from "node:path";
 import { z } from "zod";
-import { databaseEnv, databaseReadiness, openDatabase } from "@qrplatform/db";
-import { inProcessTransport, listenHttp, memoryScanChanges, optionalVar, portVar, redisScanChanges, runGrpcService, secretVar } from "@qrplatform/platform";
-import { buildLinks, memoryInvalidationBus, recordingThreadStorage, redirectPathEnv, redisInvalidationBus, startRedirectPath } from "./server.js";
+import { databaseEnv, databaseReadiness, openDatabase, whenDatabaseAnswers } from "@qrplatform/db";
+import { inProcessTransport, lateHandler, listenHttp, memoryScanChanges, optionalVar, portVar, redisScanChanges, runGrpcService, secretVar } from "@qrplatform/platform";
+import { buildLinks, memoryInvalidationBus, redirectsUnavailable, recordingThreadStorage, redirectPathEnv, redisInvalidationBus, startRedirectPath } from "./server.js";
 
 await runGrpcService({
   service: "links",
@@ -18,16 +18,26 @@ await runGrpcService({
     REDIS_URL: optionalVar(z.string().url()),
     VISITOR_KEY_SECRET: secretVar(),
   }),
-  async start(config, logger, metrics) {
+  async start(config, logger, metrics, stopping) {
+    // The redirector's port first, beside the gRPC port: a busy one is reported at once, and while the
+    // service starts (waiting out a database outage, say) redirects get a clear 503, not a refusal.
+    const redirects = lateHandler(redirectsUnavailable);
+    const redirector = await listenHttp({
+      handler: redirects.listener,
+      host: config.REDIRECT_HOST,
+      port: config.REDIRECT_PORT,
+      portVariable: "REDIRECT_PORT",
+      logger,
+      name: "redirector",
+    });
     // PGlite on a thread of its own: statements never hold up redirects, and the recording thread reaches it too.
     const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "links"), pgliteThread: true });
-    const readiness = databaseReadiness(database, { logger, metrics });
     // Without Redis an instance hears only its own changes; that is only right for a single instance.
     const invalidations = config.REDIS_URL ? await redisInvalidationBus(config.REDIS_URL, logger) : memoryInvalidationBus(logger);
     if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: other links instances do not hear this one's changes");
     // Catalogs keep scan totals only while they hear these; without Redis none does, and nothing is lost.
     const scanChanges = config.REDIS_URL ? await redisScanChanges(config.REDIS_URL, logger) : memoryScanChanges(logger);
-    const links = await buildLinks({
+    const build = () => buildLinks({
       db: database.db,
       shortLinkBaseUrl: config.SHORT_LINK_BASE_URL,
       customDomainScheme: config.CUSTOM_DOMAIN_SCHEME,
@@ -36,6 +46,9 @@ await runGrpcService({
       invalidations,
       scanChanges,
     });
+    // Started during an outage, the process waits for the database (alive, not ready) instead of exiting.
+    const links = await whenDatabaseAnswers(build, { logger, what: "migrating", signal: stopping });
+    const readiness = databaseReadiness(database, { logger, metrics });
     // The redirector calls this process's own RedirectService through the same interceptors as gRPC,
     // keeps the answers until a change is announced, and records scans in batches. While the database
     // is away it keeps answering from its cache, and scans wait in the spool.
@@ -53,13 +66,7 @@ await runGrpcService({
       logger,
       metrics,
     });
-    const redirector = await listenHttp({
-      handler: redirectPath.handler,
-      host: config.REDIRECT_HOST,
-      port: config.REDIRECT_PORT,
-      logger,
-      name: "redirector",
-    });
+    redirects.set(redirectPath.handler);
     return {
       modules: [links],
       readiness,

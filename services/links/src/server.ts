@@ -16,7 +16,7 @@ import { ScanWriter } from "./scans/scan-writer.js";
 import { announceStoredScans, storeCheckedScans } from "./scans/scans.handlers.js";
 import type { LinksTables } from "./tables.js";
 
-export { buildRedirector, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
+export { buildRedirector, redirectsUnavailable, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
 export { cachedResolver } from "./redirects/redirect-cache.js";
 export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 export { destinationUrlProblem } from "./links/destination-url.js";

@@ -62,3 +62,41 @@ export function databaseReadiness(database: Database, options: { logger: Logger;
   registerPoolMetrics(options.metrics, database);
   return new Readiness([databaseDependency(database)], { logger: options.logger });
 }
+
+/** The first wait between attempts of {@link whenDatabaseAnswers}; it doubles up to the longest. */
+const FIRST_RETRY_MS = 500;
+const LONGEST_RETRY_MS = 15_000;
+
+/**
+ * Runs `attempt` (a service's start: its migrations and first reads) until it no longer fails because
+ * the database is away ({@link isDatabaseUnavailable}), waiting longer between tries up to 15 s. A
+ * process started during an outage thus waits it out instead of exiting (and a pod crash-looping).
+ * Logs once when it starts waiting and once when the database answers, not per try. Any other error
+ * is thrown at once; so is an abort of `signal`, a shutdown during the wait.
+ */
+export async function whenDatabaseAnswers<T>(
+  attempt: () => Promise<T>,
+  options: { logger: Logger; what: string; signal?: AbortSignal; firstRetryMs?: number },
+): Promise<T> {
+  let delay = options.firstRetryMs ?? FIRST_RETRY_MS;
+  let waiting = false;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    try {
+      const result = await attempt();
+      if (waiting) options.logger.info({ dependency: "database" }, `database reachable: ${options.what} done`);
+      return result;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      if (!waiting) {
+        options.logger.warn({ dependency: "database", err: error }, `database unreachable: ${options.what} waits for it, retrying with backoff`);
+        waiting = true;
+      }
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, delay);
+      options.signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+    });
+    delay = Math.min(delay * 2, LONGEST_RETRY_MS);
+  }
+}

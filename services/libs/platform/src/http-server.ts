@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "pino";
+import { listenOn } from "./ports.js";
 
 /** A listening HTTP/1.1 server. */
 export interface HttpServer {
@@ -38,6 +39,8 @@ export async function listenHttp(options: {
   port: number;
   logger: Logger;
   name: string;
+  /** The variable that chooses the port, named when it is taken; PORT by default. */
+  portVariable?: string;
   /** How long close() lets open connections finish before it ends them; {@link CLOSE_GRACE_MS} by default. */
   closeGraceMs?: number;
 }): Promise<HttpServer> {
@@ -56,13 +59,7 @@ export async function listenHttp(options: {
   // A client that never finishes its headers must not pin a connection forever.
   server.headersTimeout = 30_000;
   server.requestTimeout = 120_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
+  await listenOn(server, { host: options.host, port: options.port, variable: options.portVariable ?? "PORT" });
   const port = (server.address() as AddressInfo).port;
   options.logger.info({ host: options.host, port }, `${options.name} listening`);
   return {

@@ -10,6 +10,7 @@ export * from "./validation.js";
 export * from "./page-token.js";
 export * from "./shutdown.js";
 export * from "./http-server.js";
+export * from "./ports.js";
 export * from "./late-handler.js";
 export * from "./grpc/credentials.js";
 export * from "./grpc/health.js";

@@ -119,3 +119,28 @@ export function processEnvironment(name: ProcessName, placement: Placement): Rec
   }
   return env;
 }
+
+/** Where the processes listen when they run side by side on one machine: see {@link localPorts}. */
+export interface LocalPorts {
+  readonly ports: Readonly<Record<ProcessName, number>>;
+  readonly redirectPort: number;
+  readonly metricsPorts: Readonly<Record<ProcessName, number>>;
+}
+
+/**
+ * The local ports (each process's `localPort` and `localMetricsPort`, and the redirector's
+ * {@link LOCAL_REDIRECT_PORT}), each moved up by `offset`, so a second stack runs beside the first
+ * (an offset of 100 moves 8080 to 8180, 9091 to 9191) and a busy range can be avoided. Throws a
+ * RangeError when a port would leave 1–65535.
+ */
+export function localPorts(offset = 0): LocalPorts {
+  const names = Object.keys(PROCESSES) as ProcessName[];
+  const ports = Object.fromEntries(names.map((name) => [name, PROCESSES[name].localPort + offset])) as Record<ProcessName, number>;
+  const metricsPorts = Object.fromEntries(names.map((name) => [name, PROCESSES[name].localMetricsPort + offset])) as Record<ProcessName, number>;
+  const redirectPort = LOCAL_REDIRECT_PORT + offset;
+  const all = [...Object.values(ports), ...Object.values(metricsPorts), redirectPort];
+  if (!Number.isInteger(offset) || all.some((port) => port < 1 || port > 65_535)) {
+    throw new RangeError(`A port offset of ${offset} moves the local ports outside 1-65535.`);
+  }
+  return { ports, redirectPort, metricsPorts };
+}

@@ -67,6 +67,27 @@ function redirectMetrics(metrics: Metrics) {
 // A Location is only ever sent if it is plain visible ASCII, whatever the resolver returned.
 const SAFE_LOCATION = /^https?:\/\/[\x21-\x7e]+$/;
 
+const send = (res: ServerResponse, status: number, body: Buffer, headers: Record<string, string> = {}) => {
+  res.writeHead(status, {
+    "Cache-Control": "no-store",
+    "Content-Type": "text/html; charset=utf-8",
+    "Content-Length": String(body.length),
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    ...headers,
+  });
+  // For HEAD, Node sends the headers only.
+  res.end(body);
+};
+
+/**
+ * What the redirector answers before the links service has started (its database away at start, say):
+ * it knows no link yet, so every short link gets the 503 "temporarily unavailable" page.
+ */
+export const redirectsUnavailable: RequestListener = (_req, res) => send(res, 503, UNAVAILABLE_PAGE, { "Retry-After": "5" });
+
 /**
  * The public redirector: `GET` or `HEAD /{slug}` on the default short domain or a custom domain.
  * Active links answer 302 to their destination; paused ones a 404 "paused" page; everything else one
@@ -79,21 +100,6 @@ const SAFE_LOCATION = /^https?:\/\/[\x21-\x7e]+$/;
 export function buildRedirector(options: RedirectorOptions): RequestListener {
   const { resolve, logger, onRedirect } = options;
   const answered = redirectMetrics(options.metrics ?? noMetrics);
-
-  const send = (res: ServerResponse, status: number, body: Buffer, headers: Record<string, string> = {}) => {
-    res.writeHead(status, {
-      "Cache-Control": "no-store",
-      "Content-Type": "text/html; charset=utf-8",
-      "Content-Length": String(body.length),
-      "X-Content-Type-Options": "nosniff",
-      "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
-      "X-Frame-Options": "DENY",
-      "Referrer-Policy": "no-referrer",
-      ...headers,
-    });
-    // For HEAD, Node sends the headers only.
-    res.end(body);
-  };
 
   // The access log of short links: at debug level only, since a busy link would write a line per scan.
   const logAccess = (req: IncomingMessage, res: ServerResponse, started: number) =>

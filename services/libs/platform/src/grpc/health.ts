@@ -26,23 +26,38 @@ export const HEALTH_ACCEPTING = "accepting";
  * {@link HEALTH_LIVENESS} and {@link HEALTH_ACCEPTING} are described above.
  */
 export class HealthState {
-  readonly #services: string[];
-  readonly #readiness: Readiness | undefined;
+  #services: string[];
+  #readiness: Readiness | undefined;
+  #started: boolean;
   #serving = true;
   readonly #watchers = new Set<() => void>();
 
-  constructor(services: readonly DescService[], readiness?: Readiness) {
+  /**
+   * With `starting`, the process has bound its port but not built its services yet: only
+   * {@link HEALTH_LIVENESS} is SERVING until {@link HealthState.started} names what it hosts.
+   */
+  constructor(services: readonly DescService[], readiness?: Readiness, options: { starting?: boolean } = {}) {
     this.#services = ["", ...services.map((s) => s.typeName)];
     this.#readiness = readiness;
+    this.#started = !options.starting;
     readiness?.watch(() => this.#notify());
+  }
+
+  /** The services are built: from now on they and the server follow readiness. */
+  started(services: readonly DescService[], readiness?: Readiness): void {
+    this.#services = ["", ...services.map((s) => s.typeName)];
+    this.#readiness = readiness;
+    this.#started = true;
+    readiness?.watch(() => this.#notify());
+    this.#notify();
   }
 
   /** The status of one service, or undefined for a service this server does not host. */
   statusOf(service: string): ServingStatus | undefined {
     const serving = (() => {
       if (service === HEALTH_LIVENESS) return true;
-      if (service === HEALTH_ACCEPTING) return this.#serving;
-      if (this.#services.includes(service)) return this.#serving && (this.#readiness?.ready ?? true);
+      if (service === HEALTH_ACCEPTING) return this.#started && this.#serving;
+      if (this.#services.includes(service)) return this.#started && this.#serving && (this.#readiness?.ready ?? true);
       return undefined;
     })();
     if (serving === undefined) return undefined;

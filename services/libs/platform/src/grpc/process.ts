@@ -7,7 +7,7 @@ import { onShutdownSignal } from "../shutdown.js";
 import { startProcess } from "../process-start.js";
 import type { InternalCredentials } from "./credentials.js";
 import type { Readiness } from "./readiness.js";
-import { serveGrpc, type GrpcModule } from "./server.js";
+import { listenGrpc, type GrpcModule } from "./server.js";
 
 /** The environment every standalone gRPC service reads. */
 export const grpcServiceEnv = z.object({
@@ -36,8 +36,16 @@ export interface StartedService {
 export async function runGrpcService<Schema extends z.ZodObject>(options: {
   service: string;
   env: Schema;
-  /** Starts the modules; `metrics` is the process's registry, for the features' own instruments. */
-  start: (config: z.infer<Schema> & z.infer<typeof grpcServiceEnv>, logger: Logger, metrics: Metrics) => Promise<StartedService>;
+  /**
+   * Starts the modules; `metrics` is the process's registry, for the features' own instruments.
+   * `stopping` aborts when a shutdown signal arrives first, ending a wait for the database.
+   */
+  start: (
+    config: z.infer<Schema> & z.infer<typeof grpcServiceEnv>,
+    logger: Logger,
+    metrics: Metrics,
+    stopping: AbortSignal,
+  ) => Promise<StartedService>;
 }): Promise<void> {
   startProcess({ service: options.service });
   const config = readConfig(grpcServiceEnv.extend(options.env.shape)) as z.infer<Schema> & z.infer<typeof grpcServiceEnv>;
@@ -45,23 +53,30 @@ export async function runGrpcService<Schema extends z.ZodObject>(options: {
   const credentials: InternalCredentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };
   // Without a port nothing is counted either: instruments cost nothing when nobody reads them.
   const metrics = config.METRICS_PORT === undefined ? noMetrics : processMetrics();
-  const started = await options.start(config, logger, metrics);
+  // The ports first, so a busy one is reported at once; while the modules start (waiting out a
+  // database outage, say) the gRPC port answers health checks: alive, not ready.
+  const grpc = await listenGrpc({ logger, host: config.GRPC_HOST, port: config.GRPC_PORT });
   const metricsServer =
     config.METRICS_PORT === undefined ? undefined : await serveMetrics({ metrics, host: config.METRICS_HOST, port: config.METRICS_PORT, logger });
-  const server = await serveGrpc({
-    modules: started.modules,
-    credentials,
-    logger,
-    host: config.GRPC_HOST,
-    port: config.GRPC_PORT,
-    readiness: started.readiness,
-    metrics,
-  });
+  const stopping = new AbortController();
+  const starting = options.start(config, logger, metrics, stopping.signal);
   onShutdownSignal(logger, async () => {
-    await server.close();
-    started.readiness?.close();
-    await started.close();
+    stopping.abort();
+    await grpc.close();
+    const started = await starting.catch(() => undefined);
+    started?.readiness?.close();
+    await started?.close();
     // Last, so the drain itself can still be scraped.
     await metricsServer?.close();
   });
+  let started: StartedService;
+  try {
+    started = await starting;
+  } catch (error) {
+    // A shutdown during the start ends it; the shutdown handler exits.
+    if (stopping.signal.aborted) return;
+    throw error;
+  }
+  if (stopping.signal.aborted) return;
+  grpc.serve({ modules: started.modules, credentials, readiness: started.readiness, metrics });
 }

@@ -16,6 +16,7 @@ import { directUnaryCalls } from "./direct-calls.js";
 import { traceClientCalls, traceServerCalls } from "../telemetry/grpc.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { rpcMetrics } from "../metrics/rpc-metrics.js";
+import { listenOn } from "../ports.js";
 
 /** What each gRPC service package exports so it can be hosted alone, with others, or in-process. */
 export interface GrpcModule {
@@ -90,48 +91,67 @@ export interface GrpcServer {
   close(): Promise<void>;
 }
 
-/**
- * Serves the modules over h2c: gRPC, gRPC-Web and Connect on one HTTP/2 port, with health checking,
- * reflection and internal credentials.
- */
-export async function serveGrpc(options: {
+/** What a listening gRPC port serves once its process has built its services. */
+export interface GrpcServing {
   modules: readonly GrpcModule[];
   credentials: InternalCredentials;
-  logger: Logger;
-  host: string;
-  port: number;
   /** What the modules depend on: outages answer UNAVAILABLE and turn health NOT_SERVING. */
   readiness?: Readiness;
   /** Where RPCs are counted and timed; not at all when unset. */
   metrics?: Metrics;
-}): Promise<GrpcServer> {
-  const { modules, credentials, logger, readiness } = options;
-  const health = new HealthState(modules.flatMap((m) => m.services), readiness);
+}
+
+/** A gRPC port bound before its services exist: see {@link listenGrpc}. */
+export interface GrpcListener extends GrpcServer {
+  /** Serves the modules from now on, with health following their readiness. */
+  serve(serving: GrpcServing): void;
+}
+
+/**
+ * Binds the gRPC port (h2c) at once, before the services are built: a busy port is reported before a
+ * long start rather than after it, and while the process starts (its database may be away) it answers
+ * health checks, with only liveness SERVING, and UNAVAILABLE to every other call.
+ * `portVariable` is the setting named when the port is taken; GRPC_PORT by default.
+ */
+export async function listenGrpc(options: { logger: Logger; host: string; port: number; portVariable?: string }): Promise<GrpcListener> {
+  const { logger } = options;
+  const health = new HealthState([], undefined, { starting: true });
   const shutdown = new AbortController();
-  const handler = connectNodeAdapter({
-    routes: routesOf(modules, health),
-    interceptors: serverInterceptors(modules, credentials, logger, readiness, options.metrics),
+  const startingRoutes = connectNodeAdapter({
+    routes: (router) => {
+      registerHealth(router, health);
+      registerReflection(router, [Health, ServerReflection]);
+    },
     shutdownSignal: shutdown.signal,
-    grpc: true,
-    grpcWeb: true,
-    connect: true,
   });
-  const server = http2.createServer(handler);
+  const starting = (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) =>
+    /^\/grpc\.(health|reflection)\./.test(req.url) ? startingRoutes(req, res) : answerStarting(req, res);
+  let handler: (req: http2.Http2ServerRequest, res: http2.Http2ServerResponse) => void = starting;
+  const server = http2.createServer((req, res) => handler(req, res));
   const sessions = new Set<http2.ServerHttp2Session>();
   server.on("session", (session) => {
     sessions.add(session);
     session.on("close", () => sessions.delete(session));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(options.port, options.host, resolve);
-  });
+  await listenOn(server, { host: options.host, port: options.port, variable: options.portVariable ?? "GRPC_PORT" });
   const port = (server.address() as AddressInfo).port;
-  logger.info({ port, services: modules.flatMap((m) => m.services.map((s) => s.typeName)) }, "gRPC listening");
+  logger.info({ port }, "gRPC port bound: starting");
 
   return {
     port,
     health,
+    serve({ modules, credentials, readiness, metrics }) {
+      handler = connectNodeAdapter({
+        routes: routesOf(modules, health),
+        interceptors: serverInterceptors(modules, credentials, logger, readiness, metrics),
+        shutdownSignal: shutdown.signal,
+        grpc: true,
+        grpcWeb: true,
+        connect: true,
+      });
+      health.started(modules.flatMap((m) => m.services), readiness);
+      logger.info({ port, services: modules.flatMap((m) => m.services.map((s) => s.typeName)) }, "gRPC listening");
+    },
     async close() {
       health.shutDown();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -141,6 +161,35 @@ export async function serveGrpc(options: {
       await closed;
     },
   };
+}
+
+/**
+ * Any call but health and reflection while the services are being built: UNAVAILABLE, which every
+ * client retries or reports as "try again later", in the protocol the caller spoke.
+ */
+function answerStarting(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): void {
+  const message = "The service is starting; retry shortly.";
+  const contentType = String(req.headers["content-type"] ?? "");
+  if (contentType.startsWith("application/grpc")) {
+    // A trailers-only response: the status travels in the headers.
+    res.writeHead(200, { "content-type": contentType, "grpc-status": "14", "grpc-message": encodeURIComponent(message) });
+    res.end();
+    return;
+  }
+  res.writeHead(503, { "content-type": "application/json", "retry-after": "1" });
+  res.end(JSON.stringify({ code: "unavailable", message }));
+}
+
+/**
+ * Serves the modules over h2c: gRPC, gRPC-Web and Connect on one HTTP/2 port, with health checking,
+ * reflection and internal credentials.
+ */
+export async function serveGrpc(
+  options: GrpcServing & { logger: Logger; host: string; port: number; portVariable?: string },
+): Promise<GrpcServer> {
+  const listener = await listenGrpc(options);
+  listener.serve(options);
+  return listener;
 }
 
 /**

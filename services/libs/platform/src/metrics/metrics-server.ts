@@ -44,5 +44,5 @@ export async function serveMetrics(options: { metrics: Metrics; host: string; po
       },
     );
   };
-  return listenHttp({ handler, host: options.host, port: options.port, logger, name: "metrics on /metrics" });
+  return listenHttp({ handler, host: options.host, port: options.port, logger, name: "metrics on /metrics", portVariable: "METRICS_PORT" });
 }
