@@ -271,7 +271,7 @@ export class ScanRecorder implements RedirectRecorder {
   }
 
   /**
-   * Scans taken since the recorder started, counted as they are classified (at each flush): each is
+   * Scans taken since the recorder started, counted as they are classified: each is
    * stored exactly once, or spooled, or reported dropped.
    */
   get recorded(): number {
