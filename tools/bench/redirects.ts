@@ -772,7 +772,7 @@ async function scansDataset(): Promise<{ dataset: Dataset; database: Database; g
 
 /**
  * The benchmark's own index for answering from the raw scans (the service reads only the rollups, and
- * links.scans has no index by link since ADR 14's second round): the comparison gets its best case.
+ * links.scans has no index by link, ADR 14): the comparison gets its best case.
  */
 const RAW_SCANS_INDEX = "create index if not exists bench_scans_by_link_time on links.scans (link_id, scanned_at)";
 

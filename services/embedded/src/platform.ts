@@ -55,7 +55,7 @@ export interface PlatformOptions {
   /**
    * Whether scans are classified and stored on a thread of their own (as `npm start` runs unless
    * SCAN_RECORDING_THREAD=false), so the answering thread only captures a few fields of each
-   * redirect; when unset, on the thread that answers (ADR 0014, seventh and eleventh rounds).
+   * redirect; when unset, on the thread that answers (ADR 0014).
    */
   scanRecordingThread?: boolean;
   /** The rendering service's cache, concurrency and per-account queues; defaults when unset. */

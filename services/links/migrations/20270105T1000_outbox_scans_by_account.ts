@@ -4,7 +4,7 @@ import { sql, type Kysely } from "kysely";
 //
 // A `link.scanned` outbox event names all the links of one account that a fold stored scans of (up to
 // 1,000), instead of one link: a fold over a busy account's thousand links writes one event, which the
-// catalog relays in one step, not a thousand (ADR 0014, tenth round). Events not yet relayed are
+// catalog relays in one step, not a thousand (ADR 0014). Events not yet relayed are
 // rewritten in the new shape.
 
 export async function up(db: Kysely<any>): Promise<void> {

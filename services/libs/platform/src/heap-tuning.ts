@@ -5,7 +5,7 @@ import { setFlagsFromString } from "node:v8";
  * the same line of code lived long (allocation-site pretenuring). Every process of ours calls it before
  * it serves anything, through startProcess.
  *
- * Why (ADR 0014, eleventh round): a server's objects live for one request. When a burst of them
+ * Why (ADR 0014): a server's objects live for one request. When a burst of them
  * outlives a young-generation collection (start-up, a warm-up, a slow moment), V8 decides that a site
  * making a per-request object should allocate it old from then on. Those objects die within the
  * request, but the old generation is only collected by full collections, so until the next one every

@@ -6,7 +6,7 @@ import { startTelemetry } from "./telemetry/sdk.js";
 /**
  * The first statement of every process's main: the heap tuning every process runs with, then tracing.
  * One call, so an entry point that starts tracing cannot miss the tuning (a process without it can
- * fall into pretenuring's trap: ADR 0014, eleventh round). Threads of a process call startTelemetry
+ * fall into pretenuring's trap: ADR 0014). Threads of a process call startTelemetry
  * alone: the tuning is the process's.
  *
  * A process that cannot start as configured (a bad variable, a busy port) says why in one line and

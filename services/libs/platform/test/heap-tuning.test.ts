@@ -1,5 +1,5 @@
-// turnOffAllocationSitePretenuring: after it, V8 no longer decides to allocate a line's objects in the
-// old generation, however long they live (ADR 0014, eleventh round).
+// turnOffAllocationSitePretenuring: after it, V8 never decides to allocate a line's objects in the old
+// generation, however long they live (ADR 0014).
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";

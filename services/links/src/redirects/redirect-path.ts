@@ -20,7 +20,7 @@ import { buildRedirector, resolveVia } from "./redirector.js";
  * SCAN_SPOOL_DIR, where scans wait on disk while Postgres is away (default DATA_DIR/scan-spool);
  * SCAN_RECORDING_THREAD, whether a process that serves short links classifies and stores scans on a
  * thread of its own ("true", the default) or on the thread that answers ("false", for a process held
- * to one core) (ADR 0014, fifth and eleventh rounds).
+ * to one core) (ADR 0014).
  */
 export const redirectPathEnv = z.object({
   TRUSTED_PROXIES: z

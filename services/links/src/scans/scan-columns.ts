@@ -103,8 +103,8 @@ export const batchSchema = z.array(scanSchema).max(MAX_SCANS_PER_BATCH);
 
 /**
  * The batch as the statement takes it, one array per column, once every scan passes scanSchema. A
- * batch that {@link plainlyValid} accepts is certain to pass it and skips zod, whose per-scan cost was
- * the largest part of the links process's work per stored scan; any other batch meets zod, which
+ * batch that {@link plainlyValid} accepts is certain to pass it and skips zod, whose per-scan cost would
+ * be the largest part of the links process's work per stored scan; any other batch meets zod, which
  * names each problem.
  */
 export function scanColumnsOf(scans: Scan[]): ScanColumns {

@@ -6,7 +6,7 @@ import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../redirects/redirector.js";
 import { scanRecorderMetrics, type DropReason, type RedirectRecorder } from "./scan-recorder.js";
 
-// The request thread's half of recording on a thread of its own (ADR 0014, fifth and tenth rounds):
+// The request thread's half of recording on a thread of its own (ADR 0014):
 // a redirect only appends a few of its fields to columns, which go to the recording thread every few
 // milliseconds; that thread classifies, spools, and stores (scan-recorder-worker.ts).
 

@@ -23,7 +23,7 @@ const MAX_BATCH_SIZE = MAX_SCANS_PER_BATCH;
  * scans come for good (a database at its limit) and what waits moves to the spool: about a second of
  * the most redirects one process answers here. Well above what waits behind one slow batch: spooling
  * costs more than storing from memory, and on the answering thread it would take the time that holds
- * answering back to the pace storing keeps (ADR 0014, thirteenth round).
+ * answering back to the pace storing keeps (ADR 0014).
  */
 const MAX_BACKLOG_IN_MEMORY = 10 * MAX_BATCH_SIZE;
 /** What an operation on the spool answers when the disk fails it. */
@@ -132,9 +132,9 @@ export interface Redirect {
  * Records scans off the request path: a redirect only keeps its link, time, peer address and
  * headers; the next turn of the event loop classifies what the turns before kept, into columns of
  * scans, and a timer sends them in batches. Classified together rather than each inside its
- * request's callback, a recorded redirect costs the redirect process about a quarter less CPU (ADR
- * 0014, fourth round); in the next turn rather than at the flush, its headers die young (eighth
- * round). A batch is forgotten only once it is committed, so a failed send (the links service or
+ * request's callback, a recorded redirect costs the redirect process about a quarter less CPU, since
+ * the classifier's caches stay warm; in the next turn rather than at the flush, its headers die young
+ * (ADR 0014). A batch is forgotten only once it is committed, so a failed send (the links service or
  * Postgres restarting) is retried, with backoff, until it succeeds; scan ids make a retried batch
  * count once. While sends fail, each interval's scans move to the spool on disk, so a hard kill
  * loses at most one flush interval of scans; spooled batches, older, are sent first, also after a
@@ -149,7 +149,7 @@ export class ScanRecorder implements RedirectRecorder {
   /**
    * Scans classified, each with its id for good, in the order they came: columns from the start, so a
    * batch goes to the statement without being built again, and a batch in memory is nine arrays
-   * rather than thousands of objects for the garbage collector to copy (ADR 0014, eighth round).
+   * rather than thousands of objects for the garbage collector to copy (ADR 0014).
    */
   private readonly buffer: ScanColumns = emptyScanColumns();
   private readonly flushIntervalMs: number;
@@ -212,7 +212,7 @@ export class ScanRecorder implements RedirectRecorder {
    * then the next chunk in the turn after), whether or not a batch is being stored: a redirect's
    * headers are let go of within a turn or two, as young garbage, instead of waiting for a flush
    * behind a batch in flight, long enough to be copied by the garbage collector twice and promoted
-   * (ADR 0014, eighth round).
+   * (ADR 0014).
    */
   private classifySoon(): void {
     if (this.classifying) return;
@@ -271,7 +271,7 @@ export class ScanRecorder implements RedirectRecorder {
   }
 
   /**
-   * Scans taken since the recorder started, counted as they are classified (at each flush): each is
+   * Scans taken since the recorder started, counted as they are classified: each is
    * stored exactly once, or spooled, or reported dropped.
    */
   get recorded(): number {

@@ -37,8 +37,8 @@ interface SpooledBatch {
  * nothing that was spooled. One file per batch, written to a temporary name, synced, then renamed, so
  * a file that exists is whole. Names start with the time, so batches are replayed oldest first. A file
  * holds the batch's columns as JSON, which costs the thread that records scans about a third of the
- * CPU that a RecordScansRequest in protobuf binary (what the spool held before, and still reads) took
- * to write and read back (ADR 0014, fourteenth round).
+ * CPU of a RecordScansRequest in protobuf binary to write and read back (ADR 0014); files of protobuf
+ * binary (`*.scans`, an earlier version's) are still read.
  */
 export class ScanSpool {
   private created: Promise<unknown> | undefined;

@@ -96,7 +96,7 @@ async function storeScansOnce(db: Db, scans: ScanColumns, onStoredId: RawBuilder
  * backslashes escaped. Written here rather than by pg's own array formatting, which escapes every
  * element with two regular-expression replacements. A column with nothing to escape (ids, codes,
  * almost every batch's names) is one join: building the literals of a batch of 5,000 scans is work
- * the thread answering redirects does in one go on PGlite (ADR 0014, eighth round).
+ * the thread answering redirects does in one go on PGlite (ADR 0014).
  */
 function arrayLiteral(values: readonly string[]): string {
   if (values.length === 0) return "{}";
