@@ -1,7 +1,8 @@
 // Runs every process of the platform side by side on this machine, talking gRPC to each other,
 // against the PostgreSQL database in DATABASE_URL (each service in its own schema), as the process
 // layout (@qrplatform/platform/layout) describes them. Like a process supervisor, it restarts a
-// process that exits (with backoff) while the others keep serving; Ctrl-C or SIGTERM stops them all
+// process that exits (with backoff) while the others keep serving, except one that could not start
+// because of its configuration or a taken port; Ctrl-C or SIGTERM stops them all
 // gracefully.
 //
 // Every process gets this runner's environment, so any documented setting given on its command line
@@ -10,6 +11,7 @@
 // port, so that two stacks run side by side; PORT still chooses the edge's port alone.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { STARTUP_FAILURE_EXIT_CODE } from "@qrplatform/platform";
 import { localPorts, processEnvironment, START_ORDER, PROCESSES, type InternalSecret, type Placement, type ProcessName } from "@qrplatform/platform/layout";
 
 const log = (message: string) => console.error(`[run-services] ${message}`);
@@ -73,6 +75,12 @@ class Supervised {
     log(`${this.name} started (pid ${child.pid})`);
     child.once("exit", (code, signal) => {
       if (stopping) return;
+      // A taken port or a setting that is not valid fails the same way on every try: the process
+      // named what to change, and restarting it would only repeat that line every 30 s.
+      if (code === STARTUP_FAILURE_EXIT_CODE) {
+        log(`${this.name} could not start (status ${code}); not restarting it: change what it named, then start the runner again`);
+        return;
+      }
       if (Date.now() - startedAt >= STEADY_MS) this.#delay = FIRST_RESTART_MS;
       log(`${this.name} exited (${signal ?? `status ${code}`}); restarting it in ${this.#delay / 1000} s, the others keep running`);
       this.#restart = setTimeout(() => this.start(), this.#delay);

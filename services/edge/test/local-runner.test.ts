@@ -169,4 +169,33 @@ describe.skipIf(!process.env.DATABASE_URL)("deploy/local/run-services.sh", () =>
     expect(first.output().match(/\[run-services\] \w+ exited/g)).toEqual(["[run-services] rendering exited"]);
     expect(first.child.exitCode).toBeNull();
   }, 180_000);
+
+  it("does not restart a process that cannot start because its port is taken", async () => {
+    const started = /\[run-services\] rendering started \(pid (\d+)\)/g;
+    const pid = Number([...second.output().matchAll(started)].at(-1)![1]);
+    const port = localPorts(second.offset).ports.rendering;
+    process.kill(pid, "SIGKILL");
+    // Take the port as soon as it is free, inside the runner's first wait of 1 s.
+    const squatter = createServer();
+    await new Promise<void>((resolve, reject) => {
+      const attempt = () => {
+        squatter.once("error", () => setTimeout(attempt, 20));
+        squatter.listen(port, "127.0.0.1", () => resolve());
+      };
+      attempt();
+      setTimeout(() => reject(new Error("the port stayed taken")), 10_000);
+    });
+    try {
+      await waitFor(second, "rendering to give up", async () => second.output().includes("rendering could not start (status 2); not restarting it"));
+      expect(second.output()).toContain(`(GRPC_PORT): the address is already in use`);
+      // It stays down, and the rest of the stack keeps serving.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect([...second.output().matchAll(started)]).toHaveLength(2);
+      const key = await apiKey(second, "Still serving");
+      expect((await call(`${second.edgeUrl}/api/v1`, "GET", "/account", { key })).status).toBe(200);
+      expect(second.child.exitCode).toBeNull();
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve));
+    }
+  }, 120_000);
 });
