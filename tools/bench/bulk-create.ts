@@ -88,7 +88,10 @@ async function main(): Promise<void> {
     };
 
     // Warm-up: the first requests compile and fill caches.
-    await measure(platform.child.pid!, async () => ((await single()), CODES));
+    await measure(platform.child.pid!, async () => {
+      await single();
+      return CODES;
+    });
     const best = { single: undefined as Round | undefined, bulk: undefined as Round | undefined };
     for (let i = 0; i < ROUNDS; i++) {
       for (const [name, create] of [["single", single], ["bulk", bulk]] as const) {

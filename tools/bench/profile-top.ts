@@ -27,7 +27,7 @@ const NOT_WORK = new Set(["(idle)", "(program)", "(garbage collector)"]);
 /** Where a function's code lives: a package, node's own code, or the file of ours. */
 function placeOf(url: string): string {
   if (url === "") return "(native)";
-  if (url.startsWith("node:")) return "node:" + url.slice(5).split("/").slice(0, url.startsWith("node:internal/") ? 2 : 1).join("/");
+  if (url.startsWith("node:")) return `node:${url.slice(5).split("/").slice(0, url.startsWith("node:internal/") ? 2 : 1).join("/")}`;
   const inModules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (inModules) return inModules[1]!;
   const ours = /\/(services|tools)\/(.+)$/.exec(url);

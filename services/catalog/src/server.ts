@@ -4,7 +4,7 @@ import { QrCodeService, WebhookEndpointService, WorkspaceService } from "@qrplat
 import { AnalyticsService, LinkService, OutboxService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
 import { TenancyService } from "@qrplatform/api/tenancy";
-import { migrateSchema } from "@qrplatform/db";
+import { migrateSchema, type SharedKysely } from "@qrplatform/db";
 import { PageTokens, type GrpcModule, type Logger, type Metrics, type ScanChangeBus } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import { QrCodeReconciler, DEFAULT_RECONCILER_OPTIONS, type ReconcilerOptions } from "./qr-codes/qr-code-reconciler.js";
@@ -22,8 +22,7 @@ export { DEFAULT_RETRY_SCHEDULE_MS, DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions
 /** What the catalog service is built from. */
 export interface CatalogOptions {
   /** The shared database handle; the catalog narrows it to its own schema. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  db: Kysely<any>;
+  db: SharedKysely;
   /** Signs list page tokens. */
   pageTokenSecret: string;
   /** How to reach the services the catalog calls: remote gRPC or in-process, the handlers do not care. */

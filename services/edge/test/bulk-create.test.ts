@@ -175,13 +175,16 @@ describe.each(MODES)("bulk create [%s]", (mode) => {
       const other = await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name: "Other" } });
       await bulk(key, other.body.id, { items: [{ name: "Elsewhere", destination_url: "https://example.com/else" }] });
 
-      const expectedNames = (ext: string) =>
-        listed.map((code) => code.name).reduce<string[]>((files, name, i) => {
+      const expectedNames = (ext: string) => {
+        const files: string[] = [];
+        for (const [i, { name }] of listed.entries()) {
           const base = { Menu: "menu", "Café du Parc": "cafe-du-parc", "menu-2": "menu-2", "☕": listed[i]!.id }[name]!;
           let file = `${base}.${ext}`;
           for (let n = 2; files.includes(file); n++) file = `${base}-${n}.${ext}`;
-          return [...files, file];
-        }, []);
+          files.push(file);
+        }
+        return files;
+      };
       for (const format of ["png", "jpg", "svg"] as const) {
         const res = await call(stack.baseUrl, "GET", exportPath(workspaceId, `?format=${format}&size=256`), { key });
         expect(res.status).toBe(200);

@@ -77,7 +77,10 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("Postgres res
         const link = links[i % links.length]!;
         const started = phase;
         const status = await fetch(link.url, { redirect: "manual", headers: { "user-agent": IPHONE } }).then(
-          async (res) => (await res.arrayBuffer(), res.status),
+          async (res) => {
+            await res.arrayBuffer();
+            return res.status;
+          },
           () => 0,
         );
         scans.push({ link: link.id, status, phase: started });

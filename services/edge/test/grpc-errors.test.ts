@@ -113,7 +113,7 @@ describe("known reasons", () => {
     const problems = Array.from({ length: 200_000 }, (_, i) => ({ field: `tags.${i}`, reason: "too_small", description: "must not be empty" }));
     const error = apiErrorFromGrpc(invalidArgument(problems));
     expect(error.details?.fields).toHaveLength(MAX_FIELD_PROBLEMS);
-    expect((error.details?.fields as { field: string }[])[19]).toMatchObject({ field: "tags.19" });
+    expect((error.details!.fields as { field: string }[])[19]).toMatchObject({ field: "tags.19" });
     expect(error.details?.omitted_fields).toBe(200_000 - MAX_FIELD_PROBLEMS);
     expect(JSON.stringify(error.details).length).toBeLessThan(4096);
     expect(apiErrorFromGrpc(invalidArgument(problems.slice(0, 20))).details).not.toHaveProperty("omitted_fields");

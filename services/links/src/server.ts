@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import { AnalyticsService, DomainService, LinkService, OutboxService, RedirectService } from "@qrplatform/api/links";
-import { migrateSchema } from "@qrplatform/db";
+import { migrateSchema, type SharedKysely } from "@qrplatform/db";
 import { ConfigError, memoryScanChanges, PageTokens, type GrpcModule, type ScanChangeBus } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import type { LinksDeps } from "./deps.js";
@@ -26,8 +26,7 @@ export type { RedirectRecorder } from "./scans/scan-recorder.js";
 /** What the links service is built from. */
 export interface LinksOptions {
   /** The shared database handle; links narrows it to its own schema. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  db: Kysely<any>;
+  db: SharedKysely;
   /**
    * The default short domain, an http(s) origin without a path, such as "https://qr.example" or
    * "http://127.0.0.1:8080": canonical URLs are `${shortLinkBaseUrl}/${slug}`, and requests to its host

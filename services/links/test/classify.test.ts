@@ -140,7 +140,10 @@ describe("user agents", () => {
 describe("remembered verdicts", () => {
   it("give every repeat of an agent and an address the verdict of its first classification, address by address", () => {
     const lookups: string[] = [];
-    const classify = classifier({ countryOf: (address) => (lookups.push(address), countryOf(address)) });
+    const classify = classifier({ countryOf: (address) => {
+        lookups.push(address);
+        return countryOf(address);
+      }, });
     const from = (address: string, userAgent: string) => classify(request({ peer: address, headers: { "user-agent": userAgent } }));
     const first = from("8.8.8.8", UA.iPhoneSafari);
     for (let i = 0; i < 3; i++) {

@@ -37,7 +37,9 @@ function countingBus() {
     bus,
     subscribers: () => listeners.size,
     /** What a bus says after it reconnected: changes may have been missed. */
-    everything: () => listeners.forEach((listener) => listener("everything")),
+    everything: () => {
+      for (const listener of listeners) listener("everything");
+    },
   };
 }
 
@@ -69,7 +71,7 @@ function watch(client: Client<typeof DomainService>) {
 }
 
 const isResyncOnly = (message: WatchDomainsResponse | undefined) =>
-  message !== undefined && message.resync && message.changed.length === 0 && message.removed.length === 0;
+  message?.resync && message.changed.length === 0 && message.removed.length === 0;
 
 let counter = 0;
 const uniqueHost = (prefix = "watch") => `${prefix}-${++counter}-${randomUUID().slice(0, 6)}.watch.example`;

@@ -40,7 +40,10 @@ function manualClock() {
 function deferred<T>() {
   let resolve!: (value: T) => void;
   let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
   return { promise, resolve, reject };
 }
 
@@ -197,7 +200,10 @@ describe("cachedResolver", () => {
     let emit: (event: InvalidationEvent) => void = () => {};
     const bus: InvalidationBus = {
       publish: async () => {},
-      subscribe: (listener) => ((emit = listener), () => {}),
+      subscribe: (listener) => {
+        emit = listener;
+        return () => {};
+      },
       connected: true,
       close: async () => {},
     };
@@ -293,7 +299,10 @@ describe("the links service announces its changes", () => {
     const memory = memoryInvalidationBus(logger);
     const bus: InvalidationBus = {
       ...memory,
-      publish: (change) => (published.push(change), memory.publish(change)),
+      publish: (change) => {
+        published.push(change);
+        return memory.publish(change);
+      },
     };
     stack = await startLinks({ invalidations: bus });
     const transport = inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken });

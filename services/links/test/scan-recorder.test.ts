@@ -338,7 +338,10 @@ describe("the scan recorder", () => {
       const messages: string[] = [];
       let sends = 0;
       const recorder = new ScanRecorder({
-        send: (scans) => (sends++, down(scans)),
+        send: (scans) => {
+          sends++;
+          return down(scans);
+        },
         spool: new ScanSpool(join(blocker, "spool")),
         classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
         visitorKeySecret: "k".repeat(32),

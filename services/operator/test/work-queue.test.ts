@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger, Metrics, type Logger } from "@qrplatform/platform";
-import { WorkQueue, type ProcessResult } from "../src/kube/work-queue.js";
+import { WorkQueue, type WorkQueueOptions } from "../src/kube/work-queue.js";
 
 /** A logger that keeps its lines. */
 function recordingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
@@ -17,7 +17,7 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
 
 const queues: WorkQueue[] = [];
 
-function queue(process: (key: string) => Promise<ProcessResult | void>, logger = recordingLogger().logger, metrics = new Metrics()) {
+function queue(process: WorkQueueOptions["process"], logger = recordingLogger().logger, metrics = new Metrics()) {
   const made = new WorkQueue({ process, backoff: { baseMs: 5, maxMs: 40 }, workers: 3, logger, metrics });
   queues.push(made);
   return made;

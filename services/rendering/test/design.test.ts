@@ -27,7 +27,7 @@ import {
   designTokens,
   designValueOf,
   tokenOf,
-  valueOf,
+  enumValueOf,
 } from "@qrplatform/rendering/design-tokens";
 import { hugeBlankPng, pngChunk } from "./support/huge-png.js";
 
@@ -230,7 +230,7 @@ describe("tokens", () => {
       expect(values.length).toBeGreaterThan(0);
       for (const { number } of values) {
         const token = tokenOf(schema, number);
-        expect(valueOf(schema, token)).toBe(number);
+        expect(enumValueOf(schema, token)).toBe(number);
       }
     }
   });
@@ -249,16 +249,16 @@ describe("tokens", () => {
       "frame.type": ["square", "rounded", "circle"],
     });
     expect(tokenOf(designEnums.style, ModuleStyle.EXTRA_ROUNDED)).toBe("extra-rounded");
-    expect(valueOf(designEnums.errorCorrection, "H")).toBe(ErrorCorrection.H);
+    expect(enumValueOf(designEnums.errorCorrection, "H")).toBe(ErrorCorrection.H);
   });
 
   it("has no token for UNSPECIFIED and no value for unknown or misspelled tokens", () => {
     expect(() => tokenOf(designEnums.style, ModuleStyle.UNSPECIFIED)).toThrow(RangeError);
     expect(() => tokenOf(designEnums.style, 42 as ModuleStyle)).toThrow(RangeError);
     for (const token of ["unspecified", "", "extra_rounded", "EXTRA_ROUNDED", "Square", "h", "MODULE_STYLE_DOTS"]) {
-      expect(valueOf(designEnums.style, token)).toBeUndefined();
+      expect(enumValueOf(designEnums.style, token)).toBeUndefined();
     }
-    expect(valueOf(designEnums.errorCorrection, "h")).toBeUndefined();
+    expect(enumValueOf(designEnums.errorCorrection, "h")).toBeUndefined();
   });
 
   it("accepts qr-code-styling's corner names as aliases of ours, and reads back ours", () => {

@@ -22,7 +22,7 @@ import {
   ModuleStyleSchema,
   RenderQrCodeRequestSchema,
 } from "@qrplatform/api/rendering";
-import { designTokens, valueOf } from "@qrplatform/rendering/design-tokens";
+import { designTokens, enumValueOf } from "@qrplatform/rendering/design-tokens";
 import { checkDesign } from "../src/design/design-rules.js";
 import { cornerPairReadable, READABLE_CORNER_DOTS } from "../src/design/scannability.js";
 import { Renderer } from "../src/render/renderer.js";
@@ -56,10 +56,10 @@ interface Case {
 const FRAMES: { name: string; frame?: DesignInit["frame"] }[] = [
   { name: "no frame" },
   ...designTokens["frame.type"].flatMap((type) => [
-    { name: `${type} frame`, frame: { enabled: true, type: valueOf(FrameTypeSchema, type)!, color: "#37474f" } },
+    { name: `${type} frame`, frame: { enabled: true, type: enumValueOf(FrameTypeSchema, type)!, color: "#37474f" } },
     {
       name: `${type} frame with labels`,
-      frame: { enabled: true, type: valueOf(FrameTypeSchema, type)!, color: "#37474f", labelTop: "SCAN ME", labelBottom: "Menu & prices <today>" },
+      frame: { enabled: true, type: enumValueOf(FrameTypeSchema, type)!, color: "#37474f", labelTop: "SCAN ME", labelBottom: "Menu & prices <today>" },
     },
   ]),
 ];
@@ -75,10 +75,10 @@ function casesFor(style: string): Case[] {
               name: `${style} / corner ${square} / dot ${dot} / ${frameName} / ${withLogo ? "logo" : "no logo"} / ${level}`,
               design: {
                 foreground: "#1a237e",
-                style: valueOf(ModuleStyleSchema, style)!,
-                cornerSquareShape: valueOf(CornerSquareShapeSchema, square)!,
-                cornerDotShape: valueOf(CornerDotShapeSchema, dot)!,
-                errorCorrection: valueOf(ErrorCorrectionSchema, level)!,
+                style: enumValueOf(ModuleStyleSchema, style)!,
+                cornerSquareShape: enumValueOf(CornerSquareShapeSchema, square)!,
+                cornerDotShape: enumValueOf(CornerDotShapeSchema, dot)!,
+                errorCorrection: enumValueOf(ErrorCorrectionSchema, level)!,
                 frame,
                 logo: withLogo ? LOGO : undefined,
               },
@@ -95,14 +95,14 @@ const LABELLED_SQUARE_FRAME = { enabled: true, type: FrameType.SQUARE, color: "#
  * ring around a square dot, and a circle ring around a rounded dot, in every style.
  */
 const REFUSED_PAIR_WITNESSES: Record<string, { size: number; design: DesignInit }> = {
-  "square/rounded": { size: 256, design: { style: valueOf(ModuleStyleSchema, "dots")!, errorCorrection: ErrorCorrection.M } },
-  "square/circle": { size: 320, design: { style: valueOf(ModuleStyleSchema, "square")!, errorCorrection: ErrorCorrection.H } },
+  "square/rounded": { size: 256, design: { style: enumValueOf(ModuleStyleSchema, "dots")!, errorCorrection: ErrorCorrection.M } },
+  "square/circle": { size: 320, design: { style: enumValueOf(ModuleStyleSchema, "square")!, errorCorrection: ErrorCorrection.H } },
   "rounded/square": {
     size: SIZE,
     design: { errorCorrection: ErrorCorrection.M, frame: LABELLED_SQUARE_FRAME },
   },
-  "rounded/circle": { size: 256, design: { style: valueOf(ModuleStyleSchema, "dots")!, errorCorrection: ErrorCorrection.M } },
-  "circle/square": { size: 320, design: { style: valueOf(ModuleStyleSchema, "square")!, errorCorrection: ErrorCorrection.H } },
+  "rounded/circle": { size: 256, design: { style: enumValueOf(ModuleStyleSchema, "dots")!, errorCorrection: ErrorCorrection.M } },
+  "circle/square": { size: 320, design: { style: enumValueOf(ModuleStyleSchema, "square")!, errorCorrection: ErrorCorrection.H } },
   "circle/rounded": { size: SIZE, design: { errorCorrection: ErrorCorrection.H, frame: LABELLED_SQUARE_FRAME } },
 };
 
@@ -164,11 +164,11 @@ describe.skipIf(process.env.DATABASE_URL)("scannability matrix", () => {
     const pairs = designTokens.cornerSquareShape.flatMap((square) => designTokens.cornerDotShape.map((dot) => `${square}/${dot}`));
     const readable = (pair: string) => {
       const [square, dot] = pair.split("/") as [string, string];
-      return cornerPairReadable(valueOf(CornerSquareShapeSchema, square)!, valueOf(CornerDotShapeSchema, dot)!);
+      return cornerPairReadable(enumValueOf(CornerSquareShapeSchema, square)!, enumValueOf(CornerDotShapeSchema, dot)!);
     };
     const shapes = (pair: string) => {
       const [square, dot] = pair.split("/") as [string, string];
-      return { cornerSquareShape: valueOf(CornerSquareShapeSchema, square)!, cornerDotShape: valueOf(CornerDotShapeSchema, dot)! };
+      return { cornerSquareShape: enumValueOf(CornerSquareShapeSchema, square)!, cornerDotShape: enumValueOf(CornerDotShapeSchema, dot)! };
     };
     // Every pair the rules refuse has a witness: a design the decoders misread, found by running this
     // matrix over every pair. A pair the renderer learns to draw readably loses its witness here.
@@ -182,7 +182,7 @@ describe.skipIf(process.env.DATABASE_URL)("scannability matrix", () => {
             cases.push({
               name: `${style} / corner ${pair} / ${level} / ${size} px`,
               size,
-              design: { foreground: "#1a237e", style: valueOf(ModuleStyleSchema, style)!, errorCorrection: valueOf(ErrorCorrectionSchema, level)!, ...shapes(pair) },
+              design: { foreground: "#1a237e", style: enumValueOf(ModuleStyleSchema, style)!, errorCorrection: enumValueOf(ErrorCorrectionSchema, level)!, ...shapes(pair) },
             });
     const witnesses = Object.entries(REFUSED_PAIR_WITNESSES).map(([pair, { size, design }]) => ({
       name: `witness ${pair}`,

@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import { IdempotencyKeyService, TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
-import { migrateSchema } from "@qrplatform/db";
+import { migrateSchema, type SharedKysely } from "@qrplatform/db";
 import { memoryAccessChanges, PageTokens, type AccessChangeBus, type GrpcModule } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import { registerRoutes } from "./routes.js";
@@ -9,8 +9,7 @@ import type { TenancyTables } from "./tables.js";
 /** What the tenancy service is built from. */
 export interface TenancyOptions {
   /** The shared database handle; tenancy narrows it to its own schema. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  db: Kysely<any>;
+  db: SharedKysely;
   /** Signs list page tokens. */
   pageTokenSecret: string;
   /** The clock; tests replace it. */

@@ -1,4 +1,4 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { errorInfoOf } from "@qrplatform/platform";
 
 /** Exit codes: 1 when the platform refused or could not be reached, 2 when qrctl was called wrongly or has no credential. */

@@ -47,7 +47,6 @@ function qrctl(args: string[], token = credentials.adminToken): Promise<Result> 
   });
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the shape is what the assertions check
 function json(result: Result): any {
   expect(result.stderr).toBe("");
   expect(result.code).toBe(0);

@@ -52,7 +52,6 @@ function qrctl(args: string[], options: { cwd?: string; env?: Record<string, str
 }
 
 /** Parses stdout, failing the test (with stderr shown) unless it is exactly one JSON object. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the shape is what the assertions check
 function json(result: Result): any {
   expect(result.stderr).toBe("");
   expect(result.code).toBe(0);

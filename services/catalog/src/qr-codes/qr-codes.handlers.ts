@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { create, toJson } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { z } from "zod";
 import {
   AccountEntitlementsSchema,

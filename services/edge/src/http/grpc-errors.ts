@@ -1,4 +1,4 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { errorInfoOf, isTransportFailure, publicFieldPath } from "@qrplatform/platform";
 import { ApiError, fieldDetails } from "./api-error.js";
 

@@ -12,6 +12,9 @@ const paramSchemas = new Map<string, z.ZodType<Record<string, string>>>();
  */
 export function uuidParam(req: Request, name: string): string {
   let schema = paramSchemas.get(name);
-  if (!schema) paramSchemas.set(name, (schema = z.object({ [name]: uuidSchema })));
+  if (!schema) {
+    schema = z.object({ [name]: uuidSchema });
+    paramSchemas.set(name, schema);
+  }
   return parseInput(schema, { [name]: req.params[name] })[name]!;
 }

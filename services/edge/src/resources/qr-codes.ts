@@ -1,7 +1,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { Request, RequestHandler } from "express";
 import { z } from "zod";
-import { QrCodeStatus, QrCodeStatusSchema, type QrCode, type QrCodeService } from "@qrplatform/api/catalog";
+import { type QrCodeStatus, QrCodeStatusSchema, type QrCode, type QrCodeService } from "@qrplatform/api/catalog";
 import { enumFromToken, enumToken, enumTokens, uuidSchema, textSchema } from "@qrplatform/platform";
 import { callerOf, type Caller } from "../http/auth.js";
 import { requestKeyOf, type RequestKey } from "../http/idempotency.js";

@@ -7,7 +7,6 @@ export interface ApiResponse {
   status: number;
   headers: Headers;
   // Tests read whatever the API sent; each assertion says what it expects.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
 }
 

@@ -8,6 +8,14 @@ import { PgliteSession, PgliteThread } from "./pglite-thread.js";
 import { traceQuery } from "./tracing.js";
 
 /** Where a process keeps its data: a Postgres server when `databaseUrl` is set, else embedded PGlite. */
+/**
+ * The connection every service shares, before a service narrows it to its own schema's tables with
+ * `withSchema(...) as Kysely<ItsTables>`. Migrations take it too: they are frozen in time and must not
+ * import the application's table types.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: the shared handle spans every schema; each service types its own tables.
+export type SharedKysely = Kysely<any>;
+
 export interface DatabaseConfig {
   /** A postgres:// connection string; when unset, PGlite is used. */
   databaseUrl?: string | undefined;
@@ -37,8 +45,7 @@ export interface DatabaseConfig {
 /** An open database. `db` is schema-less; each service narrows it with `db.withSchema(...)`. */
 export interface Database {
   // Services see their own typed tables; the connection itself is shared.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  readonly db: Kysely<any>;
+  readonly db: SharedKysely;
   /** Which engine is behind `db`. */
   readonly engine: "postgres" | "pglite";
   /** The connection pool's counts right now; only Postgres has a pool (PGlite is one connection in-process). */
@@ -127,7 +134,6 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
 }
 
 /** The cheapest query that needs the server: readiness asks it periodically. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function checkOf(db: Kysely<any>): Promise<void> {
+async function checkOf(db: SharedKysely): Promise<void> {
   await sql`select 1`.execute(db);
 }

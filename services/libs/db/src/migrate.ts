@@ -1,5 +1,5 @@
 import { Migrator, type Migration } from "kysely/migration";
-import type { Kysely } from "kysely";
+import type { SharedKysely } from "./database.js";
 
 /** A service's migrations by name; names sort in the order they must run (we use a timestamp prefix). */
 export type Migrations = Record<string, Migration>;
@@ -9,8 +9,7 @@ export type Migrations = Record<string, Migration>;
  * runs, so two instances starting at once apply each migration exactly once; running it again when
  * everything is applied does nothing.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function migrateSchema(db: Kysely<any>, schema: string, migrations: Migrations): Promise<string[]> {
+export async function migrateSchema(db: SharedKysely, schema: string, migrations: Migrations): Promise<string[]> {
   await db.schema.createSchema(schema).ifNotExists().execute().catch(async (error: unknown) => {
     // Two instances may race to create the schema; losing that race is fine.
     const exists = await db

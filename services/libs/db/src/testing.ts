@@ -11,7 +11,7 @@ import { Kysely } from "kysely";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
 import { freePort } from "@qrplatform/platform/testing";
-import { openDatabase, type Database } from "./database.js";
+import { openDatabase, type Database, type SharedKysely } from "./database.js";
 
 const execFileAsync = promisify(execFile);
 
@@ -66,8 +66,7 @@ export interface DatabaseTemplate {
   /** Files and folders (relative to the repository root) whose content decides the state: a change to them builds it anew. */
   readonly sources: readonly string[];
   /** Brings an empty database to the state. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  prepare(db: Kysely<any>): Promise<void>;
+  prepare(db: SharedKysely): Promise<void>;
 }
 
 const ARCHIVES = join(NODE_MODULES, ".cache/qr-platform");

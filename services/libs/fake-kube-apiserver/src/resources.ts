@@ -147,7 +147,7 @@ export class ResourceRegistry {
   /** The type served at /api(s)/<group>/<version>/<plural>, or a NotFound error as the real server gives. */
   served(group: string, version: string, plural: string): ResourceType {
     const type = this.byName.get(group === "" ? plural : `${plural}.${group}`);
-    if (!type || !type.versions.includes(version)) {
+    if (!type?.versions.includes(version)) {
       throw new KubeError("NotFound", "the server could not find the requested resource");
     }
     return type;

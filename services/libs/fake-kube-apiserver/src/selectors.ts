@@ -10,8 +10,8 @@ type LabelRequirement =
   | { key: string; op: "in" | "notin"; values: string[] }
   | { key: string; op: "exists" | "!exists" };
 
-const key = String.raw`[A-Za-z0-9][-A-Za-z0-9_./]*`;
-const value = String.raw`[-A-Za-z0-9_.]*`;
+const key = "[A-Za-z0-9][-A-Za-z0-9_./]*";
+const value = "[-A-Za-z0-9_.]*";
 const equality = new RegExp(String.raw`^(${key})\s*(==|=|!=)\s*(${value})$`);
 const set = new RegExp(String.raw`^(${key})\s+(in|notin)\s+\(([^)]*)\)$`);
 const exists = new RegExp(String.raw`^(!?)\s*(${key})$`);

@@ -81,7 +81,10 @@ export function invalidatedCache<V, T>(options: InvalidatedCacheOptions<T>): Inv
   const file = (tags: CacheTags, key: string, add: boolean) => {
     for (const [name, ids] of Object.entries(tags)) {
       let index = indexes.get(name);
-      if (!index) indexes.set(name, (index = new Map()));
+      if (!index) {
+        index = new Map();
+        indexes.set(name, index);
+      }
       for (const id of ids) {
         const keys = index.get(id);
         if (add) {

@@ -20,7 +20,6 @@ const admin = (module: GrpcModule) =>
 const internal = (module: GrpcModule) =>
   createClient(TenancyService, inProcessTransport({ modules: [module], credentials: CREDENTIALS, logger: silentLogger, token: CREDENTIALS.serviceToken }));
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function appliedMigrations(db: Kysely<any>): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`SELECT name FROM tenancy.kysely_migration ORDER BY name`.execute(db);
   return rows.map((row) => row.name);

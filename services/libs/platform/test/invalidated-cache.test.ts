@@ -18,7 +18,9 @@ function testBus(): ChangeBus<Change> & { connected: boolean; emit(event: Change
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
-    emit: (event) => listeners.forEach((listener) => listener(event)),
+    emit: (event) => {
+      for (const listener of listeners) listener(event);
+    },
     close: memory.close,
   };
 }

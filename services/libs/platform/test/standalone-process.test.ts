@@ -153,7 +153,7 @@ describe("tenancy as a standalone process", () => {
       await locker.query("COMMIT");
       const outcome = await held;
       expect(outcome.error?.code, outcome.error?.details).toBeUndefined();
-      expect((outcome.response?.account as { id: string }).id).toBe(account.id);
+      expect((outcome.response!.account as { id: string }).id).toBe(account.id);
       expect(await exitWithin(started.process, 10_000)).toBe(0);
     } finally {
       await locker.query("ROLLBACK").catch(() => {});

@@ -90,7 +90,10 @@ export function scanClassifier(options: ScanClassifierOptions): (req: Classified
   const agents = new LRUCache<string, AgentFacts>({ max: AGENTS_REMEMBERED });
   const agentFacts = (userAgent: string): AgentFacts => {
     let facts = agents.get(userAgent);
-    if (facts === undefined) agents.set(userAgent, (facts = agentFactsOf(userAgent)));
+    if (facts === undefined) {
+      facts = agentFactsOf(userAgent);
+      agents.set(userAgent, facts);
+    }
     return facts;
   };
   const forwardedClients = new LRUCache<string, string>({ max: ADDRESSES_REMEMBERED });
@@ -99,7 +102,10 @@ export function scanClassifier(options: ScanClassifierOptions): (req: Classified
   const isTrustedPeer = (peer: string): boolean => {
     if (!isTrustedProxy) return false;
     let known = trustedPeers.get(peer);
-    if (known === undefined) trustedPeers.set(peer, (known = { trusted: isTrustedProxy(peer, 0) }));
+    if (known === undefined) {
+      known = { trusted: isTrustedProxy(peer, 0) };
+      trustedPeers.set(peer, known);
+    }
     return known.trusted;
   };
   // Every other spelling seen, canonical or not (undefined: not an address), remembered.
@@ -110,7 +116,10 @@ export function scanClassifier(options: ScanClassifierOptions): (req: Classified
     // no cache to fill with every new visitor's address.
     if (isIPv4(raw)) return raw;
     let known = canonical.get(raw);
-    if (known === undefined) canonical.set(raw, (known = { address: canonicalAddress(raw) }));
+    if (known === undefined) {
+      known = { address: canonicalAddress(raw) };
+      canonical.set(raw, known);
+    }
     return known.address;
   };
 
@@ -128,7 +137,10 @@ export function scanClassifier(options: ScanClassifierOptions): (req: Classified
     // The walk reads only the peer and X-Forwarded-For, so its answer is remembered for the pair.
     const key = `${peer}\n${typeof forwarded === "string" ? forwarded : (forwarded ?? []).join(",")}`;
     let address = forwardedClients.get(key);
-    if (address === undefined) forwardedClients.set(key, (address = forwardedClientOf(req, peer)));
+    if (address === undefined) {
+      address = forwardedClientOf(req, peer);
+      forwardedClients.set(key, address);
+    }
     return { clientAddress: address, viaTrustedProxy: true };
   };
 

@@ -38,7 +38,10 @@ export async function rangeVisitors(
   const built = new Map<string, Uint8Array>();
   for (const { day, register, rank } of [...todays, ...(await dayRegisters(deps.db, linkId, unsketched))]) {
     let sketch = built.get(day);
-    if (!sketch) built.set(day, (sketch = emptySketch()));
+    if (!sketch) {
+      sketch = emptySketch();
+      built.set(day, sketch);
+    }
     addToSketch(sketch, register, rank);
   }
   for (const sketch of built.values()) mergeSketch(union, sketch);

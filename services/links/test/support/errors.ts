@@ -1,4 +1,4 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { type Code, ConnectError } from "@connectrpc/connect";
 import { errorInfoOf } from "@qrplatform/platform";
 
 /** What a failed call reported: its code, reason, metadata and field violations. */

@@ -11,6 +11,7 @@ export interface ProcessResult {
 
 export interface WorkQueueOptions {
   /** Processes one key; a rejection retries the key with backoff. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a processor with nothing to report may return nothing at all.
   process: (key: string) => Promise<ProcessResult | void>;
   backoff: BackoffSettings;
   /** How many keys are processed at once. */

@@ -42,9 +42,9 @@ export function tokenOf(schema: DescEnum, value: number): string {
 }
 
 /** The enum value for a public token (exact spelling), or undefined when the token names no value. */
-export function valueOf<E extends number>(schema: GenEnum<E>, token: string): E | undefined;
-export function valueOf(schema: DescEnum, token: string): number | undefined;
-export function valueOf(schema: DescEnum, token: string): number | undefined {
+export function enumValueOf<E extends number>(schema: GenEnum<E>, token: string): E | undefined;
+export function enumValueOf(schema: DescEnum, token: string): number | undefined;
+export function enumValueOf(schema: DescEnum, token: string): number | undefined {
   return schema.values.find((v) => v.number !== 0 && tokenOfName(schema, v.localName) === token)?.number;
 }
 
@@ -89,5 +89,5 @@ export function canonicalToken(field: DesignEnumField, token: string): string {
 
 /** The enum value of a design field's token, canonical or alias; undefined when the token names no value. */
 export function designValueOf(field: DesignEnumField, token: string): number | undefined {
-  return valueOf(designEnums[field], canonicalToken(field, token));
+  return enumValueOf(designEnums[field], canonicalToken(field, token));
 }

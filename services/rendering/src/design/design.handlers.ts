@@ -34,7 +34,7 @@ export async function validateDesign(req: ValidateDesignRequest, logoFetch: Logo
 /** Fills in the image of a logo given only by URL; a URL that cannot be fetched becomes a problem on design.logo.url. */
 async function fetchLogoOf(design: Design | undefined, options: LogoFetchOptions): Promise<FieldProblem[]> {
   const logo = design?.logo;
-  if (!logo || logo.dataUri !== "" || logo.url === "" || logo.url.length > MAX_LOGO_URL_LENGTH) return [];
+  if (logo?.dataUri !== "" || logo.url === "" || logo.url.length > MAX_LOGO_URL_LENGTH) return [];
   const fetched = await fetchLogo(logo.url, options);
   if ("reason" in fetched) return [{ field: "design.logo.url", reason: fetched.reason, description: fetched.description }];
   logo.dataUri = fetched.dataUri;

@@ -99,8 +99,14 @@ function blockShapes(version: number, letter: "L" | "M" | "Q" | "H"): BlockShape
 function interleavedBlockOrder(blocks: readonly BlockShape[]): number[] {
   const order: number[] = [];
   const longest = Math.max(...blocks.map((b) => b.dataCodewords));
-  for (let i = 0; i < longest; i++) blocks.forEach((b, block) => i < b.dataCodewords && order.push(block));
-  for (let i = 0; i < blocks[0]!.ecCodewords; i++) blocks.forEach((_, block) => order.push(block));
+  for (let i = 0; i < longest; i++) {
+    blocks.forEach((b, block) => {
+      if (i < b.dataCodewords) order.push(block);
+    });
+  }
+  for (let i = 0; i < blocks[0]!.ecCodewords; i++) {
+    for (let block = 0; block < blocks.length; block++) order.push(block);
+  }
   return order;
 }
 

@@ -88,8 +88,8 @@ export async function updateAccountSettings(deps: TenancyDeps, req: UpdateAccoun
     const current = await findAccountForUpdate(trx, req.accountId);
     if (!current) throw notFound("account");
     const addons = new Set(current.addons);
-    req.addAddons.forEach((a) => addons.add(addonToken(a)));
-    req.removeAddons.forEach((a) => addons.delete(addonToken(a)));
+    for (const addon of req.addAddons) addons.add(addonToken(addon));
+    for (const addon of req.removeAddons) addons.delete(addonToken(addon));
     const override = req.clearHourlyRequestLimitOverride
       ? null
       : input.hourlyRequestLimitOverride !== undefined

@@ -39,7 +39,9 @@ export function resolveScopes(requested: readonly string[]): { scopes: Scope[] }
   const unknown: string[] = [];
   for (const entry of requested) {
     if (isScope(entry)) scopes.add(entry);
-    else if (entry.startsWith("role:") && entry.slice(5) in ROLES) ROLES[entry.slice(5) as Role].forEach((s) => scopes.add(s));
+    else if (entry.startsWith("role:") && entry.slice(5) in ROLES) {
+      for (const scope of ROLES[entry.slice(5) as Role]) scopes.add(scope);
+    }
     else unknown.push(entry);
   }
   return unknown.length > 0 ? { unknown } : { scopes: SCOPES.filter((s) => scopes.has(s)) };

@@ -92,7 +92,7 @@ export function registerDomains(program: Command): void {
         [
           domainText("Registered domain", domain),
           "",
-          "Create this DNS TXT record, then run `qrctl domains verify " + domain.id + "`:",
+          `Create this DNS TXT record, then run \`qrctl domains verify ${domain.id}\`:`,
           `  ${domain.challengeRecordName}  TXT  "${domain.challengeRecordValue}"`,
         ].join("\n"),
       );

@@ -144,7 +144,7 @@ export function canonicalizeIds(desc: DescMessage, message: Record<string, unkno
       setFieldValue(field, message, canonicalId(value as string));
     } else if (field.fieldKind === "list" && field.listKind === "scalar" && field.scalar === ScalarType.STRING && isIdField(field)) {
       const ids = value as string[];
-      ids.forEach((id, index) => (ids[index] = canonicalId(id)));
+      for (const [index, id] of ids.entries()) ids[index] = canonicalId(id);
     } else if (field.fieldKind === "list" && field.listKind === "message") {
       for (const element of value as Record<string, unknown>[]) canonicalizeIds(field.message, element);
     } else if (field.fieldKind === "map" && field.mapKind === "message") {

@@ -68,7 +68,10 @@ export interface HttpSpanOptions {
  * internet is not trusted, so no caller can force a redirect to be traced.
  */
 export function traceHttpRequest(req: IncomingMessage, res: ServerResponse, options: HttpSpanOptions, handle: () => void): void {
-  if (!tracingEnabled()) return handle();
+  if (!tracingEnabled()) {
+    handle();
+    return;
+  }
   const path = (req.url ?? "/").split("?", 1)[0]!;
   const attributes: Attributes = { "http.request.method": req.method ?? "GET", "url.path": path, "url.scheme": "http" };
   if (options.hotPath) attributes[HOT_PATH_ATTRIBUTE] = true;
