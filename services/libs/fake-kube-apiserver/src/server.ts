@@ -9,6 +9,7 @@ import { patchTypes } from "./patch.js";
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from "./resources.js";
 import { parseSelectors } from "./selectors.js";
 import { KubeError, statusBody } from "./status.js";
+import { checkStrictFields } from "./field-validation.js";
 import { acceptsJson, groupVersionOfV3Path, openApiV2Document, openApiV3Document, openApiV3Root } from "./openapi.js";
 import { includeObjectOf, tableOf, wantsTable } from "./table.js";
 import type { ObjectStore } from "./store.js";
@@ -239,7 +240,9 @@ export class ApiHttpServer {
         return;
       }
       if (method === "POST") {
-        const created = this.operations.create(target, parseJson(await readBody(req), "request body"));
+        const body = await readBody(req);
+        checkStrictFields(route.type, route.version, query.get("fieldValidation"), body, "application/json");
+        const created = this.operations.create(target, parseJson(body, "request body"));
         sendJson(res, 201, present(created));
         return;
       }
@@ -269,13 +272,12 @@ export class ApiHttpServer {
         sendJson(res, 200, object);
         return;
       }
-      case "PUT":
-        sendJson(
-          res,
-          200,
-          present(this.operations.replace(target, name, parseJson(await readBody(req), "request body"))),
-        );
+      case "PUT": {
+        const body = await readBody(req);
+        checkStrictFields(route.type, route.version, query.get("fieldValidation"), body, "application/json");
+        sendJson(res, 200, present(this.operations.replace(target, name, parseJson(body, "request body"))));
         return;
+      }
       case "PATCH": {
         const body = await readBody(req);
         const known: string[] = Object.values(patchTypes);
@@ -288,6 +290,7 @@ export class ApiHttpServer {
         if (record.contentType === patchTypes.apply && !query.get("fieldManager")) {
           throw new KubeError("BadRequest", "PATCH, application/apply-patch+yaml requests require fieldManager");
         }
+        checkStrictFields(route.type, route.version, query.get("fieldValidation"), body, record.contentType);
         const result = this.operations.patch(target, name, record.contentType, body, query.get("force") === "true");
         sendJson(res, result.created ? 201 : 200, present(result.object));
         return;
