@@ -225,9 +225,14 @@ describe("the domain operator, end to end", () => {
     expect(explained).toMatch(/KIND:\s+CustomDomain/);
     expect(explained).toMatch(/accountId\s+<string> -required-\n\s+The tenant account that owns the hostname/);
 
-    // A CR the SRE applies (server-side, validated by the server) is registered for its account.
+    // A CR the SRE applies (server-side, validated by the server: a misspelt field is refused) is
+    // registered for its account.
     const applied = "applied.e2e-operator.example";
     const manifest = kubectl.writeFile("custom-domain.yaml", `apiVersion: qr-platform.io/v1alpha1\nkind: CustomDomain\nmetadata:\n  name: ${applied}\nspec:\n  accountId: ${account!.id}\n`);
+    const typo = await kubectl.run("apply", "--server-side", "-f", kubectl.writeFile("typo.yaml", `apiVersion: qr-platform.io/v1alpha1\nkind: CustomDomain\nmetadata:\n  name: ${applied}\nspec:\n  acountId: ${account!.id}\n`));
+    expect(typo.code).not.toBe(0);
+    expect(typo.stderr).toContain('unknown field "spec.acountId"');
+    expect(customDomain(applied)).toBeUndefined();
     kube.clearRequests();
     expect(await kubectl.ok("apply", "--server-side", "-f", manifest)).toBe(`customdomain.qr-platform.io/${applied} serverside-applied\n`);
     expect(kube.requests({ method: "PATCH", path: /customdomains\/applied/ }).map((r) => r.query)).toEqual([
