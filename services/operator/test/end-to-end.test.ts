@@ -18,6 +18,7 @@ import { call } from "../../edge/test/support/http.js";
 import type { CustomDomain } from "../src/custom-domain.js";
 import type { Certificate, Ingress } from "../src/kube/objects.js";
 import { credentials, startStack, type Stack } from "../../edge/test/support/stack.js";
+import { KubectlCli, parseTable } from "./support/kubectl.js";
 
 const QRCTL = fileURLToPath(new URL("../../../tools/qrctl/bin/qrctl.js", import.meta.url));
 const CRD = readFileSync(resolve(REPO_ROOT, "charts/qr-platform/crds/customdomains.qr-platform.io.yaml"), "utf8");
@@ -38,6 +39,7 @@ interface OperatorProcess {
 let stack: Stack;
 let kube: FakeKubeApiServer;
 let workDir: string;
+let kubectl: KubectlCli;
 const operators: OperatorProcess[] = [];
 
 /** One operator replica, as the chart runs it: the compiled entry point and the chart's environment. */
@@ -128,6 +130,7 @@ describe("the domain operator, end to end", () => {
     [stack, kube] = await Promise.all([startStack("processes"), startFakeKubeApiServer({ crds: [CRD], namespace: NAMESPACE })]);
     const kubeconfig = join(workDir, "kubeconfig");
     writeFileSync(kubeconfig, kube.kubeConfigYaml());
+    kubectl = new KubectlCli(kube);
     operators.push(startOperator("operator-a", kubeconfig), startOperator("operator-b", kubeconfig));
   }, 180_000);
 
@@ -136,6 +139,7 @@ describe("the domain operator, end to end", () => {
     await Promise.all(operators.map((o) => o.exited));
     await kube?.close();
     await stack?.close();
+    kubectl?.close();
     rmSync(workDir, { recursive: true, force: true });
   });
 
@@ -191,6 +195,58 @@ describe("the domain operator, end to end", () => {
     console.log(`verified → Ready in ${verifiedToReadyMs.toFixed(0)} ms (stand-ins answered at once)`);
     expect(condition(ready, "Ready")).toMatchObject({ reason: "Serving" });
     expect(ready.status?.certificate).toMatchObject({ notAfter });
+
+    // What the SRE reads with the real kubectl: the printer columns, the wide ones, the short name and
+    // the category, the conditions and events in describe, the event list.
+    const [wide] = parseTable(await kubectl.ok("get", "customdomains", "-o", "wide")).filter((row) => row.NAME === hostname);
+    expect(wide).toEqual({
+      NAME: hostname,
+      ACCOUNT: account!.id,
+      READY: "True",
+      REASON: "Serving",
+      "CERT-EXPIRES": notAfter,
+      "DOMAIN-ID": added.id,
+      AGE: expect.stringMatching(/^\d+s$/),
+    });
+    const short = parseTable(await kubectl.ok("get", "cdom"));
+    expect(Object.keys(short[0]!)).toEqual(["NAME", "ACCOUNT", "READY", "REASON", "AGE"]);
+    expect(short.find((row) => row.NAME === hostname)).toMatchObject({ ACCOUNT: account!.id, READY: "True", REASON: "Serving" });
+    expect(parseTable(await kubectl.ok("get", "qrplatform")).map((row) => row.NAME)).toContain(hostname);
+    const described = await kubectl.ok("describe", "customdomain", hostname);
+    expect(described).toMatch(/Kind:\s+CustomDomain/);
+    for (const [type, status, reason] of [["Verified", "True", "Verified"], ["RouteAdmitted", "True", "Admitted"], ["CertificateReady", "True", "Ready"], ["Ready", "True", "Serving"]]) {
+      expect(described, type).toMatch(new RegExp(`Reason:\\s+${reason}\\n\\s+Status:\\s+${status}\\n\\s+Type:\\s+${type}\\n`));
+    }
+    expect(described).toMatch(/Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n[\s\S]*Normal\s+Serving\s+\S+\s+qr-platform-operator\s+/);
+    const events = parseTable(await kubectl.ok("get", "events", "-n", NAMESPACE)).filter((row) => row.OBJECT === `customdomain/${hostname}`);
+    expect(events).toContainEqual(expect.objectContaining({ TYPE: "Normal", REASON: "Serving", MESSAGE: expect.stringMatching(/redirector/) }));
+    expect(events).toContainEqual(expect.objectContaining({ TYPE: "Warning", REASON: "PendingVerification" }));
+    const explained = await kubectl.ok("explain", "customdomain.spec");
+    expect(explained).toMatch(/KIND:\s+CustomDomain/);
+    expect(explained).toMatch(/accountId\s+<string> -required-\n\s+The tenant account that owns the hostname/);
+
+    // A CR the SRE applies (server-side, validated by the server: a misspelt field is refused) is
+    // registered for its account.
+    const applied = "applied.e2e-operator.example";
+    const manifest = kubectl.writeFile("custom-domain.yaml", `apiVersion: qr-platform.io/v1alpha1\nkind: CustomDomain\nmetadata:\n  name: ${applied}\nspec:\n  accountId: ${account!.id}\n`);
+    const typo = await kubectl.run("apply", "--server-side", "-f", kubectl.writeFile("typo.yaml", `apiVersion: qr-platform.io/v1alpha1\nkind: CustomDomain\nmetadata:\n  name: ${applied}\nspec:\n  acountId: ${account!.id}\n`));
+    expect(typo.code).not.toBe(0);
+    expect(typo.stderr).toContain('unknown field "spec.acountId"');
+    expect(customDomain(applied)).toBeUndefined();
+    kube.clearRequests();
+    expect(await kubectl.ok("apply", "--server-side", "-f", manifest)).toBe(`customdomain.qr-platform.io/${applied} serverside-applied\n`);
+    expect(kube.requests({ method: "PATCH", path: /customdomains\/applied/ }).map((r) => r.query)).toEqual([
+      expect.objectContaining({ fieldManager: "kubectl", fieldValidation: "Strict" }),
+    ]);
+    const registered = await eventually("the applied CR registered", () => {
+      const cr = customDomain(applied);
+      return cr?.spec.domainId ? cr : undefined;
+    });
+    expect(registered.metadata.managedFields?.map((entry) => entry.manager)).toContain("kubectl");
+    await eventually("the applied CR waiting for its TXT record", async () => {
+      const [row] = parseTable(await kubectl.ok("get", "cdom", applied, "-o", "wide"));
+      return row?.REASON === "PendingVerification" && row;
+    }).then((row) => expect(row).toMatchObject({ ACCOUNT: account!.id, READY: "False", "DOMAIN-ID": registered.spec.domainId }));
 
     // The tenant sees it serving; the short link answers on the domain's Host.
     const listed = await eventually("the domain serving in the API", async () => {

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { expect } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { obtainHelm } from "../helm.ts";
+import { obtainHelm } from "../../test-tools/kube-binaries.ts";
 
 export const chart = resolve(import.meta.dirname, "../../../charts/qr-platform");
 
@@ -19,7 +19,7 @@ export const REQUIRED_VALUES = [
 ];
 
 let helmBin: string | undefined;
-/** Runs helm; the first call may take a minute to unpack the binary (see ../helm.ts). */
+/** Runs helm; the first call may take a minute to unpack the binary (see tools/test-tools/kube-binaries.ts). */
 export function helm(...args: string[]) {
   helmBin ??= obtainHelm();
   const result = spawnSync(helmBin, args, { encoding: "utf8" });

@@ -10,6 +10,8 @@ export interface RequestRecord {
   query: Record<string, string>;
   /** The Content-Type header without parameters, or "" when there was none. */
   contentType: string;
+  /** The Accept header, or "" when there was none: kubectl asks for Tables and aggregated discovery through it. */
+  accept: string;
   /** The HTTP status the fake answered with (for a watch: 200 once the stream started); absent while running. */
   status?: number;
 }

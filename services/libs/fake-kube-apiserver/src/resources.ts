@@ -21,6 +21,28 @@ export interface ResourceType {
    * and updates without metadata.resourceVersion; custom resources refuse both, as the real server does.
    */
   builtIn: boolean;
+  /** Fields a fieldSelector may name besides metadata.name and metadata.namespace. */
+  selectableFields?: string[];
+  /** Short names for kubectl (`kubectl get cdom`), from the CRD's spec.names.shortNames. */
+  shortNames?: string[];
+  /** Categories for kubectl (`kubectl get qrplatform`), from the CRD's spec.names.categories. */
+  categories?: string[];
+  /** Each served version's additionalPrinterColumns, from the CRD: the columns of its server-side Table. */
+  printerColumns?: Record<string, PrinterColumn[]>;
+  /** Each served version's openAPIV3Schema, from the CRD: what /openapi/v2 and /openapi/v3 describe. */
+  schemas?: Record<string, Record<string, unknown>>;
+}
+
+/** One of a CRD version's additionalPrinterColumns. */
+export interface PrinterColumn {
+  name: string;
+  /** integer, number, string, boolean or date. */
+  type: string;
+  jsonPath: string;
+  format?: string;
+  description?: string;
+  /** 0 shows by default; greater shows with `kubectl get -o wide`. */
+  priority?: number;
 }
 
 /** The name tests use for a type: "secrets", "ingresses.networking.k8s.io", "customdomains.qr-platform.io". */
@@ -62,7 +84,18 @@ export function defaultResourceTypes(): ResourceType[] {
     builtIn("", "v1", "Namespace", "namespaces", { namespaced: false, status: true }),
     builtIn("", "v1", "Secret", "secrets", { namespaced: true, status: false }),
     builtIn("", "v1", "ConfigMap", "configmaps", { namespaced: true, status: false }),
-    builtIn("", "v1", "Event", "events", { namespaced: true, status: false }),
+    {
+      ...builtIn("", "v1", "Event", "events", { namespaced: true, status: false }),
+      shortNames: ["ev"],
+      // The real server's field labels for core events; `kubectl describe` selects by involvedObject.*.
+      selectableFields: [
+        ...["kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"].map((f) => `involvedObject.${f}`),
+        "reason",
+        "reportingComponent",
+        "source",
+        "type",
+      ],
+    },
     builtIn("", "v1", "Service", "services", { namespaced: true, status: true }),
     builtIn("events.k8s.io", "v1", "Event", "events", { namespaced: true, status: false }),
     builtIn("networking.k8s.io", "v1", "Ingress", "ingresses", { namespaced: true, status: true }),
@@ -81,14 +114,29 @@ interface CrdShape {
   spec?: {
     group?: unknown;
     scope?: unknown;
-    names?: { kind?: unknown; plural?: unknown; singular?: unknown; listKind?: unknown };
-    versions?: { name?: unknown; served?: unknown; storage?: unknown; subresources?: { status?: unknown } }[];
+    names?: {
+      kind?: unknown;
+      plural?: unknown;
+      singular?: unknown;
+      listKind?: unknown;
+      shortNames?: unknown;
+      categories?: unknown;
+    };
+    versions?: {
+      name?: unknown;
+      served?: unknown;
+      storage?: unknown;
+      subresources?: { status?: unknown };
+      additionalPrinterColumns?: PrinterColumn[];
+      schema?: { openAPIV3Schema?: Record<string, unknown> };
+    }[];
   };
 }
 
 /**
  * Reads an apiextensions.k8s.io/v1 CustomResourceDefinition (as parsed from its YAML) into a resource
- * type: group, scope, names, served versions (the storage version first) and the status subresource.
+ * type: group, scope, names (short names and categories too), served versions (the storage version first),
+ * the status subresource, and each version's printer columns and schema.
  */
 export function resourceTypeFromCrd(crd: unknown): ResourceType {
   const shape = crd as CrdShape;
@@ -115,7 +163,17 @@ export function resourceTypeFromCrd(crd: unknown): ResourceType {
     namespaced: spec.scope !== "Cluster",
     statusSubresource: served[0]?.subresources?.status !== undefined,
     builtIn: false,
+    shortNames: strings(names.shortNames),
+    categories: strings(names.categories),
+    printerColumns: Object.fromEntries(served.map((v) => [v.name as string, v.additionalPrinterColumns ?? []])),
+    schemas: Object.fromEntries(
+      served.flatMap((v) => (v.schema?.openAPIV3Schema ? [[v.name as string, v.schema.openAPIV3Schema]] : [])),
+    ),
   };
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
 }
 
 /** The registered types, looked up by URL (group, version, plural), by name, or by apiVersion and kind. */

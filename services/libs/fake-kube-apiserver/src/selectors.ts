@@ -72,29 +72,42 @@ function labelMatches(req: LabelRequirement, labels: Record<string, string>): bo
   }
 }
 
-const supportedFields = ["metadata.name", "metadata.namespace"] as const;
+const metadataFields = ["metadata.name", "metadata.namespace"];
 
-function parseFieldSelector(selector: string): ((object: KubeObject) => boolean)[] {
+/** A field's value as the field selector sees it: a dotted path, with "source" short for source.component. */
+function fieldValue(object: KubeObject, field: string): string {
+  const path = field === "source" ? "source.component" : field;
+  let value: unknown = object;
+  for (const key of path.split(".")) value = (value as Record<string, unknown> | undefined)?.[key];
+  return value === undefined || value === null ? "" : String(value);
+}
+
+function parseFieldSelector(selector: string, extraFields: readonly string[]): ((object: KubeObject) => boolean)[] {
   return terms(selector).map((term) => {
     const m = /^([A-Za-z0-9.]+)\s*(==|=|!=)\s*(.*)$/.exec(term);
     if (!m) throw new KubeError("BadRequest", `invalid field selector: ${JSON.stringify(term)}`);
     const [, field, op, wanted] = m as unknown as [string, string, string, string];
-    if (!(supportedFields as readonly string[]).includes(field)) {
+    if (!metadataFields.includes(field) && !extraFields.includes(field)) {
       throw new KubeError("BadRequest", `field label not supported: ${field}`);
     }
-    const read = (o: KubeObject): string => (field === "metadata.name" ? o.metadata.name : o.metadata.namespace) ?? "";
+    const read = (o: KubeObject): string => fieldValue(o, field);
     return op === "!=" ? (o: KubeObject) => read(o) !== wanted : (o: KubeObject) => read(o) === wanted;
   });
 }
 
 /**
  * The selector of a list or watch request. Label selectors support =, ==, !=, in, notin, exists and
- * !exists; field selectors support metadata.name and metadata.namespace with =, == and !=. Anything else
- * is a BadRequest, as on the real server.
+ * !exists; field selectors support metadata.name, metadata.namespace and the type's `extraFields` (core
+ * events: involvedObject.name and the others `kubectl describe` uses) with =, == and !=. Anything else is
+ * a BadRequest, as on the real server.
  */
-export function parseSelectors(labelSelector: string | null, fieldSelector: string | null): Selector {
+export function parseSelectors(
+  labelSelector: string | null,
+  fieldSelector: string | null,
+  extraFields: readonly string[] = [],
+): Selector {
   const labels = labelSelector ? parseLabelSelector(labelSelector) : [];
-  const fields = fieldSelector ? parseFieldSelector(fieldSelector) : [];
+  const fields = fieldSelector ? parseFieldSelector(fieldSelector, extraFields) : [];
   return (object) => {
     const objectLabels = object.metadata.labels ?? {};
     return labels.every((r) => labelMatches(r, objectLabels)) && fields.every((f) => f(object));

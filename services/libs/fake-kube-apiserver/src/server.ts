@@ -9,6 +9,9 @@ import { patchTypes } from "./patch.js";
 import { apiVersionOf, type ResourceRegistry, type ResourceType } from "./resources.js";
 import { parseSelectors } from "./selectors.js";
 import { KubeError, statusBody } from "./status.js";
+import { checkStrictFields } from "./field-validation.js";
+import { acceptsJson, groupVersionOfV3Path, openApiV2Document, openApiV3Document, openApiV3Root } from "./openapi.js";
+import { includeObjectOf, tableOf, wantsTable } from "./table.js";
 import type { ObjectStore } from "./store.js";
 
 /** How dropWatches ends the open watch streams. */
@@ -147,6 +150,7 @@ export class ApiHttpServer {
       path: url.pathname,
       query: Object.fromEntries(url.searchParams),
       contentType: (req.headers["content-type"] ?? "").split(";")[0]!.trim(),
+      accept: req.headers.accept ?? "",
     };
     res.once("close", () => {
       record.status ??= res.statusCode;
@@ -183,6 +187,11 @@ export class ApiHttpServer {
       sendJson(res, 200, { major: "1", minor: "31", gitVersion: "v1.31.0-fake", platform: "linux/amd64" });
       return;
     }
+    if (segments[0] === "openapi") {
+      if (method !== "GET") throw new KubeError("MethodNotAllowed", `${method} is not supported on /openapi`);
+      sendJson(res, 200, this.openApi(segments.slice(1), record.accept));
+      return;
+    }
     const discovery = this.discovery(segments);
     if (discovery !== undefined) {
       if (method !== "GET") throw new KubeError("MethodNotAllowed", `${method} is not supported on discovery`);
@@ -205,7 +214,7 @@ export class ApiHttpServer {
     });
 
     if (route.name === undefined) {
-      const selector = parseSelectors(query.get("labelSelector"), query.get("fieldSelector"));
+      const selector = parseSelectors(query.get("labelSelector"), query.get("fieldSelector"), route.type.selectableFields);
       if (method === "GET" && ["true", "1"].includes(query.get("watch") ?? "")) {
         this.watch(res, url, route, target, selector, record);
         return;
@@ -213,19 +222,27 @@ export class ApiHttpServer {
       if (method === "GET") {
         const limit = query.has("limit") ? Number(query.get("limit")) : undefined;
         const page = this.operations.list(target, selector, limit, query.get("continue") ?? undefined);
+        const metadata = {
+          resourceVersion: page.resourceVersion,
+          ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}),
+        };
+        if (wantsTable(record.accept)) {
+          const includeObject = includeObjectOf(query.get("includeObject"));
+          sendJson(res, 200, tableOf(route.type, route.version, page.items.map(present), { includeObject, metadata }));
+          return;
+        }
         sendJson(res, 200, {
           apiVersion: apiVersionOf(route.type.group, route.version),
           kind: route.type.listKind,
-          metadata: {
-            resourceVersion: page.resourceVersion,
-            ...(page.continue ? { continue: page.continue, remainingItemCount: page.remainingItemCount } : {}),
-          },
+          metadata,
           items: page.items.map(present),
         });
         return;
       }
       if (method === "POST") {
-        const created = this.operations.create(target, parseJson(await readBody(req), "request body"));
+        const body = await readBody(req);
+        checkStrictFields(route.type, route.version, query.get("fieldValidation"), body, "application/json");
+        const created = this.operations.create(target, parseJson(body, "request body"));
         sendJson(res, 201, present(created));
         return;
       }
@@ -244,16 +261,23 @@ export class ApiHttpServer {
 
     const name = route.name;
     switch (method) {
-      case "GET":
-        sendJson(res, 200, present(this.operations.get(target, name)));
+      case "GET": {
+        const object = present(this.operations.get(target, name));
+        if (wantsTable(record.accept) && !route.subresource) {
+          const includeObject = includeObjectOf(query.get("includeObject"));
+          const metadata = { resourceVersion: object.metadata?.resourceVersion };
+          sendJson(res, 200, tableOf(route.type, route.version, [object], { includeObject, metadata }));
+          return;
+        }
+        sendJson(res, 200, object);
         return;
-      case "PUT":
-        sendJson(
-          res,
-          200,
-          present(this.operations.replace(target, name, parseJson(await readBody(req), "request body"))),
-        );
+      }
+      case "PUT": {
+        const body = await readBody(req);
+        checkStrictFields(route.type, route.version, query.get("fieldValidation"), body, "application/json");
+        sendJson(res, 200, present(this.operations.replace(target, name, parseJson(body, "request body"))));
         return;
+      }
       case "PATCH": {
         const body = await readBody(req);
         const known: string[] = Object.values(patchTypes);
@@ -266,6 +290,7 @@ export class ApiHttpServer {
         if (record.contentType === patchTypes.apply && !query.get("fieldManager")) {
           throw new KubeError("BadRequest", "PATCH, application/apply-patch+yaml requests require fieldManager");
         }
+        checkStrictFields(route.type, route.version, query.get("fieldValidation"), body, record.contentType);
         const result = this.operations.patch(target, name, record.contentType, body, query.get("force") === "true");
         sendJson(res, result.created ? 201 : 200, present(result.object));
         return;
@@ -333,6 +358,22 @@ export class ApiHttpServer {
     };
   }
 
+  /** /openapi/v2 (JSON only), /openapi/v3 and /openapi/v3/<api/v1 | apis/<group>/<version>>. */
+  private openApi(rest: string[], accept: string): unknown {
+    if (rest.length === 1 && rest[0] === "v2") {
+      if (!acceptsJson(accept)) {
+        throw new KubeError("NotAcceptable", "only application/json is served for /openapi/v2 by the fake, not protobuf");
+      }
+      return openApiV2Document(this.registry);
+    }
+    if (rest[0] === "v3" && rest.length === 1) return openApiV3Root(this.registry);
+    if (rest[0] === "v3") {
+      const { group, version } = groupVersionOfV3Path(rest.slice(1));
+      return openApiV3Document(this.registry, group, version);
+    }
+    throw new KubeError("NotFound", "the server could not find the requested resource");
+  }
+
   /** /api, /apis, /api/v1, /apis/<group> and /apis/<group>/<version>: what KubernetesObjectApi and kubectl read. */
   private discovery(segments: string[]): unknown {
     const groups = this.registry.groups();
@@ -354,6 +395,8 @@ export class ApiHttpServer {
             namespaced: t.namespaced,
             kind: t.kind,
             verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+            ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}),
+            ...(t.categories?.length ? { categories: t.categories } : {}),
           },
           ...(t.statusSubresource
             ? [

@@ -11,6 +11,7 @@ export type StatusReason =
   | "Expired"
   | "MethodNotAllowed"
   | "UnsupportedMediaType"
+  | "NotAcceptable"
   | "TooManyRequests"
   | "InternalError"
   | "ServiceUnavailable";
@@ -38,6 +39,7 @@ export interface StatusDetails {
 
 const codes: Record<StatusReason, number> = {
   BadRequest: 400,
+  NotAcceptable: 406,
   NotFound: 404,
   MethodNotAllowed: 405,
   AlreadyExists: 409,

@@ -82,7 +82,7 @@ describe("fault injection", () => {
     await informer.stop();
   });
 
-  it("logs every request with method, path, query, content type and status", async () => {
+  it("logs every request with method, path, query, content type, accept and status", async () => {
     // A common slip: force=true without the apply content type. client-node then sends a JSON patch,
     // which the server refuses; the log shows why.
     const slip = await failure(
@@ -101,6 +101,7 @@ describe("fault injection", () => {
         path: "/apis/qr-platform.io/v1alpha1/customdomains/absent.example.com",
         query: { fieldManager: "qr-platform-operator", force: "true" },
         contentType: "application/json-patch+json",
+        accept: "application/json, */*;q=0.8",
         status: 422,
       },
     ]);
