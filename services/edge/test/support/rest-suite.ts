@@ -459,7 +459,14 @@ export function defineRestSuite(mode: StackMode): void {
       const { accountId, key, workspaceId } = await accountWithWorkspace();
       const circle = { design: { frame: { enabled: true, type: "circle" } } };
       const labelled = { design: { frame: { enabled: true, type: "square", labelBottom: "Scan me" } } };
-      expectError(await createCode(key, workspaceId, circle), 403, "premium_frames_required");
+      const needsAddon = (field: string) => ({ field, reason: "addon_required", message: "needs the premium_frames add-on" });
+      const refusedCircle = await createCode(key, workspaceId, circle);
+      expectError(refusedCircle, 403, "premium_frames_required");
+      expect(refusedCircle.body.error.details).toEqual({ fields: [needsAddon("design.frame.type")] });
+      const refusedLabels = await createCode(key, workspaceId, { design: { frame: { enabled: true, type: "circle", labelTop: "Menu", labelBottom: "Scan me" } } });
+      expect(refusedLabels.body.error.details).toEqual({
+        fields: [needsAddon("design.frame.type"), needsAddon("design.frame.labelTop"), needsAddon("design.frame.labelBottom")],
+      });
       expectError(await createCode(key, workspaceId, labelled), 403, "premium_frames_required");
       expect((await createCode(key, workspaceId, { design: { frame: { enabled: true, type: "rounded" } } })).status).toBe(201);
 

@@ -1698,11 +1698,16 @@ export interface components {
                 };
             };
         };
-        /** @description `premium_frames_required`: a circle frame or frame labels without the `premium_frames` add-on. */
+        /**
+         * @description `premium_frames_required`: a circle frame or frame labels without the `premium_frames` add-on.
+         *     `details.fields` lists each field that needs it, as a validation error does, with reason
+         *     `addon_required`: `design.frame.type`, `design.frame.labelTop`, `design.frame.labelBottom`.
+         */
         PremiumFramesRequiredError: components["schemas"]["Error"] & {
             error: {
                 /** @constant */
                 code: "premium_frames_required";
+                details: components["schemas"]["ValidationErrorDetails"];
             };
         };
         /** @description `qr_code_limit_reached` or `link_limit_reached`, with the plan's capacity and how much is used. */
