@@ -741,6 +741,11 @@ export function defineRestSuite(mode: StackMode): void {
         const patched = await api("PATCH", `/qr-codes/${code.id}`, { key, body: { destination_url: destination } });
         expect(patched.body.error?.details?.fields, destination).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
       }
+      // Another port of a loopback name is another program of the machine (a developer's own app).
+      const otherPort = short.port === "3000" ? "3001" : "3000";
+      const elsewhere = await createCode(key, workspaceId, { destination_url: `http://localhost:${otherPort}/x` });
+      expect(elsewhere.status).toBe(201);
+      expect(elsewhere.body.destination_url).toBe(`http://localhost:${otherPort}/x`);
 
       const hostname = `loop-${randomBytes(4).toString("hex")}.example`;
       await stack.domains.createDomain({ accountId, hostname });
