@@ -23,7 +23,7 @@ const nodes = { "the machine's Node": onSystemPath("node"), "the project's Node"
 /** What `npm ci --dry-run` prints (warnings go to stderr) when npm runs on `node`, with extra npm arguments. */
 function dryRunCi(node: string, args: string[] = []): string {
   // Only the chosen Node on PATH, so npm and anything it starts run on it.
-  const env = { ...process.env, PATH: [join(node, ".."), process.env.PATH].join(delimiter) };
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: [join(node, ".."), process.env.PATH].join(delimiter) };
   for (const key of Object.keys(env)) if (key.startsWith("npm_")) delete env[key];
   const run = spawnSync(node, [npmCli, "ci", "--dry-run", ...args], { cwd: REPO_ROOT, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   if (run.status !== 0) throw new Error(`npm ci --dry-run failed:\n${run.stdout}${run.stderr}`);
