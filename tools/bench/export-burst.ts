@@ -1,15 +1,20 @@
 // Export burst benchmark: `npm start` as a child process, one account firing 100 concurrent large PNG
 // exports (all different, so the cache cannot help) while another account exports one image and a
 // client polls /healthz and follows a short link. It reports the other account's export latency and
-// status, and the latency of /healthz and of the redirect during the burst. Figures are from one run
-// on this machine; compare them with the quiet figures of the same run, not across machines.
+// status, and the latency of /healthz and of the redirect during the burst. Then the same account
+// fires concurrent ZIP exports of one workspace, and each answer is sorted: a whole archive, 429 before
+// any byte, or cut (which must never happen). Figures are from one run on this machine; compare them
+// with the quiet figures of the same run, not across machines.
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { exitWithin, REPO_ROOT, spawnService } from "@qrplatform/platform/testing";
+import { exitWithin, readZip, REPO_ROOT, spawnService } from "@qrplatform/platform/testing";
 
 const BURST = Number(process.env.BENCH_BURST ?? 100);
+/** Concurrent workspace archives, and the codes of that workspace. */
+const ARCHIVES = Number(process.env.BENCH_ARCHIVES ?? 12);
+const ARCHIVE_CODES = Number(process.env.BENCH_ARCHIVE_CODES ?? 100);
 /** The burst's sizes: all large, each one different. */
 const burstSize = (i: number) => 4096 - (i % 2048);
 const OTHER_SIZE = 2048;
@@ -37,6 +42,28 @@ async function accountWithCode(apiUrl: string, dataDir: string, name: string): P
     await fetch(`${apiUrl}/workspaces/${workspace.id}/qr-codes`, { method: "POST", headers, body: JSON.stringify({ name, destination_url: "https://example.com/menu" }) })
   ).json()) as { id: string; vanity_url: string };
   return { key, codeId: code.id, vanityUrl: code.vanity_url };
+}
+
+/** Fills a new workspace of the client's account with `count` codes. */
+async function workspaceWithCodes(apiUrl: string, client: Client, count: number): Promise<string> {
+  const headers = { authorization: `Bearer ${client.key}`, "content-type": "application/json" };
+  const workspace = (await (await fetch(`${apiUrl}/workspaces`, { method: "POST", headers, body: JSON.stringify({ name: "Archive" }) })).json()) as { id: string };
+  for (let i = 0; i < count; i++) {
+    await fetch(`${apiUrl}/workspaces/${workspace.id}/qr-codes`, { method: "POST", headers, body: JSON.stringify({ name: `Code ${i}`, destination_url: `https://example.com/${i}` }) });
+  }
+  return workspace.id;
+}
+
+/** One archive's fate: whole (every entry readable), refused before any byte, or cut. */
+async function archiveOutcome(apiUrl: string, client: Client, workspaceId: string, size: number, entries: number): Promise<string> {
+  const response = await fetch(`${apiUrl}/workspaces/${workspaceId}/qr-codes/export?format=png&size=${size}`, { headers: { authorization: `Bearer ${client.key}` } });
+  if (response.status !== 200) return `${response.status} ${((await response.json()) as { error: { code: string } }).error.code}`;
+  try {
+    const read = await readZip(Buffer.from(await response.arrayBuffer()));
+    return read.length === entries ? "whole" : `short (${read.length} of ${entries})`;
+  } catch {
+    return "cut";
+  }
 }
 
 async function timed(request: () => Promise<Response>): Promise<{ ms: number; status: number }> {
@@ -126,6 +153,17 @@ async function main(): Promise<void> {
     console.log(`| /healthz during the burst, p50 / p99 / max (${health.length} polls) | ${ms(percentile(health, 50))} / ${ms(percentile(health, 99))} / ${ms(Math.max(...health))} |`);
     console.log(`| slowest /healthz asked at | ${ms(slowestHealthz.at)} after the burst began |`);
     console.log(`| redirect during the burst, p50 / p99 / max (${redirects.length} polls) | ${ms(percentile(redirects, 50))} / ${ms(percentile(redirects, 99))} / ${ms(Math.max(...redirects))} |`);
+
+    const workspaceId = await workspaceWithCodes(apiUrl, a, ARCHIVE_CODES);
+    const archivesStarted = performance.now();
+    const outcomes = await Promise.all(Array.from({ length: ARCHIVES }, (_, i) => archiveOutcome(apiUrl, a, workspaceId, 512 - i, ARCHIVE_CODES)));
+    const tally = new Map<string, number>();
+    for (const outcome of outcomes) tally.set(outcome, (tally.get(outcome) ?? 0) + 1);
+    console.log(`\n${ARCHIVES} concurrent ZIP exports of one workspace of ${ARCHIVE_CODES} codes (512 px PNG), one account\n`);
+    console.log("| | figure |");
+    console.log("|---|---:|");
+    console.log(`| answers | ${[...tally].map(([outcome, n]) => `${n}x ${outcome}`).join(", ")} in ${ms(performance.now() - archivesStarted)} |`);
+    console.log(`| cut part way | ${tally.get("cut") ?? 0} |`);
   } finally {
     platform.child.kill("SIGTERM");
     await exitWithin(platform, 30_000).catch(() => platform.child.kill("SIGKILL"));

@@ -9,6 +9,7 @@ import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
+import { EMBEDDED_IPV4_ADDRESSES } from "@qrplatform/platform/testing";
 import { run as runQrctl } from "@qrplatform/qrctl/main";
 import { call, expectError, invalidFields } from "./support/http.js";
 import { startStack, type Stack, type StackMode } from "./support/stack.js";
@@ -275,6 +276,14 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     if (page.body.next_cursor) expectError(await as("GET", `/webhooks?cursor=${encodeURIComponent(page.body.next_cursor)}`), 400, "validation_error");
     await api("DELETE", `/webhooks/${endpoint.id}`);
   }, 60_000);
+
+  it("refuses endpoints at IPv6 addresses that carry a private IPv4 address inside, in the documented envelope", async () => {
+    for (const { address } of EMBEDDED_IPV4_ADDRESSES) {
+      const res = await api("POST", "/webhooks", { body: { url: `https://[${address}]/hook`, event_types: ["qr_code.created"] } });
+      expectError(res, 400, "validation_error");
+      expect(res.body.error.details.fields, address).toEqual([expect.objectContaining({ field: "url", reason: "forbidden_address" })]);
+    }
+  });
 
   it("refuses bad endpoints and keys without the scope in the documented envelope", async () => {
     const bad = async (body: unknown) => {

@@ -342,7 +342,7 @@ describe("destinations on hosts whose links we answer", () => {
     await expectRefused(stack, accountId, unicodeForm);
   });
 
-  it("refuses every loopback spelling when the short domain is a loopback address, and accepts other hosts", async () => {
+  it("refuses every loopback spelling of the short domain's host and port when it is a loopback address, and accepts other hosts and ports", async () => {
     const local = await startLinks({ shortLinkBaseUrl: "http://127.0.0.1:8080/" });
     try {
       const accountId = newAccount();
@@ -350,18 +350,20 @@ describe("destinations on hosts whose links we answer", () => {
         "http://127.0.0.1:8080/abc",
         "http://127.0.0.1.:8080/abc",
         "http://localhost:8080/abc",
-        "http://LOCALHOST./abc",
-        "http://app.localhost/abc",
+        "http://LOCALHOST.:8080/abc",
+        "http://app.localhost:8080/abc",
         "http://[::1]:8080/abc",
-        "http://[0:0:0:0:0:0:0:1]/abc",
+        "http://[0:0:0:0:0:0:0:1]:8080/abc",
         "http://[::ffff:127.0.0.1]:8080/abc",
-        "http://127.1.2.3/abc",
-        "http://0x7f000001/abc",
+        "http://127.1.2.3:8080/abc",
+        "http://0x7f000001:8080/abc",
         "http://2130706433:8080/abc",
         "http://0.0.0.0:8080/abc",
       ];
       for (const url of spellings) await expectRefused(local, accountId, url);
-      for (const url of ["https://example.com/", "http://128.0.0.1/", "http://localhost.example.com/"]) {
+      // Another port of this machine is another program (a developer's own server), not our short links.
+      const elsewhere = ["https://example.com/", "http://128.0.0.1/", "http://localhost.example.com/", "http://localhost:3000/x", "http://127.0.0.1/abc", "http://[::1]:8081/abc"];
+      for (const url of elsewhere) {
         expect((await local.links.createLink({ accountId, destinationUrl: url })).link?.destinationUrl, url).toBe(url);
       }
     } finally {

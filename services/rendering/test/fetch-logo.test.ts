@@ -10,6 +10,7 @@ import sharp from "sharp";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readLogoDataUri } from "../src/design/logo-data-uri.js";
 import { isPublicAddress, type ResolvedAddress } from "@qrplatform/platform";
+import { EMBEDDED_IPV4_ADDRESSES, EMBEDDED_PUBLIC_IPV4_ADDRESSES } from "@qrplatform/platform/testing";
 import { fetchLogo, type LogoFetchOptions } from "../src/logo/fetch-logo.js";
 
 /** A loopback HTTP server that records every request it receives and answers with `handle`. */
@@ -120,8 +121,26 @@ describe("isPublicAddress", () => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
-  it.each(["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"])("accepts %j", (address) => {
+  it.each(["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", ...EMBEDDED_PUBLIC_IPV4_ADDRESSES])("accepts %j", (address) => {
     expect(isPublicAddress(address)).toBe(true);
+  });
+
+  it.each(EMBEDDED_IPV4_ADDRESSES)("refuses $address ($form of $inside)", ({ address }) => {
+    expect(isPublicAddress(address)).toBe(false);
+  });
+});
+
+describe("IPv4 carried inside IPv6", () => {
+  it.each(EMBEDDED_IPV4_ADDRESSES)("refuses a logo at [$address] ($form of $inside), without a request", async ({ address }) => {
+    const result = await fetchLogo(`http://[${address}]:${canary.port}/logo.png`);
+    expect(result).toMatchObject({ reason: "forbidden_address" });
+    expect(canary.received).toHaveLength(0);
+  });
+
+  it.each(EMBEDDED_IPV4_ADDRESSES)("refuses a logo host that resolves to $address ($form of $inside)", async ({ address }) => {
+    const result = await fetchLogo(`http://logo.test:${canary.port}/logo.png`, { lookup: lookupTo(address) });
+    expect(result).toMatchObject({ reason: "forbidden_address" });
+    expect(canary.received).toHaveLength(0);
   });
 });
 

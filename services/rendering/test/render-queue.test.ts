@@ -1,15 +1,19 @@
-// The fair render queue on its own, with renders that finish when the test says so.
+// The fair render queue on its own, with renders that finish when the test says so; and the renderer
+// over it, for renders that wait for their turn instead of being refused.
 import { describe, expect, it } from "vitest";
+import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { RenderQrCodeRequestSchema } from "@qrplatform/api/rendering";
 import { errorInfoOf } from "@qrplatform/platform";
-import { RenderQueue, type RenderQueueOptions } from "../src/render/render-queue.js";
+import { RenderQueue, type RenderQueueOptions, type RunOptions } from "../src/render/render-queue.js";
+import { Renderer, type Drawer } from "../src/render/renderer.js";
 
 /** A queue whose renders are named, record when they start, and finish (or fail) on demand. */
 function harness(options: RenderQueueOptions) {
   const queue = new RenderQueue(options);
   const started: string[] = [];
   const running = new Map<string, { finish(): void; signal: AbortSignal }>();
-  const submit = (account: string, name: string, signal = new AbortController().signal) =>
+  const submit = (account: string, name: string, signal = new AbortController().signal, options?: RunOptions) =>
     queue.run(
       account,
       (workSignal) =>
@@ -19,6 +23,7 @@ function harness(options: RenderQueueOptions) {
           workSignal.addEventListener("abort", () => reject(new Error(`${name} stopped`)), { once: true });
         }),
       signal,
+      options,
     );
   const finish = async (name: string) => {
     running.get(name)!.finish();
@@ -123,5 +128,51 @@ describe("render queue", () => {
     expect(started).toEqual(["A1", "B1"]);
     await finish("B1");
     await expect(next).resolves.toBe("B1");
+  });
+
+  it("queues a render that waits for its turn past a full queue, in the account's order", async () => {
+    const { started, submit, finish } = harness({ concurrency: 1, perAccount: 1, queuedPerAccount: 1 });
+    const first = submit("A", "A1");
+    const second = submit("A", "A2");
+    expect(errorInfoOf(await failure(submit("A", "A3")))?.reason).toBe("render_queue_full");
+    const waiting = ["A4", "A5"].map((name) => submit("A", name, undefined, { waitForTurn: true }));
+    for (const name of ["A1", "A2", "A4", "A5"]) await finish(name);
+    expect(started).toEqual(["A1", "A2", "A4", "A5"]);
+    expect(await Promise.all([first, second, ...waiting])).toEqual(["A1", "A2", "A4", "A5"]);
+  });
+});
+
+describe("renderer: renders that wait for their turn", () => {
+  /** A drawer whose images are drawn when the test releases them. */
+  function gatedDrawer() {
+    const gates: (() => void)[] = [];
+    const drawer: Drawer = {
+      draw: () => new Promise((resolve) => gates.push(() => resolve(new Uint8Array([1])))),
+      close: async () => undefined,
+    };
+    const releaseAll = async () => {
+      while (gates.length > 0 || (await settle(), gates.length > 0)) gates.shift()!();
+    };
+    return { drawer, releaseAll };
+  }
+  const request = (content: string, waitForTurn = false) =>
+    create(RenderQrCodeRequestSchema, { content: `https://qr.example/${content}`, size: 128, accountId: "A", waitForTurn });
+
+  it("waits instead of being refused, even when it joins the same image asked for by a caller that is refused", async () => {
+    const { drawer, releaseAll } = gatedDrawer();
+    const renderer = new Renderer({ concurrency: 1, concurrencyPerAccount: 1, queuedPerAccount: 0, drawer });
+    const running = renderer.render(request("a"));
+    await settle();
+    expect(errorInfoOf(await failure(renderer.render(request("b"))))?.reason).toBe("render_queue_full");
+    const waits = renderer.render(request("c", true));
+    // Asked for at once: the second joins the first's render, which the full queue refuses.
+    const refused = renderer.render(request("d"));
+    const joined = renderer.render(request("d", true));
+    expect(errorInfoOf(await failure(refused))?.reason).toBe("render_queue_full");
+    await settle();
+    expect(renderer.queuedRenders).toBe(2);
+    await releaseAll();
+    await expect(Promise.all([running, waits, joined])).resolves.toHaveLength(3);
+    expect(renderer.renders).toBe(3);
   });
 });

@@ -49,7 +49,7 @@ export async function checkDesign(check: DesignCheck, design: Design | undefined
       Code.PermissionDenied,
       "premium_frames_required",
       "Circle frames and frame labels need the premium frames add-on on this account.",
-      { metadata: { fields: checked.premiumFrameFields.join(",") } },
+      { fields: checked.premiumFrameFields.map((field) => ({ field, reason: "addon_required", description: "needs the premium_frames add-on" })) },
     );
   }
   return checked.design!;

@@ -72,7 +72,8 @@ async function roomToWrite(res: Response, zip: Readable, signal: AbortSignal): P
 /**
  * GET /workspaces/{workspace_id}/qr-codes/export: every QR code of the workspace as one ZIP of images in
  * one format and size, streamed. What can fail before the first byte (the query, the scopes, the
- * workspace, the first page of codes, the first image) is answered with the JSON error envelope. The codes are then
+ * workspace, the first page of codes, the first image, which a full render queue refuses with 429) is
+ * answered with the JSON error envelope. The codes are then
  * listed a page at a time and each is rendered through the rendering service (its cache and the
  * account's turn, as a single export), a couple ahead, and added only when the client has taken what
  * came before, so memory stays flat whatever the number of codes. A failure after the first byte
@@ -106,7 +107,7 @@ export function workspaceExportHandler(
     try {
       await writeEntries(zip, output, res, signal, {
         codes: workspaceCodes(qrCodes, accountId, workspaceId, firstPage, signal),
-        render: (code) => renderImage(rendering, accountId, code, format, size, signal),
+        render: (code, admitted) => renderImage(rendering, { accountId, code, format, size, waitForTurn: admitted }, signal),
         nameOf: entryNames(format),
         // PNG and JPEG are compressed already; deflating them again costs time for nothing.
         compress: format === "svg",
@@ -130,14 +131,11 @@ export function workspaceExportHandler(
 
 async function renderImage(
   rendering: Client<typeof RenderingService>,
-  accountId: string,
-  code: QrCode,
-  format: FormatToken,
-  size: number,
+  { accountId, code, format, size, waitForTurn }: { accountId: string; code: QrCode; format: FormatToken; size: number; waitForTurn: boolean },
   signal: AbortSignal,
 ): Promise<Buffer> {
   const { image } = await rendering.renderQrCode(
-    { content: code.vanityUrl, design: code.design, format: FORMATS[format] ?? ImageFormat.PNG, size, accountId },
+    { content: code.vanityUrl, design: code.design, format: FORMATS[format] ?? ImageFormat.PNG, size, accountId, waitForTurn },
     { signal },
   );
   return Buffer.from(image.buffer, image.byteOffset, image.byteLength);
@@ -161,13 +159,23 @@ function addEntry(zip: ZipFile, name: string, image: { bytes?: Buffer }, options
   });
 }
 
-/** Adds the codes' images in order, rendering at most RENDER_AHEAD ahead, each once the client has room for it. */
+/**
+ * Adds the codes' images in order, rendering at most RENDER_AHEAD ahead, each once the client has room
+ * for it. The first image is the archive's admission: it is asked for alone and may be refused
+ * (`render_queue_full`) while nothing is sent; the archive is admitted once it is drawn, and every
+ * later image waits for the account's turn rather than be refused part way through the archive.
+ */
 async function writeEntries(
   zip: ZipFile,
   output: Readable,
   res: Response,
   signal: AbortSignal,
-  entries: { codes: AsyncGenerator<QrCode>; render: (code: QrCode) => Promise<Buffer>; nameOf: (code: QrCode) => string; compress: boolean },
+  entries: {
+    codes: AsyncGenerator<QrCode>;
+    render: (code: QrCode, admitted: boolean) => Promise<Buffer>;
+    nameOf: (code: QrCode) => string;
+    compress: boolean;
+  },
 ): Promise<void> {
   const ahead: { code: QrCode; image: Promise<Buffer> }[] = [];
   const writeOldest = async () => {
@@ -180,9 +188,14 @@ async function writeEntries(
       mtime: code.updateTime ? timestampDate(code.updateTime) : new Date(),
     });
   };
+  let admitted = false;
   for await (const code of entries.codes) {
     if (signal.aborted) return;
-    const image = entries.render(code);
+    const image = entries.render(code, admitted);
+    if (!admitted) {
+      await image;
+      admitted = true;
+    }
     // Its failure is met when its turn to be written comes; until then it must not count as unhandled.
     image.catch(() => undefined);
     ahead.push({ code, image });

@@ -520,7 +520,14 @@ export function defineRestSuite(mode: StackMode): void {
       const { accountId, key, workspaceId } = await accountWithWorkspace();
       const circle = { design: { frame: { enabled: true, type: "circle" } } };
       const labelled = { design: { frame: { enabled: true, type: "square", labelBottom: "Scan me" } } };
-      expectError(await createCode(key, workspaceId, circle), 403, "premium_frames_required");
+      const needsAddon = (field: string) => ({ field, reason: "addon_required", message: "needs the premium_frames add-on" });
+      const refusedCircle = await createCode(key, workspaceId, circle);
+      expectError(refusedCircle, 403, "premium_frames_required");
+      expect(refusedCircle.body.error.details).toEqual({ fields: [needsAddon("design.frame.type")] });
+      const refusedLabels = await createCode(key, workspaceId, { design: { frame: { enabled: true, type: "circle", labelTop: "Menu", labelBottom: "Scan me" } } });
+      expect(refusedLabels.body.error.details).toEqual({
+        fields: [needsAddon("design.frame.type"), needsAddon("design.frame.labelTop"), needsAddon("design.frame.labelBottom")],
+      });
       expectError(await createCode(key, workspaceId, labelled), 403, "premium_frames_required");
       expect((await createCode(key, workspaceId, { design: { frame: { enabled: true, type: "rounded" } } })).status).toBe(201);
 
@@ -795,6 +802,11 @@ export function defineRestSuite(mode: StackMode): void {
         const patched = await api("PATCH", `/qr-codes/${code.id}`, { key, body: { destination_url: destination } });
         expect(patched.body.error?.details?.fields, destination).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
       }
+      // Another port of a loopback name is another program of the machine (a developer's own app).
+      const otherPort = short.port === "3000" ? "3001" : "3000";
+      const elsewhere = await createCode(key, workspaceId, { destination_url: `http://localhost:${otherPort}/x` });
+      expect(elsewhere.status).toBe(201);
+      expect(elsewhere.body.destination_url).toBe(`http://localhost:${otherPort}/x`);
 
       const hostname = `loop-${randomBytes(4).toString("hex")}.example`;
       await stack.domains.createDomain({ accountId, hostname });

@@ -19,20 +19,51 @@ export type ResolveHost = (hostname: string) => Promise<ResolvedAddress[]>;
 export type AddressPolicy = (address: string) => boolean;
 
 /**
- * Whether an address is on the public internet. IPv4-mapped IPv6 addresses are judged as IPv4, and
- * anything that is not a plainly written address is refused: ipaddr.js also reads forms such as
- * 010.0.0.1 or 127.1, which other software may read differently.
+ * Whether an address is on the public internet. IPv6 forms that carry an IPv4 address inside are
+ * judged by it too: IPv4-mapped (::ffff:a.b.c.d) as that IPv4 address; NAT64 (64:ff9b::/96 and
+ * 64:ff9b:1::/48), 6to4 (2002::/16), Teredo (2001::/32) and SIIT (::ffff:0:a.b.c.d) are refused
+ * whole, as ipaddr.js gives them ranges of their own; IPv4-compatible (::a.b.c.d) and ISATAP
+ * (…:0:5efe:a.b.c.d) addresses, which ipaddr.js counts as unicast, are refused when the IPv4
+ * address inside is not public. Anything that is not a plainly written address is refused: ipaddr.js
+ * also reads forms such as 010.0.0.1 or 127.1, which other software may read differently.
  */
 export function isPublicAddress(address: string): boolean {
-  if (isIP(address) === 0) return false;
-  return ipaddr.process(address).range() === "unicast";
+  return rangesOf(address)?.every((range) => range === "unicast") ?? false;
 }
 
-/** Public addresses, and loopback ones too: only for tests whose receivers listen on this machine. */
+/**
+ * Public addresses, and loopback ones too when written plainly (127.0.0.0/8, ::1; never inside
+ * another form): only for tests whose receivers listen on this machine.
+ */
 export function isPublicOrLoopbackAddress(address: string): boolean {
-  if (isIP(address) === 0) return false;
-  const range = ipaddr.process(address).range();
-  return range === "unicast" || range === "loopback";
+  if (isPublicAddress(address)) return true;
+  const family = isIP(address);
+  if (family === 4) return ipaddr.IPv4.parse(address).range() === "loopback";
+  return family === 6 && URL.canParse(`http://[${address}]/`) && new URL(`http://[${address}]/`).hostname === "[::1]";
+}
+
+/**
+ * The ipaddr.js ranges an address is judged by: its own, and that of the IPv4 address inside it
+ * where it carries one; undefined for anything that is not a plainly written address.
+ */
+function rangesOf(address: string): string[] | undefined {
+  const family = isIP(address);
+  if (family === 4) return [ipaddr.IPv4.parse(address).range()];
+  if (family !== 6 || !URL.canParse(`http://[${address}]/`)) return undefined;
+  // Read from the URL's form (hexadecimal words only): ipaddr.js reads "::a.b.c.d" as "::ffff:a.b.c.d".
+  const ipv6 = ipaddr.IPv6.parse(new URL(`http://[${address}]/`).hostname.slice(1, -1));
+  if (ipv6.isIPv4MappedAddress()) return [ipv6.toIPv4Address().range()];
+  const inside = embeddedIpv4(ipv6.parts);
+  return inside ? [ipv6.range(), inside.range()] : [ipv6.range()];
+}
+
+/** The IPv4 address in the last 32 bits of an IPv4-compatible (::/96) or ISATAP address, if it is one. */
+function embeddedIpv4(words: number[]): ipaddr.IPv4 | undefined {
+  const ipv4Compatible = words.slice(0, 6).every((word) => word === 0);
+  // ISATAP's interface identifier is 0000:5efe or 0200:5efe, with the group bit set or not.
+  const isatap = (words[4]! & 0xfcff) === 0 && words[5] === 0x5efe;
+  if (!ipv4Compatible && !isatap) return undefined;
+  return new ipaddr.IPv4([words[6]! >> 8, words[6]! & 0xff, words[7]! >> 8, words[7]! & 0xff]);
 }
 
 /** Asks the system resolver for every address of a host name. */

@@ -268,3 +268,34 @@ export function switchableBus<T, B extends ChangeBus<T>>(inner: B): B & { up: bo
   };
   return bus as B & { up: boolean };
 }
+
+/**
+ * Addresses that carry an IPv4 address inside IPv6, each with the IPv4 address it leads to: every one
+ * must be refused by the address rules (isPublicAddress), as a URL's host and as a DNS answer.
+ * IPv4-compatible ones appear in both spellings, since ipaddr.js reads the dotted one differently.
+ */
+export const EMBEDDED_IPV4_ADDRESSES: readonly { address: string; form: string; inside: string }[] = [
+  { address: "::ffff:127.0.0.1", form: "IPv4-mapped", inside: "127.0.0.1" },
+  { address: "::ffff:a9fe:a9fe", form: "IPv4-mapped", inside: "169.254.169.254" },
+  { address: "::127.0.0.1", form: "IPv4-compatible", inside: "127.0.0.1" },
+  { address: "::7f00:1", form: "IPv4-compatible", inside: "127.0.0.1" },
+  { address: "::a9fe:a9fe", form: "IPv4-compatible", inside: "169.254.169.254" },
+  { address: "::169.254.169.254", form: "IPv4-compatible", inside: "169.254.169.254" },
+  { address: "::a00:1", form: "IPv4-compatible", inside: "10.0.0.1" },
+  { address: "::c0a8:101", form: "IPv4-compatible", inside: "192.168.1.1" },
+  { address: "::6440:1", form: "IPv4-compatible", inside: "100.64.0.1" },
+  { address: "::2", form: "IPv4-compatible", inside: "0.0.0.2" },
+  { address: "::ffff:0:a00:1", form: "SIIT", inside: "10.0.0.1" },
+  { address: "64:ff9b::7f00:1", form: "NAT64", inside: "127.0.0.1" },
+  { address: "64:ff9b::a9fe:a9fe", form: "NAT64", inside: "169.254.169.254" },
+  { address: "64:ff9b:1::a00:1", form: "NAT64 local-use", inside: "10.0.0.1" },
+  { address: "2002:7f00:1::1", form: "6to4", inside: "127.0.0.1" },
+  { address: "2002:a9fe:a9fe::1", form: "6to4", inside: "169.254.169.254" },
+  { address: "2001:0:a00:1::1", form: "Teredo", inside: "10.0.0.1" },
+  { address: "2001:4860:1::5efe:a00:1", form: "ISATAP", inside: "10.0.0.1" },
+  { address: "2001:4860:1::200:5efe:a9fe:a9fe", form: "ISATAP", inside: "169.254.169.254" },
+  { address: "2001:4860:1::5efe:7f00:1", form: "ISATAP", inside: "127.0.0.1" },
+];
+
+/** Addresses of the same forms whose IPv4 address inside is public, which the address rules accept. */
+export const EMBEDDED_PUBLIC_IPV4_ADDRESSES: readonly string[] = ["::ffff:8.8.8.8", "::808:808", "2001:4860:1::5efe:808:808"];

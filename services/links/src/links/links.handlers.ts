@@ -19,7 +19,6 @@ import { z } from "zod";
 import { checkedBy, Code, invalidArgument, isUuid, notFound, parsedBy, serviceError, uuidSchema, validate } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { findDomainForShare, isServedHostname } from "../domains/domains.repository.js";
-import { isSameHost } from "../domains/hostname.js";
 import { destinationUrlProblem, queryParameterProblems } from "./destination-url.js";
 import { linkStatusToken, linkToProto } from "./link-mapping.js";
 import * as links from "./links.repository.js";
@@ -39,10 +38,11 @@ const slugTaken = (slug: string) =>
  * the database, so it is checked after the request's schema.
  */
 async function refuseSelfReference(deps: LinksDeps, destinationUrl: string): Promise<void> {
-  // Compared canonically: a trailing dot, upper case or a Unicode spelling reaches the same host, and
-  // when the short domain is a loopback name every loopback spelling reaches this process.
-  const hostname = new URL(destinationUrl).hostname;
-  if (!isSameHost(hostname, deps.shortDomainHostname) && !(await isServedHostname(deps.db, hostname))) return;
+  // The redirector's own rule for its short domain decides: hosts compared canonically (a trailing dot,
+  // upper case, any loopback spelling when the short domain is loopback) and the port too, since a
+  // loopback name on another port is another program of this machine, not a short link.
+  const { hostname, port } = new URL(destinationUrl);
+  if (!deps.isShortDomain({ hostname, port }) && !(await isServedHostname(deps.db, hostname))) return;
   throw invalidArgument([
     { field: "destination_url", reason: "short_link_destination", description: "must not be a short link of this platform: point the code at the final page" },
   ]);

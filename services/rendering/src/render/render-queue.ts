@@ -1,4 +1,4 @@
-import { Code, ConnectError, serviceError } from "@qrplatform/platform";
+import { Code, ConnectError, errorInfoOf, serviceError } from "@qrplatform/platform";
 
 /** The queue of renders that carry no account (callers that predate `account_id`): they share one. */
 export const ANONYMOUS_ACCOUNT = "anonymous";
@@ -10,6 +10,15 @@ export interface RenderQueueOptions {
   readonly perAccount: number;
   /** Renders of one account waiting to start; one more is refused at once with `render_queue_full`. */
   readonly queuedPerAccount: number;
+}
+
+/** How a render behaves when its account's queue is full. */
+export interface RunOptions {
+  /**
+   * Wait for the account's turn instead of being refused: for work already admitted, such as the
+   * remaining images of an archive whose first bytes are sent. Its caller bounds how many it has waiting.
+   */
+  readonly waitForTurn?: boolean;
 }
 
 /** A render waiting for its turn. */
@@ -51,13 +60,14 @@ export class RenderQueue {
   /**
    * Runs `work` in the account's turn and answers its result. While the render waits, an abort of
    * `signal` drops it (it never starts) and rejects with CANCELED; once it runs, `work` is given the
-   * signal and stops itself.
+   * signal and stops itself. A full queue refuses the render with `render_queue_full`, unless
+   * `options.waitForTurn` says it waits anyway.
    */
-  run<T>(account: string, work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal): Promise<T> {
+  run<T>(account: string, work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, options: RunOptions = {}): Promise<T> {
     if (signal.aborted) return Promise.reject(canceled());
     const line = this.lineOf(account);
     const canStartNow = line.running < this.options.perAccount && this.running < this.options.concurrency;
-    if (!canStartNow && line.waiting.length >= this.options.queuedPerAccount) {
+    if (!canStartNow && !options.waitForTurn && line.waiting.length >= this.options.queuedPerAccount) {
       this.forgetIfIdle(account, line);
       return Promise.reject(
         serviceError(Code.ResourceExhausted, "render_queue_full", "Too many exports of this account are waiting to be drawn; retry in a moment."),
@@ -120,6 +130,11 @@ export class RenderQueue {
   private forgetIfIdle(account: string, line: AccountLine): void {
     if (line.running === 0 && line.waiting.length === 0) this.accounts.delete(account);
   }
+}
+
+/** Whether `error` is the refusal of a render because its account's queue was full. */
+export function isQueueFull(error: unknown): boolean {
+  return error instanceof ConnectError && error.code === Code.ResourceExhausted && errorInfoOf(error)?.reason === "render_queue_full";
 }
 
 /** The answer to a caller whose render was dropped because it gave up. */

@@ -19,7 +19,7 @@ import { contentProblem, DESIGN_LIMITS, normalizeDesign } from "../design/design
 import { dataUriPixelProblem } from "../design/logo-data-uri.js";
 import type { DrawTask } from "./draw.js";
 import { RenderPool } from "./render-pool.js";
-import { ANONYMOUS_ACCOUNT, canceled, RenderQueue } from "./render-queue.js";
+import { ANONYMOUS_ACCOUNT, canceled, isQueueFull, RenderQueue } from "./render-queue.js";
 
 /** The export size when none is asked for, as the public contract sets it. */
 export const DEFAULT_EXPORT_SIZE = 1024;
@@ -149,15 +149,24 @@ export class Renderer {
       return create(RenderQrCodeResponseSchema, { etag, contentType, notModified: true });
     }
     const task: DrawTask = { content: req.content, design, format, size };
-    const rendered = await this.cached(key, req.accountId || ANONYMOUS_ACCOUNT, signal, async (drawSignal) => {
+    const draw = async (drawSignal: AbortSignal): Promise<RenderedImage> => {
       // Checked again before drawing (not on cache hits: such a logo is never drawn, so never cached),
       // so a design stored before the pixel bound cannot exhaust memory.
       const logoPixels = design.logo ? await dataUriPixelProblem(design.logo.dataUri) : undefined;
       if (logoPixels) throw invalidArgument([{ field: "design.logo.data_uri", ...logoPixels }], "The design's logo cannot be drawn.");
       this.renders++;
       return { image: await this.drawer.draw(task, drawSignal), contentType, etag };
-    });
-    return create(RenderQrCodeResponseSchema, rendered);
+    };
+    const account = req.accountId || ANONYMOUS_ACCOUNT;
+    for (;;) {
+      try {
+        return create(RenderQrCodeResponseSchema, await this.cached(key, account, signal, req.waitForTurn, draw));
+      } catch (error) {
+        // A caller that waits for its turn may have joined a render that was refused for a full queue;
+        // that render is forgotten by now, so asking again starts one that waits.
+        if (!req.waitForTurn || !isQueueFull(error)) throw error;
+      }
+    }
   }
 
   /** Stops the drawing threads. */
@@ -169,7 +178,13 @@ export class Renderer {
    * One render per key at a time: concurrent requests for the same image wait for the first, which
    * takes its turn in the queue of the account that asked first.
    */
-  private cached(key: string, account: string, signal: AbortSignal | undefined, draw: (signal: AbortSignal) => Promise<RenderedImage>): Promise<RenderedImage> {
+  private cached(
+    key: string,
+    account: string,
+    signal: AbortSignal | undefined,
+    waitForTurn: boolean,
+    draw: (signal: AbortSignal) => Promise<RenderedImage>,
+  ): Promise<RenderedImage> {
     const hit = this.cache.get(key);
     if (hit) {
       this.lookups.inc({ result: "hit" });
@@ -187,7 +202,7 @@ export class Renderer {
             const image = await draw(drawSignal);
             this.cache.set(key, image);
             return image;
-          }, abandon.signal)
+          }, abandon.signal, { waitForTurn })
           .finally(() => this.forget(key, started)),
       };
       this.inFlight.set(key, started);

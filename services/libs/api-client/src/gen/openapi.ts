@@ -276,6 +276,13 @@ export interface paths {
          *       export.
          *     - An empty workspace gives an empty archive. Images are drawn in the account's turn, as single
          *       exports are, and come from the same cache.
+         *     - Under load, an archive is admitted or refused before its first byte, never cut by the platform's
+         *       own queue: the first image is drawn before anything is sent, and when too many of the account's
+         *       exports are already waiting to be drawn the answer is `429 render_queue_full` with
+         *       `Retry-After: 1` and the error envelope. Once the first image is drawn the archive is admitted:
+         *       each later image waits for the account's turn (the archive takes longer while other exports
+         *       run) instead of being refused. Many concurrent archives of one account therefore each either
+         *       arrive whole or get `429` before any byte.
          *
          *     Scope: `export:read`, and `qr_codes:read` as well, since the archive lists the workspace's codes.
          */
@@ -1706,11 +1713,16 @@ export interface components {
                 };
             };
         };
-        /** @description `premium_frames_required`: a circle frame or frame labels without the `premium_frames` add-on. */
+        /**
+         * @description `premium_frames_required`: a circle frame or frame labels without the `premium_frames` add-on.
+         *     `details.fields` lists each field that needs it, as a validation error does, with reason
+         *     `addon_required`: `design.frame.type`, `design.frame.labelTop`, `design.frame.labelBottom`.
+         */
         PremiumFramesRequiredError: components["schemas"]["Error"] & {
             error: {
                 /** @constant */
                 code: "premium_frames_required";
+                details: components["schemas"]["ValidationErrorDetails"];
             };
         };
         /** @description `qr_code_limit_reached` or `link_limit_reached`, with the plan's capacity and how much is used. */
@@ -2041,6 +2053,7 @@ export interface components {
         /**
          * @description `rate_limited`: the key's hourly request limit is used up; retry after `RateLimit-Reset` seconds. Or
          *     `render_queue_full`: too many of the account's exports are waiting to be drawn; retry after `Retry-After` seconds.
+         *     A workspace archive gets it only before its first byte, never part way through.
          */
         ExportTooManyRequests: {
             headers: {

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/rendering/v1/rendering_service.proto.
  */
 export const file_qrplatform_rendering_v1_rendering_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci9xcnBsYXRmb3JtL3JlbmRlcmluZy92MS9yZW5kZXJpbmdfc2VydmljZS5wcm90bxIXcXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEixgEKE1JlbmRlclFyQ29kZVJlcXVlc3QSDwoHY29udGVudBgBIAEoCRIvCgZkZXNpZ24YAiABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SNAoGZm9ybWF0GAMgASgOMiQucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuSW1hZ2VGb3JtYXQSDAoEc2l6ZRgEIAEoBRIVCg1pZl9ub25lX21hdGNoGAUgASgJEhIKCmFjY291bnRfaWQYBiABKAkiXwoUUmVuZGVyUXJDb2RlUmVzcG9uc2USDQoFaW1hZ2UYASABKAwSFAoMY29udGVudF90eXBlGAIgASgJEgwKBGV0YWcYAyABKAkSFAoMbm90X21vZGlmaWVkGAQgASgIIlkKFVZhbGlkYXRlRGVzaWduUmVxdWVzdBIvCgZkZXNpZ24YASABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SDwoHY29udGVudBgCIAEoCSJnChZWYWxpZGF0ZURlc2lnblJlc3BvbnNlEi8KBmRlc2lnbhgBIAEoCzIfLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLkRlc2lnbhIcChRwcmVtaXVtX2ZyYW1lX2ZpZWxkcxgCIAMoCSptCgtJbWFnZUZvcm1hdBIcChhJTUFHRV9GT1JNQVRfVU5TUEVDSUZJRUQQABIUChBJTUFHRV9GT1JNQVRfUE5HEAESFAoQSU1BR0VfRk9STUFUX0pQRxACEhQKEElNQUdFX0ZPUk1BVF9TVkcQAzLyAQoQUmVuZGVyaW5nU2VydmljZRJrCgxSZW5kZXJRckNvZGUSLC5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5SZW5kZXJRckNvZGVSZXF1ZXN0Gi0ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuUmVuZGVyUXJDb2RlUmVzcG9uc2UScQoOVmFsaWRhdGVEZXNpZ24SLi5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5WYWxpZGF0ZURlc2lnblJlcXVlc3QaLy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5WYWxpZGF0ZURlc2lnblJlc3BvbnNlYgZwcm90bzM", [file_qrplatform_rendering_v1_design]);
+  fileDesc("Ci9xcnBsYXRmb3JtL3JlbmRlcmluZy92MS9yZW5kZXJpbmdfc2VydmljZS5wcm90bxIXcXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEi3QEKE1JlbmRlclFyQ29kZVJlcXVlc3QSDwoHY29udGVudBgBIAEoCRIvCgZkZXNpZ24YAiABKAsyHy5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5EZXNpZ24SNAoGZm9ybWF0GAMgASgOMiQucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuSW1hZ2VGb3JtYXQSDAoEc2l6ZRgEIAEoBRIVCg1pZl9ub25lX21hdGNoGAUgASgJEhIKCmFjY291bnRfaWQYBiABKAkSFQoNd2FpdF9mb3JfdHVybhgHIAEoCCJfChRSZW5kZXJRckNvZGVSZXNwb25zZRINCgVpbWFnZRgBIAEoDBIUCgxjb250ZW50X3R5cGUYAiABKAkSDAoEZXRhZxgDIAEoCRIUCgxub3RfbW9kaWZpZWQYBCABKAgiWQoVVmFsaWRhdGVEZXNpZ25SZXF1ZXN0Ei8KBmRlc2lnbhgBIAEoCzIfLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLkRlc2lnbhIPCgdjb250ZW50GAIgASgJImcKFlZhbGlkYXRlRGVzaWduUmVzcG9uc2USLwoGZGVzaWduGAEgASgLMh8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuRGVzaWduEhwKFHByZW1pdW1fZnJhbWVfZmllbGRzGAIgAygJKm0KC0ltYWdlRm9ybWF0EhwKGElNQUdFX0ZPUk1BVF9VTlNQRUNJRklFRBAAEhQKEElNQUdFX0ZPUk1BVF9QTkcQARIUChBJTUFHRV9GT1JNQVRfSlBHEAISFAoQSU1BR0VfRk9STUFUX1NWRxADMvIBChBSZW5kZXJpbmdTZXJ2aWNlEmsKDFJlbmRlclFyQ29kZRIsLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLlJlbmRlclFyQ29kZVJlcXVlc3QaLS5xcnBsYXRmb3JtLnJlbmRlcmluZy52MS5SZW5kZXJRckNvZGVSZXNwb25zZRJxCg5WYWxpZGF0ZURlc2lnbhIuLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLlZhbGlkYXRlRGVzaWduUmVxdWVzdBovLnFycGxhdGZvcm0ucmVuZGVyaW5nLnYxLlZhbGlkYXRlRGVzaWduUmVzcG9uc2ViBnByb3RvMw", [file_qrplatform_rendering_v1_design]);
 
 /**
  * RenderQrCodeRequest describes the image to render.
@@ -60,11 +60,21 @@ export type RenderQrCodeRequest = Message<"qrplatform.rendering.v1.RenderQrCodeR
    * The account the image is drawn for, optional. Renders are scheduled fairly between accounts: each account has a
    * bounded number running and a bounded queue, and a free place goes to the account that waited longest, so one
    * account's burst cannot starve another's export. Requests without it share one queue. When the account's queue is
-   * full the call fails at once with RESOURCE_EXHAUSTED, reason "render_queue_full"; retry shortly.
+   * full the call fails at once with RESOURCE_EXHAUSTED, reason "render_queue_full" (unless wait_for_turn is set); retry shortly.
    *
    * @generated from field: string account_id = 6;
    */
   accountId: string;
+
+  /**
+   * Whether the render waits for the account's turn when the account's queue is full, instead of failing with
+   * "render_queue_full". For work the caller has already admitted, such as the remaining images of a ZIP archive
+   * whose first bytes are sent (its first image is asked for without it, so a full queue refuses the archive before
+   * anything is sent). A caller that sets it bounds how many of its renders wait at once.
+   *
+   * @generated from field: bool wait_for_turn = 7;
+   */
+  waitForTurn: boolean;
 };
 
 /**
