@@ -45,6 +45,9 @@ const event = (accountId: string, type: WebhookEvent["type"] = "qr_code.updated"
   occurredAt: new Date(),
 });
 
+/** Claim bounds that hold nothing back, for tests of claiming itself. */
+const UNBOUNDED = { limit: 100, perAccount: 100, perEndpoint: 100, busy: [] };
+
 const deliveriesOf = (accountId: string) => db.selectFrom("webhook_deliveries").selectAll().where("account_id", "=", accountId).execute();
 
 describe("the webhook outbox", () => {
@@ -87,12 +90,12 @@ describe("the webhook outbox", () => {
     await endpoint(accountId, ["qr_code.updated"]);
     for (let i = 0; i < 5; i++) await recordEvent(db, event(accountId));
     const now = new Date(Date.now() + 1000);
-    const [a, b] = await Promise.all([claimDueDeliveries(db, now, 60_000, 100), claimDueDeliveries(db, now, 60_000, 100)]);
+    const [a, b] = await Promise.all([claimDueDeliveries(db, now, 60_000, UNBOUNDED), claimDueDeliveries(db, now, 60_000, UNBOUNDED)]);
     const mine = (rows: { account_id: string; id: string }[]) => rows.filter((r) => r.account_id === accountId).map((r) => r.id);
     expect(new Set([...mine(a), ...mine(b)]).size).toBe(5);
     expect(mine(a).length + mine(b).length).toBe(5);
-    expect(mine(await claimDueDeliveries(db, now, 60_000, 100))).toEqual([]);
-    const afterLease = await claimDueDeliveries(db, new Date(now.getTime() + 61_000), 60_000, 100);
+    expect(mine(await claimDueDeliveries(db, now, 60_000, UNBOUNDED))).toEqual([]);
+    const afterLease = await claimDueDeliveries(db, new Date(now.getTime() + 61_000), 60_000, UNBOUNDED);
     expect(mine(afterLease).sort()).toEqual([...mine(a), ...mine(b)].sort());
     expect(afterLease.filter((r) => r.account_id === accountId).every((r) => r.attempts === 2)).toBe(true);
   });
