@@ -255,6 +255,88 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     await api("DELETE", `/webhooks/${endpoint.id}`);
   }, 60_000);
 
+  it("holds the events of a disabled endpoint as paused in its log and delivers them once it is enabled again", async () => {
+    const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/paused`, event_types: ["qr_code.created"] } });
+    expect(endpoint.held_deliveries_dropped).toBe(0);
+    await api("PATCH", `/webhooks/${endpoint.id}`, { body: { status: "disabled" } });
+    const { body: workspace } = await api("POST", "/workspaces", { body: { name: "Paused" } });
+    const made: string[] = [];
+    for (const name of ["P1", "P2"]) made.push((await api("POST", `/workspaces/${workspace.id}/qr-codes`, { body: { name, destination_url: "https://example.com/p" } })).body.id);
+
+    const { body: held } = await api("GET", `/webhooks/${endpoint.id}/deliveries`);
+    expect(held.data).toEqual([
+      expect.objectContaining({ status: "paused", attempts: 0, next_attempt_at: null }),
+      expect.objectContaining({ status: "paused", attempts: 0, next_attempt_at: null }),
+    ]);
+    expect((await api("GET", `/webhooks/${endpoint.id}/deliveries?status=paused`)).body.data).toHaveLength(2);
+    expect((await api("GET", `/webhooks/${endpoint.id}/deliveries?status=pending`)).body.data).toEqual([]);
+    const detail = await api("GET", `/webhooks/${endpoint.id}/deliveries/${held.data[0].id}`);
+    expect(detail.body).toMatchObject({ status: "paused", attempt_log: [] });
+    expect(receiver.accepted.filter((e) => made.includes(e.data.id as string))).toEqual([]);
+
+    await api("PATCH", `/webhooks/${endpoint.id}`, { body: { status: "enabled" } });
+    await waitFor("the held events delivered", () => new Set(receiver.accepted.filter((e) => made.includes(e.data.id as string)).map((e) => e.data.id)).size === 2);
+    const after = await waitFor("the log to show them delivered", async () => {
+      const { body } = await api("GET", `/webhooks/${endpoint.id}/deliveries`);
+      return body.data.every((d: { status: string }) => d.status === "succeeded") ? body.data : undefined;
+    });
+    expect(after).toHaveLength(2);
+    await api("DELETE", `/webhooks/${endpoint.id}`);
+  }, 60_000);
+
+  it("filters the delivery log by status and lists it newest first, a page at a time, oldest first by default", async () => {
+    const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/log`, event_types: ["qr_code.created", "qr_code.deleted"] } });
+    const { body: workspace } = await api("POST", "/workspaces", { body: { name: "Log" } });
+    const codes: string[] = [];
+    for (let i = 0; i < 5; i++) codes.push((await api("POST", `/workspaces/${workspace.id}/qr-codes`, { body: { name: `L${i}`, destination_url: "https://example.com/l" } })).body.id);
+    await waitFor("five deliveries made", async () => {
+      const { body } = await api("GET", `/webhooks/${endpoint.id}/deliveries?status=succeeded`);
+      return body.data.length === 5 || undefined;
+    });
+    // One delivery that fails for good: the endpoint now points where every answer is a 500.
+    await api("PATCH", `/webhooks/${endpoint.id}`, { body: { url: `${receiver.url}/dead` } });
+    await api("DELETE", `/qr-codes/${codes[0]}`);
+    const failed = await waitFor("the failed delivery", async () => {
+      const { body } = await api("GET", `/webhooks/${endpoint.id}/deliveries?status=failed`);
+      return body.data.length === 1 ? body.data[0] : undefined;
+    });
+    expect(failed).toMatchObject({ status: "failed", event_type: "qr_code.deleted" });
+
+    const walk = async (query: string) => {
+      const seen: { id: string; created_at: string; status: string }[] = [];
+      let cursor: string | null = null;
+      do {
+        const res = await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=2&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        expect(res.status).toBe(200);
+        seen.push(...res.body.data);
+        cursor = res.body.next_cursor;
+      } while (cursor);
+      return seen;
+    };
+    const oldestFirst = await walk("");
+    expect(oldestFirst).toHaveLength(6);
+    expect(oldestFirst.at(-1)!.id).toBe(failed.id);
+    const newestFirst = await walk("order=newest_first");
+    expect(newestFirst.map((d) => d.id)).toEqual(oldestFirst.map((d) => d.id).reverse());
+    expect(await walk("order=oldest_first")).toEqual(oldestFirst);
+    const succeeded = await walk("status=succeeded&order=newest_first");
+    expect(succeeded.map((d) => d.id)).toEqual(newestFirst.filter((d) => d.status === "succeeded").map((d) => d.id));
+    expect(succeeded).toHaveLength(5);
+    expect((await walk("status=failed")).map((d) => d.id)).toEqual([failed.id]);
+
+    // A cursor belongs to the filter and order that issued it.
+    const first = await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=2&status=succeeded`);
+    expectError(await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`), 400, "validation_error");
+    expectError(await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=2&status=succeeded&order=newest_first&cursor=${encodeURIComponent(first.body.next_cursor)}`), 400, "validation_error");
+    const badStatus = await api("GET", `/webhooks/${endpoint.id}/deliveries?status=exploded`);
+    expectError(badStatus, 400, "validation_error");
+    expect(invalidFields(badStatus)).toEqual(["status"]);
+    const badOrder = await api("GET", `/webhooks/${endpoint.id}/deliveries?order=sideways`);
+    expectError(badOrder, 400, "validation_error");
+    expect(invalidFields(badOrder)).toEqual(["order"]);
+    await api("DELETE", `/webhooks/${endpoint.id}`);
+  }, 90_000);
+
   it("keeps every account's endpoints and deliveries to itself", async () => {
     const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/mine`, event_types: ["qr_code.created"] } });
     const stranger = await newAccount();
