@@ -256,6 +256,9 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
   }, 60_000);
 
   it("holds the events of a disabled endpoint as paused in its log and delivers them once it is enabled again", async () => {
+    // An account of its own: no other endpoint of it receives these events.
+    const own = await newAccount();
+    const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) => call(stack.baseUrl, method, path, { key: own.key, ...options });
     const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/paused`, event_types: ["qr_code.created"] } });
     expect(endpoint.held_deliveries_dropped).toBe(0);
     await api("PATCH", `/webhooks/${endpoint.id}`, { body: { status: "disabled" } });
@@ -285,6 +288,8 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
   }, 60_000);
 
   it("filters the delivery log by status and lists it newest first, a page at a time, oldest first by default", async () => {
+    const own = await newAccount();
+    const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) => call(stack.baseUrl, method, path, { key: own.key, ...options });
     const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/log`, event_types: ["qr_code.created", "qr_code.deleted"] } });
     const { body: workspace } = await api("POST", "/workspaces", { body: { name: "Log" } });
     const codes: string[] = [];
