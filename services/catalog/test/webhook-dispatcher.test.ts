@@ -13,6 +13,7 @@ import { migrations, SCHEMA } from "../migrations/index.js";
 import type { CatalogTables } from "../src/tables.js";
 import { WebhookDispatcher } from "../src/webhooks/webhook-dispatcher.js";
 import { recordEvent } from "../src/webhooks/webhook-events.js";
+import { webhookEnv, webhookOptionsFromEnv } from "../src/webhooks/webhook-env.js";
 import { DEFAULT_WEBHOOK_OPTIONS } from "../src/webhooks/webhook-options.js";
 
 let database: Database;
@@ -124,4 +125,15 @@ describe("the webhook dispatcher", () => {
       await dispatcher.stop();
     }
   }, 60_000);
+
+  it("reads its bounds from the environment and refuses bounds that let one account take every slot", () => {
+    expect(webhookOptionsFromEnv(webhookEnv.parse({ WEBHOOK_CONCURRENCY: "32", WEBHOOK_ACCOUNT_CONCURRENCY: "8", WEBHOOK_ENDPOINT_CONCURRENCY: "3" }))).toMatchObject({
+      concurrency: 32,
+      accountConcurrency: 8,
+      endpointConcurrency: 3,
+    });
+    expect(webhookOptionsFromEnv(webhookEnv.parse({}))).toMatchObject({ concurrency: 16, accountConcurrency: 4, endpointConcurrency: 2 });
+    expect(() => webhookOptionsFromEnv(webhookEnv.parse({ WEBHOOK_CONCURRENCY: "4", WEBHOOK_ACCOUNT_CONCURRENCY: "4" }))).toThrow(/WEBHOOK_ACCOUNT_CONCURRENCY must be below WEBHOOK_CONCURRENCY/);
+    expect(() => webhookOptionsFromEnv(webhookEnv.parse({ WEBHOOK_ACCOUNT_CONCURRENCY: "2", WEBHOOK_ENDPOINT_CONCURRENCY: "3" }))).toThrow(/WEBHOOK_ENDPOINT_CONCURRENCY/);
+  });
 });

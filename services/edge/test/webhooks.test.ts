@@ -8,10 +8,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { WebhookDeliveryOrder, WebhookEndpointService } from "@qrplatform/api/catalog";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
+import { remoteTransport } from "@qrplatform/platform";
 import { run as runQrctl } from "@qrplatform/qrctl/main";
 import { call, expectError, invalidFields } from "./support/http.js";
-import { startStack, type Stack, type StackMode } from "./support/stack.js";
+import { credentials, startStack, type Stack, type StackMode } from "./support/stack.js";
 
 const MODES: StackMode[] = ["in-process", "processes"];
 
@@ -339,6 +342,24 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     const badOrder = await api("GET", `/webhooks/${endpoint.id}/deliveries?order=sideways`);
     expectError(badOrder, 400, "validation_error");
     expect(invalidFields(badOrder)).toEqual(["order"]);
+
+    // The same over gRPC, as internal callers make it: the request's own status and order fields.
+    const transport =
+      mode === "in-process"
+        ? stack.grpcModules!.find(({ module }) => module.services.includes(WebhookEndpointService))!.transport
+        : remoteTransport({ baseUrl: stack.grpcUrls!.catalog, token: credentials.serviceToken });
+    const grpc = createClient(WebhookEndpointService, transport);
+    const ask = { accountId: own.accountId, endpointId: endpoint.id };
+    const newestSucceeded = await grpc.listWebhookDeliveries({ ...ask, status: "succeeded", order: WebhookDeliveryOrder.NEWEST_FIRST, pageSize: 2 });
+    expect(newestSucceeded.deliveries.map((d) => d.id)).toEqual(succeeded.slice(0, 2).map((d) => d.id));
+    expect((await grpc.listWebhookDeliveries({ ...ask, pageSize: 2, pageToken: newestSucceeded.nextPageToken, status: "succeeded", order: WebhookDeliveryOrder.NEWEST_FIRST })).deliveries.map((d) => d.id)).toEqual(
+      succeeded.slice(2, 4).map((d) => d.id),
+    );
+    expect((await grpc.listWebhookDeliveries(ask)).deliveries.map((d) => d.id)).toEqual(oldestFirst.map((d) => d.id));
+    const refused = await grpc.listWebhookDeliveries({ ...ask, status: "exploded" }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ConnectError);
+    expect((refused as ConnectError).code).toBe(Code.InvalidArgument);
+    expect((refused as ConnectError).message).toContain("status");
     await api("DELETE", `/webhooks/${endpoint.id}`);
   }, 90_000);
 
@@ -403,6 +424,7 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     expect(rotated.json.secret).not.toBe(created.json.secret);
     expect((await qrctl(stack.baseUrl, key, "list")).json.data.map((e: { id: string }) => e.id)).toContain(id);
     expect((await qrctl(stack.baseUrl, key, "deliveries", id)).json).toEqual({ data: [], next_cursor: null });
+    expect((await qrctl(stack.baseUrl, key, "deliveries", id, "--status", "paused", "--newest-first")).json).toEqual({ data: [], next_cursor: null });
     const missing = await qrctl(stack.baseUrl, key, "delivery", id, randomUUID());
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("not_found");

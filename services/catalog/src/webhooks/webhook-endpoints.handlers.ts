@@ -14,8 +14,8 @@ import {
   UpdateWebhookEndpointResponseSchema,
   WebhookDeliveryAttemptSchema,
   WebhookDeliverySchema,
-  WebhookEndpointSchema,
   WebhookDeliveryOrder,
+  WebhookEndpointSchema,
   WebhookEndpointStatus,
   type CreateWebhookEndpointRequest,
   type CreateWebhookEndpointResponse,
@@ -66,17 +66,17 @@ function endpointToProto(row: WebhookEndpointRow): WebhookEndpoint {
 }
 
 function deliveryToProto(row: WebhookDeliveryRow, endpoint: WebhookEndpointRow) {
-  const paused = row.status === "pending" && endpoint.status === "disabled";
+  const status = endpoints.deliveryLogStatus(row, endpoint);
   return create(WebhookDeliverySchema, {
     id: row.id,
     eventId: row.event_id,
     eventType: row.event_type,
-    status: paused ? "paused" : row.status,
+    status,
     attempts: row.attempts,
     lastResponseStatus: row.last_response_status ?? 0,
     lastError: row.last_error ?? "",
     lastAttemptTime: row.last_attempt_at ? timestampFromDate(row.last_attempt_at) : undefined,
-    nextAttemptTime: row.status === "pending" && !paused && row.next_attempt_at ? timestampFromDate(row.next_attempt_at) : undefined,
+    nextAttemptTime: status === "pending" && row.next_attempt_at ? timestampFromDate(row.next_attempt_at) : undefined,
     createTime: timestampFromDate(row.created_at),
   });
 }
@@ -207,13 +207,11 @@ export async function rotateWebhookEndpointSecret(
   return create(RotateWebhookEndpointSecretResponseSchema, { endpoint: endpointToProto(row), secret });
 }
 
-const DELIVERY_STATUSES = ["pending", "paused", "succeeded", "failed"] as const;
-
 export async function listWebhookDeliveries(deps: CatalogDeps, req: ListWebhookDeliveriesRequest): Promise<ListWebhookDeliveriesResponse> {
   const filter = validate(
     z.object({
       status: z
-        .enum(["", ...DELIVERY_STATUSES], { message: `must be one of ${DELIVERY_STATUSES.join(", ")}` })
+        .enum(["", ...endpoints.DELIVERY_LOG_STATUSES], { message: `must be one of ${endpoints.DELIVERY_LOG_STATUSES.join(", ")}` })
         .transform((status) => status || undefined),
       order: z.enum(WebhookDeliveryOrder, { message: "must be oldest first or newest first" }),
     }),

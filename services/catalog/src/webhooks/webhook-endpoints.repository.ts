@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Updateable } from "kysely";
 import { afterKeyset, beforeKeyset } from "@qrplatform/db";
 import type { CatalogTables } from "../tables.js";
-import type { WebhookEndpointRow, WebhookEndpointsTable } from "./webhooks.table.js";
+import type { WebhookDeliveryRow, WebhookEndpointRow, WebhookEndpointsTable } from "./webhooks.table.js";
 
 // Every function takes the account id and every query filters on it.
 
@@ -89,8 +89,14 @@ export async function deleteEndpoint(db: Db, accountId: string, id: string): Pro
   return result.numDeletedRows > 0n;
 }
 
-/** A delivery's status as the log shows it: a pending delivery of a disabled endpoint is paused (held). */
-export type DeliveryLogStatus = "pending" | "paused" | "succeeded" | "failed";
+/** The statuses of the delivery log: a pending delivery of a disabled endpoint is paused (held). */
+export const DELIVERY_LOG_STATUSES = ["pending", "paused", "succeeded", "failed"] as const;
+export type DeliveryLogStatus = (typeof DELIVERY_LOG_STATUSES)[number];
+
+/** A stored delivery's status as the log shows it. */
+export function deliveryLogStatus(delivery: Pick<WebhookDeliveryRow, "status">, endpoint: Pick<WebhookEndpointRow, "status">): DeliveryLogStatus {
+  return delivery.status === "pending" && endpoint.status === "disabled" ? "paused" : delivery.status;
+}
 
 /** An endpoint's deliveries, optionally in one status, oldest or newest first, a page at a time. */
 export async function listDeliveries(
