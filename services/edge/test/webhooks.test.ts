@@ -339,6 +339,7 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     const badStatus = await api("GET", `/webhooks/${endpoint.id}/deliveries?status=exploded`);
     expectError(badStatus, 400, "validation_error");
     expect(invalidFields(badStatus)).toEqual(["status"]);
+    expect(invalidFields(await api("GET", `/webhooks/${endpoint.id}/deliveries?status=`))).toEqual(["status"]);
     const badOrder = await api("GET", `/webhooks/${endpoint.id}/deliveries?order=sideways`);
     expectError(badOrder, 400, "validation_error");
     expect(invalidFields(badOrder)).toEqual(["order"]);

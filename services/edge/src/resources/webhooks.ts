@@ -93,7 +93,8 @@ const updateBody = z.strictObject({
 
 // The edge checks shape; the catalog owns which statuses there are.
 const deliveriesQuery = z.object({
-  status: textSchema().optional(),
+  // Empty would mean "every status" to the catalog; over REST that is leaving the parameter out.
+  status: textSchema().min(1, "must be pending, paused, succeeded or failed").optional(),
   order: z.enum(["oldest_first", "newest_first"], { message: "must be oldest_first or newest_first" }).optional(),
 });
 
