@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { WebhookDeliveryOrder, WebhookEndpointService } from "@qrplatform/api/catalog";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
-import { remoteTransport } from "@qrplatform/platform";
+import { errorInfoOf, remoteTransport } from "@qrplatform/platform";
 import { run as runQrctl } from "@qrplatform/qrctl/main";
 import { call, expectError, invalidFields } from "./support/http.js";
 import { credentials, startStack, type Stack, type StackMode } from "./support/stack.js";
@@ -360,7 +360,7 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     const refused = await grpc.listWebhookDeliveries({ ...ask, status: "exploded" }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ConnectError);
     expect((refused as ConnectError).code).toBe(Code.InvalidArgument);
-    expect((refused as ConnectError).message).toContain("status");
+    expect(errorInfoOf(refused as ConnectError)?.fieldViolations.map((v) => v.field)).toEqual(["status"]);
     await api("DELETE", `/webhooks/${endpoint.id}`);
   }, 90_000);
 
