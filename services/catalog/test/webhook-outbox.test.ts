@@ -1,5 +1,6 @@
 // The catalog's webhook outbox on its own: an event commits with its transaction or not at all, goes
-// only to enabled endpoints of its account that subscribed to it, is stored once however often a relay
+// only to endpoints of its account that subscribed to it (held for disabled ones, within a bound), is
+// stored once however often a relay
 // repeats it, and each due delivery is claimed by one worker at a time; the relay turns the links
 // service's scan events into one tally per code.
 import { randomUUID } from "node:crypto";
@@ -18,7 +19,7 @@ import type { CatalogTables } from "../src/tables.js";
 import { OutboxRelay } from "../src/webhooks/outbox-relay.js";
 import { claimDueDeliveries } from "../src/webhooks/webhook-deliveries.repository.js";
 import { retryDelayMs } from "../src/webhooks/webhook-dispatcher.js";
-import { recordEvent, type WebhookEvent } from "../src/webhooks/webhook-events.js";
+import { MAX_HELD_DELIVERIES_PER_ENDPOINT, recordEvent, type WebhookEvent } from "../src/webhooks/webhook-events.js";
 import { DEFAULT_WEBHOOK_OPTIONS } from "../src/webhooks/webhook-options.js";
 
 let database: Database;
@@ -45,6 +46,9 @@ const event = (accountId: string, type: WebhookEvent["type"] = "qr_code.updated"
   occurredAt: new Date(),
 });
 
+/** Claim bounds that hold nothing back, for tests of claiming itself. */
+const UNBOUNDED = { limit: 100, perAccount: 100, perEndpoint: 100, busy: [] };
+
 const deliveriesOf = (accountId: string) => db.selectFrom("webhook_deliveries").selectAll().where("account_id", "=", accountId).execute();
 
 describe("the webhook outbox", () => {
@@ -64,22 +68,61 @@ describe("the webhook outbox", () => {
     expect(await deliveriesOf(accountId)).toHaveLength(1);
   });
 
-  it("delivers only to the account's enabled endpoints subscribed to the type, and stores a repeated event once", async () => {
+  it("delivers only to the account's endpoints subscribed to the type, holding a disabled one's, and stores a repeated event once", async () => {
     const accountId = randomUUID();
     const subscribed = await endpoint(accountId, ["qr_code.created", "domain.verified"]);
     await endpoint(accountId, ["qr_code.deleted"]);
-    await endpoint(accountId, ["qr_code.created"], "disabled");
+    const disabled = await endpoint(accountId, ["qr_code.created"], "disabled");
     await endpoint(randomUUID(), ["qr_code.created"]);
     await recordEvent(db, event(accountId, "qr_code.created"));
     const relayedId = randomUUID();
     await recordEvent(db, event(accountId, "domain.verified", relayedId));
     await recordEvent(db, event(accountId, "domain.verified", relayedId));
     const deliveries = await deliveriesOf(accountId);
-    expect(deliveries.map((d) => [d.endpoint_id, d.event_type]).sort()).toEqual([[subscribed, "domain.verified"], [subscribed, "qr_code.created"]].sort());
+    expect(deliveries.map((d) => [d.endpoint_id, d.event_type]).sort()).toEqual(
+      [
+        [subscribed, "domain.verified"],
+        [subscribed, "qr_code.created"],
+        [disabled, "qr_code.created"],
+      ].sort(),
+    );
+    // Held: the disabled endpoint's delivery is not claimed.
+    const claimed = await claimDueDeliveries(db, new Date(Date.now() + 1000), 60_000, UNBOUNDED);
+    expect(claimed.filter((d) => d.account_id === accountId).map((d) => d.endpoint_id).sort()).toEqual([subscribed, subscribed]);
 
     const quiet = randomUUID();
     await recordEvent(db, event(quiet, "qr_code.created"));
     expect(await db.selectFrom("webhook_events").selectAll().where("account_id", "=", quiet).execute()).toEqual([]);
+  });
+
+  it("holds at most the bound of deliveries for a disabled endpoint, dropping the oldest and counting them", async () => {
+    const accountId = randomUUID();
+    const disabled = await endpoint(accountId, ["qr_code.updated"], "disabled");
+    const start = Date.now() - 3_600_000;
+    // The bound's worth of held deliveries, oldest first, written at once.
+    const events = Array.from({ length: MAX_HELD_DELIVERIES_PER_ENDPOINT }, (_, i) => ({
+      id: randomUUID(),
+      account_id: accountId,
+      type: "qr_code.updated",
+      body: "{}",
+      created_at: new Date(start + i * 1000),
+    }));
+    await db.insertInto("webhook_events").values(events).execute();
+    await db
+      .insertInto("webhook_deliveries")
+      .values(events.map((e) => ({ id: randomUUID(), account_id: accountId, endpoint_id: disabled, event_id: e.id, event_type: e.type, status: "pending", next_attempt_at: e.created_at, created_at: e.created_at })))
+      .execute();
+
+    await recordEvent(db, event(accountId));
+    await recordEvent(db, event(accountId));
+
+    const held = await deliveriesOf(accountId);
+    expect(held).toHaveLength(MAX_HELD_DELIVERIES_PER_ENDPOINT);
+    const kept = new Set(held.map((d) => d.event_id));
+    expect(kept.has(events[0]!.id) || kept.has(events[1]!.id)).toBe(false);
+    expect(kept.has(events[2]!.id)).toBe(true);
+    const row = await db.selectFrom("webhook_endpoints").select("held_deliveries_dropped").where("id", "=", disabled).executeTakeFirstOrThrow();
+    expect(row.held_deliveries_dropped).toBe(2);
   });
 
   it("claims each due delivery for one worker at a time, and again once the lease has ended", async () => {
@@ -87,12 +130,12 @@ describe("the webhook outbox", () => {
     await endpoint(accountId, ["qr_code.updated"]);
     for (let i = 0; i < 5; i++) await recordEvent(db, event(accountId));
     const now = new Date(Date.now() + 1000);
-    const [a, b] = await Promise.all([claimDueDeliveries(db, now, 60_000, 100), claimDueDeliveries(db, now, 60_000, 100)]);
+    const [a, b] = await Promise.all([claimDueDeliveries(db, now, 60_000, UNBOUNDED), claimDueDeliveries(db, now, 60_000, UNBOUNDED)]);
     const mine = (rows: { account_id: string; id: string }[]) => rows.filter((r) => r.account_id === accountId).map((r) => r.id);
     expect(new Set([...mine(a), ...mine(b)]).size).toBe(5);
     expect(mine(a).length + mine(b).length).toBe(5);
-    expect(mine(await claimDueDeliveries(db, now, 60_000, 100))).toEqual([]);
-    const afterLease = await claimDueDeliveries(db, new Date(now.getTime() + 61_000), 60_000, 100);
+    expect(mine(await claimDueDeliveries(db, now, 60_000, UNBOUNDED))).toEqual([]);
+    const afterLease = await claimDueDeliveries(db, new Date(now.getTime() + 61_000), 60_000, UNBOUNDED);
     expect(mine(afterLease).sort()).toEqual([...mine(a), ...mine(b)].sort());
     expect(afterLease.filter((r) => r.account_id === accountId).every((r) => r.attempts === 2)).toBe(true);
   });

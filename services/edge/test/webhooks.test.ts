@@ -8,11 +8,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { WebhookDeliveryOrder, WebhookEndpointService } from "@qrplatform/api/catalog";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
+import { errorInfoOf, remoteTransport } from "@qrplatform/platform";
 import { EMBEDDED_IPV4_ADDRESSES } from "@qrplatform/platform/testing";
 import { run as runQrctl } from "@qrplatform/qrctl/main";
 import { call, expectError, invalidFields } from "./support/http.js";
-import { startStack, type Stack, type StackMode } from "./support/stack.js";
+import { credentials, startStack, type Stack, type StackMode } from "./support/stack.js";
 
 const MODES: StackMode[] = ["in-process", "processes"];
 
@@ -256,6 +259,112 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     await api("DELETE", `/webhooks/${endpoint.id}`);
   }, 60_000);
 
+  it("holds the events of a disabled endpoint as paused in its log and delivers them once it is enabled again", async () => {
+    // An account of its own: no other endpoint of it receives these events.
+    const own = await newAccount();
+    const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) => call(stack.baseUrl, method, path, { key: own.key, ...options });
+    const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/paused`, event_types: ["qr_code.created"] } });
+    expect(endpoint.held_deliveries_dropped).toBe(0);
+    await api("PATCH", `/webhooks/${endpoint.id}`, { body: { status: "disabled" } });
+    const { body: workspace } = await api("POST", "/workspaces", { body: { name: "Paused" } });
+    const made: string[] = [];
+    for (const name of ["P1", "P2"]) made.push((await api("POST", `/workspaces/${workspace.id}/qr-codes`, { body: { name, destination_url: "https://example.com/p" } })).body.id);
+
+    const { body: held } = await api("GET", `/webhooks/${endpoint.id}/deliveries`);
+    expect(held.data).toEqual([
+      expect.objectContaining({ status: "paused", attempts: 0, next_attempt_at: null }),
+      expect.objectContaining({ status: "paused", attempts: 0, next_attempt_at: null }),
+    ]);
+    expect((await api("GET", `/webhooks/${endpoint.id}/deliveries?status=paused`)).body.data).toHaveLength(2);
+    expect((await api("GET", `/webhooks/${endpoint.id}/deliveries?status=pending`)).body.data).toEqual([]);
+    const detail = await api("GET", `/webhooks/${endpoint.id}/deliveries/${held.data[0].id}`);
+    expect(detail.body).toMatchObject({ status: "paused", attempt_log: [] });
+    expect(receiver.accepted.filter((e) => made.includes(e.data.id as string))).toEqual([]);
+
+    await api("PATCH", `/webhooks/${endpoint.id}`, { body: { status: "enabled" } });
+    await waitFor("the held events delivered", () => new Set(receiver.accepted.filter((e) => made.includes(e.data.id as string)).map((e) => e.data.id)).size === 2);
+    const after = await waitFor("the log to show them delivered", async () => {
+      const { body } = await api("GET", `/webhooks/${endpoint.id}/deliveries`);
+      return body.data.every((d: { status: string }) => d.status === "succeeded") ? body.data : undefined;
+    });
+    expect(after).toHaveLength(2);
+    await api("DELETE", `/webhooks/${endpoint.id}`);
+  }, 60_000);
+
+  it("filters the delivery log by status and lists it newest first, a page at a time, oldest first by default", async () => {
+    const own = await newAccount();
+    const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) => call(stack.baseUrl, method, path, { key: own.key, ...options });
+    const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/log`, event_types: ["qr_code.created", "qr_code.deleted"] } });
+    const { body: workspace } = await api("POST", "/workspaces", { body: { name: "Log" } });
+    const codes: string[] = [];
+    for (let i = 0; i < 5; i++) codes.push((await api("POST", `/workspaces/${workspace.id}/qr-codes`, { body: { name: `L${i}`, destination_url: "https://example.com/l" } })).body.id);
+    await waitFor("five deliveries made", async () => {
+      const { body } = await api("GET", `/webhooks/${endpoint.id}/deliveries?status=succeeded`);
+      return body.data.length === 5 || undefined;
+    });
+    // One delivery that fails for good: the endpoint now points where every answer is a 500.
+    await api("PATCH", `/webhooks/${endpoint.id}`, { body: { url: `${receiver.url}/dead` } });
+    await api("DELETE", `/qr-codes/${codes[0]}`);
+    const failed = await waitFor("the failed delivery", async () => {
+      const { body } = await api("GET", `/webhooks/${endpoint.id}/deliveries?status=failed`);
+      return body.data.length === 1 ? body.data[0] : undefined;
+    });
+    expect(failed).toMatchObject({ status: "failed", event_type: "qr_code.deleted" });
+
+    const walk = async (query: string) => {
+      const seen: { id: string; created_at: string; status: string }[] = [];
+      let cursor: string | null = null;
+      do {
+        const res = await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=2&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        expect(res.status).toBe(200);
+        seen.push(...res.body.data);
+        cursor = res.body.next_cursor;
+      } while (cursor);
+      return seen;
+    };
+    const oldestFirst = await walk("");
+    expect(oldestFirst).toHaveLength(6);
+    expect(oldestFirst.at(-1)!.id).toBe(failed.id);
+    const newestFirst = await walk("order=newest_first");
+    expect(newestFirst.map((d) => d.id)).toEqual(oldestFirst.map((d) => d.id).reverse());
+    expect(await walk("order=oldest_first")).toEqual(oldestFirst);
+    const succeeded = await walk("status=succeeded&order=newest_first");
+    expect(succeeded.map((d) => d.id)).toEqual(newestFirst.filter((d) => d.status === "succeeded").map((d) => d.id));
+    expect(succeeded).toHaveLength(5);
+    expect((await walk("status=failed")).map((d) => d.id)).toEqual([failed.id]);
+
+    // A cursor belongs to the filter and order that issued it.
+    const first = await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=2&status=succeeded`);
+    expectError(await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`), 400, "validation_error");
+    expectError(await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=2&status=succeeded&order=newest_first&cursor=${encodeURIComponent(first.body.next_cursor)}`), 400, "validation_error");
+    const badStatus = await api("GET", `/webhooks/${endpoint.id}/deliveries?status=exploded`);
+    expectError(badStatus, 400, "validation_error");
+    expect(invalidFields(badStatus)).toEqual(["status"]);
+    expect(invalidFields(await api("GET", `/webhooks/${endpoint.id}/deliveries?status=`))).toEqual(["status"]);
+    const badOrder = await api("GET", `/webhooks/${endpoint.id}/deliveries?order=sideways`);
+    expectError(badOrder, 400, "validation_error");
+    expect(invalidFields(badOrder)).toEqual(["order"]);
+
+    // The same over gRPC, as internal callers make it: the request's own status and order fields.
+    const transport =
+      mode === "in-process"
+        ? stack.grpcModules!.find(({ module }) => module.services.includes(WebhookEndpointService))!.transport
+        : remoteTransport({ baseUrl: stack.grpcUrls!.catalog, token: credentials.serviceToken });
+    const grpc = createClient(WebhookEndpointService, transport);
+    const ask = { accountId: own.accountId, endpointId: endpoint.id };
+    const newestSucceeded = await grpc.listWebhookDeliveries({ ...ask, status: "succeeded", order: WebhookDeliveryOrder.NEWEST_FIRST, pageSize: 2 });
+    expect(newestSucceeded.deliveries.map((d) => d.id)).toEqual(succeeded.slice(0, 2).map((d) => d.id));
+    expect((await grpc.listWebhookDeliveries({ ...ask, pageSize: 2, pageToken: newestSucceeded.nextPageToken, status: "succeeded", order: WebhookDeliveryOrder.NEWEST_FIRST })).deliveries.map((d) => d.id)).toEqual(
+      succeeded.slice(2, 4).map((d) => d.id),
+    );
+    expect((await grpc.listWebhookDeliveries(ask)).deliveries.map((d) => d.id)).toEqual(oldestFirst.map((d) => d.id));
+    const refused = await grpc.listWebhookDeliveries({ ...ask, status: "exploded" }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ConnectError);
+    expect((refused as ConnectError).code).toBe(Code.InvalidArgument);
+    expect(errorInfoOf(refused as ConnectError)?.fieldViolations.map((v) => v.field)).toEqual(["status"]);
+    await api("DELETE", `/webhooks/${endpoint.id}`);
+  }, 90_000);
+
   it("keeps every account's endpoints and deliveries to itself", async () => {
     const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/mine`, event_types: ["qr_code.created"] } });
     const stranger = await newAccount();
@@ -325,6 +434,7 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     expect(rotated.json.secret).not.toBe(created.json.secret);
     expect((await qrctl(stack.baseUrl, key, "list")).json.data.map((e: { id: string }) => e.id)).toContain(id);
     expect((await qrctl(stack.baseUrl, key, "deliveries", id)).json).toEqual({ data: [], next_cursor: null });
+    expect((await qrctl(stack.baseUrl, key, "deliveries", id, "--status", "paused", "--newest-first")).json).toEqual({ data: [], next_cursor: null });
     const missing = await qrctl(stack.baseUrl, key, "delivery", id, randomUUID());
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("not_found");

@@ -123,6 +123,9 @@ describe("charts/qr-platform", () => {
       LINKS_URL: "http://qrp-links:9090",
       RENDERING_URL: "http://qrp-rendering:9090",
       WEBHOOK_TIMEOUT_SECONDS: "10",
+      WEBHOOK_CONCURRENCY: "16",
+      WEBHOOK_ACCOUNT_CONCURRENCY: "4",
+      WEBHOOK_ENDPOINT_CONCURRENCY: "2",
       WEBHOOK_SCAN_PERIOD_SECONDS: "60",
       REDIS_URL: fromSecret("qrp-redis", "REDIS_URL"),
     });

@@ -21,25 +21,63 @@ export interface ClaimedDelivery {
   body: string;
 }
 
+/** How many more attempts a worker may start, and what its attempts under way already hold. */
+export interface ClaimBounds {
+  /** Free slots of the worker: the most deliveries to claim. */
+  limit: number;
+  /** Attempts at once to one account's endpoints, counting those under way. */
+  perAccount: number;
+  /** Attempts at once to one endpoint, counting those under way. */
+  perEndpoint: number;
+  /** The worker's attempts under way. */
+  busy: readonly { account_id: string; endpoint_id: string }[];
+}
+
 /**
- * Claims up to `limit` due deliveries of enabled endpoints for one attempt each. In one statement:
- * rows other workers are claiming are skipped (SKIP LOCKED), and each claimed row's next attempt moves
- * to the end of the lease, so no other worker or replica takes it while this attempt runs, and a
- * worker that dies mid-attempt leaves it due again once the lease ends (at least once).
+ * Claims due deliveries of enabled endpoints for one attempt each, fairly: no endpoint or account goes
+ * past its bound (counting the worker's attempts under way), and accounts take turns, each account's
+ * next slot before any account's one after it, so one account's backlog or hanging endpoints never
+ * hold another's deliveries. In one statement: rows other workers are claiming are skipped (SKIP
+ * LOCKED), and each claimed row's next attempt moves to the end of the lease, so no other worker or
+ * replica takes it while this attempt runs, and a worker that dies mid-attempt leaves it due again
+ * once the lease ends (at least once).
  */
-export async function claimDueDeliveries(db: Db, now: Date, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(db: Db, now: Date, leaseMs: number, bounds: ClaimBounds): Promise<ClaimedDelivery[]> {
+  if (bounds.limit <= 0) return [];
   const leaseEnd = new Date(now.getTime() + leaseMs);
   const { rows } = await sql<ClaimedDelivery>`
-    WITH claimed AS (
+    WITH busy AS (
+      SELECT * FROM jsonb_to_recordset(${JSON.stringify(bounds.busy)}::jsonb) AS b(account_id uuid, endpoint_id uuid)
+    ),
+    due AS (
+      SELECT due.id, due.account_id, due.next_attempt_at,
+        row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.id)
+          + (SELECT count(*) FROM busy WHERE busy.endpoint_id = due.endpoint_id) AS endpoint_slot
+      FROM catalog.webhook_deliveries AS due
+      JOIN catalog.webhook_endpoints AS e ON e.id = due.endpoint_id
+      WHERE due.status = 'pending' AND due.next_attempt_at <= ${now} AND e.status = 'enabled'
+    ),
+    within_endpoint AS (
+      SELECT due.id, due.next_attempt_at,
+        row_number() OVER (PARTITION BY due.account_id ORDER BY due.endpoint_slot, due.next_attempt_at, due.id)
+          + (SELECT count(*) FROM busy WHERE busy.account_id = due.account_id) AS account_slot
+      FROM due
+      WHERE due.endpoint_slot <= ${bounds.perEndpoint}
+    ),
+    chosen AS (
+      SELECT id FROM within_endpoint
+      WHERE account_slot <= ${bounds.perAccount}
+      ORDER BY account_slot, next_attempt_at, id
+      LIMIT ${bounds.limit}
+    ),
+    claimed AS (
       UPDATE catalog.webhook_deliveries AS d
       SET next_attempt_at = ${leaseEnd}, attempts = d.attempts + 1, last_attempt_at = ${now}
       WHERE d.id IN (
-        SELECT due.id FROM catalog.webhook_deliveries AS due
-        JOIN catalog.webhook_endpoints AS e ON e.id = due.endpoint_id
-        WHERE due.status = 'pending' AND due.next_attempt_at <= ${now} AND e.status = 'enabled'
-        ORDER BY due.next_attempt_at
-        LIMIT ${limit}
-        FOR UPDATE OF due SKIP LOCKED
+        -- Checked again under the lock: another worker may have claimed a row since the choice.
+        SELECT locked.id FROM catalog.webhook_deliveries AS locked
+        WHERE locked.id IN (SELECT id FROM chosen) AND locked.status = 'pending' AND locked.next_attempt_at <= ${now}
+        FOR UPDATE SKIP LOCKED
       )
       RETURNING d.*
     )

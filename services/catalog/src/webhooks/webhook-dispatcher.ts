@@ -16,7 +16,10 @@ export function retryDelayMs(schedule: readonly number[], attempt: number, rando
 
 /**
  * Sends due deliveries: every catalog process runs one, and any number may run at once, because each
- * delivery is claimed for one attempt at a time with a lease (see claimDueDeliveries). An attempt is
+ * delivery is claimed for one attempt at a time with a lease (see claimDueDeliveries). Attempts run
+ * in slots with no batch to wait for: a slot is claimed again as soon as its attempt ends, and a
+ * claim never takes an endpoint or account past its bound, so slow endpoints hold only their own
+ * account's slots and every other account keeps being served. An attempt is
  * a success when the endpoint answers 2xx; anything else (another status, a redirect, no answer within
  * the timeout, a refused address) is retried on the schedule, and when the schedule is spent the
  * delivery has failed and the endpoint is disabled unless something else reached it meanwhile.
@@ -26,6 +29,11 @@ export class WebhookDispatcher {
   private readonly attempts: Counter<"outcome">;
   private readonly disabled: Counter;
   private readonly duration: Histogram;
+  /** Attempts under way, by delivery id. */
+  private readonly underWay = new Map<string, { delivery: ClaimedDelivery; done: Promise<void> }>();
+  private filling: Promise<number> | undefined;
+  private fillAgain = false;
+  private stopped = false;
 
   constructor(
     private readonly db: Kysely<CatalogTables>,
@@ -52,23 +60,61 @@ export class WebhookDispatcher {
   }
 
   start(): void {
+    this.stopped = false;
     this.passes.start();
   }
 
   /** Stops claiming, waiting for the attempts under way. */
-  stop(): Promise<void> {
-    return this.passes.stop();
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.passes.stop();
+    await this.filling;
+    await Promise.all([...this.underWay.values()].map((slot) => slot.done));
   }
 
-  /** Claims and sends due deliveries until none is due; returns how many were attempted. */
+  /**
+   * Claims due deliveries into the free slots until none fits, starting each attempt without waiting
+   * for it; returns how many were started. A call while a claim runs makes that claim go round again.
+   */
   async runOnce(): Promise<number> {
-    let attempted = 0;
-    for (;;) {
-      const claimed = await claimDueDeliveries(this.db, this.now(), this.leaseMs, this.options.concurrency);
-      await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
-      attempted += claimed.length;
-      if (claimed.length < this.options.concurrency || !this.passes.active) return attempted;
+    if (this.filling) {
+      this.fillAgain = true;
+      return 0;
     }
+    this.filling = this.fill().finally(() => (this.filling = undefined));
+    return this.filling;
+  }
+
+  private async fill(): Promise<number> {
+    let started = 0;
+    do {
+      this.fillAgain = false;
+      for (;;) {
+        const limit = this.options.concurrency - this.underWay.size;
+        if (limit <= 0 || this.stopped) break;
+        const claimed = await claimDueDeliveries(this.db, this.now(), this.leaseMs, {
+          limit,
+          perAccount: this.options.accountConcurrency,
+          perEndpoint: this.options.endpointConcurrency,
+          busy: [...this.underWay.values()].map(({ delivery }) => ({ account_id: delivery.account_id, endpoint_id: delivery.endpoint_id })),
+        });
+        for (const delivery of claimed) this.begin(delivery);
+        started += claimed.length;
+        if (claimed.length < limit) break;
+      }
+    } while (this.fillAgain && !this.stopped);
+    return started;
+  }
+
+  /** Runs one attempt in a slot; when it ends, the slot is claimed again at once. */
+  private begin(delivery: ClaimedDelivery): void {
+    const done = this.attempt(delivery).finally(() => {
+      this.underWay.delete(delivery.id);
+      if (!this.stopped && this.passes.active) {
+        this.runOnce().catch((error: unknown) => this.logger.warn({ err: error }, "webhook delivery claim failed; retrying next interval"));
+      }
+    });
+    this.underWay.set(delivery.id, { delivery, done });
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {

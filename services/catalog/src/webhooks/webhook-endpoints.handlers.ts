@@ -14,6 +14,7 @@ import {
   UpdateWebhookEndpointResponseSchema,
   WebhookDeliveryAttemptSchema,
   WebhookDeliverySchema,
+  WebhookDeliveryOrder,
   WebhookEndpointSchema,
   WebhookEndpointStatus,
   type CreateWebhookEndpointRequest,
@@ -56,6 +57,7 @@ function endpointToProto(row: WebhookEndpointRow): WebhookEndpoint {
     disabledMessage: row.disabled_message ?? "",
     createTime: timestampFromDate(row.created_at),
     updateTime: timestampFromDate(row.updated_at),
+    heldDeliveriesDropped: row.held_deliveries_dropped,
     previousSecretExpireTime:
       row.previous_secret && row.previous_secret_expires_at && row.previous_secret_expires_at > new Date()
         ? timestampFromDate(row.previous_secret_expires_at)
@@ -63,17 +65,18 @@ function endpointToProto(row: WebhookEndpointRow): WebhookEndpoint {
   });
 }
 
-function deliveryToProto(row: WebhookDeliveryRow) {
+function deliveryToProto(row: WebhookDeliveryRow, endpoint: WebhookEndpointRow) {
+  const status = endpoints.deliveryLogStatus(row, endpoint);
   return create(WebhookDeliverySchema, {
     id: row.id,
     eventId: row.event_id,
     eventType: row.event_type,
-    status: row.status,
+    status,
     attempts: row.attempts,
     lastResponseStatus: row.last_response_status ?? 0,
     lastError: row.last_error ?? "",
     lastAttemptTime: row.last_attempt_at ? timestampFromDate(row.last_attempt_at) : undefined,
-    nextAttemptTime: row.status === "pending" && row.next_attempt_at ? timestampFromDate(row.next_attempt_at) : undefined,
+    nextAttemptTime: status === "pending" && row.next_attempt_at ? timestampFromDate(row.next_attempt_at) : undefined,
     createTime: timestampFromDate(row.created_at),
   });
 }
@@ -205,18 +208,28 @@ export async function rotateWebhookEndpointSecret(
 }
 
 export async function listWebhookDeliveries(deps: CatalogDeps, req: ListWebhookDeliveriesRequest): Promise<ListWebhookDeliveriesResponse> {
+  const filter = validate(
+    z.object({
+      status: z
+        .enum(["", ...endpoints.DELIVERY_LOG_STATUSES], { message: `must be one of ${endpoints.DELIVERY_LOG_STATUSES.join(", ")}` })
+        .transform((status) => status || undefined),
+      order: z.enum(WebhookDeliveryOrder, { message: "must be oldest first or newest first" }),
+    }),
+    req,
+  );
   const endpoint = await requireEndpoint(deps, req.accountId, req.endpointId);
-  // A cursor is valid only for the endpoint whose log issued it.
-  const scope = `webhook_deliveries:${endpoint.id}`;
+  const newestFirst = filter.order === WebhookDeliveryOrder.NEWEST_FIRST;
+  // A cursor is valid only for the endpoint, filter and order whose log issued it.
+  const scope = `webhook_deliveries:${endpoint.id}:${filter.status ?? "all"}:${newestFirst ? "newest" : "oldest"}`;
   const page = readPageRequest(deps.pageTokens, req, endpoint.account_id, scope);
-  const rows = await endpoints.listDeliveries(deps.db, endpoint.account_id, endpoint.id, { limit: page.fetch, after: page.after });
+  const rows = await endpoints.listDeliveries(deps.db, endpoint.account_id, endpoint, { status: filter.status, newestFirst }, { limit: page.fetch, after: page.after });
   const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, endpoint.account_id, scope);
-  return create(ListWebhookDeliveriesResponseSchema, { deliveries: items.map(deliveryToProto), nextPageToken });
+  return create(ListWebhookDeliveriesResponseSchema, { deliveries: items.map((row) => deliveryToProto(row, endpoint)), nextPageToken });
 }
 
 export async function getWebhookDelivery(deps: CatalogDeps, req: GetWebhookDeliveryRequest): Promise<GetWebhookDeliveryResponse> {
   const endpoint = await requireEndpoint(deps, req.accountId, req.endpointId);
   const found = isUuid(req.deliveryId) ? await endpoints.findDeliveryWithAttempts(deps.db, endpoint.account_id, endpoint.id, req.deliveryId) : undefined;
   if (!found) throw notFound("webhook delivery");
-  return create(GetWebhookDeliveryResponseSchema, { delivery: deliveryToProto(found.delivery), attempts: found.attempts.map(attemptToProto) });
+  return create(GetWebhookDeliveryResponseSchema, { delivery: deliveryToProto(found.delivery, endpoint), attempts: found.attempts.map(attemptToProto) });
 }

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Updateable } from "kysely";
-import { afterKeyset } from "@qrplatform/db";
+import { afterKeyset, beforeKeyset } from "@qrplatform/db";
 import type { CatalogTables } from "../tables.js";
-import type { WebhookEndpointRow, WebhookEndpointsTable } from "./webhooks.table.js";
+import type { WebhookDeliveryRow, WebhookEndpointRow, WebhookEndpointsTable } from "./webhooks.table.js";
 
 // Every function takes the account id and every query filters on it.
 
@@ -89,16 +89,37 @@ export async function deleteEndpoint(db: Db, accountId: string, id: string): Pro
   return result.numDeletedRows > 0n;
 }
 
-/** An endpoint's deliveries, oldest first, a page at a time. */
+/** The statuses of the delivery log: a pending delivery of a disabled endpoint is paused (held). */
+export const DELIVERY_LOG_STATUSES = ["pending", "paused", "succeeded", "failed"] as const;
+export type DeliveryLogStatus = (typeof DELIVERY_LOG_STATUSES)[number];
+
+/** A stored delivery's status as the log shows it. */
+export function deliveryLogStatus(delivery: Pick<WebhookDeliveryRow, "status">, endpoint: Pick<WebhookEndpointRow, "status">): DeliveryLogStatus {
+  return delivery.status === "pending" && endpoint.status === "disabled" ? "paused" : delivery.status;
+}
+
+/** An endpoint's deliveries, optionally in one status, oldest or newest first, a page at a time. */
 export async function listDeliveries(
   db: Db,
   accountId: string,
-  endpointId: string,
+  endpoint: Pick<WebhookEndpointRow, "id" | "status">,
+  filter: { status: DeliveryLogStatus | undefined; newestFirst: boolean },
   page: { limit: number; after: { createdAt: Date; id: string } | undefined },
 ) {
-  let query = db.selectFrom("webhook_deliveries").selectAll().where("account_id", "=", accountId).where("endpoint_id", "=", endpointId);
-  if (page.after) query = query.where(afterKeyset("webhook_deliveries", page.after));
-  return query.orderBy("created_at").orderBy("id").limit(page.limit).execute();
+  let query = db.selectFrom("webhook_deliveries").selectAll().where("account_id", "=", accountId).where("endpoint_id", "=", endpoint.id);
+  if (filter.status) {
+    // Paused and pending are one stored status, told apart by the endpoint's.
+    const paused = endpoint.status === "disabled";
+    if (filter.status === "paused" || filter.status === "pending") {
+      if ((filter.status === "paused") !== paused) return [];
+      query = query.where("status", "=", "pending");
+    } else {
+      query = query.where("status", "=", filter.status);
+    }
+  }
+  if (page.after) query = query.where(filter.newestFirst ? beforeKeyset("webhook_deliveries", page.after) : afterKeyset("webhook_deliveries", page.after));
+  const direction = filter.newestFirst ? "desc" : "asc";
+  return query.orderBy("created_at", direction).orderBy("id", direction).limit(page.limit).execute();
 }
 
 /** One delivery of an endpoint of the account, with its logged attempts in order; undefined when there is none. */

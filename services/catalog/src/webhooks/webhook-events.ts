@@ -18,10 +18,17 @@ export interface WebhookEvent {
 }
 
 /**
- * Records an event and one pending delivery per enabled endpoint of the account subscribed to its type,
- * in the caller's transaction: the change and its event commit together or not at all. An account
- * without such an endpoint stores nothing. The body is the Standard Webhooks shape:
- * `{"type", "timestamp", "data"}`.
+ * The most deliveries held for one disabled endpoint; past it, the oldest held are dropped and counted
+ * on the endpoint (held_deliveries_dropped).
+ */
+export const MAX_HELD_DELIVERIES_PER_ENDPOINT = 1000;
+
+/**
+ * Records an event and one pending delivery per endpoint of the account subscribed to its type, in the
+ * caller's transaction: the change and its event commit together or not at all. A disabled endpoint's
+ * delivery is held (pending, not claimed) until the endpoint is enabled, up to
+ * MAX_HELD_DELIVERIES_PER_ENDPOINT. An account without such an endpoint stores nothing. The body is
+ * the Standard Webhooks shape: `{"type", "timestamp", "data"}`.
  */
 export async function recordEvent(trx: Kysely<CatalogTables>, event: WebhookEvent): Promise<void> {
   const id = event.id ?? randomUUID();
@@ -29,7 +36,7 @@ export async function recordEvent(trx: Kysely<CatalogTables>, event: WebhookEven
   await sql`
     WITH targets AS (
       SELECT id FROM catalog.webhook_endpoints
-      WHERE account_id = ${event.accountId} AND status = 'enabled' AND ${event.type} = ANY(event_types)
+      WHERE account_id = ${event.accountId} AND ${event.type} = ANY(event_types)
     ),
     event AS (
       INSERT INTO catalog.webhook_events (id, account_id, type, body, created_at)
@@ -41,6 +48,30 @@ export async function recordEvent(trx: Kysely<CatalogTables>, event: WebhookEven
     INSERT INTO catalog.webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, next_attempt_at)
     SELECT gen_random_uuid(), ${event.accountId}, targets.id, event.id, ${event.type}, 'pending', ${event.occurredAt}
     FROM targets CROSS JOIN event
+  `.execute(trx);
+  await dropOldestHeld(trx, event);
+}
+
+/** Keeps the newest held deliveries of the account's disabled endpoints subscribed to the type, counting the ones dropped. */
+async function dropOldestHeld(trx: Kysely<CatalogTables>, event: WebhookEvent): Promise<void> {
+  await sql`
+    WITH held AS (
+      SELECT d.id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.created_at DESC, d.next_attempt_at DESC, d.id DESC) AS newest
+      FROM catalog.webhook_deliveries AS d
+      JOIN catalog.webhook_endpoints AS e ON e.id = d.endpoint_id
+      WHERE e.account_id = ${event.accountId} AND e.status = 'disabled' AND ${event.type} = ANY(e.event_types)
+        AND d.account_id = ${event.accountId} AND d.status = 'pending'
+    ),
+    dropped AS (
+      DELETE FROM catalog.webhook_deliveries AS d
+      USING held
+      WHERE d.id = held.id AND held.newest > ${MAX_HELD_DELIVERIES_PER_ENDPOINT}
+      RETURNING d.endpoint_id
+    )
+    UPDATE catalog.webhook_endpoints AS e
+    SET held_deliveries_dropped = e.held_deliveries_dropped + counted.n
+    FROM (SELECT endpoint_id, count(*)::int AS n FROM dropped GROUP BY endpoint_id) AS counted
+    WHERE e.id = counted.endpoint_id AND e.account_id = ${event.accountId}
   `.execute(trx);
 }
 

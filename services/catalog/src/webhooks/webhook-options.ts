@@ -12,8 +12,15 @@ export interface WebhookOptions {
   timeoutMs: number;
   /** Bytes of an answer read back at most. */
   maxResponseBytes: number;
-  /** Attempts one worker makes at once. */
+  /** Attempts one worker makes at once, over every account. */
   concurrency: number;
+  /**
+   * Attempts one worker makes at once to one account's endpoints. Below `concurrency`, so an account
+   * whose endpoints hang always leaves slots for the others.
+   */
+  accountConcurrency: number;
+  /** Attempts one worker makes at once to one endpoint. */
+  endpointConcurrency: number;
   /** Events and deliveries older than this are deleted. */
   retentionMs: number;
   /** Tests only: endpoints on loopback addresses (and plain http) are allowed, so receivers can run beside the test. */
@@ -35,7 +42,9 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
   scanPeriodMs: MINUTE,
   timeoutMs: 10 * SECOND,
   maxResponseBytes: 4096,
-  concurrency: 8,
+  concurrency: 16,
+  accountConcurrency: 4,
+  endpointConcurrency: 2,
   retentionMs: 30 * 24 * HOUR,
   allowLoopback: false,
 };

@@ -19,6 +19,8 @@ export interface WebhookEndpointsTable {
   previous_secret_expires_at: Date | null;
   /** When a delivery last succeeded; an endpoint that never succeeded since a delivery began is failing. */
   last_success_at: Date | null;
+  /** Held deliveries dropped, oldest first, because more than the bound were held while it was disabled. */
+  held_deliveries_dropped: Generated<number>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
@@ -39,6 +41,7 @@ export interface WebhookDeliveriesTable {
   endpoint_id: string;
   event_id: string;
   event_type: string;
+  /** A pending delivery of a disabled endpoint is held: not attempted until the endpoint is enabled. */
   status: "pending" | "succeeded" | "failed";
   attempts: Generated<number>;
   next_attempt_at: Date | null;

@@ -4,6 +4,7 @@ import type { RequestHandler } from "express";
 import { z } from "zod";
 import { textSchema } from "@qrplatform/platform";
 import {
+  WebhookDeliveryOrder,
   WebhookEndpointStatus,
   type WebhookDelivery,
   type WebhookDeliveryAttempt,
@@ -29,6 +30,7 @@ export function webhookEndpointJson(endpoint: WebhookEndpoint) {
     disabled_reason: enabled ? null : endpoint.disabledReason || null,
     disabled_message: enabled ? null : endpoint.disabledMessage || null,
     previous_secret_expires_at: dateTime(endpoint.previousSecretExpireTime),
+    held_deliveries_dropped: endpoint.heldDeliveriesDropped,
     created_at: dateTime(endpoint.createTime),
     updated_at: dateTime(endpoint.updateTime),
   };
@@ -68,6 +70,7 @@ const READ_ONLY = {
   disabled_reason: "read_only",
   disabled_message: "read_only",
   previous_secret_expires_at: "read_only",
+  held_deliveries_dropped: "read_only",
   secret: "read_only",
   created_at: "read_only",
   updated_at: "read_only",
@@ -86,6 +89,13 @@ const updateBody = z.strictObject({
   description: textSchema("multi").nullable().optional(),
   event_types: z.array(textSchema()).optional(),
   status: z.enum(["enabled", "disabled"]).optional(),
+});
+
+// The edge checks shape; the catalog owns which statuses there are.
+const deliveriesQuery = z.object({
+  // Empty would mean "every status" to the catalog; over REST that is leaving the parameter out.
+  status: textSchema().min(1, "must be pending, paused, succeeded or failed").optional(),
+  order: z.enum(["oldest_first", "newest_first"], { message: "must be oldest_first or newest_first" }).optional(),
 });
 
 const MAX_LIFETIME_SECONDS = 7 * 24 * 60 * 60;
@@ -157,7 +167,14 @@ export function webhookHandlers(endpoints: Client<typeof WebhookEndpointService>
 
   const listDeliveries: RequestHandler = async (req, res) => {
     const endpointId = uuidParam(req, "id");
-    const found = await endpoints.listWebhookDeliveries({ accountId: callerOf(res).accountId, endpointId, ...pageRequestOf(req) });
+    const query = parseInput(deliveriesQuery, { status: req.query.status, order: req.query.order });
+    const found = await endpoints.listWebhookDeliveries({
+      accountId: callerOf(res).accountId,
+      endpointId,
+      ...pageRequestOf(req),
+      status: query.status ?? "",
+      order: query.order === "newest_first" ? WebhookDeliveryOrder.NEWEST_FIRST : WebhookDeliveryOrder.OLDEST_FIRST,
+    });
     res.json(listEnvelope(found.deliveries.map(webhookDeliveryJson), found.nextPageToken));
   };
 

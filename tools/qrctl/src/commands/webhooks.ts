@@ -1,8 +1,10 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import type { ApiClient, WebhookDelivery, WebhookDeliveryWithAttempts, WebhookEndpoint, WebhookEventType } from "@qrplatform/api-client";
 import { listArg, pageSizeArg } from "../args.js";
 import { CliError, usageError } from "../errors.js";
 import { emit, fields, table } from "../output.js";
+
+type DeliveryStatus = WebhookDelivery["status"];
 
 /**
  * One call of the public API as the account of the key given (webhooks are an account's own, managed
@@ -136,13 +138,14 @@ export function registerWebhooks(program: Command): void {
 
   webhooks
     .command("deliveries <id>")
-    .description("an endpoint's delivery log, oldest first")
+    .description("an endpoint's delivery log, oldest first unless --newest-first")
     .option("--limit <n>", "deliveries per page, 1 to 100", pageSizeArg)
-    .option("--cursor <cursor>", "the next_cursor of the previous page")
-    .action(async (id: string, options: { limit?: number; cursor?: string }, command: Command) => {
-      const page = await call(command, (client) =>
-        client.GET("/webhooks/{id}/deliveries", { params: { path: { id }, query: { limit: options.limit, cursor: options.cursor } } }),
-      );
+    .option("--cursor <cursor>", "the next_cursor of the previous page (with the same --status and order)")
+    .addOption(new Option("--status <status>", "only deliveries in this status").choices(["pending", "paused", "succeeded", "failed"]))
+    .option("--newest-first", "the newest delivery first")
+    .action(async (id: string, options: { limit?: number; cursor?: string; status?: DeliveryStatus; newestFirst?: boolean }, command: Command) => {
+      const query = { limit: options.limit, cursor: options.cursor, status: options.status, order: options.newestFirst ? ("newest_first" as const) : undefined };
+      const page = await call(command, (client) => client.GET("/webhooks/{id}/deliveries", { params: { path: { id }, query } }));
       const row = (d: WebhookDelivery) => [d.id, d.created_at, d.event_type, d.status, String(d.attempts), d.last_response_status ? String(d.last_response_status) : "-", d.last_error ?? ""];
       emit(command, page, () =>
         page.data.length === 0

@@ -567,8 +567,10 @@ export interface paths {
          * Update a webhook endpoint
          * @description Changes `url`, `description`, `event_types` and `status`. An absent field stays as it is;
          *     `null` clears `description`. `"status": "enabled"` enables a disabled endpoint (whatever
-         *     disabled it) and its pending deliveries are attempted at once; `"disabled"` holds new
-         *     deliveries until it is enabled again. Scope: `webhooks:write`.
+         *     disabled it) and its pending and paused deliveries are attempted at once; `"disabled"` holds
+         *     deliveries, new events' included, as `paused` in the delivery log until it is enabled again.
+         *     At most 1,000 are held per endpoint: past that, each new event drops the oldest held delivery,
+         *     counted in `held_deliveries_dropped`. Scope: `webhooks:write`.
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -624,9 +626,11 @@ export interface paths {
         };
         /**
          * List an endpoint's deliveries
-         * @description The endpoint's delivery log, oldest first: every event sent or to be sent to it, with its
-         *     status (`pending`, `succeeded`, `failed`), attempts and the last attempt's outcome. Kept 30
-         *     days. Scope: `webhooks:read`.
+         * @description The endpoint's delivery log: every event sent or to be sent to it, with its status
+         *     (`pending`, `paused`, `succeeded`, `failed`), attempts and the last attempt's outcome. Oldest
+         *     first unless `order=newest_first`; `status` keeps only the deliveries in one status. A cursor
+         *     is valid only with the `status` and `order` of the request that returned it. Kept 30 days.
+         *     Scope: `webhooks:read`.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1096,6 +1100,12 @@ export interface components {
              * @description Until when the secret replaced by the last rotation still signs beside the current one.
              */
             previous_secret_expires_at: string | null;
+            /**
+             * @description Deliveries dropped because the endpoint was disabled while more than 1,000 were held for it:
+             *     past that bound, the oldest held delivery is dropped for each new event. Counts up for the
+             *     endpoint's life.
+             */
+            held_deliveries_dropped: number;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1129,6 +1139,12 @@ export interface components {
              * @description Until when the secret replaced by the last rotation still signs beside the current one.
              */
             previous_secret_expires_at: string | null;
+            /**
+             * @description Deliveries dropped because the endpoint was disabled while more than 1,000 were held for it:
+             *     past that bound, the oldest held delivery is dropped for each new event. Counts up for the
+             *     endpoint's life.
+             */
+            held_deliveries_dropped: number;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1171,10 +1187,11 @@ export interface components {
             event_id: string;
             event_type: components["schemas"]["WebhookEventType"];
             /**
-             * @description `pending`: an attempt is due or under way (or held while the endpoint is disabled); `failed`: every attempt failed.
+             * @description `pending`: an attempt is due or under way; `paused`: held while the endpoint is disabled, and
+             *     attempted once it is enabled again (as `pending`); `succeeded`; `failed`: every attempt failed.
              * @enum {string}
              */
-            status: "pending" | "succeeded" | "failed";
+            status: "pending" | "paused" | "succeeded" | "failed";
             attempts: number;
             /** @description The HTTP status the last attempt got; null when none came. */
             last_response_status: number | null;
@@ -1184,7 +1201,7 @@ export interface components {
             last_attempt_at: string | null;
             /**
              * Format: date-time
-             * @description When a pending delivery is attempted next.
+             * @description When a pending delivery is attempted next; null while paused.
              */
             next_attempt_at: string | null;
             /** Format: date-time */
@@ -1201,10 +1218,11 @@ export interface components {
             event_id: string;
             event_type: components["schemas"]["WebhookEventType"];
             /**
-             * @description `pending`: an attempt is due or under way (or held while the endpoint is disabled); `failed`: every attempt failed.
+             * @description `pending`: an attempt is due or under way; `paused`: held while the endpoint is disabled, and
+             *     attempted once it is enabled again (as `pending`); `succeeded`; `failed`: every attempt failed.
              * @enum {string}
              */
-            status: "pending" | "succeeded" | "failed";
+            status: "pending" | "paused" | "succeeded" | "failed";
             attempts: number;
             /** @description The HTTP status the last attempt got; null when none came. */
             last_response_status: number | null;
@@ -1214,7 +1232,7 @@ export interface components {
             last_attempt_at: string | null;
             /**
              * Format: date-time
-             * @description When a pending delivery is attempted next.
+             * @description When a pending delivery is attempted next; null while paused.
              */
             next_attempt_at: string | null;
             /** Format: date-time */
@@ -3364,6 +3382,10 @@ export interface operations {
                  *     the same filters; anything else is `400 validation_error` on `cursor`.
                  */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only deliveries in this status. */
+                status?: "pending" | "paused" | "succeeded" | "failed";
+                /** @description `oldest_first` (the default) or `newest_first`, by when each delivery was created. */
+                order?: "oldest_first" | "newest_first";
             };
             header?: {
                 /**
