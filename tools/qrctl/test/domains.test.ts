@@ -110,6 +110,9 @@ describe.concurrent("qrctl domains", () => {
     const text = await qrctl(["domains", "add", "--account", accountId, "--hostname", uniqueHost("text")]);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/_qr-platform-challenge\.text-.*TXT\s+"qr-platform-verification=/);
+    expect(text.stdout).toMatch(/Status\s+pending\n/);
+    expect(text.stdout).toMatch(/TXT name\s+_qr-platform-challenge\.text-/);
+    expect(text.stdout).toMatch(/TXT value\s+qr-platform-verification=/);
     expect(text.stdout).toMatch(/qrctl domains verify [0-9a-f-]{36}/);
   });
 
