@@ -115,6 +115,37 @@ describe("capacity", () => {
   }, 120_000);
 });
 
+describe("checks before reserving", () => {
+  it("refuses a link field the links service would refuse before taking a place: a full account hears why, and links is never asked", async () => {
+    const linkCalls: string[] = [];
+    const countLinkCalls: Interceptor = (next) => async (req) => {
+      linkCalls.push(req.method.name);
+      return next(req);
+    };
+    const { qrCodes } = await catalogWith([countLinkCalls]);
+    const accountId = await originAccount();
+    await insertCodesDirectly(accountId, 100);
+
+    const refusals = await Promise.all(
+      [
+        { name: "bad url", destinationUrl: "not a url" },
+        { name: "script", destinationUrl: "javascript:alert(1)" },
+        { name: "bad slug", destinationUrl: "https://example.com/", vanityDomainId: randomUUID(), vanitySlug: "a" },
+        { name: "slug alone", destinationUrl: "https://example.com/", vanitySlug: "spring-sale" },
+      ].map((req) => qrCodes.createQrCode({ accountId, ...req }).catch((e: unknown) => ConnectError.from(e))),
+    );
+    // Not qr_code_limit_reached: the request is refused for what it is before the capacity is looked at.
+    expect(refusals.map((e) => [reasonOf(e), errorInfoOf(e as ConnectError)?.fieldViolations.map((v) => v.field)])).toEqual([
+      ["validation_error", ["destination_url"]],
+      ["validation_error", ["destination_url"]],
+      ["validation_error", ["vanity_slug"]],
+      ["validation_error", ["vanity_domain_id"]],
+    ]);
+    expect(linkCalls).toEqual([]);
+    expect((await qrCodes.getCapacity({ accountId })).capacity).toMatchObject({ qrCodesUsed: 100n, qrCodesLimit: 100n });
+  });
+});
+
 describe("custom-link capacity", () => {
   it("limits codes on custom domains to the plan's links figure, apart from the QR-code capacity", async () => {
     const dns = await new TestDnsServer().start();

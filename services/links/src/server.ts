@@ -19,7 +19,6 @@ import type { LinksTables } from "./tables.js";
 export { buildRedirector, redirectsUnavailable, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
 export { cachedResolver } from "./redirects/redirect-cache.js";
 export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
-export { destinationUrlProblem } from "./links/destination-url.js";
 export { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
 export type { RedirectRecorder } from "./scans/scan-recorder.js";
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { verificationOutcome } from "../src/domains/challenge.js";
 import { parseHostname } from "../src/domains/hostname.js";
-import { destinationUrlProblem, queryParameterProblems, redirectLocation } from "../src/links/destination-url.js";
-import { generateSlug, parseVanitySlug, SLUG_ALPHABET } from "../src/links/slugs.js";
+import { destinationUrlProblem, parseVanitySlug } from "@qrplatform/platform";
+import { queryParameterProblems, redirectLocation } from "../src/links/destination-url.js";
+import { generateSlug, SLUG_ALPHABET } from "../src/links/slugs.js";
 import { parseRequestHost, shortDomainMatcher } from "../src/redirects/hosts.js";
 
 // Plain unit tests of the pure rules; the component tests check the same rules through the RPCs.

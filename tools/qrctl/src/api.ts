@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { createApiClient, type ApiClient, type ApiErrorBody } from "@qrplatform/api-client";
+import { createApiClient, type ApiClient, type ApiErrorBody, type components } from "@qrplatform/api-client";
 import { CliError, usageError } from "./errors.js";
 
 /** Where `npm start` serves the REST API unless told otherwise. */
@@ -40,13 +40,17 @@ export function apiSession(command: Command, env: NodeJS.ProcessEnv = process.en
   return { client: createApiClient({ baseUrl, key }), baseUrl, key };
 }
 
+/** The field problems an error object's details name, as `field: message` separated by `; `; empty when none. */
+export function fieldProblemsOf(error: { details?: unknown }): string {
+  const fields = (error.details as { fields?: components["schemas"]["FieldError"][] } | undefined)?.fields ?? [];
+  return fields.map((f) => `${f.field}: ${f.message}`).join("; ");
+}
+
 /** An answer of the API that is an error, as one line: its message and code, and the details when they name fields. */
 export function describeApiError(status: number, body: unknown): string {
   const error = (body as Partial<ApiErrorBody> | undefined)?.error;
   if (!error) return `the API answered ${status}`;
-  const fields = (error.details as { fields?: { field: string; description: string }[] } | undefined)?.fields ?? [];
-  const named = fields.map((f) => `${f.field}: ${f.description}`).join("; ");
-  return `${[error.message, named].filter(Boolean).join(" ")} (${status} ${error.code})`;
+  return `${[error.message, fieldProblemsOf(error)].filter(Boolean).join(" ")} (${status} ${error.code})`;
 }
 
 /** A call that could not reach the API at all, said in one line. */

@@ -95,18 +95,23 @@ describe.concurrent("qrctl domains", () => {
     expect(added).toMatchObject({
       account_id: accountId,
       hostname: hostname.toLowerCase(),
-      state: "pending",
-      challenge_record_name: `_qr-platform-challenge.${hostname.toLowerCase()}`,
+      status: "pending",
+      verification: { type: "TXT", name: `_qr-platform-challenge.${hostname.toLowerCase()}` },
       failure_reason: null,
       verified_at: null,
     });
-    expect(added.challenge_record_value).toMatch(/^qr-platform-verification=[A-Za-z0-9_-]{43}$/);
+    // The REST API's words for the same domain: `status`, never `state`; the record under `verification`.
+    expect(added).not.toHaveProperty("state");
+    expect(added.verification.value).toMatch(/^qr-platform-verification=[A-Za-z0-9_-]{43}$/);
     const stored = await domains.getDomain({ accountId, domainId: added.id });
-    expect(stored.domain?.challengeRecordValue).toBe(added.challenge_record_value);
+    expect(stored.domain?.challengeRecordValue).toBe(added.verification.value);
 
     const text = await qrctl(["domains", "add", "--account", accountId, "--hostname", uniqueHost("text")]);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/_qr-platform-challenge\.text-.*TXT\s+"qr-platform-verification=/);
+    expect(text.stdout).toMatch(/Status\s+pending\n/);
+    expect(text.stdout).toMatch(/TXT name\s+_qr-platform-challenge\.text-/);
+    expect(text.stdout).toMatch(/TXT value\s+qr-platform-verification=/);
     expect(text.stdout).toMatch(/qrctl domains verify [0-9a-f-]{36}/);
   });
 
@@ -144,7 +149,7 @@ describe.concurrent("qrctl domains", () => {
 
     const table = await qrctl(["domains", "list", "--account", second]);
     expect(table.code).toBe(0);
-    expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+HOSTNAME\s+ACCOUNT\s+STATE/);
+    expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+HOSTNAME\s+ACCOUNT\s+STATUS/);
     expect(table.stdout).toContain(b.hostname);
     expect(table.stdout).not.toContain(a.hostname);
   });
@@ -168,7 +173,7 @@ describe.concurrent("qrctl domains", () => {
     const byId = new Map(listed.map((d: { id: string }) => [d.id, d]));
     expect(byId.get(served!.id)).toMatchObject({
       serving: {
-        serving: true,
+        status: "serving",
         route_admitted: true,
         certificate_ready: true,
         certificate_expires_at: "2027-05-01T00:00:00.000Z",
@@ -178,17 +183,17 @@ describe.concurrent("qrctl domains", () => {
       },
     });
     expect(byId.get(issuing!.id)).toMatchObject({
-      serving: { serving: false, route_admitted: true, certificate_ready: false, certificate_expires_at: null, reason: "Issuing", message: "Waiting for the ACME challenge." },
+      serving: { status: "not_serving", route_admitted: true, certificate_ready: false, certificate_expires_at: null, reason: "Issuing", message: "Waiting for the ACME challenge." },
     });
     expect(byId.get(unreported!.id)).toMatchObject({ serving: null });
 
     const table = await qrctl(["domains", "list", "--account", accountId]);
     expect(table.code).toBe(0);
     const lines = table.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^ID\s+HOSTNAME\s+ACCOUNT\s+STATE\s+SERVING\s+CREATED\s+VERIFIED$/);
+    expect(lines[0]).toMatch(/^ID\s+HOSTNAME\s+ACCOUNT\s+STATUS\s+SERVING\s+CREATED\s+VERIFIED$/);
     const row = (domain: { id: string }) => lines.find((line) => line.startsWith(domain.id));
-    expect(row(served!)).toMatch(/\spending\s+yes\s/);
-    expect(row(issuing!)).toMatch(/\spending\s+no \(Issuing\)\s/);
+    expect(row(served!)).toMatch(/\spending\s+serving\s/);
+    expect(row(issuing!)).toMatch(/\spending\s+not_serving \(Issuing\)\s/);
     expect(row(unreported!)).toMatch(/\spending\s+-\s/);
   });
 
@@ -198,7 +203,7 @@ describe.concurrent("qrctl domains", () => {
 
     const missing = await qrctl(["domains", "verify", domain.id, "--json"]);
     expect(missing.code).toBe(1);
-    expect(JSON.parse(missing.stdout)).toMatchObject({ id: domain.id, state: "failed", failure_reason: expect.stringMatching(/NXDOMAIN/) });
+    expect(JSON.parse(missing.stdout)).toMatchObject({ id: domain.id, status: "failed", failure_reason: expect.stringMatching(/NXDOMAIN/) });
     expect(missing.stderr).toMatch(/is not verified: .*NXDOMAIN/);
 
     dns.setTxt(domain.challengeRecordName, "qr-platform-verification=wrong");
@@ -209,7 +214,7 @@ describe.concurrent("qrctl domains", () => {
 
     dns.setTxt(domain.challengeRecordName, domain.challengeRecordValue);
     const verified = json(await qrctl(["domains", "verify", domain.id, "--json"]));
-    expect(verified).toMatchObject({ id: domain.id, state: "verified", failure_reason: null });
+    expect(verified).toMatchObject({ id: domain.id, status: "verified", failure_reason: null });
     expect((await domains.getDomain({ accountId, domainId: domain.id })).domain?.state).toBe(DomainState.VERIFIED);
   });
 

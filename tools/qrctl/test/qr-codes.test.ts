@@ -138,7 +138,12 @@ describe("qrctl qr-codes import", () => {
       { name: "", destination_url: "https://example.com/no-name", utm_source: "" },
       { name: "Script", destination_url: "javascript:alert(1)", utm_source: "" },
     ]);
-    expect(failed.every((row) => row.error!.startsWith("validation_error: "))).toBe(true);
+    // Each reason names the fields the API found wrong, as the API words them.
+    expect(failed.map((row) => row.error)).toEqual([
+      "validation_error: The request is not valid. destination_url: must be an absolute URL such as https://example.com/page",
+      "validation_error: The request is not valid. name: must not be empty",
+      "validation_error: The request is not valid. destination_url: must be an http or https URL",
+    ]);
     // A bulk call creates its items concurrently, so their creation order is not the file's.
     expect((await codesIn(workspaceId)).map((code) => code.name).sort()).toEqual(["Card", "Flyer", "Menu"]);
 
@@ -147,6 +152,36 @@ describe("qrctl qr-codes import", () => {
     expect(exported.code, exported.stderr).toBe(0);
     expect((await readZip(await readFile(zip))).map((entry) => entry.name).sort()).toEqual(["card.svg", "flyer.svg", "menu.svg"]);
   }, 60_000);
+
+  it("reports a row too long to read by its line and imports the rows around it, in calls the API's body limit takes", async () => {
+    const workspaceId = await newWorkspace("Large rows");
+    const csv = join(dir, "large.csv");
+    // 40 rows the file may hold but the API refuses (a 40,000-character URL): 100 of them would be 4 MB,
+    // and this stack's edge takes bodies of 64 KiB (the default is 1 MiB). Then a 5 MB row, and rows after it.
+    const lines = [
+      "name,destination_url",
+      "Before,https://example.com/before",
+      ...Array.from({ length: 40 }, (_, i) => `Long ${i},https://example.com/${"l".repeat(40_000)}`),
+      `Huge,https://example.com/${"h".repeat(5 * 1024 * 1024)}`,
+      ...Array.from({ length: 60 }, (_, i) => `After ${i},https://example.com/after/${i}`),
+    ];
+    await writeFile(csv, `${lines.join("\n")}\n`);
+    const result = await run(["qr-codes", "import", csv, "--workspace", workspaceId, "--json"]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain("41 of 102 rows were not imported");
+    expect(JSON.parse(result.stdout)).toMatchObject({ rows: 102, created: 61, failed: 41, failed_rows_file: join(dir, "large.failed.csv") });
+
+    const failed = parse(await readFile(join(dir, "large.failed.csv")), { columns: true }) as Record<string, string>[];
+    expect(failed).toHaveLength(41);
+    expect(failed.slice(0, 40).every((row) => row.error === "validation_error: The request is not valid. destination_url: must be at most 2048 characters")).toBe(true);
+    expect(failed[40]).toEqual({
+      name: "",
+      destination_url: "",
+      error: `row_too_large: the row at line 43 has ${5 * 1024 * 1024 + 26} bytes; a row may have at most 65536`,
+    });
+    const names = (await codesIn(workspaceId)).map((code) => code.name);
+    expect(names.sort()).toEqual(["Before", ...Array.from({ length: 60 }, (_, i) => `After ${i}`)].sort());
+  }, 120_000);
 
   it("refuses a file it cannot import, an unknown workspace and a missing key before anything is created", async () => {
     const workspaceId = await newWorkspace("Refusals");

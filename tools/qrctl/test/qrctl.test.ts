@@ -182,6 +182,7 @@ describe.concurrent("qrctl", () => {
     const table = await qrctl(["keys", "list", "--account", accountId, ...asAdmin()]);
     expect(table.code).toBe(0);
     expect(table.stdout).not.toContain(created.key);
+    expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+NAME\s+PREFIX\s+STATUS\s+CREATED/);
     expect(table.stdout.split("\n").find((line) => line.startsWith(created.id))).toMatch(/\brevoked\b/);
     await expect(tenancy.authenticateApiKey({ secret: created.key })).rejects.toThrow();
   });

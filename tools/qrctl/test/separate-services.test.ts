@@ -87,7 +87,7 @@ describe("qrctl with tenancy and links at addresses of their own", () => {
     expect(account.id).toMatch(UUID);
 
     const added = json(await qrctl(["domains", "add", "--account", account.id, "--hostname", "qr.separate.example", "--json"], env));
-    expect(added).toMatchObject({ account_id: account.id, hostname: "qr.separate.example", state: "pending" });
+    expect(added).toMatchObject({ account_id: account.id, hostname: "qr.separate.example", status: "pending" });
 
     const listed = json(await qrctl(["domains", "list", "--account", account.id, "--json"], env));
     expect(listed.domains.map((d: { id: string }) => d.id)).toEqual([added.id]);

@@ -27,7 +27,18 @@ import {
   type AccountEntitlements,
 } from "@qrplatform/api/catalog";
 import { DesignSchema } from "@qrplatform/api/rendering";
-import { isUuid, notFound, pageOf, readPageRequest, serviceError, uuidSchema, validate } from "@qrplatform/platform";
+import {
+  checkedBy,
+  destinationUrlProblem,
+  isUuid,
+  notFound,
+  pageOf,
+  readPageRequest,
+  serviceError,
+  uuidSchema,
+  validate,
+  vanitySlugProblem,
+} from "@qrplatform/platform";
 import type { CatalogDeps } from "../deps.js";
 import { findWorkspace } from "../workspaces/workspaces.repository.js";
 import { checkDesign, dependsOnContent } from "./design-check.js";
@@ -47,18 +58,28 @@ import {
 } from "./qr-codes.repository.js";
 import type { ProvisionedQrCodeRow, QrCodeRow } from "./qr-codes.table.js";
 
+// The link's own fields are checked here as the links service checks them, before a place is reserved:
+// a create that can never succeed then costs what any refused request costs.
 const createSchema = z.object({
   accountId: uuidSchema,
   workspaceId: uuidSchema.optional(),
   name: qrCodeName,
+  destinationUrl: z.string().superRefine(checkedBy(destinationUrlProblem)),
   tags: qrCodeTags,
   utm: qrCodeUtm.optional(),
+  vanityDomainId: uuidSchema.optional(),
+  vanitySlug: z.string().superRefine(checkedBy(vanitySlugProblem)).optional(),
   idempotencyKey: z
     .object({
       key: z.string().regex(/^[\x20-\x7e]{1,300}$/, "must be 1 to 300 printable ASCII characters"),
       fingerprint: z.instanceof(Uint8Array).refine((digest) => digest.length === 32, "must be a SHA-256 digest of 32 bytes"),
     })
     .optional(),
+}).superRefine((req, ctx) => {
+  const required = (field: "vanityDomainId" | "vanitySlug", other: string) =>
+    ctx.addIssue({ code: "custom", path: [field], message: `is required with ${other}`, params: { reason: "required" } });
+  if (req.vanityDomainId !== undefined && req.vanitySlug === undefined) required("vanitySlug", "vanity_domain_id");
+  if (req.vanitySlug !== undefined && req.vanityDomainId === undefined) required("vanityDomainId", "vanity_slug");
 });
 
 /**

@@ -22,6 +22,7 @@ export * from "./grpc/client.js";
 export * from "./grpc/transport-failures.js";
 export * from "./grpc/process.js";
 export * from "./slug.js";
+export * from "./link-rules.js";
 export * from "./public-address.js";
 export * from "./change-bus.js";
 export * from "./access-changes.js";

@@ -1,30 +1,4 @@
-import { textProblem, textRuleProblem, type FieldProblem } from "@qrplatform/platform";
-
-export const MAX_DESTINATION_LENGTH = 2048;
-
-/**
- * Why a destination URL is unacceptable, or undefined when it is fine: an absolute http or https URL
- * of at most 2048 characters with a host, no user name or password, and no control characters.
- */
-export function destinationUrlProblem(value: string, field = "destination_url"): FieldProblem | undefined {
-  const problem = (reason: string, description: string) => ({ field, reason, description });
-  if (value.length === 0) return problem("required", "is required");
-  if (value.length > MAX_DESTINATION_LENGTH) return problem("too_long", `must be at most ${MAX_DESTINATION_LENGTH} characters`);
-  // The one text rule: no control character (CR, LF and TAB among them) may reach a Location header.
-  const text = textRuleProblem(value);
-  if (text) return problem(text.reason, text.description);
-  if (value.trim() !== value) return problem("invalid_url", "must not start or end with spaces");
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return problem("invalid_url", "must be an absolute URL such as https://example.com/page");
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return problem("unsupported_scheme", "must be an http or https URL");
-  if (url.hostname === "") return problem("invalid_url", "must have a host");
-  if (url.username !== "" || url.password !== "") return problem("credentials_not_allowed", "must not contain a user name or password");
-  return undefined;
-}
+import { textProblem, type FieldProblem } from "@qrplatform/platform";
 
 export const MAX_QUERY_PARAMETERS = 20;
 

@@ -16,13 +16,24 @@ import {
   type UpdateLinkResponse,
 } from "@qrplatform/api/links";
 import { z } from "zod";
-import { checkedBy, Code, invalidArgument, isUuid, notFound, parsedBy, serviceError, uuidSchema, validate } from "@qrplatform/platform";
+import {
+  checkedBy,
+  Code,
+  destinationUrlProblem,
+  invalidArgument,
+  isUuid,
+  notFound,
+  parsedBy,
+  parseVanitySlug,
+  serviceError,
+  uuidSchema,
+  validate,
+} from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { findDomainForShare, isServedHostname } from "../domains/domains.repository.js";
-import { destinationUrlProblem, queryParameterProblems } from "./destination-url.js";
+import { queryParameterProblems } from "./destination-url.js";
 import { linkStatusToken, linkToProto } from "./link-mapping.js";
 import * as links from "./links.repository.js";
-import { parseVanitySlug } from "./slugs.js";
 
 /** Generated slugs collide about once in 10^12 creations; five attempts make a failure practically impossible. */
 const SLUG_ATTEMPTS = 5;

@@ -9,11 +9,11 @@ import { callService, present } from "../session.js";
 // The admin credential may leave account_id empty on DomainService: `verify` and `remove` name a
 // domain by its id alone, and `list` without --account lists every account's domains.
 
-/** What the domain operator last reported, as --json prints it; null when it never has. */
+/** What the domain operator last reported, as --json prints it in the REST API's words; null when it never has. */
 function servingJson(serving: DomainServing | undefined) {
   if (!serving) return null;
   return {
-    serving: serving.serving,
+    status: servingStatus(serving),
     route_admitted: serving.routeAdmitted,
     certificate_ready: serving.certificateReady,
     certificate_expires_at: isoTime(serving.certificateExpireTime),
@@ -23,21 +23,25 @@ function servingJson(serving: DomainServing | undefined) {
   };
 }
 
-/** The serving state in one table cell: "yes", "no (Reason)", or "-" when never reported. */
-function servingCell(serving: DomainServing | undefined): string {
-  if (!serving) return "-";
-  return serving.serving ? "yes" : `no (${serving.reason})`;
+/** The serving status as the REST API's `serving.status` words it. */
+function servingStatus(serving: DomainServing): "serving" | "not_serving" {
+  return serving.serving ? "serving" : "not_serving";
 }
 
-/** A domain as --json prints it. */
+/** The serving status in one table cell: "serving", "not_serving (Reason)", or "-" when never reported. */
+function servingCell(serving: DomainServing | undefined): string {
+  if (!serving) return "-";
+  return serving.serving ? servingStatus(serving) : `${servingStatus(serving)} (${serving.reason})`;
+}
+
+/** A domain as --json prints it: the REST API's Domain, with the fields only an operator sees. */
 export function domainJson(domain: Domain) {
   return {
     id: domain.id,
     account_id: domain.accountId,
     hostname: domain.hostname,
-    state: tokenOf(DomainStateSchema, domain.state),
-    challenge_record_name: domain.challengeRecordName,
-    challenge_record_value: domain.challengeRecordValue,
+    status: tokenOf(DomainStateSchema, domain.state),
+    verification: { type: "TXT", name: domain.challengeRecordName, value: domain.challengeRecordValue },
     failure_reason: domain.failureReason || null,
     created_at: isoTime(domain.createTime),
     updated_at: isoTime(domain.updateTime),
@@ -53,10 +57,10 @@ function domainText(heading: string, domain: Domain): string {
     ["ID", json.id],
     ["Hostname", json.hostname],
     ["Account", json.account_id],
-    ["State", json.state],
+    ["Status", json.status],
     ...(json.failure_reason ? ([["Failure", json.failure_reason]] as const) : []),
-    ["TXT name", json.challenge_record_name],
-    ["TXT value", json.challenge_record_value],
+    ["TXT name", json.verification.name],
+    ["TXT value", json.verification.value],
     ["Created", shortTime(domain.createTime)],
     ["Verified", shortTime(domain.verifyTime)],
     ["Last check", shortTime(domain.lastCheckTime, "never")],
@@ -120,7 +124,7 @@ export function registerDomains(program: Command): void {
             ? `No domains for account ${options.account}.`
             : "No domains."
           : table(
-              ["ID", "HOSTNAME", "ACCOUNT", "STATE", "SERVING", "CREATED", "VERIFIED"],
+              ["ID", "HOSTNAME", "ACCOUNT", "STATUS", "SERVING", "CREATED", "VERIFIED"],
               all.map((d) => [
                 d.id,
                 d.hostname,

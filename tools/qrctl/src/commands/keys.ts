@@ -19,7 +19,8 @@ export function keyJson(key: ApiKey) {
   };
 }
 
-function stateOf(key: ApiKey, now = new Date()): string {
+/** A key's status, in the words the REST API uses for a key it refuses: revoked or expired, else active. */
+function statusOf(key: ApiKey, now = new Date()): string {
   if (key.revokeTime) return "revoked";
   if (key.expireTime && timestampDate(key.expireTime) <= now) return "expired";
   return "active";
@@ -79,12 +80,12 @@ export function registerKeys(program: Command): void {
         response.apiKeys.length === 0
           ? `No API keys for account ${options.account}.`
           : table(
-              ["ID", "NAME", "PREFIX", "STATE", "CREATED", "EXPIRES", "SCOPES"],
+              ["ID", "NAME", "PREFIX", "STATUS", "CREATED", "EXPIRES", "SCOPES"],
               response.apiKeys.map((k) => [
                 k.id,
                 k.name || "-",
                 k.displayPrefix,
-                stateOf(k),
+                statusOf(k),
                 shortTime(k.createTime),
                 shortTime(k.expireTime, "never"),
                 k.scopes.join(","),

@@ -1,10 +1,10 @@
-import { createWriteStream } from "node:fs";
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { constants, createWriteStream } from "node:fs";
+import { access, rename, rm } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import { Option, type Command } from "commander";
-import { CSV_COLUMNS, MAX_BATCH_ROWS } from "../csv-columns.js";
+import { CSV_COLUMNS, MAX_BATCH_ROWS, MAX_ROW_BYTES } from "../csv-columns.js";
 import { CliError, usageError } from "../errors.js";
 import { emit } from "../output.js";
 
@@ -71,7 +71,7 @@ export function registerQrCodes(program: Command): void {
 
   qrCodes
     .command("import")
-    .description("create a QR code for each row of a CSV file, 100 rows a call, resumable")
+    .description("create a QR code for each row of a CSV file, up to 100 rows a call, resumable")
     .argument("<file.csv>", `a CSV file whose first line names its columns: ${CSV_COLUMNS.join(", ")} (name and destination_url required; tags separated by ;)`)
     .requiredOption("--workspace <id>", "the workspace to create the codes in")
     .addOption(new Option("--batch-size <rows>", `rows per call, 1 to ${MAX_BATCH_ROWS}`).argParser(batchSizeArg).default(MAX_BATCH_ROWS))
@@ -80,60 +80,59 @@ export function registerQrCodes(program: Command): void {
       "after",
       "\nEach call carries an Idempotency-Key made of the workspace, the file's content hash and its rows, so running the same\n" +
         "command again after an interruption resumes the import: calls already answered are replayed by the\n" +
-        "API (nothing is created twice), the rest run. Resume within 24 hours, with the file unchanged.",
+        "API (nothing is created twice), the rest run. Resume within 24 hours, with the file unchanged.\n" +
+        `A row may have at most ${MAX_ROW_BYTES} bytes; a longer one is not sent but written to the failed-rows file\n` +
+        "with its line number, and the rows after it are imported.",
     )
     .action(async (path: string, options: ImportOptions, command: Command) => {
       // Loaded only here: every other command of qrctl starts without the REST client and the CSV libraries.
       const { apiSession, unreachable } = await import("../api.js");
-      const { batchesOf, failedRowsCsv, readImportFile, sendBatch } = await import("../csv-import.js");
+      const { batchesOf, checkImportFile, FailedRows, sendBatch } = await import("../csv-import.js");
       const { client, baseUrl } = apiSession(command);
-      const content = await readFile(path).catch((error: NodeJS.ErrnoException) => {
+      await access(path, constants.R_OK).catch((error: NodeJS.ErrnoException) => {
         throw usageError(`cannot read ${path}: ${error.code === "ENOENT" ? "no such file" : error.message}`);
       });
-      const file = readImportFile(content);
-      const batches = batchesOf(file, options.workspace, options.batchSize);
-      const failedPath = options.failed ?? `${path.replace(/\.csv$/i, "")}.failed.csv`;
+      const file = await checkImportFile(path);
+      const failed = new FailedRows(options.failed ?? `${path.replace(/\.csv$/i, "")}.failed.csv`, file.header);
       let done = 0;
       let replayedRows = 0;
-      const progress = await progressReporter(file.rows.length);
-      const failed: { row: Record<string, string>; error: string }[] = [];
       let created = 0;
+      const progress = await progressReporter(file.rows);
       try {
-        for (const batch of batches) {
-          const outcome = await sendBatch(client, options.workspace, file, batch).catch((error: unknown) => {
+        for await (const batch of batchesOf(file, options.workspace, options.batchSize)) {
+          const outcome = await sendBatch(client, options.workspace, batch).catch((error: unknown) => {
             if (error instanceof CliError) throw error;
             throw unreachable(baseUrl, error);
           });
-          outcome.rows.forEach((row, i) => {
+          for (const [i, row] of outcome.rows.entries()) {
             if (row.created) created++;
-            else failed.push({ row: file.rows[batch.first + i]!, error: row.error });
-          });
+            else await failed.add(batch.rows[i]!, row.error);
+          }
           done += outcome.rows.length;
-          if (outcome.replayed) replayedRows += outcome.rows.length;
+          replayedRows += outcome.replayedRows;
           progress.update(done);
         }
       } finally {
         progress.stop();
+        await failed.close();
       }
-      if (failed.length > 0) await writeFile(failedPath, failedRowsCsv(file, failed));
-      else await rm(failedPath, { force: true });
       const summary = {
-        rows: file.rows.length,
+        rows: file.rows,
         created,
-        failed: failed.length,
+        failed: failed.count,
         resumed_rows: replayedRows,
-        failed_rows_file: failed.length > 0 ? failedPath : null,
+        failed_rows_file: failed.count > 0 ? failed.path : null,
       };
       emit(command, summary, () =>
         [
-          `Imported ${file.rows.length} rows into workspace ${options.workspace}: ${created} created, ${failed.length} failed.`,
+          `Imported ${file.rows} rows into workspace ${options.workspace}: ${created} created, ${failed.count} failed.`,
           replayedRows > 0 ? `${replayedRows} rows had been imported by an earlier run and were not created again.` : "",
-          failed.length > 0 ? `The rows that failed, with the reason, are in ${failedPath}.` : "",
+          failed.count > 0 ? `The rows that failed, with the reason, are in ${failed.path}.` : "",
         ]
           .filter(Boolean)
           .join("\n"),
       );
-      if (failed.length > 0) throw new CliError(`${failed.length} of ${file.rows.length} rows were not imported; they are in ${failedPath}`);
+      if (failed.count > 0) throw new CliError(`${failed.count} of ${file.rows} rows were not imported; they are in ${failed.path}`);
     });
 
   qrCodes

@@ -168,7 +168,9 @@ export interface paths {
          *     and `canonical_url` (the link on the platform's short domain).
          *
          *     - Capacity is counted per account; workspace routes apply the same account capacity. At
-         *       capacity: `403 qr_code_limit_reached` with `details.limit` and `details.used`.
+         *       capacity: `403 qr_code_limit_reached` with `details.limit` and `details.used`. The body's
+         *       fields (the destination URL's shape, lengths, the vanity slug's form) are checked first: a
+         *       request with an invalid field is `400 validation_error` whatever the capacity.
          *     - A custom slug is requested with both `vanity_domain_id` and `vanity_slug` (one without the
          *       other is `400 validation_error` naming the missing field) and only exists on a verified
          *       custom domain of the account: an unknown domain or another account's is
