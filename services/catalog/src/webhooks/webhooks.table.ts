@@ -19,6 +19,10 @@ export interface WebhookEndpointsTable {
   previous_secret_expires_at: Date | null;
   /** When a delivery last succeeded; an endpoint that never succeeded since a delivery began is failing. */
   last_success_at: Date | null;
+  /** The client's Idempotency-Key of the create that made it (per account, unique), if it sent one. */
+  idempotency_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** SHA-256 of the request that key was first used for. */
+  idempotency_fingerprint: ColumnType<Buffer | null, Uint8Array | null | undefined, Uint8Array | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }
