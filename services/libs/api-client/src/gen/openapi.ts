@@ -499,7 +499,8 @@ export interface paths {
         /**
          * Register a webhook endpoint
          * @description Registers a URL that receives the chosen events as signed POSTs (see `webhooks`). The answer
-         *     holds the endpoint's signing `secret`, shown this once. The URL must be `https`, without user
+         *     holds the endpoint's signing `secret`, shown this once (and to a retry of this create under its
+         *     `Idempotency-Key`, for the key's 24 hours). The URL must be `https`, without user
          *     name, password or fragment, and its host must not resolve to a private, loopback or
          *     link-local address (`400 validation_error`, reason `forbidden_address`); the same rule is
          *     applied again before every delivery. An account may register 20 endpoints.
