@@ -40,6 +40,7 @@ import {
   vanitySlugProblem,
 } from "@qrplatform/platform";
 import type { CatalogDeps } from "../deps.js";
+import { createInProgress, createKeySchema, keysKeptSince, requireSameRequest } from "../idempotency/create-keys.js";
 import { findWorkspace } from "../workspaces/workspaces.repository.js";
 import { checkDesign, dependsOnContent } from "./design-check.js";
 import { linkStatusOf, qrCodeToProto, statusToken } from "./qr-code-mapping.js";
@@ -69,24 +70,13 @@ const createSchema = z.object({
   utm: qrCodeUtm.optional(),
   vanityDomainId: uuidSchema.optional(),
   vanitySlug: z.string().superRefine(checkedBy(vanitySlugProblem)).optional(),
-  idempotencyKey: z
-    .object({
-      key: z.string().regex(/^[\x20-\x7e]{1,300}$/, "must be 1 to 300 printable ASCII characters"),
-      fingerprint: z.instanceof(Uint8Array).refine((digest) => digest.length === 32, "must be a SHA-256 digest of 32 bytes"),
-    })
-    .optional(),
+  idempotencyKey: createKeySchema.optional(),
 }).superRefine((req, ctx) => {
   const required = (field: "vanityDomainId" | "vanitySlug", other: string) =>
     ctx.addIssue({ code: "custom", path: [field], message: `is required with ${other}`, params: { reason: "required" } });
   if (req.vanityDomainId !== undefined && req.vanitySlug === undefined) required("vanitySlug", "vanity_domain_id");
   if (req.vanitySlug !== undefined && req.vanityDomainId === undefined) required("vanityDomainId", "vanity_slug");
 });
-
-/**
- * How long a create's idempotency key names its code: as long as the edge keeps the key's answer
- * (ADR 0016). A key older than that may name a new create.
- */
-export const CREATE_KEY_RETENTION_MS = 24 * 3600 * 1000;
 
 function capacityError(refusal: CapacityRefusal): ConnectError {
   const metadata = { limit: String(refusal.max), used: String(refusal.used) };
@@ -145,7 +135,7 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
       qrCodes: entitlements.qrCodeCapacity === undefined ? undefined : Number(entitlements.qrCodeCapacity),
       customLinks: entitlements.customLinkCapacity === undefined ? undefined : Number(entitlements.customLinkCapacity),
     },
-    new Date(deps.now().getTime() - CREATE_KEY_RETENTION_MS),
+    keysKeptSince(deps.now()),
   );
   if (reserved.outcome === "refused") throw capacityError(reserved.refusal);
   if (reserved.outcome === "no_workspace") throw notFound("workspace");
@@ -189,23 +179,8 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
  * still running under the key asks for a retry once it is done.
  */
 async function repeatedCreate(deps: CatalogDeps, code: QrCodeRow, fingerprint: Uint8Array): Promise<CreateQrCodeResponse> {
-  const metadata = { header: "Idempotency-Key" };
-  if (!code.idempotency_fingerprint || !Buffer.from(code.idempotency_fingerprint).equals(Buffer.from(fingerprint))) {
-    throw serviceError(
-      Code.FailedPrecondition,
-      "idempotency_key_reused",
-      "This Idempotency-Key was already used for a different request (another method, path or body); use a new key for a new request.",
-      { metadata },
-    );
-  }
-  if (code.pending_operation === "create") {
-    throw serviceError(
-      Code.Aborted,
-      "idempotency_key_in_progress",
-      "A request with this Idempotency-Key is still running; retry it with the same key once it has finished.",
-      { metadata },
-    );
-  }
+  requireSameRequest(code.idempotency_fingerprint, fingerprint);
+  if (code.pending_operation === "create") throw createInProgress();
   const [qrCode] = await withScanTotals(deps, code.account_id, [code as ProvisionedQrCodeRow]);
   return create(CreateQrCodeResponseSchema, { qrCode });
 }

@@ -37,6 +37,7 @@ import {
 } from "@qrplatform/api/catalog";
 import { checkedBy, invalidArgument, isUuid, notFound, pageOf, readPageRequest, serviceError, uuidSchema, validate } from "@qrplatform/platform";
 import type { CatalogDeps } from "../deps.js";
+import { createKeySchema, keysKeptSince, requireSameRequest } from "../idempotency/create-keys.js";
 import * as endpoints from "./webhook-endpoints.repository.js";
 import { WEBHOOK_EVENT_TYPES } from "./webhook-events.js";
 import { newWebhookSecret } from "./webhook-signature.js";
@@ -109,6 +110,11 @@ async function requireEndpoint(deps: CatalogDeps, accountId: string, endpointId:
   return row;
 }
 
+/**
+ * Registers an endpoint with a new secret. A create with an idempotency key records it on the endpoint: a
+ * repeat of the key returns that endpoint and its secret (kept to sign deliveries, so nothing more is
+ * stored for the repeat), however the first call's answer was lost.
+ */
 export async function createWebhookEndpoint(deps: CatalogDeps, req: CreateWebhookEndpointRequest): Promise<CreateWebhookEndpointResponse> {
   const input = validate(
     z.object({
@@ -116,20 +122,26 @@ export async function createWebhookEndpoint(deps: CatalogDeps, req: CreateWebhoo
       url: z.string().superRefine(checkedBy((url: string) => webhookUrlProblem(url, deps.webhooks))),
       description: description.optional(),
       eventTypes,
+      idempotencyKey: createKeySchema.optional(),
     }),
     req,
   );
   await requireAllowedHost(deps, input.url);
-  const secret = newWebhookSecret();
-  const row = await endpoints.insertEndpoint(deps.db, {
-    id: randomUUID(),
-    account_id: input.accountId,
-    url: input.url,
-    description: input.description ?? null,
-    event_types: input.eventTypes,
-    secret,
-  });
-  if (!row) {
+  const made = await endpoints.insertEndpoint(
+    deps.db,
+    {
+      id: randomUUID(),
+      account_id: input.accountId,
+      url: input.url,
+      description: input.description ?? null,
+      event_types: input.eventTypes,
+      secret: newWebhookSecret(),
+      idempotency_key: input.idempotencyKey?.key ?? null,
+      idempotency_fingerprint: input.idempotencyKey?.fingerprint ?? null,
+    },
+    keysKeptSince(deps.now()),
+  );
+  if (made.outcome === "limit_reached") {
     throw serviceError(
       Code.ResourceExhausted,
       "webhook_endpoint_limit_reached",
@@ -137,7 +149,8 @@ export async function createWebhookEndpoint(deps: CatalogDeps, req: CreateWebhoo
       { metadata: { limit: String(endpoints.MAX_ENDPOINTS_PER_ACCOUNT) } },
     );
   }
-  return create(CreateWebhookEndpointResponseSchema, { endpoint: endpointToProto(row), secret });
+  if (made.outcome === "exists") requireSameRequest(made.endpoint.idempotency_fingerprint, input.idempotencyKey!.fingerprint);
+  return create(CreateWebhookEndpointResponseSchema, { endpoint: endpointToProto(made.endpoint), secret: made.endpoint.secret });
 }
 
 export async function getWebhookEndpoint(deps: CatalogDeps, req: GetWebhookEndpointRequest): Promise<GetWebhookEndpointResponse> {

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Updateable } from "kysely";
+import { sql, type Insertable, type Kysely, type Updateable } from "kysely";
 import { afterKeyset, beforeKeyset } from "@qrplatform/db";
 import type { CatalogTables } from "../tables.js";
 import type { WebhookDeliveryRow, WebhookEndpointRow, WebhookEndpointsTable } from "./webhooks.table.js";
@@ -10,26 +10,56 @@ type Db = Kysely<CatalogTables>;
 /** The most endpoints one account may register. */
 export const MAX_ENDPOINTS_PER_ACCOUNT = 20;
 
-/** Inserts an endpoint unless the account already has the most it may; undefined then. */
+/** What an endpoint create came to: the endpoint inserted, the one its idempotency key already made, or the account full. */
+export type InsertOutcome =
+  | { outcome: "inserted"; endpoint: WebhookEndpointRow }
+  | { outcome: "exists"; endpoint: WebhookEndpointRow }
+  | { outcome: "limit_reached" };
+
+/**
+ * Inserts an endpoint unless the account already has the most it may. One with an idempotency key held
+ * by an endpoint of the account made since `keysKeptSince` is not inserted: that endpoint is the outcome,
+ * before the limit is looked at, so a retried create never takes a second place. An older holder gives
+ * the key up.
+ */
 export async function insertEndpoint(
   db: Db,
-  row: Pick<WebhookEndpointRow, "id" | "account_id" | "url" | "description" | "event_types" | "secret">,
-): Promise<WebhookEndpointRow | undefined> {
-  return db.transaction().execute(async (trx) => {
-    // The account's capacity lock serializes creates, so the count cannot be overshot.
+  row: Pick<Insertable<WebhookEndpointsTable>, "id" | "account_id" | "url" | "description" | "event_types" | "secret" | "idempotency_key" | "idempotency_fingerprint">,
+  keysKeptSince: Date,
+): Promise<InsertOutcome> {
+  return db.transaction().execute(async (trx): Promise<InsertOutcome> => {
+    // The account's capacity lock serializes creates, so the count cannot be overshot nor a key used twice.
     await trx.insertInto("account_capacity_locks").values({ account_id: row.account_id }).onConflict((c) => c.doNothing()).execute();
     await trx.selectFrom("account_capacity_locks").select("account_id").where("account_id", "=", row.account_id).forUpdate().execute();
+    if (row.idempotency_key) {
+      const holder = await trx
+        .selectFrom("webhook_endpoints")
+        .selectAll()
+        .where("account_id", "=", row.account_id)
+        .where("idempotency_key", "=", row.idempotency_key)
+        .executeTakeFirst();
+      if (holder && holder.created_at >= keysKeptSince) return { outcome: "exists", endpoint: holder };
+      if (holder) {
+        await trx
+          .updateTable("webhook_endpoints")
+          .set({ idempotency_key: null, idempotency_fingerprint: null })
+          .where("account_id", "=", row.account_id)
+          .where("id", "=", holder.id)
+          .execute();
+      }
+    }
     const { n } = await trx
       .selectFrom("webhook_endpoints")
       .select(sql<number>`count(*)::int`.as("n"))
       .where("account_id", "=", row.account_id)
       .executeTakeFirstOrThrow();
-    if (n >= MAX_ENDPOINTS_PER_ACCOUNT) return undefined;
-    return trx
+    if (n >= MAX_ENDPOINTS_PER_ACCOUNT) return { outcome: "limit_reached" };
+    const endpoint = await trx
       .insertInto("webhook_endpoints")
       .values({ ...row, status: "enabled" })
       .returningAll()
       .executeTakeFirstOrThrow();
+    return { outcome: "inserted", endpoint };
   });
 }
 

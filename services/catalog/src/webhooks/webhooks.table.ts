@@ -21,6 +21,10 @@ export interface WebhookEndpointsTable {
   last_success_at: Date | null;
   /** Held deliveries dropped, oldest first, because more than the bound were held while it was disabled. */
   held_deliveries_dropped: Generated<number>;
+  /** The client's Idempotency-Key of the create that made it (per account, unique), if it sent one. */
+  idempotency_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** SHA-256 of the request that key was first used for. */
+  idempotency_fingerprint: ColumnType<Buffer | null, Uint8Array | null | undefined, Uint8Array | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

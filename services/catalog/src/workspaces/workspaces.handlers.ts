@@ -31,6 +31,7 @@ import {
   validate,
 } from "@qrplatform/platform";
 import type { CatalogDeps } from "../deps.js";
+import { createKeySchema, keysKeptSince, requireSameRequest } from "../idempotency/create-keys.js";
 import { workspaceToProto } from "./workspace-mapping.js";
 import { workspaceDescription, workspaceLogoUrl, workspaceName } from "./workspace-rules.js";
 import * as workspaces from "./workspaces.repository.js";
@@ -40,21 +41,33 @@ const createWorkspaceRequest = z.object({
   name: workspaceName,
   description: workspaceDescription.optional(),
   logoUrl: workspaceLogoUrl.optional(),
+  idempotencyKey: createKeySchema.optional(),
 });
 
+/**
+ * Creates a workspace. A create with an idempotency key records it on the workspace: a repeat of the key
+ * returns that workspace, as it is now, however the first call's answer was lost.
+ */
 export async function createWorkspace(deps: CatalogDeps, req: CreateWorkspaceRequest): Promise<CreateWorkspaceResponse> {
   const input = validate(createWorkspaceRequest, req);
   for (const slug of slugCandidates(input.name, "workspace")) {
     try {
-      const row = await workspaces.insertWorkspace(deps.db, {
-        id: randomUUID(),
-        account_id: input.accountId,
-        name: input.name,
-        slug,
-        description: input.description ?? null,
-        logo_url: input.logoUrl ?? null,
-      });
-      return create(CreateWorkspaceResponseSchema, { workspace: workspaceToProto(row) });
+      const made = await workspaces.insertWorkspace(
+        deps.db,
+        {
+          id: randomUUID(),
+          account_id: input.accountId,
+          name: input.name,
+          slug,
+          description: input.description ?? null,
+          logo_url: input.logoUrl ?? null,
+          idempotency_key: input.idempotencyKey?.key ?? null,
+          idempotency_fingerprint: input.idempotencyKey?.fingerprint ?? null,
+        },
+        keysKeptSince(deps.now()),
+      );
+      if (made.outcome === "exists") requireSameRequest(made.workspace.idempotency_fingerprint, input.idempotencyKey!.fingerprint);
+      return create(CreateWorkspaceResponseSchema, { workspace: workspaceToProto(made.workspace) });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
     }

@@ -1,4 +1,4 @@
-import type { Generated, Insertable, Selectable, Updateable } from "kysely";
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
 
 /** catalog.workspaces */
 export interface WorkspacesTable {
@@ -8,6 +8,10 @@ export interface WorkspacesTable {
   slug: string;
   description: string | null;
   logo_url: string | null;
+  /** The client's Idempotency-Key of the create that made it (per account, unique), if it sent one. */
+  idempotency_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** SHA-256 of the request that key was first used for. */
+  idempotency_fingerprint: ColumnType<Buffer | null, Uint8Array | null | undefined, Uint8Array | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
 }

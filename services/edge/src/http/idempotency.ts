@@ -64,8 +64,18 @@ function fingerprintOf(req: Request): Uint8Array {
  * changed nothing, so the retry cannot do anything twice; the exception is a 503 or 504 whose write went
  * through unseen behind a failed connection or a timeout (ADR 0016).
  */
-function isFinal(status: number): boolean {
+export function isFinal(status: number): boolean {
   return status < 500 && status !== 408 && status !== 409 && status !== 429;
+}
+
+/**
+ * Says that the answer the route is about to send is not final although its own status is: a bulk
+ * create's 200 holding an item that met a passing state (isFinal). The key is released rather than
+ * kept with that answer, so a retry runs the call again; each item has its own key in the catalog, so
+ * items already made come back as the same codes and only the others run.
+ */
+export function answerIsNotFinal(res: Response): void {
+  res.locals.idempotencyAnswerNotFinal = true;
 }
 
 /** Writes a stored response; an error's request_id becomes this request's, so it matches X-Request-ID as every error does. */
@@ -109,7 +119,8 @@ export interface IdempotencyOptions {
  * same method, path and body gets that response again, marked `Idempotent-Replayed: true`; the key
  * with a different request is 422 `idempotency_key_reused`; a retry while the first still runs waits
  * for it up to `inFlightWaitMs`, then is 409 `idempotency_key_in_progress` with Retry-After. Responses
- * that are not final (5xx, 408, 409, 429) are not stored: the key is released and a retry runs again.
+ * that are not final (5xx, 408, 409, 429, or a route's answerIsNotFinal) are not stored: the key is
+ * released and a retry runs again.
  * Mounted after authentication and the body parser; without the header the request runs as always.
  */
 export function idempotentRequests(store: IdempotencyStore, logger: Logger, options: IdempotencyOptions = {}): RequestHandler {
@@ -150,7 +161,7 @@ export function idempotentRequests(store: IdempotencyStore, logger: Logger, opti
       case "claimed":
         res.locals.idempotency = { key, fingerprint } satisfies RequestKey;
         settleWithResponse(res, (response) =>
-          isFinal(response.status)
+          isFinal(response.status) && res.locals.idempotencyAnswerNotFinal !== true
             ? store.complete(accountId, key, outcome.claimId, response)
             : store.release(accountId, key, outcome.claimId),
         ).catch((err: unknown) => {

@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import express, { type Request, type RequestHandler } from "express";
 import type { z } from "zod";
 import { fieldProblemsOf, type FieldProblem } from "@qrplatform/platform";
@@ -46,15 +47,70 @@ export function jsonBody(req: Request): unknown {
 }
 
 /**
+ * How deeply arrays and objects may nest in a request body. Our deepest request (a bulk create's item
+ * design) nests 5 levels; a bound well above it keeps every later walk of the parsed body (the
+ * Idempotency-Key fingerprint, zod, the services' checks) far from the stack's limit.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+const OPEN_BRACKETS = new Set([0x5b, 0x7b]); // [ {
+const CLOSE_BRACKETS = new Set([0x5d, 0x7d]); // ] }
+
+/**
+ * Whether the JSON text nests arrays and objects deeper than `max`, found by one loop over the bytes
+ * (brackets inside strings do not count), so nothing recursive ever sees a body that is too deep.
+ */
+export function nestsDeeperThan(body: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const byte = body[i]!;
+    if (inString) {
+      if (byte === 0x5c) i++; // a backslash escapes the next byte, which may be a quote
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) {
+      inString = true;
+    } else if (OPEN_BRACKETS.has(byte)) {
+      if (++depth > max) return true;
+    } else if (CLOSE_BRACKETS.has(byte)) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
+ * Checks a JSON body's bytes before they are parsed: UTF-8 that does not decode (a stray continuation
+ * byte, an overlong form, a surrogate) is refused rather than read as U+FFFD and stored, and a body
+ * nested deeper than MAX_JSON_DEPTH is refused before anything walks it.
+ */
+function checkJsonBytes(_req: unknown, _res: unknown, body: Buffer, encoding: string): void {
+  if (encoding.toLowerCase() === "utf-8" && !isUtf8(body)) {
+    throw new ApiError(400, "invalid_utf8", "The request body is not valid UTF-8; send JSON text encoded as UTF-8.");
+  }
+  if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+    throw new ApiError(
+      400,
+      "json_too_deep",
+      `The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`,
+      { max_depth: MAX_JSON_DEPTH },
+    );
+  }
+}
+
+/**
  * express's JSON parser, which also reads bodies sent with `Content-Encoding` gzip, deflate, br or zstd
  * and applies `limit` to what they inflate to (a compression bomb is 413 like any large body). A body
  * that does not decode as its encoding says is reported by the parser without a `type`: it becomes
- * 400 `invalid_json` here, since the body cannot be read as JSON.
+ * 400 `invalid_json` here, since the body cannot be read as JSON. The decoded bytes are checked
+ * (checkJsonBytes) before they are parsed.
  */
 export function jsonBodyParser(limit: number): RequestHandler {
-  const parse = express.json({ limit, type: "application/json" });
+  const parse = express.json({ limit, type: "application/json", verify: checkJsonBytes });
   return (req, res, next) =>
     parse(req, res, (error?: unknown) => {
+      // The parser hands on what checkJsonBytes threw with the body attached; the answer needs neither.
+      if (error instanceof ApiError) return next(new ApiError(error.status, error.code, error.message, error.details));
       const undecodable = error instanceof Error && (error as { type?: unknown }).type === undefined && (error as { status?: unknown }).status === 400;
       next(undecodable ? new ApiError(400, "invalid_json", "The request body does not decode as its Content-Encoding says.") : error);
     });

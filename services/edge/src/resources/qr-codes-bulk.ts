@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { QrCode, WorkspaceService } from "@qrplatform/api/catalog";
 import { callerOf, type Caller } from "../http/auth.js";
 import { apiErrorOf } from "../http/error-handler.js";
-import { requestKeyOf, type RequestKey } from "../http/idempotency.js";
+import { answerIsNotFinal, isFinal, requestKeyOf, type RequestKey } from "../http/idempotency.js";
 import { jsonBody, parseInput } from "../http/input.js";
 import { requestIdOf } from "../http/request-id.js";
 import { uuidParam } from "./params.js";
@@ -40,6 +40,7 @@ function itemKey(callKey: RequestKey | undefined, index: number): RequestKey | u
  * `POST /workspaces/{workspace_id}/qr-codes/bulk`: up to 100 QR codes in one call, each created as the
  * single create would create it (the same rules, capacity counted per item) and answered in order,
  * with `201` and the code, or the status and error object the single create would have answered.
+ * Under an Idempotency-Key the answer is kept only when every item's outcome is final.
  */
 export function bulkCreateHandler(
   workspaces: Client<typeof WorkspaceService>,
@@ -71,6 +72,9 @@ export function bulkCreateHandler(
       ),
     );
     const created = results.filter((result) => result.status === 201).length;
+    // An item that was still running elsewhere (409) or failed here (5xx) succeeds on a retry: such an
+    // answer must not be what the call's key replays for a day.
+    if (results.some((result) => !isFinal(result.status))) answerIsNotFinal(res);
     res.status(200).json({ created, failed: results.length - created, results });
   };
 }

@@ -12,6 +12,7 @@ import {
   type WebhookEndpointService,
 } from "@qrplatform/api/catalog";
 import { callerOf } from "../http/auth.js";
+import { requestKeyOf } from "../http/idempotency.js";
 import { jsonBody, parseInput } from "../http/input.js";
 import { listEnvelope, pageRequestOf } from "../http/pagination.js";
 import { dateTime } from "./json.js";
@@ -122,6 +123,9 @@ export function webhookHandlers(endpoints: Client<typeof WebhookEndpointService>
       url: body.url,
       description: body.description ?? undefined,
       eventTypes: body.event_types,
+      // With the request's Idempotency-Key the catalog registers at most one endpoint for it, and a
+      // retry gets that endpoint's secret.
+      idempotencyKey: requestKeyOf(res),
     });
     res.status(201).location(`${req.baseUrl}/webhooks/${endpoint!.id}`).json({ ...webhookEndpointJson(endpoint!), secret });
   };

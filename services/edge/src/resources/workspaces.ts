@@ -4,6 +4,7 @@ import { z } from "zod";
 import { textSchema } from "@qrplatform/platform";
 import type { Workspace, WorkspaceService } from "@qrplatform/api/catalog";
 import { callerOf } from "../http/auth.js";
+import { requestKeyOf } from "../http/idempotency.js";
 import { jsonBody, parseInput } from "../http/input.js";
 import { listEnvelope, pageRequestOf } from "../http/pagination.js";
 import { dateTime } from "./json.js";
@@ -63,6 +64,8 @@ export function workspaceHandlers(workspaces: Client<typeof WorkspaceService>) {
       name: body.name,
       description: body.description ?? undefined,
       logoUrl: body.logo_url ?? undefined,
+      // With the request's Idempotency-Key the catalog makes at most one workspace for it.
+      idempotencyKey: requestKeyOf(res),
     });
     res.status(201).location(`${req.baseUrl}/workspaces/${workspace!.id}`).json(workspaceJson(workspace!));
   };

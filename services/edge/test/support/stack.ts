@@ -122,6 +122,8 @@ export interface StackOptions {
    * Webhook delivery: in process, the catalog's workers run only when this is given; as processes they
    * always run, and these become the catalog's WEBHOOK_* variables.
    */
+  /** The in-process shape's edge body limit; 64 KiB unless given. */
+  readonly maxBodyBytes?: number;
   readonly webhooks?: Pick<Partial<WebhookOptions>, "pollIntervalMs" | "retryScheduleMs" | "scanPeriodMs" | "timeoutMs" | "allowLoopback">;
 }
 
@@ -170,7 +172,7 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     buildEdge({
       transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]), rendering: local([rendering]) },
       logger,
-      maxBodyBytes: 64 * 1024,
+      maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
       fallback,
       quotas,
       accessChanges,

@@ -522,7 +522,8 @@ export interface paths {
         /**
          * Register a webhook endpoint
          * @description Registers a URL that receives the chosen events as signed POSTs (see `webhooks`). The answer
-         *     holds the endpoint's signing `secret`, shown this once. The URL must be `https`, without user
+         *     holds the endpoint's signing `secret`, shown this once (and to a retry of this create under its
+         *     `Idempotency-Key`, for the key's 24 hours). The URL must be `https`, without user
          *     name, password or fragment, and its host must not resolve to a private, loopback or
          *     link-local address (`400 validation_error`, reason `forbidden_address`); the same rule is
          *     applied again before every delivery. An account may register 20 endpoints.
@@ -1631,6 +1632,8 @@ export interface components {
                  *     |---|---|---|
                  *     | `validation_error` | 400 | an invalid path id, query parameter or body field; `details.fields[]` names each |
                  *     | `invalid_json` | 400 | the body is not valid JSON, or does not decode as its `Content-Encoding` says |
+                 *     | `invalid_utf8` | 400 | the body is not valid UTF-8 |
+                 *     | `json_too_deep` | 400 | the body nests arrays and objects more than 64 levels deep (`details.max_depth`) |
                  *     | `invalid_idempotency_key` | 400 | the `Idempotency-Key` header is not 1–255 visible ASCII characters (other than `"` and `\`), or was sent twice |
                  *     | `missing_api_key` | 401 | no `Authorization` header |
                  *     | `invalid_api_key` | 401 | a malformed, unknown, expired or revoked key |
@@ -1701,11 +1704,15 @@ export interface components {
                 details: components["schemas"]["ValidationErrorDetails"];
             };
         };
-        /** @description `invalid_json`: the body is not valid JSON, or does not decode as its `Content-Encoding` says. */
+        /**
+         * @description `invalid_json`: the body is not valid JSON, or does not decode as its `Content-Encoding` says;
+         *     `invalid_utf8`: the body is not valid UTF-8; `json_too_deep`: the body nests arrays and objects
+         *     more than 64 levels deep (`details.max_depth`).
+         */
         InvalidJsonError: components["schemas"]["Error"] & {
             error: {
-                /** @constant */
-                code: "invalid_json";
+                /** @enum {unknown} */
+                code: "invalid_json" | "invalid_utf8" | "json_too_deep";
             };
         };
         /** @description `missing_api_key` or `invalid_api_key`. */
@@ -1903,7 +1910,8 @@ export interface components {
         /**
          * @description `validation_error` (`details.fields` names the invalid, missing, read-only or unknown fields,
          *     and an invalid path id; at most 20, with `details.omitted_fields` counting the rest), or
-         *     `invalid_json` when the body cannot be decoded or parsed.
+         *     `invalid_json` when the body cannot be decoded or parsed, `invalid_utf8` when it is not valid
+         *     UTF-8, or `json_too_deep` when it nests more than 64 levels.
          */
         InvalidRequestBody: {
             headers: {
@@ -1918,7 +1926,8 @@ export interface components {
         /**
          * @description `validation_error` (`details.fields` names the invalid, missing, read-only or unknown fields,
          *     and an invalid path id; at most 20, with `details.omitted_fields` counting the rest),
-         *     `invalid_json` when the body cannot be decoded or parsed, or `invalid_idempotency_key` when
+         *     `invalid_json` when the body cannot be decoded or parsed, `invalid_utf8` when it is not valid
+         *     UTF-8, `json_too_deep` when it nests more than 64 levels, or `invalid_idempotency_key` when
          *     the `Idempotency-Key` header is not a valid key.
          */
         InvalidIdempotentRequest: {
