@@ -1,4 +1,4 @@
-// `npm start`: the whole platform in one process. Configuration: see the README.
+// `npm start`: the whole platform in one process. Configuration: see docs/configuration.md.
 import { z } from "zod";
 import { databaseEnv } from "@qrplatform/db";
 import { createLogger, logLevelVar, metricsPortVar, onShutdownSignal, optionalVar, portVar, readConfig, startProcess } from "@qrplatform/platform";

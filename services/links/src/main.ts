@@ -1,5 +1,5 @@
 // The links service as its own process: gRPC on GRPC_PORT, and the public redirector on REDIRECT_PORT.
-// Configuration: see the README's table.
+// Configuration: see docs/configuration.md.
 import { join } from "node:path";
 import { z } from "zod";
 import { databaseEnv, databaseReadiness, openDatabase, whenDatabaseAnswers } from "@qrplatform/db";
