@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import { afterKeyset } from "@qrplatform/db";
 import type { TenancyTables } from "../tables.js";
 import type { AccountChanges, AccountRow, NewAccountRow } from "./accounts.table.js";
@@ -13,8 +13,8 @@ export async function find(db: Kysely<TenancyTables>, id: string): Promise<Accou
 }
 
 /** Locks the account row for the rest of the transaction, so concurrent updates apply one after another. */
-export async function findForUpdate(db: Kysely<TenancyTables>, id: string): Promise<AccountRow | undefined> {
-  return db.selectFrom("accounts").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
+export async function findForUpdate(trx: Transaction<TenancyTables>, id: string): Promise<AccountRow | undefined> {
+  return trx.selectFrom("accounts").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
 }
 
 /** Accounts in (created_at, id) order, starting after the given position. */
