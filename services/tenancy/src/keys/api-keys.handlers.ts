@@ -3,7 +3,6 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { z } from "zod";
 import {
-  ApiAccess,
   ApiKeySchema,
   AuthenticateApiKeyResponseSchema,
   CreateApiKeyResponseSchema,
@@ -23,7 +22,7 @@ import { Code, isUuid, notFound, serviceError, validate } from "@qrplatform/plat
 import type { TenancyDeps } from "../deps.js";
 import { accountToProto, planToProto, statusOf, tierOf } from "../accounts/account-mapping.js";
 import * as accounts from "../accounts/accounts.repository.js";
-import { planOf, STATUSES_WITH_ACCESS } from "../plans/plans.js";
+import { apiAccessOf, hourlyRequestLimitOf, planOf } from "../plans/plans.js";
 import { displayPrefix, generateSecret, hashSecret, looksLikeSecret } from "./api-key-secret.js";
 import type { ApiKeyRow } from "./api-keys.table.js";
 import * as apiKeys from "./api-keys.repository.js";
@@ -113,16 +112,13 @@ export async function authenticateApiKey(deps: TenancyDeps, req: AuthenticateApi
   if (!account) throw invalidKey();
 
   const plan = planOf(tierOf(account));
-  const apiAccess = !plan.publicApiAccess
-    ? ApiAccess.PLAN_NOT_ELIGIBLE
-    : STATUSES_WITH_ACCESS.has(statusOf(account))
-      ? ApiAccess.ALLOWED
-      : ApiAccess.ACCOUNT_INACTIVE;
+  const hourlyRequestLimit = hourlyRequestLimitOf(plan, account.hourly_request_limit_override);
   return create(AuthenticateApiKeyResponseSchema, {
     apiKey: apiKeyToProto(key),
     account: accountToProto(account),
     plan: planToProto(plan),
-    apiAccess,
+    apiAccess: apiAccessOf(plan, statusOf(account)),
+    hourlyRequestLimit: hourlyRequestLimit === undefined ? undefined : BigInt(hourlyRequestLimit),
   });
 }
 
