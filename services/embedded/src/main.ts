@@ -3,7 +3,7 @@ import { z } from "zod";
 import { databaseEnv } from "@qrplatform/db";
 import { createLogger, logLevelVar, metricsPortVar, onShutdownSignal, optionalVar, portVar, readConfig, startProcess } from "@qrplatform/platform";
 import { webhookEnv, webhookOptionsFromEnv } from "@qrplatform/catalog";
-import { redirectPathEnv } from "@qrplatform/links";
+import { redirectPathEnv, resolverTxtLookup } from "@qrplatform/links";
 import { startPlatform } from "./platform.js";
 
 startProcess({ service: "qr-platform" });
@@ -38,7 +38,7 @@ const platform = await startPlatform({
   metricsPort: config.METRICS_PORT,
   shortLinkBaseUrl: config.SHORT_LINK_BASE_URL,
   customDomainScheme: config.CUSTOM_DOMAIN_SCHEME,
-  dnsResolver: config.DNS_RESOLVER,
+  lookupTxt: resolverTxtLookup({ server: config.DNS_RESOLVER }),
   trustedProxies: config.TRUSTED_PROXIES,
   countryHeader: config.COUNTRY_HEADER,
   scanSpoolDir: config.SCAN_SPOOL_DIR,

@@ -4,7 +4,16 @@ import { join } from "node:path";
 import { z } from "zod";
 import { databaseEnv, databaseReadiness, openDatabase, whenDatabaseAnswers } from "@qrplatform/db";
 import { inProcessTransport, lateHandler, listenHttp, memoryScanChanges, optionalVar, portVar, redisScanChanges, runGrpcService, secretVar } from "@qrplatform/platform";
-import { buildLinks, memoryInvalidationBus, redirectsUnavailable, recordingThreadStorage, redirectPathEnv, redisInvalidationBus, startRedirectPath } from "./server.js";
+import {
+  buildLinks,
+  memoryInvalidationBus,
+  redirectsUnavailable,
+  recordingThreadStorage,
+  redirectPathEnv,
+  redisInvalidationBus,
+  resolverTxtLookup,
+  startRedirectPath,
+} from "./server.js";
 
 await runGrpcService({
   service: "links",
@@ -37,11 +46,12 @@ await runGrpcService({
     if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: other links instances do not hear this one's changes");
     // Catalogs keep scan totals only while they hear these; without Redis none does, and nothing is lost.
     const scanChanges = config.REDIS_URL ? await redisScanChanges(config.REDIS_URL, logger) : memoryScanChanges(logger);
+    const lookupTxt = resolverTxtLookup({ server: config.DNS_RESOLVER });
     const build = () => buildLinks({
       db: database.db,
       shortLinkBaseUrl: config.SHORT_LINK_BASE_URL,
       customDomainScheme: config.CUSTOM_DOMAIN_SCHEME,
-      dnsResolver: config.DNS_RESOLVER,
+      lookupTxt,
       pageTokenSecret: config.PAGE_TOKEN_SECRET,
       invalidations,
       scanChanges,

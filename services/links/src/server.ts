@@ -4,7 +4,7 @@ import { migrateSchema, type SharedKysely } from "@qrplatform/db";
 import { ConfigError, memoryScanChanges, PageTokens, type GrpcModule, type ScanChangeBus } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import type { LinksDeps } from "./deps.js";
-import { dnsTxtLookup, isDnsServerAddress } from "./domains/dns-lookup.js";
+import { classifiedTxtLookup, resolverTxtLookup, type TxtRecordsLookup } from "./domains/dns-lookup.js";
 import { canonicalHostname } from "./domains/hostname.js";
 import { generateSlug } from "./links/slugs.js";
 import { shortDomainMatcher } from "./redirects/hosts.js";
@@ -21,6 +21,7 @@ export { cachedResolver } from "./redirects/redirect-cache.js";
 export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 export { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
 export type { RedirectRecorder } from "./scans/scan-recorder.js";
+export { resolverTxtLookup, type TxtRecordsLookup } from "./domains/dns-lookup.js";
 
 /** What the links service is built from. */
 export interface LinksOptions {
@@ -34,10 +35,16 @@ export interface LinksOptions {
   shortLinkBaseUrl: string;
   /** The scheme of vanity URLs on custom domains; "https" unless a deployment serves them over plain HTTP. */
   customDomainScheme?: "https" | "http";
-  /** The DNS server ("host:port", an IP address) that domain verification asks; the system's resolvers when unset. */
+  /**
+   * Answers the TXT records domain verification asks for: the process's main builds it from its DNS
+   * resolver setting (resolverTxtLookup); tests may answer from memory. The system's resolvers when unset.
+   */
+  lookupTxt?: TxtRecordsLookup;
+  /**
+   * A DNS server ("ip:port") to build `lookupTxt` from, for callers that do not pass one.
+   * @deprecated Pass `lookupTxt: resolverTxtLookup({ server })`; kept while the catalog's tests still pass an address.
+   */
   dnsResolver?: string | undefined;
-  /** How long one DNS attempt may take, in milliseconds (default 2000; two attempts are made). */
-  dnsTimeoutMs?: number;
   /** Signs list page tokens. */
   pageTokenSecret: string;
   /** The clock; tests replace it. */
@@ -100,9 +107,7 @@ export interface LinksModule extends GrpcModule {
 /** Migrates the links schema and returns the service: short links, custom domains, redirects and analytics. */
 export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
   const origin = shortLinkOrigin(options.shortLinkBaseUrl);
-  if (options.dnsResolver !== undefined && !isDnsServerAddress(options.dnsResolver)) {
-    throw new ConfigError(`The DNS resolver "${options.dnsResolver}" must be an IP address with an optional port, such as 10.0.0.2:53.`);
-  }
+  const lookupTxt = options.lookupTxt ?? resolverTxtLookup({ server: options.dnsResolver });
   const scheme = options.customDomainScheme ?? "https";
   await migrateSchema(options.db, SCHEMA, migrations);
   const db = options.db.withSchema(SCHEMA) as Kysely<LinksTables>;
@@ -115,7 +120,7 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     },
     isShortDomain: shortDomainMatcher(origin),
     shortDomainHostname: canonicalHostname(new URL(origin).hostname),
-    lookupTxt: dnsTxtLookup({ server: options.dnsResolver, timeoutMs: options.dnsTimeoutMs ?? 2000, tries: 2 }),
+    lookupTxt: classifiedTxtLookup(lookupTxt),
     generateSlug: options.generateSlug ?? generateSlug,
     now: options.now ?? (() => new Date()),
     invalidations: options.invalidations ?? memoryInvalidationBus(),

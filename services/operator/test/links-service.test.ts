@@ -9,25 +9,24 @@ import { openTestDatabase } from "@qrplatform/db/testing";
 import { MIGRATED_PLATFORM } from "../../../tools/testing/migrated-platform.js";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
-import { TestDnsServer } from "../../links/test/support/dns-server.js";
+import { MemoryDns } from "../../links/test/support/dns-server.js";
 import { Cluster, eventually, INGRESSES } from "./support/cluster.js";
 import { ACCOUNT, OTHER_ACCOUNT } from "./support/objects.js";
 
 const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 
 let database: Database;
-let dns: TestDnsServer;
+let dns: MemoryDns;
 let server: GrpcServer;
 let links: Client<typeof DomainService>;
 let cluster: Cluster;
 beforeAll(async () => {
   database = await openTestDatabase(MIGRATED_PLATFORM);
-  dns = await new TestDnsServer().start();
+  dns = new MemoryDns();
   const linksModule = await buildLinks({
     db: database.db,
     shortLinkBaseUrl: "http://127.0.0.1:8080",
-    dnsResolver: dns.address,
-    dnsTimeoutMs: 300,
+    lookupTxt: dns.lookupTxt,
     pageTokenSecret: "p".repeat(32),
   });
   server = await serveGrpc({ modules: [linksModule], credentials, logger: createLogger({ service: "test", level: "silent" }), host: "127.0.0.1", port: 0 });

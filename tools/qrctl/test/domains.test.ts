@@ -10,7 +10,7 @@ import { MIGRATED_PLATFORM } from "../../testing/migrated-platform.js";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
 import { buildTenancy } from "@qrplatform/tenancy";
-import { TestDnsServer } from "../../../services/links/test/support/dns-server.js";
+import { MemoryDns } from "../../../services/links/test/support/dns-server.js";
 import { QRCTL_BIN } from "./support/bin.js";
 
 // Runs `qrctl domains` as a real subprocess against tenancy and links on one real gRPC port, as in
@@ -20,7 +20,7 @@ const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) }
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let database: Database;
-let dns: TestDnsServer;
+let dns: MemoryDns;
 let server: GrpcServer;
 let address: string;
 let tenancyAdmin: ReturnType<typeof createClient<typeof TenancyAdminService>>;
@@ -62,14 +62,13 @@ async function newAccount(name: string): Promise<string> {
 
 beforeAll(async () => {
   database = await openTestDatabase(MIGRATED_PLATFORM);
-  dns = await new TestDnsServer().start();
+  dns = new MemoryDns();
   const logger = createLogger({ service: "test", level: "silent" });
   const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: "p".repeat(32) });
   const linksModule = await buildLinks({
     db: database.db,
     shortLinkBaseUrl: "http://127.0.0.1:8080",
-    dnsResolver: dns.address,
-    dnsTimeoutMs: 300,
+    lookupTxt: dns.lookupTxt,
     pageTokenSecret: "p".repeat(32),
   });
   server = await serveGrpc({ modules: [tenancy, linksModule], credentials, logger, host: "127.0.0.1", port: 0 });

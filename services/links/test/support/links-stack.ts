@@ -5,7 +5,7 @@ import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
 import { MIGRATED_PLATFORM } from "../../../../tools/testing/migrated-platform.js";
 import { createLogger, inProcessTransport } from "@qrplatform/platform";
-import { buildLinks, type LinksModule, type LinksOptions } from "../../src/server.js";
+import { buildLinks, resolverTxtLookup, type LinksModule, type LinksOptions } from "../../src/server.js";
 import { TestDnsServer } from "./dns-server.js";
 
 export const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
@@ -58,8 +58,7 @@ export async function startLinks(options: Partial<LinksOptions> = {}): Promise<L
   const module = await buildLinks({
     db: database.db,
     shortLinkBaseUrl: SHORT_BASE,
-    dnsResolver: dns.address,
-    dnsTimeoutMs: 300,
+    lookupTxt: resolverTxtLookup({ server: dns.address, timeoutMs: 300 }),
     pageTokenSecret: "p".repeat(32),
     ...options,
   });
