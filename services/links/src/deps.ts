@@ -3,8 +3,8 @@ import type { PageTokens, ScanChangeBus } from "@qrplatform/platform";
 import type { LookupTxt } from "./domains/dns-lookup.js";
 import type { RequestHost } from "./redirects/hosts.js";
 import type { InvalidationBus } from "./redirects/invalidations.js";
-import type { DeltaFolder } from "./scans/delta-folder.js";
-import type { ScanWriter } from "./scans/scan-writer.js";
+import type { DeltaFolder } from "./scans/analytics/delta-folder.js";
+import type { ScanWriter } from "./scans/analytics/scan-writer.js";
 import type { LinksTables } from "./tables.js";
 
 /** How a link's absolute URLs are spelled. */

@@ -10,17 +10,17 @@ import { generateSlug } from "./links/slugs.js";
 import { shortDomainMatcher } from "./redirects/hosts.js";
 import { memoryInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 import { registerRoutes } from "./routes.js";
-import { DeltaFolder } from "./scans/delta-folder.js";
+import { DeltaFolder } from "./scans/analytics/delta-folder.js";
 import type { ScanColumns } from "./scans/scan-columns.js";
-import { ScanWriter } from "./scans/scan-writer.js";
-import { announceStoredScans, storeCheckedScans } from "./scans/scans.handlers.js";
+import { ScanWriter } from "./scans/analytics/scan-writer.js";
+import { announceStoredScans, storeCheckedScans } from "./scans/analytics/scans.handlers.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, redirectsUnavailable, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
 export { cachedResolver } from "./redirects/redirect-cache.js";
 export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 export { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
-export type { RedirectRecorder } from "./scans/scan-recorder.js";
+export type { RedirectRecorder } from "./scans/recording/scan-recorder.js";
 
 /** What the links service is built from. */
 export interface LinksOptions {

@@ -15,8 +15,8 @@ import { AnalyticsService, LinkService } from "@qrplatform/api/links";
 import { openDatabase, type Database } from "@qrplatform/db";
 import { adminQuery, createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { inProcessTransport, Metrics } from "@qrplatform/platform";
-import { visitorKey } from "../src/scans/classify.js";
-import { ScanRecorderThread, type RecorderThreadStorage } from "../src/scans/scan-recorder-thread.js";
+import { visitorKey } from "../src/scans/recording/classify.js";
+import { ScanRecorderThread, type RecorderThreadStorage } from "../src/scans/recording/scan-recorder-thread.js";
 import { buildLinks, recordingThreadStorage, type LinksModule, type RedirectTarget } from "../src/server.js";
 import { credentials, logger, SHORT_BASE } from "./support/links-stack.js";
 

@@ -6,9 +6,9 @@ import { Code, createClient, type Client } from "@connectrpc/connect";
 import { AnalyticsService, OutboxService, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { sql } from "kysely";
 import { inProcessTransport } from "@qrplatform/platform";
-import { DeltaFolder } from "../src/scans/delta-folder.js";
+import { DeltaFolder } from "../src/scans/analytics/delta-folder.js";
 import { scanColumnsOf } from "../src/scans/scan-columns.js";
-import { countVisitorsUpTo, dayRegisters, foldScanDeltas, storeScans } from "../src/scans/scans.repository.js";
+import { countVisitorsUpTo, dayRegisters, foldScanDeltas, storeScans } from "../src/scans/analytics/scans.repository.js";
 import { errorOf } from "./support/errors.js";
 import { credentials, logger, startLinks, type LinksStack } from "./support/links-stack.js";
 

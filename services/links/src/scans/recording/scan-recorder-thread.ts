@@ -3,7 +3,7 @@ import { Worker } from "node:worker_threads";
 import type { ThreadConnection } from "@qrplatform/db";
 import { noMetrics, withSpanFrom, workerEntry, workerExecArgv, type Logger, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
-import type { RedirectTarget } from "../redirects/redirector.js";
+import type { RedirectTarget } from "../../redirects/redirector.js";
 import { scanRecorderMetrics, type DropReason, type RedirectRecorder } from "./scan-recorder.js";
 
 // The request thread's half of recording on a thread of its own (ADR 0014):

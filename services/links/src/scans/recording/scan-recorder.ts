@@ -3,9 +3,9 @@ import { Code, ConnectError, createClient, type Transport } from "@connectrpc/co
 import { RedirectService } from "@qrplatform/api/links";
 import { noMetrics, withSpan, type Logger, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
-import type { RedirectTarget } from "../redirects/redirector.js";
+import type { RedirectTarget } from "../../redirects/redirector.js";
 import { visitorKey, type ClassifiedRequest, type ScanFacts } from "./classify.js";
-import { dropFirstScans, emptyScanColumns, MAX_SCANS_PER_BATCH, scansOf, sliceScanColumns, type ScanColumns } from "./scan-columns.js";
+import { dropFirstScans, emptyScanColumns, MAX_SCANS_PER_BATCH, scansOf, sliceScanColumns, type ScanColumns } from "../scan-columns.js";
 import { timeOrderedScanId } from "./scan-id.js";
 import type { ScanSpool } from "./scan-spool.js";
 

@@ -6,14 +6,14 @@ import { parentPort, workerData } from "node:worker_threads";
 import type { Kysely } from "kysely";
 import { openDatabase } from "@qrplatform/db";
 import { activeTraceContext, createLogger, shutdownTelemetry, startTelemetry } from "@qrplatform/platform";
-import { SCHEMA } from "../../migrations/index.js";
-import type { LinksTables } from "../tables.js";
+import { SCHEMA } from "../../../migrations/index.js";
+import type { LinksTables } from "../../tables.js";
 import { scanClassifier } from "./classify.js";
 import { openCountryDatabase } from "./country.js";
 import { ScanRecorder } from "./scan-recorder.js";
 import type { FromRecorderThread, RecorderThreadAnswer, RecorderThreadRequest, RecorderThreadSettings, RecorderThreadStatus, ToRecorderThread } from "./scan-recorder-thread.js";
 import { ScanSpool } from "./scan-spool.js";
-import { ScanWriter } from "./scan-writer.js";
+import { ScanWriter } from "../analytics/scan-writer.js";
 
 /** How often the thread tells the request thread where it stands, when that changed. */
 const STATUS_INTERVAL_MS = 50;

@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
-import type { LinksTables } from "../tables.js";
-import { joinScanColumns, type ScanColumns } from "./scan-columns.js";
+import type { LinksTables } from "../../tables.js";
+import { joinScanColumns, type ScanColumns } from "../scan-columns.js";
 import { storeScans } from "./scans.repository.js";
 
 /** The most scans stored in one statement; a larger backlog takes several. */
