@@ -39,7 +39,7 @@ export async function recordScans(deps: LinksDeps, req: RecordScansRequest): Pro
  * its scans were new.
  */
 export async function storeCheckedScans(deps: LinksDeps, columns: ScanColumns): Promise<number> {
-  const recordedCount = await deps.scanWriter.store(columns);
+  const recordedCount = await deps.scanSink.store(columns);
   // Before the answer, so a read after it finds no catalog holding the totals from before.
   await announceStoredScans(deps, recordedCount > 0 ? columns.linkId : []);
   return recordedCount;

@@ -14,6 +14,7 @@ import { ScanRecorder } from "./scan-recorder.js";
 import type { FromRecorderThread, RecorderThreadAnswer, RecorderThreadRequest, RecorderThreadSettings, RecorderThreadStatus, ToRecorderThread } from "./scan-recorder-thread.js";
 import { ScanSpool } from "./scan-spool.js";
 import { ScanWriter } from "../analytics/scan-writer.js";
+import type { ScanSink } from "../scan-sink.js";
 
 /** How often the thread tells the request thread where it stands, when that changed. */
 const STATUS_INTERVAL_MS = 50;
@@ -40,11 +41,11 @@ function ask(request: RecorderThreadRequest): Promise<RecorderThreadAnswer> {
 }
 
 const database = await openDatabase({ ...settings.connection, dataDir: "", poolSize: POOL_SIZE });
-const writer = new ScanWriter(database.db.withSchema(SCHEMA) as Kysely<LinksTables>);
+const sink: ScanSink = new ScanWriter(database.db.withSchema(SCHEMA) as Kysely<LinksTables>);
 
 const recorder = new ScanRecorder({
   async send(scans) {
-    const stored = await writer.store(scans);
+    const stored = await sink.store(scans);
     await ask({ kind: "announce", linkIds: stored > 0 ? [...new Set(scans.linkId)] : [] });
   },
   classify: scanClassifier({ trustedProxies: settings.trustedProxies, countryHeader: settings.countryHeader, countryOf: await openCountryDatabase() }),
