@@ -10,17 +10,19 @@ import { generateSlug } from "./links/slugs.js";
 import { shortDomainMatcher } from "./redirects/hosts.js";
 import { memoryInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 import { registerRoutes } from "./routes.js";
-import { DeltaFolder } from "./scans/delta-folder.js";
+import { DeltaFolder } from "./scans/analytics/delta-folder.js";
 import type { ScanColumns } from "./scans/scan-columns.js";
-import { ScanWriter } from "./scans/scan-writer.js";
-import { announceStoredScans, storeCheckedScans } from "./scans/scans.handlers.js";
+import { ScanWriter } from "./scans/analytics/scan-writer.js";
+import type { ScanSink } from "./scans/scan-sink.js";
+import { announceStoredScans, storeCheckedScans } from "./scans/analytics/scans.handlers.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, redirectsUnavailable, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
 export { cachedResolver } from "./redirects/redirect-cache.js";
 export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 export { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
-export type { RedirectRecorder } from "./scans/scan-recorder.js";
+export type { RedirectRecorder } from "./scans/recording/scan-recorder.js";
+export type { ScanSink } from "./scans/scan-sink.js";
 export { resolverTxtLookup, type TxtRecordsLookup } from "./domains/dns-lookup.js";
 
 /** What the links service is built from. */
@@ -61,6 +63,8 @@ export interface LinksOptions {
    * Defaults to one of this process only.
    */
   scanChanges?: ScanChangeBus;
+  /** Where batches of scans are stored; a ScanWriter on `db` when unset. */
+  scanSink?: ScanSink;
   /** Up to how many visitor-days a range's distinct visitors are counted exactly (see LinksDeps); tests lower it. */
   exactVisitorDays?: number;
 }
@@ -125,7 +129,7 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     now: options.now ?? (() => new Date()),
     invalidations: options.invalidations ?? memoryInvalidationBus(),
     scanChanges: options.scanChanges ?? memoryScanChanges(),
-    scanWriter: new ScanWriter(db),
+    scanSink: options.scanSink ?? new ScanWriter(db),
     scanDeltas: new DeltaFolder(db),
     exactVisitorDays: options.exactVisitorDays ?? EXACT_VISITOR_DAYS,
   };

@@ -10,8 +10,8 @@ import { AnalyticsService, LinkService } from "@qrplatform/api/links";
 import { openDatabase, type Database } from "@qrplatform/db";
 import { adminQuery, createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { inProcessTransport } from "@qrplatform/platform";
-import { scanClassifier } from "../src/scans/classify.js";
-import { ScanRecorder, sendVia } from "../src/scans/scan-recorder.js";
+import { scanClassifier } from "../src/scans/recording/classify.js";
+import { ScanRecorder, sendVia } from "../src/scans/recording/scan-recorder.js";
 import { buildLinks } from "../src/server.js";
 import { credentials, logger, SHORT_BASE } from "./support/links-stack.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addToSketch, emptySketch, estimateVisitors, mergeSketch, rankOf, SKETCH_REGISTERS } from "../src/scans/visitor-sketch.js";
+import { addToSketch, emptySketch, estimateVisitors, mergeSketch, rankOf, SKETCH_REGISTERS } from "../src/scans/analytics/visitor-sketch.js";
 
 // Plain unit tests of the HyperLogLog sketch analytics counts distinct visitors with over long ranges.
 // Visitors are numbers here, hashed to 64 bits as Postgres hashes visitor keys there; the top 12 bits

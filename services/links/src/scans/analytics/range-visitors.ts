@@ -1,4 +1,4 @@
-import type { LinksDeps } from "../deps.js";
+import type { LinksDeps } from "../../deps.js";
 import { countVisitorsUpTo, dayRegisters, daySketches, saveDaySketches } from "./scans.repository.js";
 import { addToSketch, emptySketch, estimateVisitors, mergeSketch } from "./visitor-sketch.js";
 

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import { isUniqueViolation } from "@qrplatform/platform";
-import type { LinksTables } from "../tables.js";
-import type { ScanColumns } from "./scan-columns.js";
+import type { LinksTables } from "../../tables.js";
+import type { ScanColumns } from "../scan-columns.js";
 import type { NewScanRow } from "./scans.table.js";
 import { RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
 
