@@ -12,6 +12,7 @@ import { memoryInvalidationBus, type InvalidationBus } from "./redirects/invalid
 import { registerRoutes } from "./routes.js";
 import { DeltaFolder } from "./scans/delta-folder.js";
 import type { ScanColumns } from "./scans/scan-columns.js";
+import { ScanPartitionManager } from "./scans/scan-partitions.js";
 import { ScanWriter } from "./scans/scan-writer.js";
 import { announceStoredScans, storeCheckedScans } from "./scans/scans.handlers.js";
 import type { LinksTables } from "./tables.js";
@@ -56,7 +57,17 @@ export interface LinksOptions {
   scanChanges?: ScanChangeBus;
   /** Up to how many visitor-days a range's distinct visitors are counted exactly (see LinksDeps); tests lower it. */
   exactVisitorDays?: number;
+  /**
+   * Days of raw scans and visitor-days kept before today (SCAN_RETENTION_DAYS, default 90; 0 keeps
+   * the least deduplication needs, see scan-partitions.ts); older partitions are dropped.
+   */
+  scanRetentionDays?: number;
+  /** Where the partition manager reports a failed run; it is tried again within the hour. */
+  onPartitionError?: (error: unknown) => void;
 }
+
+/** Days of raw scans kept by default. */
+export const SCAN_RETENTION_DAYS = 90;
 
 /**
  * Counting a range's distinct visitors exactly reads one row per visitor and day, about a microsecond
@@ -127,6 +138,9 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
   // Deltas a stopped or killed process left are folded now, not with the next scan: folding is what
   // turns stored scans into qr_code.scanned webhooks.
   deps.scanDeltas.foldSoon();
+  // Partitions for today's and the next days' scans exist before the first batch is stored.
+  const partitions = new ScanPartitionManager(db, options.scanRetentionDays ?? SCAN_RETENTION_DAYS, deps.now, options.onPartitionError);
+  await partitions.start();
   return {
     services: [LinkService, DomainService, RedirectService, AnalyticsService, OutboxService],
     routes: (router) => registerRoutes(router, deps),
