@@ -107,7 +107,10 @@ async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string): P
   for (const { link_id, day, register, bits } of rows) {
     const key = `${link_id}/${day}`;
     let sketch = sketches.get(key);
-    if (!sketch) sketches.set(key, (sketch = { linkId: link_id, day, registers: emptySketch() }));
+    if (!sketch) {
+      sketch = { linkId: link_id, day, registers: emptySketch() };
+      sketches.set(key, sketch);
+    }
     addToSketch(sketch.registers, register, rankOf(Number(bits)));
   }
   const all = [...sketches.values()];
