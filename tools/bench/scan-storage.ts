@@ -81,7 +81,8 @@ export async function scanStorageBudget(serverUrl: string, databaseUrl: (name: s
           hi = mid - 1;
         } else lo = mid + 1;
       }
-      const at = first + Math.floor(Math.random() * days * DAY_MS);
+      // Scans come in time order, as they do to the service (ids and partitions grow at their end).
+      const at = first + Math.floor((i / total) * days * DAY_MS);
       const agent = AGENTS[Math.floor(Math.random() ** 1.6 * AGENTS.length)]!;
       columns.id.push(timeOrderedScanId(at));
       columns.linkId.push(linkIds[link]!);
@@ -103,10 +104,14 @@ export async function scanStorageBudget(serverUrl: string, databaseUrl: (name: s
     await sql`VACUUM ANALYZE`.execute(db);
     const storedMs = performance.now() - started;
     const raw = await bytesOf(db, ["scans", "scan_day_visitors"]);
+    const perTable = async (tables: string[]) =>
+      (await Promise.all(tables.map(async (table) => `${table} ${((await bytesOf(db, [table])) / total).toFixed(1)}`))).join(", ");
+    const rawTables = await perTable(["scans", "scan_day_visitors"]);
     // Every day past the retention: the raw window goes, its visitors become sketches.
     await maintainScanPartitions(db, 0, new Date(today + (days + 2) * DAY_MS));
     await sql`VACUUM ANALYZE`.execute(db);
     const kept = await bytesOf(db, ["scan_totals", "scan_days", "scan_day_values", "scan_day_sketches"]);
+    const keptTables = await perTable(["scan_totals", "scan_days", "scan_day_values", "scan_day_sketches"]);
     const rawPerScan = raw / total;
     const keptPerScan = kept / total;
     const perDay = 100e6;
@@ -114,7 +119,9 @@ export async function scanStorageBudget(serverUrl: string, databaseUrl: (name: s
       `\nStorage per scan, ${total.toLocaleString("en")} scans over ${days} days and ${LINKS} links through storeScans (${(storedMs / 1000).toFixed(0)} s):`,
     );
     console.log(`  raw window (scans + scan_day_visitors, tables and indexes): ${mark(rawPerScan, RAW_BUDGET)}`);
+    console.log(`    by table: ${rawTables}`);
     console.log(`  rollups and sketches (what outlives the window):           ${mark(keptPerScan, ROLLUP_BUDGET)}`);
+    console.log(`    by table: ${keptTables}`);
     const tb = (bytes: number) => `${(bytes / 1e12).toFixed(2)} TB`;
     console.log(
       `  at 100 million scans a day, ${SCAN_RETENTION_DAYS} days kept: raw window ${tb(rawPerScan * perDay * SCAN_RETENTION_DAYS)}, ` +

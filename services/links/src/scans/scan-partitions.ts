@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { LinksTables } from "../tables.js";
+import { packSketch } from "./sketch-encoding.js";
 import { addToSketch, emptySketch, RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
 
 type Db = Kysely<LinksTables>;
@@ -124,7 +125,7 @@ async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string): P
           UNION ALL
           SELECT visitors FROM links.scan_deltas WHERE link_id = sketch.link_id AND day = sketch.day
         ) AS counts), 0), decode(sketch.registers, 'hex')
-      FROM unnest(${chunk.map((s) => s.linkId)}::uuid[], ${chunk.map((s) => s.day)}::date[], ${chunk.map((s) => Buffer.from(s.registers).toString("hex"))}::text[])
+      FROM unnest(${chunk.map((s) => s.linkId)}::uuid[], ${chunk.map((s) => s.day)}::date[], ${chunk.map((s) => Buffer.from(packSketch(s.registers)).toString("hex"))}::text[])
         AS sketch (link_id, day, registers)
       ON CONFLICT (link_id, day) DO UPDATE SET visitors = excluded.visitors, registers = excluded.registers`.execute(trx);
   }

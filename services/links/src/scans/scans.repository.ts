@@ -2,6 +2,7 @@ import { sql, type Kysely, type RawBuilder } from "kysely";
 import { isUniqueViolation } from "@qrplatform/platform";
 import type { LinksTables } from "../tables.js";
 import type { ScanColumns } from "./scan-columns.js";
+import { packSketch, unpackSketch } from "./sketch-encoding.js";
 import type { NewScanRow } from "./scans.table.js";
 import { RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
 
@@ -268,7 +269,7 @@ export async function daySketches(db: Db, linkId: string, from: string, to: stri
     .where("day", ">=", from)
     .where("day", "<=", to)
     .execute();
-  return new Map(rows.map((row) => [row.day, { visitors: Number(row.visitors), registers: new Uint8Array(row.registers) }]));
+  return new Map(rows.map((row) => [row.day, { visitors: Number(row.visitors), registers: unpackSketch(row.registers) }]));
 }
 
 /** Each visitor's register and rank on the given days, reduced to the highest rank per day and register. */
@@ -289,7 +290,7 @@ export async function saveDaySketches(db: Db, linkId: string, sketches: { day: s
   if (sketches.length === 0) return;
   await db
     .insertInto("scan_day_sketches")
-    .values(sketches.map(({ day, visitors, registers }) => ({ link_id: linkId, day, visitors, registers: Buffer.from(registers) })))
+    .values(sketches.map(({ day, visitors, registers }) => ({ link_id: linkId, day, visitors, registers: Buffer.from(packSketch(registers)) })))
     .onConflict((oc) =>
       oc.columns(["link_id", "day"]).doUpdateSet((eb) => ({ visitors: eb.ref("excluded.visitors"), registers: eb.ref("excluded.registers") })),
     )
