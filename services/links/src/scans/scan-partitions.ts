@@ -51,12 +51,18 @@ export async function maintainScanPartitions(db: Db, retentionDays: number, now:
     if (!locked[0]!.locked) return undefined;
     // Bounds are printed in the session's time zone: UTC makes them plain to read back.
     await sql`SET LOCAL TimeZone = 'UTC'`.execute(trx);
+    // A partition made or dropped locks its whole table until commit: the sketches, the slow part,
+    // are built first, and a run that cannot have its locks soon gives up until the next.
+    await sql`SET LOCAL lock_timeout = '5s'`.execute(trx);
     const run: PartitionRun = { created: [], dropped: [], keptFrom: dayText(keptFrom) };
-    for (const { table, isDate } of PARTITIONED) {
-      const partitions = await partitionsOf(trx, table);
+    const tables = await Promise.all(PARTITIONED.map(async (spec) => ({ ...spec, partitions: await partitionsOf(trx, spec.table) })));
+    for (const { table, partitions } of tables) {
+      if (table !== "scan_day_visitors") continue;
+      for (const partition of partitions) if (partition.toMs <= keptFrom) await sketchDaysOf(trx, partition.name);
+    }
+    for (const { table, isDate, partitions } of tables) {
       for (const partition of partitions) {
         if (partition.toMs > keptFrom) continue;
-        if (table === "scan_day_visitors") await sketchDaysOf(trx, partition.name);
         await sql`DROP TABLE ${sql.raw(`links.${partition.name}`)}`.execute(trx);
         run.dropped.push(partition.name);
       }
