@@ -18,6 +18,7 @@ const config = readConfig(
     SHORT_LINK_BASE_URL: optionalVar(z.string().url()),
     CUSTOM_DOMAIN_SCHEME: z.enum(["https", "http"]).default("https"),
     DNS_RESOLVER: optionalVar(z.string()),
+    SCAN_RETENTION_DAYS: optionalVar(z.coerce.number().int().min(0).max(36_500)),
     RENDER_CACHE_BYTES: optionalVar(z.coerce.number().int().min(1)),
     RENDER_CONCURRENCY: optionalVar(z.coerce.number().int().min(1)),
     RENDER_CONCURRENCY_PER_ACCOUNT: optionalVar(z.coerce.number().int().min(1)),
@@ -42,6 +43,7 @@ const platform = await startPlatform({
   trustedProxies: config.TRUSTED_PROXIES,
   countryHeader: config.COUNTRY_HEADER,
   scanSpoolDir: config.SCAN_SPOOL_DIR,
+  scanRetentionDays: config.SCAN_RETENTION_DAYS,
   scanRecordingThread: config.SCAN_RECORDING_THREAD === "true",
   rendering: {
     cacheBytes: config.RENDER_CACHE_BYTES,

@@ -52,6 +52,8 @@ export interface PlatformOptions {
   countryHeader?: string | undefined;
   /** Where scans wait on disk while the database is away; DATA_DIR/scan-spool by default. */
   scanSpoolDir?: string | undefined;
+  /** Days of raw scans kept (SCAN_RETENTION_DAYS); the links service's default when unset. */
+  scanRetentionDays?: number | undefined;
   /**
    * Whether scans are classified and stored on a thread of their own (as `npm start` runs unless
    * SCAN_RECORDING_THREAD=false), so the answering thread only captures a few fields of each
@@ -128,6 +130,8 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       lookupTxt: options.lookupTxt,
       invalidations,
       scanChanges,
+      ...(options.scanRetentionDays === undefined ? {} : { scanRetentionDays: options.scanRetentionDays }),
+      onPartitionError: (error) => logger.error({ err: error }, "making or dropping scan partitions failed; tried again within the hour"),
     }),
   );
   const rendering = await buildRendering({ ...options.rendering, metrics });

@@ -6,6 +6,7 @@ import { databaseEnv, databaseReadiness, openDatabase, whenDatabaseAnswers } fro
 import { inProcessTransport, lateHandler, listenHttp, memoryScanChanges, optionalVar, portVar, redisScanChanges, runGrpcService, secretVar } from "@qrplatform/platform";
 import {
   buildLinks,
+  SCAN_RETENTION_DAYS,
   memoryInvalidationBus,
   redirectsUnavailable,
   recordingThreadStorage,
@@ -26,6 +27,7 @@ await runGrpcService({
     REDIRECT_PORT: portVar(8081),
     REDIS_URL: optionalVar(z.string().url()),
     VISITOR_KEY_SECRET: secretVar(),
+    SCAN_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(SCAN_RETENTION_DAYS),
   }),
   async start(config, logger, metrics, stopping) {
     // The redirector's port first, beside the gRPC port: a busy one is reported at once, and while the
@@ -55,6 +57,8 @@ await runGrpcService({
       pageTokenSecret: config.PAGE_TOKEN_SECRET,
       invalidations,
       scanChanges,
+      scanRetentionDays: config.SCAN_RETENTION_DAYS,
+      onPartitionError: (error) => logger.error({ err: error }, "making or dropping scan partitions failed; tried again within the hour"),
     });
     // Started during an outage, the process waits for the database (alive, not ready) instead of exiting.
     const links = await whenDatabaseAnswers(build, { logger, what: "migrating", signal: stopping });

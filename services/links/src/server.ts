@@ -15,6 +15,7 @@ import type { ScanColumns } from "./scans/scan-columns.js";
 import { ScanWriter } from "./scans/analytics/scan-writer.js";
 import type { ScanSink } from "./scans/scan-sink.js";
 import { announceStoredScans, storeCheckedScans } from "./scans/analytics/scans.handlers.js";
+import { ScanPartitionManager } from "./scans/analytics/scan-partitions.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, redirectsUnavailable, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
@@ -67,7 +68,17 @@ export interface LinksOptions {
   scanSink?: ScanSink;
   /** Up to how many visitor-days a range's distinct visitors are counted exactly (see LinksDeps); tests lower it. */
   exactVisitorDays?: number;
+  /**
+   * Days of raw scans and visitor-days kept before today (SCAN_RETENTION_DAYS, default 90; 0 keeps
+   * the least deduplication needs, see scan-partitions.ts); older partitions are dropped.
+   */
+  scanRetentionDays?: number;
+  /** Where the partition manager reports a failed run; it is tried again within the hour. */
+  onPartitionError?: (error: unknown) => void;
 }
+
+/** Days of raw scans kept by default. */
+export const SCAN_RETENTION_DAYS = 90;
 
 /**
  * Counting a range's distinct visitors exactly reads one row per visitor and day, about a microsecond
@@ -136,6 +147,9 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
   // Deltas a stopped or killed process left are folded now, not with the next scan: folding is what
   // turns stored scans into qr_code.scanned webhooks.
   deps.scanDeltas.foldSoon();
+  // Partitions for today's and the next days' scans exist before the first batch is stored.
+  const partitions = new ScanPartitionManager(db, options.scanRetentionDays ?? SCAN_RETENTION_DAYS, deps.now, options.onPartitionError);
+  await partitions.start();
   return {
     services: [LinkService, DomainService, RedirectService, AnalyticsService, OutboxService],
     routes: (router) => registerRoutes(router, deps),
