@@ -157,7 +157,8 @@ export type PendingQrCodeRow = QrCodeRow & { link_id: string | null; pending_ope
  * whole grace period while this one repairs it.
  */
 export async function claimStalePending(db: Kysely<CatalogTables>, before: Date, now: Date, limit: number): Promise<PendingQrCodeRow[]> {
-  // One statement: rows another reconciler is claiming right now are skipped, not waited for.
+  // One statement: rows another reconciler is claiming right now are skipped, not waited for. Its lock
+  // is needed for that statement alone (the claim is the moved pending_since), so it takes the database.
   const rows = await db
     .updateTable("qr_codes")
     .set({ pending_since: now })
