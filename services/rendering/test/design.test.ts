@@ -28,7 +28,7 @@ import {
   designValueOf,
   tokenOf,
   enumValueOf,
-} from "@qrplatform/rendering/design-tokens";
+} from "@qrplatform/design";
 import { hugeBlankPng, pngChunk } from "./support/huge-png.js";
 
 type DesignInit = MessageInitShape<typeof DesignSchema>;
