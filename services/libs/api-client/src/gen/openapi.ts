@@ -402,8 +402,10 @@ export interface paths {
          *       address and user agent, kept per code; no address is stored. For the whole range a visitor
          *       counts once; in `daily`, once a day. `daily` is always exact, and so is the range's count
          *       while the range holds at most 20,000 visitor-days (each visitor counted once per day they
-         *       scanned); past that, the range's count is estimated from a HyperLogLog sketch of each day,
-         *       with a standard error of 1.6% and an error of at most 5% in our tests against exact counts.
+         *       scanned) and starts within the platform's raw window (the last 90 days by default; the
+         *       operator's `SCAN_RETENTION_DAYS`); otherwise the range's count is estimated from a
+         *       HyperLogLog sketch of each day, with a standard error of 1.6% and an error of at most 5% in
+         *       our tests against exact counts.
          *     - Breakdowns list values most scanned first (ties by value), at most 50; the rest are summed
          *       in one entry with the value `other`. A value that could not be told is `unknown`; a scan
          *       without a referrer has the referrer `direct`.
@@ -946,7 +948,7 @@ export interface components {
             to: string;
             /** @description Scans in the range. */
             total_scans: number;
-            /** @description Distinct visitors in the range: exact up to 20,000 visitor-days, past that estimated (standard error 1.6%, at most 5% off in our tests). */
+            /** @description Distinct visitors in the range: exact up to 20,000 visitor-days within the raw window (90 days by default), otherwise estimated (standard error 1.6%, at most 5% off in our tests). */
             unique_scans: number;
             /** @description One entry per day of the range, oldest first, zero-filled. */
             daily: {
