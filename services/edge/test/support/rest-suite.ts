@@ -241,15 +241,21 @@ export function defineRestSuite(mode: StackMode): void {
       expect(JSON.stringify(refused.body).length).toBeLessThan(8 * 1024);
 
       // Written as text: JSON.stringify itself cannot nest so deep. 8,000 levels of arrays and 4,000 of
-      // objects fit the stack's 64 KiB body.
-      const deep = `${"[".repeat(8_000)}${"]".repeat(8_000)}`;
-      const nested = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
-        key,
-        body: `{"name": "x", "destination_url": "https://example.com", "tags": [${deep}], "design": ${deep}, "utm": ${'{"a":'.repeat(4_000)}1${"}".repeat(4_000)}}`,
-        headers: { "content-type": "application/json" },
-      });
-      expectError(nested, 400, "validation_error");
-      expect(JSON.stringify(nested.body).length).toBeLessThan(8 * 1024);
+      // objects fit the stack's 64 KiB body, and are refused before anything parses or walks them.
+      const nestedBody = (depth: number) => {
+        const deep = `${"[".repeat(depth)}${"]".repeat(depth)}`;
+        const objects = Math.floor(depth / 2);
+        return `{"name": "x", "destination_url": "https://example.com", "tags": [${deep}], "design": ${deep}, "utm": ${'{"a":'.repeat(objects)}1${"}".repeat(objects)}}`;
+      };
+      const post = (body: string) =>
+        api("POST", `/workspaces/${workspace.id}/qr-codes`, { key, body, headers: { "content-type": "application/json" } });
+      const nested = await post(nestedBody(8_000));
+      expectError(nested, 400, "json_too_deep");
+      expect(nested.body.error.details).toEqual({ max_depth: 64 });
+      // Within the bound the schema refuses it, with an answer as small.
+      const shallow = await post(nestedBody(60));
+      expectError(shallow, 400, "validation_error");
+      expect(JSON.stringify(shallow.body).length).toBeLessThan(8 * 1024);
       expect((await api("GET", `/workspaces/${workspace.id}/qr-codes`, { key })).body.data).toEqual([]);
     });
 
