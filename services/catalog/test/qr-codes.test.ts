@@ -11,13 +11,13 @@ import { buildLinks } from "@qrplatform/links";
 import { createLogger, errorInfoOf, inProcessTransport, type GrpcModule } from "@qrplatform/platform";
 import { buildRendering } from "@qrplatform/rendering";
 import { buildTenancy } from "@qrplatform/tenancy";
-import { TestDnsServer } from "../../links/test/support/dns-server.js";
+import { TestDnsServer } from "@qrplatform/testing/dns-server";
 import type { ReconcilerOptions } from "../src/qr-codes/qr-code-reconciler.js";
 import { buildCatalog } from "../src/server.js";
+import { credentials, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 
-const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const logger = createLogger({ service: "test", level: "silent" });
-const pageTokenSecret = "p".repeat(32);
+const pageTokenSecret = PAGE_TOKEN_SECRET;
 
 let database: Database;
 let admin: ReturnType<typeof createClient<typeof TenancyAdminService>>;

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { call, expectError, type ApiResponse } from "./support/http.js";
-import { freePort, killRedis, startRedis } from "@qrplatform/platform/testing";
+import { freePort, killRedis, startRedis } from "@qrplatform/testing";
 import { startStack, type Stack } from "./support/stack.js";
 
 async function keyWithHourlyLimit(stack: Stack, limit: number) {

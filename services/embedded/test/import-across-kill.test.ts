@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "@qrplatform/platform/testing";
-import { qrctl, startPlatformProcess, type PlatformProcess } from "./support/platform-process.js";
+import { REPO_ROOT } from "@qrplatform/testing";
+import { qrctl, startPlatformProcess, type PlatformProcess } from "@qrplatform/testing/platform-process";
 
 const ROWS = 1000;
 /** Where the import is when the server is killed: rows answered in the current run of the command. */

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
 import { createScratchDatabase } from "@qrplatform/db/testing";
-import { accountWithKey, startPlatformProcess, type PlatformProcess } from "./support/platform-process.js";
+import { accountWithKey, startPlatformProcess, type PlatformProcess } from "@qrplatform/testing/platform-process";
 
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 const ENV = {

@@ -4,7 +4,7 @@ import { migrateSchema, type SharedKysely } from "@qrplatform/db";
 import { ConfigError, memoryScanChanges, PageTokens, type GrpcModule, type ScanChangeBus } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import type { LinksDeps } from "./deps.js";
-import { dnsTxtLookup, isDnsServerAddress } from "./domains/dns-lookup.js";
+import { dnsTxtLookup, isDnsServerAddress, type LookupTxt } from "./domains/dns-lookup.js";
 import { canonicalHostname } from "./domains/hostname.js";
 import { generateSlug } from "./links/slugs.js";
 import { shortDomainMatcher } from "./redirects/hosts.js";
@@ -21,6 +21,7 @@ export { cachedResolver } from "./redirects/redirect-cache.js";
 export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 export { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
 export type { RedirectRecorder } from "./scans/scan-recorder.js";
+export type { LookupTxt } from "./domains/dns-lookup.js";
 
 /** What the links service is built from. */
 export interface LinksOptions {
@@ -38,6 +39,11 @@ export interface LinksOptions {
   dnsResolver?: string | undefined;
   /** How long one DNS attempt may take, in milliseconds (default 2000; two attempts are made). */
   dnsTimeoutMs?: number;
+  /**
+   * How domain verification reads TXT records, in place of asking DNS (dnsResolver, dnsTimeoutMs):
+   * tests that are not about DNS itself answer from memory.
+   */
+  lookupTxt?: LookupTxt;
   /** Signs list page tokens. */
   pageTokenSecret: string;
   /** The clock; tests replace it. */
@@ -115,7 +121,7 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     },
     isShortDomain: shortDomainMatcher(origin),
     shortDomainHostname: canonicalHostname(new URL(origin).hostname),
-    lookupTxt: dnsTxtLookup({ server: options.dnsResolver, timeoutMs: options.dnsTimeoutMs ?? 2000, tries: 2 }),
+    lookupTxt: options.lookupTxt ?? dnsTxtLookup({ server: options.dnsResolver, timeoutMs: options.dnsTimeoutMs ?? 2000, tries: 2 }),
     generateSlug: options.generateSlug ?? generateSlug,
     now: options.now ?? (() => new Date()),
     invalidations: options.invalidations ?? memoryInvalidationBus(),

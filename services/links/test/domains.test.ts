@@ -5,7 +5,7 @@ import { Code } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { DomainServingSchema, DomainState, type DomainServing } from "@qrplatform/api/links";
-import { closedUdpPort } from "./support/dns-server.js";
+import { closedUdpPort } from "@qrplatform/testing/dns-server";
 import { errorOf } from "./support/errors.js";
 import { startLinks, type LinksStack } from "./support/links-stack.js";
 
