@@ -6,27 +6,25 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { DomainService, DomainState } from "@qrplatform/api/links";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
+import { credentials, memoryTxtLookup, type MemoryTxtLookup, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
-import { TestDnsServer } from "@qrplatform/testing/dns-server";
 import { Cluster, eventually, INGRESSES } from "./support/cluster.js";
 import { ACCOUNT, OTHER_ACCOUNT } from "./support/objects.js";
 
 
 let database: Database;
-let dns: TestDnsServer;
+let dns: MemoryTxtLookup;
 let server: GrpcServer;
 let links: Client<typeof DomainService>;
 let cluster: Cluster;
 beforeAll(async () => {
   database = await openTestDatabase(MIGRATED_PLATFORM);
-  dns = await new TestDnsServer().start();
+  dns = memoryTxtLookup();
   const linksModule = await buildLinks({
     db: database.db,
     shortLinkBaseUrl: "http://127.0.0.1:8080",
-    dnsResolver: dns.address,
-    dnsTimeoutMs: 300,
+    lookupTxt: dns.lookupTxt,
     pageTokenSecret: PAGE_TOKEN_SECRET,
   });
   server = await serveGrpc({ modules: [linksModule], credentials, logger: createLogger({ service: "test", level: "silent" }), host: "127.0.0.1", port: 0 });
@@ -37,7 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.close();
   await server?.close();
-  await dns?.close();
   await database?.close();
 });
 

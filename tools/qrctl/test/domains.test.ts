@@ -5,19 +5,18 @@ import { DomainService, DomainState, LinkService } from "@qrplatform/api/links";
 import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, qrctlJson, type QrctlResult, runQrctl } from "@qrplatform/testing";
+import { credentials, memoryTxtLookup, type MemoryTxtLookup, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, qrctlJson, type QrctlResult, runQrctl } from "@qrplatform/testing";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
 import { buildTenancy } from "@qrplatform/tenancy";
-import { TestDnsServer } from "@qrplatform/testing/dns-server";
 
 // Runs `qrctl domains` as a real subprocess against tenancy and links on one real gRPC port, as in
-// the embedded platform, with a real DNS server for verification.
+// the embedded platform; verification reads TXT records from memory (DNS itself is tested in links).
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let database: Database;
-let dns: TestDnsServer;
+let dns: MemoryTxtLookup;
 let server: GrpcServer;
 let address: string;
 let tenancyAdmin: ReturnType<typeof createClient<typeof TenancyAdminService>>;
@@ -40,14 +39,13 @@ async function newAccount(name: string): Promise<string> {
 
 beforeAll(async () => {
   database = await openTestDatabase(MIGRATED_PLATFORM);
-  dns = await new TestDnsServer().start();
+  dns = memoryTxtLookup();
   const logger = createLogger({ service: "test", level: "silent" });
   const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: PAGE_TOKEN_SECRET });
   const linksModule = await buildLinks({
     db: database.db,
     shortLinkBaseUrl: "http://127.0.0.1:8080",
-    dnsResolver: dns.address,
-    dnsTimeoutMs: 300,
+    lookupTxt: dns.lookupTxt,
     pageTokenSecret: PAGE_TOKEN_SECRET,
   });
   server = await serveGrpc({ modules: [tenancy, linksModule], credentials, logger, host: "127.0.0.1", port: 0 });
@@ -60,7 +58,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  await dns?.close();
   await database?.close();
 });
 
