@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
-import { QRCTL_BIN, QRCTL_FREE_ENV, readZip } from "@qrplatform/testing";
+import { QRCTL_BIN, QRCTL_FREE_ENV, readZip, startQrctl } from "@qrplatform/testing";
 import { call, type Stack, startStack } from "@qrplatform/edge/testing";
 
 // The child must not inherit a credential from the environment running the tests.
@@ -30,16 +30,7 @@ afterAll(async () => {
 
 /** Starts qrctl with the API's address and key in its environment. */
 function qrctl(args: string[]) {
-  const child = spawn(process.execPath, [QRCTL_BIN.compiled, ...args], {
-    env: { ...QRCTL_FREE_ENV, QRCTL_API_URL: stack.baseUrl, QRCTL_API_KEY: key },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
-  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+  return startQrctl(args, { env: { QRCTL_API_URL: stack.baseUrl, QRCTL_API_KEY: key } });
 }
 
 async function run(args: string[]) {

@@ -59,3 +59,15 @@ export async function accountWithKey(dataDir: string, launch: Launch = "compiled
   if (key.code !== 0) throw new Error(key.stderr);
   return { accountId, key: (JSON.parse(key.stdout) as { key: string }).key };
 }
+
+/** Calls the REST API of a running platform with an API key and answers the parsed JSON body. */
+export function apiCaller(apiUrl: () => string, key: string): (method: string, path: string, body?: unknown) => Promise<any> {
+  return async (method, path, body) => {
+    const res = await fetch(`${apiUrl()}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined && { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return res.json();
+  };
+}

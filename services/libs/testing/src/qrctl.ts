@@ -1,5 +1,5 @@
 // qrctl as the tests run it: a real subprocess, from the compiled build or from the sources.
-import { execFile } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { REPO_ROOT } from "./processes.js";
@@ -66,4 +66,28 @@ export function qrctlJson(result: QrctlResult): any {
   expect(result.stderr).toBe("");
   expect(result.code).toBe(0);
   return JSON.parse(result.stdout);
+}
+
+/** A qrctl run still going, for tests that watch its progress or kill it. */
+export interface RunningQrctl {
+  readonly child: ChildProcess;
+  /** The exit code, or the signal that ended it. */
+  readonly exited: Promise<number | string>;
+  stdout(): string;
+  stderr(): string;
+}
+
+/** Starts qrctl and collects what it prints; it runs until it ends or the test kills it. */
+export function startQrctl(args: readonly string[], options: Omit<QrctlOptions, "timeoutMs"> = {}): RunningQrctl {
+  const child = spawn(process.execPath, [QRCTL_BIN[options.bin ?? "compiled"], ...args], {
+    cwd: options.cwd,
+    env: options.onlyEnv ?? { ...QRCTL_FREE_ENV, ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
 }
