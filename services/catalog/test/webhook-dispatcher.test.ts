@@ -6,10 +6,9 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrateSchema, type Database } from "@qrplatform/db";
-import { openTestDatabase } from "@qrplatform/db/testing";
+import type { Database } from "@qrplatform/db";
+import { openCatalogDatabase } from "./support/catalog-database.js";
 import { createLogger } from "@qrplatform/platform";
-import { migrations, SCHEMA } from "../migrations/index.js";
 import type { CatalogTables } from "../src/tables.js";
 import { WebhookDispatcher } from "../src/webhooks/webhook-dispatcher.js";
 import { recordEvent } from "../src/webhooks/webhook-events.js";
@@ -20,9 +19,7 @@ let database: Database;
 let db: Kysely<CatalogTables>;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  await migrateSchema(database.db, SCHEMA, migrations);
-  db = database.db.withSchema(SCHEMA) as Kysely<CatalogTables>;
+  ({ database, db } = await openCatalogDatabase());
 }, 60_000);
 afterAll(() => database?.close());
 

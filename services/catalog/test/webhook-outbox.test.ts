@@ -10,11 +10,9 @@ import type { Client } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Database } from "@qrplatform/db";
-import { migrateSchema } from "@qrplatform/db";
-import { openTestDatabase } from "@qrplatform/db/testing";
+import { openCatalogDatabase } from "./support/catalog-database.js";
 import { AcknowledgeOutboxEventsResponseSchema, LinkScanCountSchema, ListOutboxEventsResponseSchema, OutboxEventSchema, type OutboxEvent, type OutboxService } from "@qrplatform/api/links";
 import { createLogger } from "@qrplatform/platform";
-import { migrations, SCHEMA } from "../migrations/index.js";
 import type { CatalogTables } from "../src/tables.js";
 import { OutboxRelay } from "../src/webhooks/outbox-relay.js";
 import { claimDueDeliveries } from "../src/webhooks/webhook-deliveries.repository.js";
@@ -26,9 +24,7 @@ let database: Database;
 let db: Kysely<CatalogTables>;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  await migrateSchema(database.db, SCHEMA, migrations);
-  db = database.db.withSchema(SCHEMA) as Kysely<CatalogTables>;
+  ({ database, db } = await openCatalogDatabase());
 }, 60_000);
 afterAll(() => database?.close());
 
