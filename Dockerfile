@@ -14,6 +14,7 @@ COPY package.json package-lock.json ./
 COPY services/libs/api/package.json services/libs/api/
 COPY services/libs/api-client/package.json services/libs/api-client/
 COPY services/libs/db/package.json services/libs/db/
+COPY services/libs/design/package.json services/libs/design/
 COPY services/libs/platform/package.json services/libs/platform/
 COPY services/tenancy/package.json services/tenancy/
 COPY services/catalog/package.json services/catalog/

@@ -28,7 +28,7 @@ import { createLogger, inProcessTransport, listenHttp, remoteTransport, turnOffA
 import { startPlatform } from "../../services/embedded/src/platform.js";
 import { loadOrCreateSecrets } from "../../services/embedded/src/secrets.js";
 import { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "../../services/links/src/redirects/redirect-path.js";
-import { timeOrderedScanId } from "../../services/links/src/scans/scan-id.js";
+import { timeOrderedScanId } from "../../services/links/src/scans/recording/scan-id.js";
 import { buildLinks, buildRedirector, cachedResolver, memoryInvalidationBus, resolveVia, type RedirectRecorder } from "../../services/links/src/server.js";
 import { credentials, PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET } from "@qrplatform/testing";
 

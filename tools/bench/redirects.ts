@@ -6,7 +6,7 @@
 // DATABASE_URL names the Postgres server (default: local, user postgres). The redirect part uses a
 // fresh database, qrp_bench_redirects; the analytics part keeps its 10M-row dataset in
 // qrp_bench_scans and reuses it on later runs (generating it takes a few minutes). BENCH_ONLY picks
-// parts (comma-separated: redirects, ingestion, embedded, analytics); all by default. BENCH_DB_PREFIX
+// parts (comma-separated: redirects, ingestion, embedded, analytics, storage); all by default. BENCH_DB_PREFIX
 // (default qrp_bench) names both databases, so runs beside each other on one server do not share
 // them. The last table sets every figure the platform promises beside its target.
 import { spawn, type ChildProcess } from "node:child_process";
@@ -25,6 +25,7 @@ import { adminQuery as runOnServer } from "@qrplatform/db/testing";
 import { createLogger, inProcessTransport } from "@qrplatform/platform";
 import { buildLinks } from "../../services/links/src/server.js";
 import { buildAll } from "../build/build.js";
+import { scanStorageBudget } from "./scan-storage.js";
 import { wrk, type WrkRequest } from "./wrk.js";
 import { credentials, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 
@@ -34,7 +35,7 @@ const WARM_UP_SECONDS = 2;
 const CONNECTIONS = 50;
 /** `npm start` is loaded as a busy event's short links would be: 64 connections. */
 const EMBEDDED_CONNECTIONS = 64;
-const PARTS = new Set((process.env.BENCH_ONLY ?? "redirects,ingestion,embedded,analytics").split(","));
+const PARTS = new Set((process.env.BENCH_ONLY ?? "redirects,ingestion,embedded,analytics,storage").split(","));
 const LINKS = 1000;
 const SHORT_BASE = "https://s.qr.example";
 const SHORT_HOST = "s.qr.example";
@@ -46,7 +47,7 @@ const SCAN_ROWS = 10_000_000;
 const HOT_LINK_SCANS = 2_000_000;
 const DAYS = 400;
 // Bump when the generated data changes shape, so an old dataset is regenerated rather than reused.
-const DATASET_VERSION = 1;
+const DATASET_VERSION = 2;
 const ANALYTICS_RUNS = 20;
 
 const logger = createLogger({ service: "bench", level: "warn" });
@@ -701,7 +702,6 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
   const day = "(scanned_at at time zone 'UTC')::date";
   await Promise.all([
     onConnection(url, [
-      "create unique index scans_pkey on links.scans (id)",
       `insert into links.scan_day_visitors (link_id, day, visitor_key) select distinct link_id, ${day}, visitor_key from links.scans`,
       `insert into links.scan_days (link_id, day, scans, unique_scans)
          select link_id, day, s.scans, v.visitors
@@ -719,7 +719,8 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
   ]);
   await Promise.all([
     onConnection(url, [
-      "alter table links.scans add constraint scans_pkey primary key using index scans_pkey",
+      // A partitioned table's key holds its partition key (scanned_at), and is built on the table itself.
+      "alter table links.scans add constraint scans_pkey primary key (id, scanned_at)",
       primaryKey("scan_day_visitors"),
       "vacuum analyze links.scans",
       "vacuum analyze links.scan_day_visitors",
@@ -841,6 +842,8 @@ async function main(): Promise<void> {
     );
   }
   if (PARTS.has("analytics")) await analyticsAtScale();
+  // Bytes per stored scan; BENCH_STORAGE_SCANS measures on fewer scans (the figures are per scan).
+  if (PARTS.has("storage")) targets.push(...(await scanStorageBudget(SERVER_URL, databaseUrl, Number(process.env.BENCH_STORAGE_SCANS ?? 1_000_000))));
 
   console.log("\nTargets (ratios are to the ceiling measured in this same run)\n");
   console.log("| figure | measured | target | met |");

@@ -16,7 +16,7 @@ export const ENTRY_POINTS: Record<string, string> = {
   // The embedded platform runs PGlite on a thread that loads this.
   "pglite-worker": "services/libs/db/src/pglite-worker.ts",
   // A links process on a Postgres server records scans on a thread that loads this.
-  "scan-recorder-worker": "services/links/src/scans/scan-recorder-worker.ts",
+  "scan-recorder-worker": "services/links/src/scans/recording/scan-recorder-worker.ts",
   embedded: "services/embedded/src/main.ts",
   qrctl: "tools/qrctl/src/cli.ts",
   // Runs only in Kubernetes, so it is not one of PROCESSES.

@@ -1,4 +1,4 @@
-// The catalog service as its own process. Configuration: see the README's table.
+// The catalog service as its own process. Configuration: see docs/configuration.md.
 import { join } from "node:path";
 import { z } from "zod";
 import { databaseEnv, databaseReadiness, openDatabase, whenDatabaseAnswers } from "@qrplatform/db";

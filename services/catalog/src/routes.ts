@@ -1,20 +1,14 @@
-import { create } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
-import {
-  MoveQrCodeResponseSchema,
-  QrCodeService,
-  UpdateQrCodeRequestSchema,
-  WebhookEndpointService,
-  WorkspaceService,
-} from "@qrplatform/api/catalog";
+import { QrCodeService, WebhookEndpointService, WorkspaceService } from "@qrplatform/api/catalog";
 import type { CatalogDeps } from "./deps.js";
 import {
   createQrCode,
-  deleteQrCodeById,
+  deleteQrCode,
   getCapacity,
   getQrCode,
-  listQrCodesPage,
-  updateQrCodeFields,
+  listQrCodes,
+  moveQrCode,
+  updateQrCode,
 } from "./qr-codes/qr-codes.handlers.js";
 import {
   createWorkspace,
@@ -46,19 +40,10 @@ export function registerRoutes(router: ConnectRouter, deps: CatalogDeps): void {
   router.service(QrCodeService, {
     createQrCode: (req) => createQrCode(deps, req),
     getQrCode: (req) => getQrCode(deps, req),
-    listQrCodes: (req) => listQrCodesPage(deps, req),
-    updateQrCode: (req) => updateQrCodeFields(deps, req),
-    // A move is an update of the workspace alone.
-    moveQrCode: async (req) => {
-      const update = create(UpdateQrCodeRequestSchema, {
-        accountId: req.accountId,
-        qrCodeId: req.qrCodeId,
-        workspaceId: req.workspaceId,
-        clearWorkspace: req.workspaceId === undefined,
-      });
-      return create(MoveQrCodeResponseSchema, { qrCode: (await updateQrCodeFields(deps, update)).qrCode });
-    },
-    deleteQrCode: (req) => deleteQrCodeById(deps, req),
+    listQrCodes: (req) => listQrCodes(deps, req),
+    updateQrCode: (req) => updateQrCode(deps, req),
+    moveQrCode: (req) => moveQrCode(deps, req),
+    deleteQrCode: (req) => deleteQrCode(deps, req),
     getCapacity: (req) => getCapacity(deps, req),
   });
   router.service(WebhookEndpointService, {

@@ -8,12 +8,13 @@ import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
 import { buildLinks } from "@qrplatform/links";
-import { credentials, memoryTxtLookup, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
+import { credentials, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 import { createLogger, errorInfoOf, inProcessTransport, type GrpcModule } from "@qrplatform/platform";
 import { buildRendering } from "@qrplatform/rendering";
 import { buildTenancy } from "@qrplatform/tenancy";
 import type { ReconcilerOptions } from "../src/qr-codes/qr-code-reconciler.js";
 import { buildCatalog } from "../src/server.js";
+import { MemoryDns } from "@qrplatform/testing/dns-server";
 
 const logger = createLogger({ service: "test", level: "silent" });
 const pageTokenSecret = PAGE_TOKEN_SECRET;
@@ -193,7 +194,7 @@ describe("checks before reserving", () => {
 
 describe("custom-link capacity", () => {
   it("limits codes on custom domains to the plan's links figure, apart from the QR-code capacity", async () => {
-    const dns = memoryTxtLookup();
+    const dns = new MemoryDns();
     {
       const links = await buildLinks({ db: database.db, pageTokenSecret, shortLinkBaseUrl: "http://qr.test", lookupTxt: dns.lookupTxt });
       const module = await buildCatalog({
@@ -315,7 +316,7 @@ describe("crash consistency between codes and links", () => {
   }
 
   async function vanityDomain(accountId: string) {
-    const dns = memoryTxtLookup();
+    const dns = new MemoryDns();
     const links = await buildLinks({ db: database.db, pageTokenSecret, shortLinkBaseUrl: "http://qr.test", lookupTxt: dns.lookupTxt });
     const domains = createClient(DomainService, local([links]));
     const { domain } = await domains.createDomain({ accountId, hostname: `go-${randomUUID().slice(0, 8)}.example` });

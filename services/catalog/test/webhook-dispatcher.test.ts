@@ -80,10 +80,10 @@ describe("the webhook dispatcher", () => {
       const slow = randomUUID();
       for (let i = 0; i < 3; i++) await endpoint(slow, `${receiver.url}/hang/${i}`);
       const earlier = new Date(Date.now() - 60_000);
-      for (let i = 0; i < 10; i++) await recordEvent(db, { accountId: slow, type: "qr_code.updated", data: { i }, occurredAt: earlier });
+      for (let i = 0; i < 10; i++) await db.transaction().execute((trx) => recordEvent(trx, { accountId: slow, type: "qr_code.updated", data: { i }, occurredAt: earlier }));
       const other = randomUUID();
       await endpoint(other, `${receiver.url}/other`);
-      await recordEvent(db, { accountId: other, type: "qr_code.updated", data: {}, occurredAt: new Date() });
+      await db.transaction().execute((trx) => recordEvent(trx, { accountId: other, type: "qr_code.updated", data: {}, occurredAt: new Date() }));
 
       dispatcher.start();
       await waitFor("the other account's delivery and the slow account's slots all taken", () => receiver.accepted.length > 0 && receiver.hanging.length >= 2);
@@ -106,10 +106,10 @@ describe("the webhook dispatcher", () => {
     try {
       const hangingAccount = randomUUID();
       await endpoint(hangingAccount, `${receiver.url}/hang/0`);
-      await recordEvent(db, { accountId: hangingAccount, type: "qr_code.updated", data: {}, occurredAt: new Date(Date.now() - 1000) });
+      await db.transaction().execute((trx) => recordEvent(trx, { accountId: hangingAccount, type: "qr_code.updated", data: {}, occurredAt: new Date(Date.now() - 1000) }));
       const busy = randomUUID();
       await endpoint(busy, `${receiver.url}/busy`);
-      for (let i = 0; i < 5; i++) await recordEvent(db, { accountId: busy, type: "qr_code.updated", data: { i }, occurredAt: new Date() });
+      for (let i = 0; i < 5; i++) await db.transaction().execute((trx) => recordEvent(trx, { accountId: busy, type: "qr_code.updated", data: { i }, occurredAt: new Date() }));
 
       // One pass only (the next is a minute away): the busy account's five deliveries go one after
       // another through its single slot while the other slot hangs.

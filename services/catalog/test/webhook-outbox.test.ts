@@ -70,10 +70,10 @@ describe("the webhook outbox", () => {
     await endpoint(accountId, ["qr_code.deleted"]);
     const disabled = await endpoint(accountId, ["qr_code.created"], "disabled");
     await endpoint(randomUUID(), ["qr_code.created"]);
-    await recordEvent(db, event(accountId, "qr_code.created"));
+    await db.transaction().execute((trx) => recordEvent(trx, event(accountId, "qr_code.created")));
     const relayedId = randomUUID();
-    await recordEvent(db, event(accountId, "domain.verified", relayedId));
-    await recordEvent(db, event(accountId, "domain.verified", relayedId));
+    await db.transaction().execute((trx) => recordEvent(trx, event(accountId, "domain.verified", relayedId)));
+    await db.transaction().execute((trx) => recordEvent(trx, event(accountId, "domain.verified", relayedId)));
     const deliveries = await deliveriesOf(accountId);
     expect(deliveries.map((d) => [d.endpoint_id, d.event_type]).sort()).toEqual(
       [
@@ -87,7 +87,7 @@ describe("the webhook outbox", () => {
     expect(claimed.filter((d) => d.account_id === accountId).map((d) => d.endpoint_id).sort()).toEqual([subscribed, subscribed]);
 
     const quiet = randomUUID();
-    await recordEvent(db, event(quiet, "qr_code.created"));
+    await db.transaction().execute((trx) => recordEvent(trx, event(quiet, "qr_code.created")));
     expect(await db.selectFrom("webhook_events").selectAll().where("account_id", "=", quiet).execute()).toEqual([]);
   });
 
@@ -109,8 +109,8 @@ describe("the webhook outbox", () => {
       .values(events.map((e) => ({ id: randomUUID(), account_id: accountId, endpoint_id: disabled, event_id: e.id, event_type: e.type, status: "pending", next_attempt_at: e.created_at, created_at: e.created_at })))
       .execute();
 
-    await recordEvent(db, event(accountId));
-    await recordEvent(db, event(accountId));
+    await db.transaction().execute((trx) => recordEvent(trx, event(accountId)));
+    await db.transaction().execute((trx) => recordEvent(trx, event(accountId)));
 
     const held = await deliveriesOf(accountId);
     expect(held).toHaveLength(MAX_HELD_DELIVERIES_PER_ENDPOINT);
@@ -124,7 +124,7 @@ describe("the webhook outbox", () => {
   it("claims each due delivery for one worker at a time, and again once the lease has ended", async () => {
     const accountId = randomUUID();
     await endpoint(accountId, ["qr_code.updated"]);
-    for (let i = 0; i < 5; i++) await recordEvent(db, event(accountId));
+    for (let i = 0; i < 5; i++) await db.transaction().execute((trx) => recordEvent(trx, event(accountId)));
     const now = new Date(Date.now() + 1000);
     const [a, b] = await Promise.all([claimDueDeliveries(db, now, 60_000, UNBOUNDED), claimDueDeliveries(db, now, 60_000, UNBOUNDED)]);
     const mine = (rows: { account_id: string; id: string }[]) => rows.filter((r) => r.account_id === accountId).map((r) => r.id);

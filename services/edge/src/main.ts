@@ -1,4 +1,4 @@
-// The REST edge as its own process, calling tenancy and catalog over gRPC. Configuration: see the README.
+// The REST edge as its own process, calling tenancy and catalog over gRPC. Configuration: see docs/configuration.md.
 import { z } from "zod";
 import {
   createLogger,

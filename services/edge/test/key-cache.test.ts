@@ -148,13 +148,17 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] two edge replicas", 
     expectError(await call(stack.baseUrl, "GET", "/account", { key }), 401, "invalid_api_key");
   });
 
-  it("applies a changed hourly limit and plan on the next request of every replica", async () => {
+  it("applies a changed hourly limit override, plan limit and plan on the next request of every replica", async () => {
     const { accountId, key } = await newKey();
     expect((await both(key)).map((res) => res.headers.get("ratelimit-limit"))).toEqual(["1000", "1000"]);
     await stack.admin.updateAccount({ accountId, hourlyRequestLimitOverride: 7n });
     const limited = await both(key);
     expect(limited.map((res) => res.headers.get("ratelimit-limit"))).toEqual(["7", "7"]);
     expect(limited.map((res) => res.body.limits.hourly_requests)).toEqual([7, 7]);
+    await stack.admin.updateAccount({ accountId, clearHourlyRequestLimitOverride: true, subscriptionTier: SubscriptionTier.THRIVE });
+    const upgraded = await both(key);
+    expect(upgraded.map((res) => res.headers.get("ratelimit-limit"))).toEqual(["5000", "5000"]);
+    expect(upgraded.map((res) => res.body.limits.hourly_requests)).toEqual([5000, 5000]);
     await stack.admin.updateAccount({ accountId, subscriptionTier: SubscriptionTier.FREE });
     for (const res of await both(key)) expectError(res, 403, "plan_not_eligible");
   });

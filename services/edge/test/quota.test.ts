@@ -1,7 +1,14 @@
 // Hourly request quotas at the edge: exact under concurrency, announced on every counted response, and
 // failing open to per-process counts when Redis goes away. Runs on memory, or on Redis when REDIS_URL is set.
+import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SubscriptionTier } from "@qrplatform/api/tenancy";
+import { create } from "@bufbuild/protobuf";
+import { ApiAccess, AuthenticateApiKeyResponseSchema, SubscriptionTier } from "@qrplatform/api/tenancy";
+import { createLogger, listenHttp } from "@qrplatform/platform";
+import { authenticate } from "../src/http/auth.js";
+import { errorHandler } from "../src/http/error-handler.js";
+import { hourlyQuota, memoryQuotaStore } from "../src/http/quota.js";
+import { getAccount } from "../src/resources/account.js";
 import { call, expectError, type ApiResponse } from "./support/http.js";
 import { freePort, killRedis, startRedis } from "@qrplatform/testing";
 import { startStack, type Stack } from "./support/stack.js";
@@ -153,4 +160,36 @@ describe("hourly quotas when Redis goes away", () => {
       await killRedis(redis);
     }
   }, 60_000);
+});
+
+describe("the hourly limit the edge applies", () => {
+  let baseUrl: string;
+  let close: () => Promise<void>;
+  beforeAll(async () => {
+    // A stand-in for tenancy whose limit differs from the plan's: the edge must apply tenancy's decision.
+    const found = create(AuthenticateApiKeyResponseSchema, {
+      apiKey: { id: "key", accountId: "account", scopes: ["account:read"] },
+      account: { id: "account" },
+      plan: { tier: SubscriptionTier.ORIGIN, publicApiAccess: true, hourlyRequestLimit: 1_000n },
+      apiAccess: ApiAccess.ALLOWED,
+      hourlyRequestLimit: 2n,
+    });
+    const logger = createLogger({ service: "test", level: "silent" });
+    const app = express();
+    app.get("/account", authenticate(async () => found, "account:read"), hourlyQuota(memoryQuotaStore()), getAccount);
+    app.use(errorHandler(logger));
+    const server = await listenHttp({ handler: app, host: "127.0.0.1", port: 0, logger, name: "test" });
+    baseUrl = `http://127.0.0.1:${server.port}`;
+    close = () => server.close();
+  });
+  afterAll(() => close?.());
+
+  it("is the one tenancy answered with the key, not one the edge works out from the plan", async () => {
+    const get = () => fetch(`${baseUrl}/account`, { headers: { authorization: "Bearer qrp_any" } });
+    const first = await get();
+    expect(first.headers.get("ratelimit-limit")).toBe("2");
+    expect(((await first.json()) as { limits: { hourly_requests: number } }).limits.hourly_requests).toBe(2);
+    expect((await get()).status).toBe(200);
+    expect((await get()).status).toBe(429);
+  });
 });

@@ -1,9 +1,9 @@
-// `npm start`: the whole platform in one process. Configuration: see the README.
+// `npm start`: the whole platform in one process. Configuration: see docs/configuration.md.
 import { z } from "zod";
 import { databaseEnv } from "@qrplatform/db";
 import { createLogger, logLevelVar, metricsPortVar, onShutdownSignal, optionalVar, portVar, readConfig, startProcess } from "@qrplatform/platform";
 import { webhookEnv, webhookOptionsFromEnv } from "@qrplatform/catalog";
-import { redirectPathEnv } from "@qrplatform/links";
+import { redirectPathEnv, resolverTxtLookup } from "@qrplatform/links";
 import { startPlatform } from "./platform.js";
 
 startProcess({ service: "qr-platform" });
@@ -18,6 +18,7 @@ const config = readConfig(
     SHORT_LINK_BASE_URL: optionalVar(z.string().url()),
     CUSTOM_DOMAIN_SCHEME: z.enum(["https", "http"]).default("https"),
     DNS_RESOLVER: optionalVar(z.string()),
+    SCAN_RETENTION_DAYS: optionalVar(z.coerce.number().int().min(0).max(36_500)),
     RENDER_CACHE_BYTES: optionalVar(z.coerce.number().int().min(1)),
     RENDER_CONCURRENCY: optionalVar(z.coerce.number().int().min(1)),
     RENDER_CONCURRENCY_PER_ACCOUNT: optionalVar(z.coerce.number().int().min(1)),
@@ -38,10 +39,11 @@ const platform = await startPlatform({
   metricsPort: config.METRICS_PORT,
   shortLinkBaseUrl: config.SHORT_LINK_BASE_URL,
   customDomainScheme: config.CUSTOM_DOMAIN_SCHEME,
-  dnsResolver: config.DNS_RESOLVER,
+  lookupTxt: resolverTxtLookup({ server: config.DNS_RESOLVER }),
   trustedProxies: config.TRUSTED_PROXIES,
   countryHeader: config.COUNTRY_HEADER,
   scanSpoolDir: config.SCAN_SPOOL_DIR,
+  scanRetentionDays: config.SCAN_RETENTION_DAYS,
   scanRecordingThread: config.SCAN_RECORDING_THREAD === "true",
   rendering: {
     cacheBytes: config.RENDER_CACHE_BYTES,

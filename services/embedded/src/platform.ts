@@ -4,7 +4,7 @@ import type { Transport } from "@connectrpc/connect";
 import { buildCatalog, type WebhookOptions } from "@qrplatform/catalog";
 import { databaseReadiness, openDatabase, whenDatabaseAnswers } from "@qrplatform/db";
 import { buildEdge, DEFAULT_MAX_BODY_BYTES, isEdgeUrl } from "@qrplatform/edge";
-import { buildLinks, memoryInvalidationBus, recordingThreadStorage, startRedirectPath, type RedirectRecorder } from "@qrplatform/links";
+import { buildLinks, memoryInvalidationBus, recordingThreadStorage, startRedirectPath, type RedirectRecorder, type TxtRecordsLookup } from "@qrplatform/links";
 import {
   inProcessTransport,
   lateHandler,
@@ -44,14 +44,16 @@ export interface PlatformOptions {
   shortLinkBaseUrl?: string | undefined;
   /** The scheme of vanity links on custom domains. */
   customDomainScheme?: "https" | "http";
-  /** A DNS server ("ip:port") for custom-domain verification; the system's resolvers when unset. */
-  dnsResolver?: string | undefined;
+  /** Answers the TXT records custom-domain verification asks for; the system's resolvers when unset. */
+  lookupTxt?: TxtRecordsLookup;
   /** Proxies whose X-Forwarded-For is believed for scans; none by default. */
   trustedProxies?: readonly string[];
   /** A trusted proxy's header with the visitor's country; the bundled database otherwise. */
   countryHeader?: string | undefined;
   /** Where scans wait on disk while the database is away; DATA_DIR/scan-spool by default. */
   scanSpoolDir?: string | undefined;
+  /** Days of raw scans kept (SCAN_RETENTION_DAYS); the links service's default when unset. */
+  scanRetentionDays?: number | undefined;
   /**
    * Whether scans are classified and stored on a thread of their own (as `npm start` runs unless
    * SCAN_RECORDING_THREAD=false), so the answering thread only captures a few fields of each
@@ -125,9 +127,11 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       pageTokenSecret: secrets.pageTokenSecret,
       shortLinkBaseUrl,
       customDomainScheme: options.customDomainScheme,
-      dnsResolver: options.dnsResolver,
+      lookupTxt: options.lookupTxt,
       invalidations,
       scanChanges,
+      ...(options.scanRetentionDays === undefined ? {} : { scanRetentionDays: options.scanRetentionDays }),
+      onPartitionError: (error) => logger.error({ err: error }, "making or dropping scan partitions failed; tried again within the hour"),
     }),
   );
   const rendering = await buildRendering({ ...options.rendering, metrics });

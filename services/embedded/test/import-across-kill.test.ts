@@ -31,7 +31,9 @@ function startImport(apiUrl: string, key: string, csv: string, workspaceId: stri
   return { ...run, imported };
 }
 
-describe("qrctl qr-codes import across SIGKILLs of npm start", () => {
+// Minutes long, so it runs once, in the embedded pass (npm start's own shape): what it proves is the
+// edge's and the catalog's handling of keys, which is the same code on either database.
+describe.skipIf(process.env.DATABASE_URL)("qrctl qr-codes import across SIGKILLs of npm start", () => {
   it(`imports ${ROWS} rows exactly once when the server is killed at ${KILL_POINTS.join(", ")} rows and the command is run again`, async () => {
     let platform: PlatformProcess = await startPlatformProcess(dataDir);
     try {

@@ -6,6 +6,7 @@ import * as scanDeltasAndSketches from "./20261220T1000_scan_deltas_and_sketches
 import * as scanDeltasByCombination from "./20261228T1000_scan_deltas_by_combination.js";
 import * as outbox from "./20261230T1000_outbox.js";
 import * as outboxScansByAccount from "./20270105T1000_outbox_scans_by_account.js";
+import * as scanPartitions from "./20270110T1000_scan_partitions.js";
 
 /** The links schema's migrations, oldest first. */
 export const migrations: Migrations = {
@@ -16,6 +17,7 @@ export const migrations: Migrations = {
   "20261228T1000_scan_deltas_by_combination": scanDeltasByCombination,
   "20261230T1000_outbox": outbox,
   "20270105T1000_outbox_scans_by_account": outboxScansByAccount,
+  "20270110T1000_scan_partitions": scanPartitions,
 };
 
 /** The Postgres schema that holds the links service's tables. */

@@ -3,8 +3,8 @@ import type { PageTokens, ScanChangeBus } from "@qrplatform/platform";
 import type { LookupTxt } from "./domains/dns-lookup.js";
 import type { RequestHost } from "./redirects/hosts.js";
 import type { InvalidationBus } from "./redirects/invalidations.js";
-import type { DeltaFolder } from "./scans/delta-folder.js";
-import type { ScanWriter } from "./scans/scan-writer.js";
+import type { DeltaFolder } from "./scans/analytics/delta-folder.js";
+import type { ScanSink } from "./scans/scan-sink.js";
 import type { LinksTables } from "./tables.js";
 
 /** How a link's absolute URLs are spelled. */
@@ -33,8 +33,8 @@ export interface LinksDeps {
   readonly invalidations: InvalidationBus;
   /** Where stored scans are announced, so every catalog drops the scan totals it kept of their links. */
   readonly scanChanges: ScanChangeBus;
-  /** Stores batches of scans, one statement at a time per instance. */
-  readonly scanWriter: ScanWriter;
+  /** Where batches of scans are stored (ScanWriter: one statement at a time per instance). */
+  readonly scanSink: ScanSink;
   /** Moves what stored batches added to the rollups into them, soon after. */
   readonly scanDeltas: DeltaFolder;
   /**

@@ -1,10 +1,20 @@
 // The links service as its own process: gRPC on GRPC_PORT, and the public redirector on REDIRECT_PORT.
-// Configuration: see the README's table.
+// Configuration: see docs/configuration.md.
 import { join } from "node:path";
 import { z } from "zod";
 import { databaseEnv, databaseReadiness, openDatabase, whenDatabaseAnswers } from "@qrplatform/db";
 import { inProcessTransport, lateHandler, listenHttp, memoryScanChanges, optionalVar, portVar, redisScanChanges, runGrpcService, secretVar } from "@qrplatform/platform";
-import { buildLinks, memoryInvalidationBus, redirectsUnavailable, recordingThreadStorage, redirectPathEnv, redisInvalidationBus, startRedirectPath } from "./server.js";
+import {
+  buildLinks,
+  SCAN_RETENTION_DAYS,
+  memoryInvalidationBus,
+  redirectsUnavailable,
+  recordingThreadStorage,
+  redirectPathEnv,
+  redisInvalidationBus,
+  resolverTxtLookup,
+  startRedirectPath,
+} from "./server.js";
 
 await runGrpcService({
   service: "links",
@@ -17,6 +27,7 @@ await runGrpcService({
     REDIRECT_PORT: portVar(8081),
     REDIS_URL: optionalVar(z.string().url()),
     VISITOR_KEY_SECRET: secretVar(),
+    SCAN_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(SCAN_RETENTION_DAYS),
   }),
   async start(config, logger, metrics, stopping) {
     // The redirector's port first, beside the gRPC port: a busy one is reported at once, and while the
@@ -37,14 +48,17 @@ await runGrpcService({
     if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: other links instances do not hear this one's changes");
     // Catalogs keep scan totals only while they hear these; without Redis none does, and nothing is lost.
     const scanChanges = config.REDIS_URL ? await redisScanChanges(config.REDIS_URL, logger) : memoryScanChanges(logger);
+    const lookupTxt = resolverTxtLookup({ server: config.DNS_RESOLVER });
     const build = () => buildLinks({
       db: database.db,
       shortLinkBaseUrl: config.SHORT_LINK_BASE_URL,
       customDomainScheme: config.CUSTOM_DOMAIN_SCHEME,
-      dnsResolver: config.DNS_RESOLVER,
+      lookupTxt,
       pageTokenSecret: config.PAGE_TOKEN_SECRET,
       invalidations,
       scanChanges,
+      scanRetentionDays: config.SCAN_RETENTION_DAYS,
+      onPartitionError: (error) => logger.error({ err: error }, "making or dropping scan partitions failed; tried again within the hour"),
     });
     // Started during an outage, the process waits for the database (alive, not ready) instead of exiting.
     const links = await whenDatabaseAnswers(build, { logger, what: "migrating", signal: stopping });

@@ -13,7 +13,7 @@ import {
 import { createLink, deleteLink, getLink, updateLink } from "./links/links.handlers.js";
 import { acknowledgeOutboxEvents, listOutboxEvents } from "./outbox/outbox.handlers.js";
 import { resolveRedirect } from "./redirects/redirects.handlers.js";
-import { getLinkAnalytics, getScanTotals, recordScans } from "./scans/scans.handlers.js";
+import { getLinkAnalytics, getScanTotals, recordScans } from "./scans/analytics/scans.handlers.js";
 
 /** Registers the links services: short links, custom domains, redirects, scan analytics and the outbox of events. */
 export function registerRoutes(router: ConnectRouter, deps: LinksDeps): void {

@@ -4,24 +4,27 @@ import { migrateSchema, type SharedKysely } from "@qrplatform/db";
 import { ConfigError, memoryScanChanges, PageTokens, type GrpcModule, type ScanChangeBus } from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import type { LinksDeps } from "./deps.js";
-import { dnsTxtLookup, isDnsServerAddress, type LookupTxt } from "./domains/dns-lookup.js";
+import { classifiedTxtLookup, resolverTxtLookup, type TxtRecordsLookup } from "./domains/dns-lookup.js";
 import { canonicalHostname } from "./domains/hostname.js";
 import { generateSlug } from "./links/slugs.js";
 import { shortDomainMatcher } from "./redirects/hosts.js";
 import { memoryInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 import { registerRoutes } from "./routes.js";
-import { DeltaFolder } from "./scans/delta-folder.js";
+import { DeltaFolder } from "./scans/analytics/delta-folder.js";
 import type { ScanColumns } from "./scans/scan-columns.js";
-import { ScanWriter } from "./scans/scan-writer.js";
-import { announceStoredScans, storeCheckedScans } from "./scans/scans.handlers.js";
+import { ScanWriter } from "./scans/analytics/scan-writer.js";
+import type { ScanSink } from "./scans/scan-sink.js";
+import { announceStoredScans, storeCheckedScans } from "./scans/analytics/scans.handlers.js";
+import { ScanPartitionManager } from "./scans/analytics/scan-partitions.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, redirectsUnavailable, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
 export { cachedResolver } from "./redirects/redirect-cache.js";
 export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 export { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
-export type { RedirectRecorder } from "./scans/scan-recorder.js";
-export type { LookupTxt } from "./domains/dns-lookup.js";
+export type { RedirectRecorder } from "./scans/recording/scan-recorder.js";
+export type { ScanSink } from "./scans/scan-sink.js";
+export { resolverTxtLookup, type TxtRecordsLookup } from "./domains/dns-lookup.js";
 
 /** What the links service is built from. */
 export interface LinksOptions {
@@ -35,15 +38,16 @@ export interface LinksOptions {
   shortLinkBaseUrl: string;
   /** The scheme of vanity URLs on custom domains; "https" unless a deployment serves them over plain HTTP. */
   customDomainScheme?: "https" | "http";
-  /** The DNS server ("host:port", an IP address) that domain verification asks; the system's resolvers when unset. */
-  dnsResolver?: string | undefined;
-  /** How long one DNS attempt may take, in milliseconds (default 2000; two attempts are made). */
-  dnsTimeoutMs?: number;
   /**
-   * How domain verification reads TXT records, in place of asking DNS (dnsResolver, dnsTimeoutMs):
-   * tests that are not about DNS itself answer from memory.
+   * Answers the TXT records domain verification asks for: the process's main builds it from its DNS
+   * resolver setting (resolverTxtLookup); tests may answer from memory. The system's resolvers when unset.
    */
-  lookupTxt?: LookupTxt;
+  lookupTxt?: TxtRecordsLookup;
+  /**
+   * A DNS server ("ip:port") to build `lookupTxt` from, for callers that do not pass one.
+   * @deprecated Pass `lookupTxt: resolverTxtLookup({ server })`; kept while the catalog's tests still pass an address.
+   */
+  dnsResolver?: string | undefined;
   /** Signs list page tokens. */
   pageTokenSecret: string;
   /** The clock; tests replace it. */
@@ -60,9 +64,21 @@ export interface LinksOptions {
    * Defaults to one of this process only.
    */
   scanChanges?: ScanChangeBus;
+  /** Where batches of scans are stored; a ScanWriter on `db` when unset. */
+  scanSink?: ScanSink;
   /** Up to how many visitor-days a range's distinct visitors are counted exactly (see LinksDeps); tests lower it. */
   exactVisitorDays?: number;
+  /**
+   * Days of raw scans and visitor-days kept before today (SCAN_RETENTION_DAYS, default 90; 0 keeps
+   * the least deduplication needs, see scan-partitions.ts); older partitions are dropped.
+   */
+  scanRetentionDays?: number;
+  /** Where the partition manager reports a failed run; it is tried again within the hour. */
+  onPartitionError?: (error: unknown) => void;
 }
+
+/** Days of raw scans kept by default. */
+export const SCAN_RETENTION_DAYS = 90;
 
 /**
  * Counting a range's distinct visitors exactly reads one row per visitor and day, about a microsecond
@@ -106,9 +122,7 @@ export interface LinksModule extends GrpcModule {
 /** Migrates the links schema and returns the service: short links, custom domains, redirects and analytics. */
 export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
   const origin = shortLinkOrigin(options.shortLinkBaseUrl);
-  if (options.dnsResolver !== undefined && !isDnsServerAddress(options.dnsResolver)) {
-    throw new ConfigError(`The DNS resolver "${options.dnsResolver}" must be an IP address with an optional port, such as 10.0.0.2:53.`);
-  }
+  const lookupTxt = options.lookupTxt ?? resolverTxtLookup({ server: options.dnsResolver });
   const scheme = options.customDomainScheme ?? "https";
   await migrateSchema(options.db, SCHEMA, migrations);
   const db = options.db.withSchema(SCHEMA) as Kysely<LinksTables>;
@@ -121,18 +135,21 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     },
     isShortDomain: shortDomainMatcher(origin),
     shortDomainHostname: canonicalHostname(new URL(origin).hostname),
-    lookupTxt: options.lookupTxt ?? dnsTxtLookup({ server: options.dnsResolver, timeoutMs: options.dnsTimeoutMs ?? 2000, tries: 2 }),
+    lookupTxt: classifiedTxtLookup(lookupTxt),
     generateSlug: options.generateSlug ?? generateSlug,
     now: options.now ?? (() => new Date()),
     invalidations: options.invalidations ?? memoryInvalidationBus(),
     scanChanges: options.scanChanges ?? memoryScanChanges(),
-    scanWriter: new ScanWriter(db),
+    scanSink: options.scanSink ?? new ScanWriter(db),
     scanDeltas: new DeltaFolder(db),
     exactVisitorDays: options.exactVisitorDays ?? EXACT_VISITOR_DAYS,
   };
   // Deltas a stopped or killed process left are folded now, not with the next scan: folding is what
   // turns stored scans into qr_code.scanned webhooks.
   deps.scanDeltas.foldSoon();
+  // Partitions for today's and the next days' scans exist before the first batch is stored.
+  const partitions = new ScanPartitionManager(db, options.scanRetentionDays ?? SCAN_RETENTION_DAYS, deps.now, options.onPartitionError);
+  await partitions.start();
   return {
     services: [LinkService, DomainService, RedirectService, AnalyticsService, OutboxService],
     routes: (router) => registerRoutes(router, deps),

@@ -9,7 +9,7 @@ import type {
   ScanDeltasTable,
   ScansTable,
   ScanTotalsTable,
-} from "./scans/scans.table.js";
+} from "./scans/analytics/scans.table.js";
 
 /** Every table of the links schema, for a `Kysely<LinksTables>` narrowed with `withSchema("links")`. */
 export interface LinksTables {

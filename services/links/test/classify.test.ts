@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { scanClassifier, visitorKey, type ClassifiedRequest, type ScanClassifierOptions } from "../src/scans/classify.js";
-import { openCountryDatabase } from "../src/scans/country.js";
+import { scanClassifier, visitorKey, type ClassifiedRequest, type ScanClassifierOptions } from "../src/scans/recording/classify.js";
+import { openCountryDatabase } from "../src/scans/recording/country.js";
 import { redirectPathEnv } from "../src/redirects/redirect-path.js";
 
 // Plain unit tests of scan classification, with the real bundled country database.

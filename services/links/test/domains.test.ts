@@ -5,7 +5,9 @@ import { Code } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { DomainServingSchema, DomainState, type DomainServing } from "@qrplatform/api/links";
-import { closedUdpPort } from "@qrplatform/testing/dns-server";
+import { ConfigError } from "@qrplatform/platform";
+import { resolverTxtLookup } from "../src/server.js";
+import { closedUdpPort, MemoryDns } from "@qrplatform/testing/dns-server";
 import { errorOf } from "./support/errors.js";
 import { startLinks, type LinksStack } from "./support/links-stack.js";
 
@@ -205,7 +207,7 @@ describe("verifying domains", () => {
   });
 
   it("answers UNAVAILABLE and changes nothing when the resolver cannot be reached", async () => {
-    const unreachable = await startLinks({ dnsResolver: `127.0.0.1:${await closedUdpPort()}` });
+    const unreachable = await startLinks({ lookupTxt: resolverTxtLookup({ server: `127.0.0.1:${await closedUdpPort()}`, timeoutMs: 300 }) });
     try {
       const accountId = newAccount();
       const { domain } = await unreachable.domains.createDomain({ accountId, hostname: uniqueHost("nodns") });
@@ -215,6 +217,28 @@ describe("verifying domains", () => {
     } finally {
       await unreachable.close();
     }
+  });
+});
+
+describe("the TXT lookup", () => {
+  it("is the one the service is given, so a test can answer from memory", async () => {
+    const dns = new MemoryDns();
+    const inMemory = await startLinks({ lookupTxt: dns.lookupTxt });
+    try {
+      const accountId = newAccount();
+      const { domain } = await inMemory.domains.createDomain({ accountId, hostname: uniqueHost("memory") });
+      dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
+      expect((await inMemory.domains.verifyDomain({ accountId, domainId: domain!.id })).domain?.state).toBe(DomainState.VERIFIED);
+      dns.txt.set(domain!.challengeRecordName, "silent");
+      expect(await errorOf(inMemory.domains.verifyDomain({ accountId, domainId: domain!.id }))).toMatchObject({ code: Code.Unavailable });
+    } finally {
+      await inMemory.close();
+    }
+  });
+
+  it("refuses a resolver address that is not an IP address, as a configuration error", () => {
+    expect(() => resolverTxtLookup({ server: "dns.example" })).toThrow(ConfigError);
+    expect(() => resolverTxtLookup({ server: "10.0.0.2:53" })).not.toThrow();
   });
 });
 

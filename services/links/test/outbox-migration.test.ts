@@ -25,7 +25,8 @@ describe("the outbox migration to scans grouped by account", () => {
       (${accountId}, 'link.scanned', ${linkA}, 3), (${accountId}, 'link.scanned', ${linkB}, 5)`.execute(db);
     await sql`insert into links.outbox_events (account_id, type, domain_id, hostname) values (${accountId}, 'domain.verified', ${domainId}, 'go.example')`.execute(db);
 
-    expect(await migrateSchema(db, SCHEMA, migrations)).toEqual([MIGRATION]);
+    const throughIt = Object.fromEntries(Object.entries(migrations).filter(([name]) => name <= MIGRATION));
+    expect(await migrateSchema(db, SCHEMA, throughIt)).toEqual([MIGRATION]);
     const { rows } = await sql<{ type: string; link_ids: string[] | null; scan_counts: (string | number)[] | null; domain_id: string | null }>`
       select type, link_ids, scan_counts, domain_id from links.outbox_events order by position`.execute(db);
     expect(rows.map((row) => ({ ...row, scan_counts: row.scan_counts?.map(Number) ?? null }))).toEqual([

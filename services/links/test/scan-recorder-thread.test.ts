@@ -15,8 +15,9 @@ import { AnalyticsService, LinkService } from "@qrplatform/api/links";
 import { openDatabase, type Database } from "@qrplatform/db";
 import { adminQuery, createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { inProcessTransport, Metrics } from "@qrplatform/platform";
-import { visitorKey } from "../src/scans/classify.js";
-import { ScanRecorderThread, type RecorderThreadStorage } from "../src/scans/scan-recorder-thread.js";
+import { visitorKey } from "../src/scans/recording/classify.js";
+import { onAnsweringThread, onRecordingThread } from "../src/scans/recording/placement.js";
+import { ScanRecorderThread, type RecorderThreadStorage } from "../src/scans/recording/scan-recorder-thread.js";
 import { buildLinks, recordingThreadStorage, type LinksModule, type RedirectTarget } from "../src/server.js";
 import { credentials, logger, SHORT_BASE } from "./support/links-stack.js";
 import { PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET } from "@qrplatform/testing";
@@ -196,6 +197,37 @@ describe.each(ENGINES)("recording scans on a thread of its own, storing through 
     const { totals } = await analytics().getScanTotals({ accountId: target.accountId, linkIds: [target.linkId] });
     expect(totals[target.linkId]).toBe(100n);
   }, 60_000);
+
+  it.skipIf(engine.skip)("records on either placement what the other would, from the same settings", async () => {
+    const settings = { visitorKeySecret: VISITOR_KEY_SECRET, trustedProxies: ["loopback"], countryHeader: "CF-IPCountry", flushIntervalMs: 20 };
+    const placements = { answering: onAnsweringThread(module.storeCheckedScans), recording: onRecordingThread(recordingThreadStorage(module, database)) };
+    for (const [name, placement] of Object.entries(placements)) {
+      const target = await newLink(module);
+      const recorder = await placement(settings, { logger });
+      const visits = Array.from({ length: 30 }, (_, i) => ({ agent: i % 3 === 0 ? PIXEL : IPHONE, visitor: `203.0.113.${i % 7}`, country: i % 2 ? "FR" : "DE" }));
+      for (const { agent, visitor, country } of visits) recorder.recordRedirect(request("GET", agent, visitor, country), target);
+      recorder.recordRedirect(request("GET", "Googlebot/2.1 (+http://www.google.com/bot.html)", "203.0.113.1"), target);
+      recorder.recordRedirect(request("HEAD", IPHONE, "203.0.113.1"), target);
+      await recorder.close();
+
+      expect([name, recorder.recorded, recorder.pending]).toEqual([name, 30, 0]);
+      const rows = await database.db
+        .withSchema("links")
+        .selectFrom("scans")
+        .select(["country", "device_type", "os", "referrer_host", "visitor_key"])
+        .where("link_id", "=", target.linkId)
+        .execute();
+      const expected = visits.map(({ agent, visitor, country }) => ({
+        country,
+        device_type: "mobile",
+        os: agent === PIXEL ? "Android" : "iOS",
+        referrer_host: "news.example",
+        visitor_key: visitorKey(VISITOR_KEY_SECRET, target.linkId, { clientAddress: visitor, userAgent: agent }),
+      }));
+      const order = (list: typeof expected) => list.map((row) => JSON.stringify(row)).sort();
+      expect(order(rows)).toEqual(order(expected));
+    }
+  });
 });
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {

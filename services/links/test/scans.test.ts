@@ -6,9 +6,10 @@ import { Code, createClient, type Client } from "@connectrpc/connect";
 import { AnalyticsService, OutboxService, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { sql } from "kysely";
 import { inProcessTransport } from "@qrplatform/platform";
-import { DeltaFolder } from "../src/scans/delta-folder.js";
-import { scanColumnsOf } from "../src/scans/scan-columns.js";
-import { countVisitorsUpTo, dayRegisters, foldScanDeltas, storeScans } from "../src/scans/scans.repository.js";
+import { DeltaFolder } from "../src/scans/analytics/delta-folder.js";
+import { scanColumnsOf, type ScanColumns } from "../src/scans/scan-columns.js";
+import type { ScanSink } from "../src/scans/scan-sink.js";
+import { countVisitorsUpTo, dayRegisters, foldScanDeltas, storeScans } from "../src/scans/analytics/scans.repository.js";
 import { errorOf } from "./support/errors.js";
 import { credentials, logger, startLinks, type LinksStack } from "./support/links-stack.js";
 
@@ -132,6 +133,31 @@ describe("recording scans", () => {
     const malformed = await errorOf(stack.redirects.recordScans({ scans: [scan(linkId, "2026-11-22T08:00:00Z", { id: "x" })] }));
     expect(malformed.code).toBe(Code.InvalidArgument);
     expect(malformed.fields.map((f) => f.field)).toEqual(["scans.0.id"]);
+  });
+
+  it("leave the service through its scan sink, whose answer is the count RecordScans gives", async () => {
+    const received: ScanColumns[] = [];
+    const sink: ScanSink = {
+      async store(scans) {
+        received.push(scans);
+        // As if the sink had seen the first scan already.
+        return scans.id.length - 1;
+      },
+    };
+    const other = await startLinks({ now: () => NOW, scanSink: sink });
+    try {
+      const { link } = await other.links.createLink({ accountId: randomUUID(), destinationUrl: "https://example.com/" });
+      const batch = [scan(link!.id, "2026-11-22T08:00:00Z"), scan(link!.id, "2026-11-22T09:00:00Z", { country: "FR" })];
+      expect((await other.redirects.recordScans({ scans: batch })).recordedCount).toBe(1);
+      expect(received.map((columns) => [columns.id, columns.country])).toEqual([[batch.map((s) => s.id), ["DE", "FR"]]]);
+      expect(await other.module.storeCheckedScans(scanColumnsOf(batch))).toBe(1);
+      expect(received).toHaveLength(2);
+      // Nothing else stored them.
+      const rows = await sql<{ n: number }>`select count(*)::int as n from links.scans where link_id = ${link!.id}`.execute(other.database.db);
+      expect(rows.rows[0]!.n).toBe(0);
+    } finally {
+      await other.close();
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { addToSketch, emptySketch, estimateVisitors, mergeSketch, rankOf, SKETCH_REGISTERS } from "../src/scans/visitor-sketch.js";
+import { addToSketch, emptySketch, estimateVisitors, mergeSketch, rankOf, SKETCH_REGISTERS } from "../src/scans/analytics/visitor-sketch.js";
+import { packSketch, unpackSketch } from "../src/scans/analytics/sketch-encoding.js";
 
 // Plain unit tests of the HyperLogLog sketch analytics counts distinct visitors with over long ranges.
 // Visitors are numbers here, hashed to 64 bits as Postgres hashes visitor keys there; the top 12 bits
@@ -73,5 +74,19 @@ describe("visitor sketches", () => {
     const random = Array.from({ length: 2000 }, (_, i) => (BigInt(mix(i)) << 20n) ^ BigInt(mix(i ^ 0x5bd1e995) >>> (i % 32)));
     for (const bits of [...edges, ...random.map((value) => value & (2n ** 52n - 1n))]) expect(rankOf(Number(bits))).toBe(reference(bits));
     expect([rankOf(0), rankOf(1), rankOf(2 ** 52 - 1)]).toEqual([53, 52, 1]);
+  });
+});
+
+describe("stored sketches", () => {
+  it("keep a sketch of few visitors sparse and one of many whole, and read both back as they were", () => {
+    const few = emptySketch();
+    for (const [register, rank] of [[0, 3], [257, 1], [4095, 52]] as const) addToSketch(few, register, rank);
+    const packed = packSketch(few);
+    expect(packed).toEqual(new Uint8Array([0, 0, 3, 1, 1, 1, 15, 255, 52]));
+    expect(unpackSketch(packed)).toEqual(few);
+    const many = emptySketch();
+    for (let register = 0; register < 2000; register++) addToSketch(many, register * 2, 1 + (register % 7));
+    expect(packSketch(many).length).toBe(4096);
+    expect(unpackSketch(packSketch(many))).toEqual(many);
   });
 });

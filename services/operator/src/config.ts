@@ -1,4 +1,4 @@
-// The operator's environment (see the README's table), read once at start with zod like every
+// The operator's environment (see docs/configuration.md), read once at start with zod like every
 // qr-platform process, and turned into the operator's settings.
 import { hostname } from "node:os";
 import { z } from "zod";

@@ -1,6 +1,6 @@
 // The domain operator as its own process (in Kubernetes only): config, telemetry, the operator, its
 // health and metrics endpoints, and on SIGTERM the lease released for the other replica.
-// Configuration: see the README's table.
+// Configuration: see docs/configuration.md.
 import { createLogger, onShutdownSignal, processMetrics, noMetrics, readConfig, serveMetrics, startProcess } from "@qrplatform/platform";
 import { operatorEnv, periodsOf, provisioningOf } from "./config.js";
 import { accountClient, buildOperator, domainClient, loadKubeConfig, serveHealth } from "./operator.js";

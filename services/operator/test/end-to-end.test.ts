@@ -147,13 +147,13 @@ describe("the domain operator, end to end", () => {
     expect(pending.spec).toEqual({ accountId: account!.id, domainId: added.id });
     expect(pending.status?.verification).toMatchObject({
       state: "pending",
-      challengeRecordName: added.challenge_record_name,
-      challengeRecordValue: added.challenge_record_value,
+      challengeRecordName: added.verification.name,
+      challengeRecordValue: added.verification.value,
     });
     expect(ingressOf(hostname)).toBeUndefined();
 
     // The tenant's DNS record is found: verified; the route and Certificate appear.
-    stack.dns.setTxt(added.challenge_record_name, added.challenge_record_value);
+    stack.dns.setTxt(added.verification.name, added.verification.value);
     await qrctlJson(["domains", "verify", added.id]);
     const verifiedAt = performance.now();
     const ingress = await eventually("the domain's Ingress", () => ingressOf(hostname));

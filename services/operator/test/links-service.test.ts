@@ -6,21 +6,22 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { DomainService, DomainState } from "@qrplatform/api/links";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { credentials, memoryTxtLookup, type MemoryTxtLookup, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
+import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
+import { MemoryDns } from "@qrplatform/testing/dns-server";
 import { Cluster, eventually, INGRESSES } from "./support/cluster.js";
 import { ACCOUNT, OTHER_ACCOUNT } from "./support/objects.js";
 
 
 let database: Database;
-let dns: MemoryTxtLookup;
+let dns: MemoryDns;
 let server: GrpcServer;
 let links: Client<typeof DomainService>;
 let cluster: Cluster;
 beforeAll(async () => {
   database = await openTestDatabase(MIGRATED_PLATFORM);
-  dns = memoryTxtLookup();
+  dns = new MemoryDns();
   const linksModule = await buildLinks({
     db: database.db,
     shortLinkBaseUrl: "http://127.0.0.1:8080",

@@ -1,4 +1,4 @@
-// The rendering service as its own process. Configuration: see the README's table.
+// The rendering service as its own process. Configuration: see docs/configuration.md.
 import { z } from "zod";
 import { optionalVar, runGrpcService } from "@qrplatform/platform";
 import { buildRendering } from "./server.js";

@@ -28,9 +28,9 @@ import {
   designValueOf,
   tokenOf,
   enumValueOf,
-} from "@qrplatform/rendering/design-tokens";
-import { hugeBlankPng, pngChunk } from "@qrplatform/testing/huge-png";
+} from "@qrplatform/design";
 import { credentials } from "@qrplatform/testing";
+import { hugeBlankPng, pngChunk } from "@qrplatform/testing/huge-png";
 
 type DesignInit = MessageInitShape<typeof DesignSchema>;
 

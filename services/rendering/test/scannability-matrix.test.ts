@@ -22,7 +22,7 @@ import {
   ModuleStyleSchema,
   RenderQrCodeRequestSchema,
 } from "@qrplatform/api/rendering";
-import { designTokens, enumValueOf } from "@qrplatform/rendering/design-tokens";
+import { designTokens, enumValueOf } from "@qrplatform/design";
 import { checkDesign } from "../src/design/design-rules.js";
 import { cornerPairReadable, READABLE_CORNER_DOTS } from "../src/design/scannability.js";
 import { Renderer } from "../src/render/renderer.js";

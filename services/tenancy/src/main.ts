@@ -1,4 +1,4 @@
-// The tenancy service as its own process. Configuration: see the README's table.
+// The tenancy service as its own process. Configuration: see docs/configuration.md.
 import { join } from "node:path";
 import { databaseEnv, databaseReadiness, openDatabase, whenDatabaseAnswers } from "@qrplatform/db";
 import { z } from "zod";

@@ -3,9 +3,9 @@ import { IdempotencyKeyService, TenancyAdminService, TenancyService } from "@qrp
 import {
   createAccount,
   getAccount,
-  listAccountsPage,
+  listAccounts,
   listPlans,
-  updateAccountSettings,
+  updateAccount,
 } from "./accounts/accounts.handlers.js";
 import type { TenancyDeps } from "./deps.js";
 import {
@@ -17,8 +17,8 @@ import {
 import {
   authenticateApiKey,
   createApiKey,
-  listApiKeysOf,
-  revokeApiKeyById,
+  listApiKeys,
+  revokeApiKey,
 } from "./keys/api-keys.handlers.js";
 
 /**
@@ -38,11 +38,11 @@ export function registerRoutes(router: ConnectRouter, deps: TenancyDeps): void {
   });
   router.service(TenancyAdminService, {
     createAccount: (req) => createAccount(deps, req),
-    listAccounts: (req) => listAccountsPage(deps, req),
-    updateAccount: (req) => updateAccountSettings(deps, req),
+    listAccounts: (req) => listAccounts(deps, req),
+    updateAccount: (req) => updateAccount(deps, req),
     listPlans: () => listPlans(),
     createApiKey: (req) => createApiKey(deps, req),
-    listApiKeys: (req) => listApiKeysOf(deps, req),
-    revokeApiKey: (req) => revokeApiKeyById(deps, req),
+    listApiKeys: (req) => listApiKeys(deps, req),
+    revokeApiKey: (req) => revokeApiKey(deps, req),
   });
 }

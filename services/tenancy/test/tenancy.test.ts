@@ -111,6 +111,19 @@ describe("API keys", () => {
     expect(auth.plan?.qrCodeCapacity).toBe(500n);
   });
 
+  it("answers the hourly request limit that applies: the account's override, else its plan's", async () => {
+    const { account } = await admin.createAccount({ name: "Limits", subscriptionTier: SubscriptionTier.THRIVE });
+    const { secret } = await admin.createApiKey({ accountId: account!.id });
+    const limit = async () => (await tenancy.authenticateApiKey({ secret })).hourlyRequestLimit;
+    expect(await limit()).toBe(5_000n);
+    await admin.updateAccount({ accountId: account!.id, hourlyRequestLimitOverride: 42n });
+    expect(await limit()).toBe(42n);
+    await admin.updateAccount({ accountId: account!.id, hourlyRequestLimitOverride: 0n });
+    expect(await limit()).toBe(0n);
+    await admin.updateAccount({ accountId: account!.id, clearHourlyRequestLimitOverride: true, subscriptionTier: SubscriptionTier.SCALE });
+    expect(await limit()).toBe(20_000n);
+  });
+
   it("refuses unknown, malformed, expired and revoked secrets with the same error", async () => {
     const { account } = await admin.createAccount({ name: "Bad keys", subscriptionTier: SubscriptionTier.ORIGIN });
     const expiring = await admin.createApiKey({ accountId: account!.id, timeToLive: durationFromMs(60_000) });

@@ -91,7 +91,7 @@ describe("charts/qr-platform", () => {
     expect(edge.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
   });
 
-  it("wires the environment as the README describes", () => {
+  it("wires the environment as docs/configuration.md describes", () => {
     const manifests = render(
       "--set", "dnsResolver=10.0.0.10:53",
       "--set", "publicBaseUrl=https://api.qr.example",

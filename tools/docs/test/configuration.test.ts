@@ -9,10 +9,10 @@ import { REPO_ROOT } from "@qrplatform/testing";
 const tracked = (...patterns: string[]): string[] =>
   execFileSync("git", ["ls-files", "--", ...patterns], { cwd: REPO_ROOT, encoding: "utf8" }).split("\n").filter(Boolean);
 
-// The code of every process, qrctl, the local runner and the chart tests' helm lookup; not tests,
+// The code of every process, qrctl, the local runner and the tests' helm and kubectl lookup; not tests,
 // benchmarks (their variables are checked against docs/benchmarks.md below) or generated code.
 const configurationSources = (): string[] =>
-  tracked("services/*.ts", "tools/qrctl/*.ts", "tools/charts/*.ts", "deploy/*.ts").filter(
+  tracked("services/*.ts", "tools/qrctl/*.ts", "tools/charts/*.ts", "tools/test-tools/*.ts", "deploy/*.ts").filter(
     (path) => !/(^|\/)test\//.test(path) && !path.startsWith("services/libs/api") && !path.endsWith(".d.ts"),
   );
 
@@ -26,6 +26,8 @@ const NAME = "[A-Z][A-Z0-9_]*[A-Z0-9]";
 // the platform's config helpers), or a property of process.env or of an `env` record passed in.
 const READS = [
   new RegExp(`\\b(${NAME})\\s*:\\s*(?:z\\s*\\.|secretVar\\(|portVar\\(|optionalVar\\(|logLevelVar\\(|metricsPortVar\\(|seconds\\b)`, "g"),
+  // ...or a schema the file built itself and names (`WEBHOOK_CONCURRENCY: count.default(16)`).
+  new RegExp(`\\b(${NAME})\\s*:\\s*[a-z][A-Za-z]*\\.(?:default|optional)\\(`, "g"),
   new RegExp(`\\b(?:process\\.env|env)\\s*(?:\\?\\.|\\.)\\s*(${NAME})\\b`, "g"),
   new RegExp(`\\b(?:process\\.env|env)\\s*\\[\\s*["'\`](${NAME})["'\`]\\s*\\]`, "g"),
   // qrctl names its per-service address variables in calls such as addressOf(flag, "--x", "QRCTL_X").

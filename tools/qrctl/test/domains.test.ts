@@ -5,10 +5,11 @@ import { DomainService, DomainState, LinkService } from "@qrplatform/api/links";
 import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { credentials, memoryTxtLookup, type MemoryTxtLookup, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, qrctlJson, type QrctlResult, runQrctl } from "@qrplatform/testing";
+import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, qrctlJson, type QrctlResult, runQrctl } from "@qrplatform/testing";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
 import { buildTenancy } from "@qrplatform/tenancy";
+import { MemoryDns } from "@qrplatform/testing/dns-server";
 
 // Runs `qrctl domains` as a real subprocess against tenancy and links on one real gRPC port, as in
 // the embedded platform; verification reads TXT records from memory (DNS itself is tested in links).
@@ -16,7 +17,7 @@ import { buildTenancy } from "@qrplatform/tenancy";
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let database: Database;
-let dns: MemoryTxtLookup;
+let dns: MemoryDns;
 let server: GrpcServer;
 let address: string;
 let tenancyAdmin: ReturnType<typeof createClient<typeof TenancyAdminService>>;
@@ -39,7 +40,7 @@ async function newAccount(name: string): Promise<string> {
 
 beforeAll(async () => {
   database = await openTestDatabase(MIGRATED_PLATFORM);
-  dns = memoryTxtLookup();
+  dns = new MemoryDns();
   const logger = createLogger({ service: "test", level: "silent" });
   const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: PAGE_TOKEN_SECRET });
   const linksModule = await buildLinks({

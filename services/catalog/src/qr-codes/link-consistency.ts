@@ -5,7 +5,7 @@ import { QrCodeStatus } from "@qrplatform/api/catalog";
 import { LinkStatus } from "@qrplatform/api/links";
 import type { CatalogDeps } from "../deps.js";
 import { statusToken } from "./qr-code-mapping.js";
-import { deleteQrCode, discardReservation, updateQrCode } from "./qr-codes.repository.js";
+import * as qrCodes from "./qr-codes.repository.js";
 
 /** The links-service calls a repair may make, each bounded so a repair never hangs a reconciler. */
 export const LINK_CALL_TIMEOUT_MS = 10_000;
@@ -50,7 +50,7 @@ export async function undoCreate(
       if (!outcomeKnown) return false;
     }
   }
-  await discardReservation(deps.db, code.account_id, code.id);
+  await qrCodes.discardReservation(deps.db, code.account_id, code.id);
   return true;
 }
 
@@ -61,7 +61,7 @@ export async function finishDelete(deps: CatalogDeps, code: { account_id: string
       if (!isNotFound(error)) throw error;
     });
   }
-  return deleteQrCode(deps.db, code.account_id, code.id);
+  return qrCodes.remove(deps.db, code.account_id, code.id);
 }
 
 /**
@@ -87,6 +87,6 @@ export async function syncFromLink(
     return "deleted";
   }
   const status = link.status === LinkStatus.PAUSED ? QrCodeStatus.PAUSED : QrCodeStatus.ACTIVE;
-  await updateQrCode(deps.db, code.account_id, code.id, { destination_url: link.destinationUrl, status: statusToken(status) }, token);
+  await qrCodes.update(deps.db, code.account_id, code.id, { destination_url: link.destinationUrl, status: statusToken(status) }, token);
   return "synced";
 }

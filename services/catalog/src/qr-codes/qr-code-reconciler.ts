@@ -2,7 +2,7 @@ import { noMetrics, PeriodicPass, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import type { CatalogDeps } from "../deps.js";
 import { finishDelete, syncFromLink, undoCreate } from "./link-consistency.js";
-import { claimStalePending } from "./qr-codes.repository.js";
+import * as qrCodes from "./qr-codes.repository.js";
 
 /** How the reconciler paces itself. */
 export interface ReconcilerOptions {
@@ -84,7 +84,7 @@ export class QrCodeReconciler {
     const report: ReconcileReport = { createsUndone: 0, updatesSettled: 0, deletesFinished: 0, failed: 0 };
     for (;;) {
       const now = this.deps.now();
-      const claimed = await claimStalePending(this.deps.db, new Date(now.getTime() - this.options.graceMs), now, BATCH);
+      const claimed = await qrCodes.claimStalePending(this.deps.db, new Date(now.getTime() - this.options.graceMs), now, BATCH);
       for (const code of claimed) {
         try {
           if (code.pending_operation === "create") {

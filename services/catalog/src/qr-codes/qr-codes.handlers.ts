@@ -9,7 +9,9 @@ import {
   GetCapacityResponseSchema,
   GetQrCodeResponseSchema,
   ListQrCodesResponseSchema,
+  MoveQrCodeResponseSchema,
   QrCodeStatus,
+  UpdateQrCodeRequestSchema,
   UpdateQrCodeResponseSchema,
   type CreateQrCodeRequest,
   type CreateQrCodeResponse,
@@ -21,6 +23,8 @@ import {
   type GetQrCodeResponse,
   type ListQrCodesRequest,
   type ListQrCodesResponse,
+  type MoveQrCodeRequest,
+  type MoveQrCodeResponse,
   type UpdateQrCodeRequest,
   type UpdateQrCodeResponse,
   type QrCode,
@@ -41,22 +45,13 @@ import {
 } from "@qrplatform/platform";
 import type { CatalogDeps } from "../deps.js";
 import { createInProgress, createKeySchema, keysKeptSince, requireSameRequest } from "../idempotency/create-keys.js";
-import { findWorkspace } from "../workspaces/workspaces.repository.js";
+import * as workspaces from "../workspaces/workspaces.repository.js";
 import { checkDesign, dependsOnContent } from "./design-check.js";
 import { linkStatusOf, qrCodeToProto, statusToken } from "./qr-code-mapping.js";
 import { presentUtm, qrCodeName, qrCodeTags, qrCodeUtm, utmQueryParameters } from "./qr-code-rules.js";
 import { finishDelete, isDecided, LINK_CALL_TIMEOUT_MS, undoCreate } from "./link-consistency.js";
-import {
-  clearPending,
-  completeQrCode,
-  countAccountQrCodes,
-  findQrCode,
-  listQrCodes,
-  markPending,
-  reserveQrCode,
-  updateQrCode,
-  type CapacityRefusal,
-} from "./qr-codes.repository.js";
+import * as qrCodes from "./qr-codes.repository.js";
+import type { CapacityRefusal } from "./qr-codes.repository.js";
 import type { ProvisionedQrCodeRow, QrCodeRow } from "./qr-codes.table.js";
 
 // The link's own fields are checked here as the links service checks them, before a place is reserved:
@@ -96,7 +91,7 @@ function capacityError(refusal: CapacityRefusal): ConnectError {
 }
 
 async function requireWorkspace(deps: CatalogDeps, accountId: string, workspaceId: string): Promise<void> {
-  if (!(await findWorkspace(deps.db, accountId, workspaceId))) throw notFound("workspace");
+  if (!(await workspaces.findWorkspace(deps.db, accountId, workspaceId))) throw notFound("workspace");
 }
 
 /**
@@ -114,7 +109,7 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
   const utm = presentUtm(input.utm);
 
   const reservation = { account_id: input.accountId, id: randomUUID(), link_id: randomUUID() };
-  const reserved = await reserveQrCode(
+  const reserved = await qrCodes.reserve(
     deps.db,
     {
       ...reservation,
@@ -157,7 +152,7 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
     linkMade = true;
     // Whether a logo leaves the code recoverable depends on the symbol's version, so on the link it encodes.
     if (dependsOnContent(design)) await deps.rendering.validateDesign({ design, content: link!.vanityUrl });
-    const row = await completeQrCode(deps.db, input.accountId, reservation.id, {
+    const row = await qrCodes.complete(deps.db, input.accountId, reservation.id, {
       vanity_url: link!.vanityUrl,
       canonical_url: link!.canonicalUrl,
       destination_url: link!.destinationUrl,
@@ -206,7 +201,7 @@ async function withScanTotals(deps: CatalogDeps, accountId: string, rows: Provis
 }
 
 export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promise<GetQrCodeResponse> {
-  const row = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await findQrCode(deps.db, req.accountId, req.qrCodeId) : undefined;
+  const row = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await qrCodes.find(deps.db, req.accountId, req.qrCodeId) : undefined;
   if (!row) throw notFound("QR code");
   const [qrCode] = req.skipScanTotals ? [qrCodeToProto(row)] : await withScanTotals(deps, req.accountId, [row]);
   return create(GetQrCodeResponseSchema, { qrCode });
@@ -216,13 +211,13 @@ export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promi
 const listSchema = z.object({ accountId: uuidSchema, workspaceId: uuidSchema.optional() });
 const capacitySchema = z.object({ accountId: uuidSchema });
 
-export async function listQrCodesPage(deps: CatalogDeps, req: ListQrCodesRequest): Promise<ListQrCodesResponse> {
+export async function listQrCodes(deps: CatalogDeps, req: ListQrCodesRequest): Promise<ListQrCodesResponse> {
   const { accountId, workspaceId } = validate(listSchema, req);
   if (workspaceId) await requireWorkspace(deps, accountId, workspaceId);
   // A cursor is valid only for the list (account and workspace filter) that issued it.
   const scope = `qr_codes:${workspaceId ?? "*"}`;
   const page = readPageRequest(deps.pageTokens, req, accountId, scope);
-  const rows = await listQrCodes(deps.db, accountId, { workspaceId }, { limit: page.fetch, after: page.after });
+  const rows = await qrCodes.list(deps.db, accountId, { workspaceId }, { limit: page.fetch, after: page.after });
   const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, accountId, scope);
   return create(ListQrCodesResponseSchema, { qrCodes: await withScanTotals(deps, accountId, items), nextPageToken });
 }
@@ -240,9 +235,9 @@ const updateSchema = z.object({
  * code. A crash or a failure with no answer in between leaves the mark, and the reconciler makes the
  * code show what the link does. Name, tags and workspace (a move) are the catalog's alone.
  */
-export async function updateQrCodeFields(deps: CatalogDeps, req: UpdateQrCodeRequest): Promise<UpdateQrCodeResponse> {
+export async function updateQrCode(deps: CatalogDeps, req: UpdateQrCodeRequest): Promise<UpdateQrCodeResponse> {
   const input = validate(updateSchema, req);
-  const existing = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await findQrCode(deps.db, req.accountId, req.qrCodeId) : undefined;
+  const existing = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await qrCodes.find(deps.db, req.accountId, req.qrCodeId) : undefined;
   if (!existing) throw notFound("QR code");
   if (input.workspaceId) await requireWorkspace(deps, req.accountId, input.workspaceId);
 
@@ -250,7 +245,7 @@ export async function updateQrCodeFields(deps: CatalogDeps, req: UpdateQrCodeReq
   let token: Date | undefined;
   if (req.destinationUrl !== undefined || input.status !== undefined) {
     token = deps.now();
-    if (!(await markPending(deps.db, req.accountId, req.qrCodeId, "update", token))) throw notFound("QR code");
+    if (!(await qrCodes.markPending(deps.db, req.accountId, req.qrCodeId, "update", token))) throw notFound("QR code");
     try {
       const { link } = await deps.links.updateLink(
         {
@@ -263,7 +258,7 @@ export async function updateQrCodeFields(deps: CatalogDeps, req: UpdateQrCodeReq
       );
       if (req.destinationUrl !== undefined) destinationUrl = link!.destinationUrl;
     } catch (error) {
-      if (isDecided(error)) await clearPending(deps.db, req.accountId, req.qrCodeId, token);
+      if (isDecided(error)) await qrCodes.clearPending(deps.db, req.accountId, req.qrCodeId, token);
       throw error;
     }
   }
@@ -274,7 +269,7 @@ export async function updateQrCodeFields(deps: CatalogDeps, req: UpdateQrCodeReq
     ...(req.replaceTags && { tags: input.tags }),
     ...(input.workspaceId !== undefined ? { workspace_id: input.workspaceId } : req.clearWorkspace ? { workspace_id: null } : {}),
   };
-  const row = Object.keys(changes).length === 0 ? existing : await updateQrCode(deps.db, req.accountId, req.qrCodeId, changes, token);
+  const row = Object.keys(changes).length === 0 ? existing : await qrCodes.update(deps.db, req.accountId, req.qrCodeId, changes, token);
   // A link changed above keeps its pending mark, which the reconciler settles from the link.
   if (row === "no_workspace") throw notFound("workspace");
   if (!row) throw notFound("QR code");
@@ -282,12 +277,23 @@ export async function updateQrCodeFields(deps: CatalogDeps, req: UpdateQrCodeReq
   return create(UpdateQrCodeResponseSchema, { qrCode });
 }
 
+/** Deprecated in the proto for UpdateQrCode, which moves a code too: a move is an update of the workspace alone. */
+export async function moveQrCode(deps: CatalogDeps, req: MoveQrCodeRequest): Promise<MoveQrCodeResponse> {
+  const update = create(UpdateQrCodeRequestSchema, {
+    accountId: req.accountId,
+    qrCodeId: req.qrCodeId,
+    workspaceId: req.workspaceId,
+    clearWorkspace: req.workspaceId === undefined,
+  });
+  return create(MoveQrCodeResponseSchema, { qrCode: (await updateQrCode(deps, update)).qrCode });
+}
+
 /**
  * Deletes a QR code: marked pending, then the link goes (so the code stops redirecting even if the
  * rest fails), then the code. A delete that stopped halfway is finished by a retry or by the reconciler.
  */
-export async function deleteQrCodeById(deps: CatalogDeps, req: DeleteQrCodeRequest): Promise<DeleteQrCodeResponse> {
-  const marked = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await markPending(deps.db, req.accountId, req.qrCodeId, "delete", deps.now()) : undefined;
+export async function deleteQrCode(deps: CatalogDeps, req: DeleteQrCodeRequest): Promise<DeleteQrCodeResponse> {
+  const marked = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await qrCodes.markPending(deps.db, req.accountId, req.qrCodeId, "delete", deps.now()) : undefined;
   if (!marked) throw notFound("QR code");
   if (!(await finishDelete(deps, marked))) throw notFound("QR code");
   return create(DeleteQrCodeResponseSchema, { qrCodeId: req.qrCodeId });
@@ -296,7 +302,7 @@ export async function deleteQrCodeById(deps: CatalogDeps, req: DeleteQrCodeReque
 export async function getCapacity(deps: CatalogDeps, req: GetCapacityRequest): Promise<GetCapacityResponse> {
   const { accountId } = validate(capacitySchema, req);
   const { plan } = await deps.tenancy.getAccount({ accountId });
-  const used = await countAccountQrCodes(deps.db, accountId);
+  const used = await qrCodes.count(deps.db, accountId);
   return create(GetCapacityResponseSchema, {
     capacity: { qrCodesUsed: BigInt(used), qrCodesLimit: plan?.qrCodeCapacity },
   });

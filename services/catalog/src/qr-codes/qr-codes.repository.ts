@@ -1,7 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import { afterKeyset } from "@qrplatform/db";
 import type { CatalogTables } from "../tables.js";
-import { lockWorkspace } from "../workspaces/workspaces.repository.js";
+import * as workspaces from "../workspaces/workspaces.repository.js";
 import { qrCodeEventData, recordEvent } from "../webhooks/webhook-events.js";
 import type { NewQrCodeRow, ProvisionedQrCodeRow, QrCodeChanges, QrCodeRow } from "./qr-codes.table.js";
 
@@ -47,7 +47,7 @@ export type ReserveOutcome =
  * The workspace is locked against deletion until the code is in it: a workspace deleted meanwhile is
  * the outcome, never a code in a deleted workspace.
  */
-export async function reserveQrCode(
+export async function reserve(
   db: Kysely<CatalogTables>,
   row: NewQrCodeRow & { account_id: string; link_id: string; pending_operation: "create"; pending_since: Date },
   limits: CapacityLimits,
@@ -70,7 +70,7 @@ export async function reserveQrCode(
         return { outcome: "exists", code: holder };
       }
     }
-    if (row.workspace_id && !(await lockWorkspace(tx, row.account_id, row.workspace_id, "key share"))) return { outcome: "no_workspace" };
+    if (row.workspace_id && !(await workspaces.lockWorkspace(tx, row.account_id, row.workspace_id, "key share"))) return { outcome: "no_workspace" };
     if (limits.qrCodes !== undefined) {
       const used = await countCodes(tx, row.account_id);
       if (used >= limits.qrCodes) return { outcome: "refused", refusal: { limit: "qr_codes", used, max: limits.qrCodes } };
@@ -88,7 +88,7 @@ export async function reserveQrCode(
  * Finishes a pending create with what its link turned out to be, with its `qr_code.created` event;
  * undefined when the create was undone meanwhile.
  */
-export async function completeQrCode(
+export async function complete(
   db: Kysely<CatalogTables>,
   accountId: string,
   id: string,
@@ -157,7 +157,8 @@ export type PendingQrCodeRow = QrCodeRow & { link_id: string | null; pending_ope
  * whole grace period while this one repairs it.
  */
 export async function claimStalePending(db: Kysely<CatalogTables>, before: Date, now: Date, limit: number): Promise<PendingQrCodeRow[]> {
-  // One statement: rows another reconciler is claiming right now are skipped, not waited for.
+  // One statement: rows another reconciler is claiming right now are skipped, not waited for. Its lock
+  // is needed for that statement alone (the claim is the moved pending_since), so it takes the database.
   const rows = await db
     .updateTable("qr_codes")
     .set({ pending_since: now })
@@ -177,11 +178,11 @@ export async function claimStalePending(db: Kysely<CatalogTables>, before: Date,
   return rows as PendingQrCodeRow[];
 }
 
-export async function findQrCode(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<ProvisionedQrCodeRow | undefined> {
+export async function find(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<ProvisionedQrCodeRow | undefined> {
   return (await provisioned(db, accountId).where("id", "=", id).executeTakeFirst()) as ProvisionedQrCodeRow | undefined;
 }
 
-export async function listQrCodes(
+export async function list(
   db: Kysely<CatalogTables>,
   accountId: string,
   filter: { workspaceId: string | undefined },
@@ -199,7 +200,7 @@ export async function listQrCodes(
  * which case nothing changes. With `settles`, the pending operation of that token is cleared in the same
  * statement: the link already holds the change.
  */
-export async function updateQrCode(
+export async function update(
   db: Kysely<CatalogTables>,
   accountId: string,
   id: string,
@@ -209,7 +210,7 @@ export async function updateQrCode(
   const settled = settles !== undefined && sql<boolean>`pending_since = ${settles}`;
   return db.transaction().execute(async (trx) => {
     // Locked against deletion until the code is in it, as a create's reservation does.
-    if (typeof changes.workspace_id === "string" && !(await lockWorkspace(trx, accountId, changes.workspace_id, "key share"))) return "no_workspace";
+    if (typeof changes.workspace_id === "string" && !(await workspaces.lockWorkspace(trx, accountId, changes.workspace_id, "key share"))) return "no_workspace";
     const row = await trx
       .updateTable("qr_codes")
       .set({
@@ -231,7 +232,7 @@ export async function updateQrCode(
 }
 
 /** Deletes a code, with its `qr_code.deleted` event; true when it was the account's. */
-export async function deleteQrCode(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<boolean> {
+export async function remove(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const row = await trx.deleteFrom("qr_codes").where("account_id", "=", accountId).where("id", "=", id).returningAll().executeTakeFirst();
     if (!row) return false;
@@ -244,6 +245,6 @@ export async function deleteQrCode(db: Kysely<CatalogTables>, accountId: string,
 }
 
 /** How many codes the account holds, reservations included. */
-export async function countAccountQrCodes(db: Kysely<CatalogTables>, accountId: string): Promise<number> {
+export async function count(db: Kysely<CatalogTables>, accountId: string): Promise<number> {
   return countCodes(db, accountId);
 }

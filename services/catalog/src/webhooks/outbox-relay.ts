@@ -1,6 +1,6 @@
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import type { OutboxEvent, OutboxService } from "@qrplatform/api/links";
 import { PeriodicPass, type Logger } from "@qrplatform/platform";
 import type { CatalogTables } from "../tables.js";
@@ -107,7 +107,7 @@ export class OutboxRelay {
   }
 
   /** Adds scans to their QR code's tally for the period, for accounts with an endpoint that wants them. */
-  private async tally(trx: Kysely<CatalogTables>, scans: LinkScans[]): Promise<void> {
+  private async tally(trx: Transaction<CatalogTables>, scans: LinkScans[]): Promise<void> {
     const period = this.options.scanPeriodMs;
     const periodStart = (scan: LinkScans) => new Date(Math.floor(scan.occurredAt.getTime() / period) * period).toISOString();
     await sql`

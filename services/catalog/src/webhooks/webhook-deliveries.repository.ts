@@ -40,7 +40,8 @@ export interface ClaimBounds {
  * hold another's deliveries. In one statement: rows other workers are claiming are skipped (SKIP
  * LOCKED), and each claimed row's next attempt moves to the end of the lease, so no other worker or
  * replica takes it while this attempt runs, and a worker that dies mid-attempt leaves it due again
- * once the lease ends (at least once).
+ * once the lease ends (at least once). The lock is needed for that statement alone (the lease is the
+ * claim), so this takes the database rather than a transaction.
  */
 export async function claimDueDeliveries(db: Db, now: Date, leaseMs: number, bounds: ClaimBounds): Promise<ClaimedDelivery[]> {
   if (bounds.limit <= 0) return [];

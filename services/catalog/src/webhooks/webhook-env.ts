@@ -4,7 +4,7 @@ import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from "./webhook-options.
 const seconds = z.coerce.number().positive();
 const count = z.coerce.number().int().min(1).max(1000);
 
-/** The variables that tune webhook delivery, read by the catalog process and `npm start` alike (see the README). */
+/** The variables that tune webhook delivery, read by the catalog process and `npm start` alike (see docs/configuration.md). */
 export const webhookEnv = z.object({
   WEBHOOK_POLL_SECONDS: seconds.default(DEFAULT_WEBHOOK_OPTIONS.pollIntervalMs / 1000),
   WEBHOOK_RETRY_SCHEDULE_SECONDS: z

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { sql, type Kysely } from "kysely";
+import { sql, type Transaction } from "kysely";
 import type { QrCodeRow } from "../qr-codes/qr-codes.table.js";
 import type { CatalogTables } from "../tables.js";
 
@@ -30,7 +30,7 @@ export const MAX_HELD_DELIVERIES_PER_ENDPOINT = 1000;
  * MAX_HELD_DELIVERIES_PER_ENDPOINT. An account without such an endpoint stores nothing. The body is
  * the Standard Webhooks shape: `{"type", "timestamp", "data"}`.
  */
-export async function recordEvent(trx: Kysely<CatalogTables>, event: WebhookEvent): Promise<void> {
+export async function recordEvent(trx: Transaction<CatalogTables>, event: WebhookEvent): Promise<void> {
   const id = event.id ?? randomUUID();
   const body = JSON.stringify({ type: event.type, timestamp: event.occurredAt.toISOString(), data: event.data });
   await sql`
@@ -53,7 +53,7 @@ export async function recordEvent(trx: Kysely<CatalogTables>, event: WebhookEven
 }
 
 /** Keeps the newest held deliveries of the account's disabled endpoints subscribed to the type, counting the ones dropped. */
-async function dropOldestHeld(trx: Kysely<CatalogTables>, event: WebhookEvent): Promise<void> {
+async function dropOldestHeld(trx: Transaction<CatalogTables>, event: WebhookEvent): Promise<void> {
   await sql`
     WITH held AS (
       SELECT d.id, row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.created_at DESC, d.next_attempt_at DESC, d.id DESC) AS newest

@@ -10,6 +10,8 @@ export interface Caller {
   readonly scopes: ReadonlySet<string>;
   readonly account: Account;
   readonly plan: Plan;
+  /** The key's hourly request limit as tenancy decided it; undefined means unlimited. */
+  readonly hourlyRequestLimit: bigint | undefined;
 }
 
 const BEARER = /^Bearer ([^\s]+)$/i;
@@ -64,6 +66,7 @@ export function authenticate(authenticateKey: AuthenticateKey, scope: string): R
       scopes,
       account: found.account!,
       plan: found.plan!,
+      hourlyRequestLimit: found.hourlyRequestLimit,
     } satisfies Caller;
     next();
   };

@@ -2,7 +2,6 @@ import type { RequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import { RateLimiterMemory, RateLimiterRedis, RLWrapperTimeouts, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { createClient } from "redis";
-import type { Account, Plan } from "@qrplatform/api/tenancy";
 import { noMetrics, type Metrics } from "@qrplatform/platform";
 import { callerOf } from "./auth.js";
 import { ApiError } from "./api-error.js";
@@ -114,11 +113,6 @@ function memoryCounter(): RateLimiterMemory {
   return new RateLimiterMemory({ points: NEVER_REFUSE, duration: QUOTA_WINDOW_SECONDS, keyPrefix: KEY_PREFIX });
 }
 
-/** An account's hourly request limit: its override, else its plan's; undefined when neither sets one. */
-export function hourlyLimitOf(account: Account, plan: Plan): bigint | undefined {
-  return account.hourlyRequestLimitOverride ?? plan.hourlyRequestLimit;
-}
-
 function setRateLimitHeaders(res: Response, limit: number, remaining: number, resetSeconds: number): void {
   res.setHeader("RateLimit-Limit", String(limit));
   res.setHeader("RateLimit-Remaining", String(remaining));
@@ -139,7 +133,7 @@ export function hourlyQuota(store: QuotaStore, metrics: Metrics = noMetrics): Re
   });
   return async (_req, res, next) => {
     const caller = callerOf(res);
-    const configured = hourlyLimitOf(caller.account, caller.plan);
+    const configured = caller.hourlyRequestLimit;
     if (configured === undefined) {
       decisions.inc({ decision: "unlimited" });
       return next();

@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { z } from "zod";
 import { textSchema } from "@qrplatform/platform";
 import { DesignSchema, type Design } from "@qrplatform/api/rendering";
-import { acceptedDesignTokens, designEnums, designValueOf, tokenOf, type DesignEnumField } from "@qrplatform/rendering/design-tokens";
+import { acceptedDesignTokens, designEnums, designValueOf, tokenOf, type DesignEnumField } from "@qrplatform/design";
 
 // The design as the API shows it: camelCase keys (the contract's), enum tokens from the rendering
 // service's vocabulary. The edge checks shape and tokens; rendering checks values and fills defaults.

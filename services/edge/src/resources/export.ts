@@ -3,6 +3,7 @@ import type { RequestHandler, Response } from "express";
 import { z } from "zod";
 import type { QrCodeService } from "@qrplatform/api/catalog";
 import { ImageFormat, type RenderingService } from "@qrplatform/api/rendering";
+import { EXPORT_SIZE } from "@qrplatform/design";
 import { slugify } from "@qrplatform/platform";
 import { callerOf } from "../http/auth.js";
 import { parseInput } from "../http/input.js";
@@ -12,9 +13,6 @@ import { uuidParam } from "./params.js";
 /** The formats of the export route, as the public contract names them. */
 export const FORMATS = { png: ImageFormat.PNG, jpg: ImageFormat.JPG, svg: ImageFormat.SVG } as const;
 export type FormatToken = keyof typeof FORMATS;
-
-/** The export size bounds and default; the rendering service enforces the same ones. */
-export const EXPORT_SIZE = { min: 128, max: 4096, default: 1024 } as const;
 
 /** The `format` and `size` of an export, checked before anything is rendered. */
 export const exportQuery = z.object({

@@ -115,7 +115,7 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
       vanityDomainId: body.vanity_domain_id,
       vanitySlug: body.vanity_slug,
       design: designFromBody(body.design),
-      utm: body.utm && { source: body.utm.source ?? "", medium: body.utm.medium ?? "", campaign: body.utm.campaign ?? "" },
+      utm: body.utm,
       // Known from authenticating the key: the catalog need not ask tenancy again.
       entitlements: {
         qrCodeCapacity: caller.plan.qrCodeCapacity,

@@ -1201,7 +1201,7 @@ export function defineRestSuite(mode: StackMode): void {
       expect(wrong.headers.get("allow")).toBe("GET, POST, HEAD, OPTIONS");
       const wrongItem = await api("PUT", "/workspaces/6f1c2b1e-0000-4000-8000-000000000000", { body: {} });
       expectError(wrongItem, 405, "method_not_allowed");
-      expect(wrongItem.headers.get("allow")).toBe("GET, PATCH, HEAD, OPTIONS");
+      expect(wrongItem.headers.get("allow")).toBe("GET, PATCH, DELETE, HEAD, OPTIONS");
       expectError(await api("POST", "/account"), 405, "method_not_allowed");
     });
 

@@ -10,7 +10,7 @@ import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@qrp
 import { TenancyAdminService } from "@qrplatform/api/tenancy";
 import { QrCodeService } from "@qrplatform/api/catalog";
 import { DomainService } from "@qrplatform/api/links";
-import { TestDnsServer } from "@qrplatform/testing/dns-server";
+import { MemoryDns, TestDnsServer } from "@qrplatform/testing/dns-server";
 import { buildCatalog, type WebhookOptions } from "@qrplatform/catalog";
 import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing";
 import { credentials, freePort, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET } from "@qrplatform/testing";
@@ -46,8 +46,11 @@ export interface Stack {
   readonly domains: Client<typeof DomainService>;
   /** Where short links are answered, whatever the Host header names. */
   readonly redirectorUrl: string;
-  /** The DNS server the links service verifies custom domains against. */
-  readonly dns: TestDnsServer;
+  /**
+   * The TXT records the links service verifies custom domains against: in memory in one process, a
+   * real DNS server for the links process of the processes shape.
+   */
+  readonly dns: MemoryDns | TestDnsServer;
   /** How many images the rendering service has drawn; only the in-process shape can count them. */
   readonly renderCount?: () => number;
   /** The Postgres database the processes shape runs on (when DATABASE_URL is set), for assertions in SQL. */
@@ -133,7 +136,7 @@ export async function startStack(mode: StackMode, options: StackOptions = {}): P
 async function startInProcess(options: StackOptions): Promise<Stack> {
   const logger = options.logger ?? defaultLogger;
   const database = await openTestDatabase(MIGRATED_PLATFORM);
-  const dns = await new TestDnsServer().start();
+  const dns = new MemoryDns();
   const local = (modules: GrpcModule[], token = credentials.serviceToken): Transport =>
     inProcessTransport({ modules, credentials, logger, token });
   // Like the embedded platform: one port for the API and the short links it hands out.
@@ -149,7 +152,7 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     pageTokenSecret,
     shortLinkBaseUrl: origin,
     customDomainScheme: "http",
-    dnsResolver: dns.address,
+    lookupTxt: dns.lookupTxt,
     invalidations,
     scanChanges,
   });

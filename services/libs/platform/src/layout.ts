@@ -6,7 +6,7 @@
 export type ServiceName = "tenancy" | "catalog" | "links" | "rendering";
 /** Every process of the separate-processes shape. */
 export type ProcessName = ServiceName | "edge";
-/** The internal secrets processes are given (see the README's configuration table). */
+/** The internal secrets processes are given (see docs/configuration.md). */
 export type InternalSecret = "SERVICE_TOKEN" | "ADMIN_TOKEN" | "PAGE_TOKEN_SECRET" | "VISITOR_KEY_SECRET";
 
 /** One process of the platform. */
@@ -96,7 +96,7 @@ export interface Placement {
   readonly dataDir: string;
 }
 
-/** The environment one process needs to run in this placement (the README's tables say what each variable means). */
+/** The environment one process needs to run in this placement (docs/configuration.mds say what each variable means). */
 export function processEnvironment(name: ProcessName, placement: Placement): Record<string, string> {
   const spec = PROCESSES[name];
   const url = (service: ServiceName) => `http://${placement.host}:${placement.ports[service]}`;

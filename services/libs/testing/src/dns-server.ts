@@ -1,6 +1,7 @@
 import { createSocket } from "node:dgram";
 import type { AddressInfo } from "node:net";
 import dns2 from "dns2";
+import type { TxtRecordsLookup } from "@qrplatform/links";
 
 const { Packet } = dns2;
 
@@ -53,6 +54,33 @@ export class TestDnsServer {
   async close(): Promise<void> {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
+}
+
+/**
+ * TestDnsServer's table without the server: a `lookupTxt` for the links service that answers as a
+ * resolver would (records; ENODATA for an existing name without TXT; ENOTFOUND; ETIMEOUT for "silent").
+ * For tests whose subject is not the DNS code.
+ */
+export class MemoryDns {
+  readonly txt = new Map<string, string[][] | "silent">();
+  /** Names that exist but have no TXT record. */
+  readonly existing = new Set<string>();
+
+  readonly lookupTxt: TxtRecordsLookup = async (hostname) => {
+    const name = hostname.toLowerCase();
+    const entry = this.txt.get(name);
+    if (entry === "silent") throw Object.assign(new Error(`queryTxt ETIMEOUT ${hostname}`), { code: "ETIMEOUT" });
+    if (entry) return entry.map((chunks) => [...chunks]);
+    const code = this.existing.has(name) ? "ENODATA" : "ENOTFOUND";
+    throw Object.assign(new Error(`queryTxt ${code} ${hostname}`), { code });
+  };
+
+  /** Publishes a TXT record with one value (or several strings forming one value). */
+  setTxt(name: string, ...values: string[]): void {
+    this.txt.set(name.toLowerCase(), values.map((v) => [v]));
+  }
+
+  async close(): Promise<void> {}
 }
 
 /** A UDP port on 127.0.0.1 that nothing listens on, for an unreachable resolver. */

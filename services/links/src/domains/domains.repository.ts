@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import { afterKeyset } from "@qrplatform/db";
 import type { LinksTables } from "../tables.js";
 import type { DomainRow, NewDomainRow, ServingReport } from "./domains.table.js";
@@ -11,6 +11,8 @@ import { canonicalHostname } from "./hostname.js";
 export type AccountScope = { accountId: string } | { anyAccount: true };
 
 type Db = Kysely<LinksTables>;
+/** Row locks last until the transaction ends, so the functions that take them need one. */
+type Trx = Transaction<LinksTables>;
 
 function live(db: Db, scope: AccountScope) {
   let query = db.selectFrom("domains").selectAll().where("deleted_at", "is", null);
@@ -31,13 +33,13 @@ export async function findDomain(db: Db, scope: AccountScope, id: string): Promi
  * Reads the domain and holds a share lock on it for the rest of the transaction, so it cannot be
  * removed while a link is being put on it.
  */
-export async function findDomainForShare(db: Db, scope: AccountScope, id: string): Promise<DomainRow | undefined> {
-  return live(db, scope).where("id", "=", id).forShare().executeTakeFirst();
+export async function findDomainForShare(trx: Trx, scope: AccountScope, id: string): Promise<DomainRow | undefined> {
+  return live(trx, scope).where("id", "=", id).forShare().executeTakeFirst();
 }
 
 /** Reads the domain and locks it for the rest of the transaction, before it is checked or removed. */
-export async function findDomainForUpdate(db: Db, scope: AccountScope, id: string): Promise<DomainRow | undefined> {
-  return live(db, scope).where("id", "=", id).forUpdate().executeTakeFirst();
+export async function findDomainForUpdate(trx: Trx, scope: AccountScope, id: string): Promise<DomainRow | undefined> {
+  return live(trx, scope).where("id", "=", id).forUpdate().executeTakeFirst();
 }
 
 /** Live domains in (created_at, id) order, starting after the given position. */

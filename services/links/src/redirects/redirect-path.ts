@@ -3,11 +3,9 @@ import type { Transport } from "@connectrpc/connect";
 import { z } from "zod";
 import type { Database } from "@qrplatform/db";
 import { noMetrics, optionalVar, type Logger, type Metrics } from "@qrplatform/platform";
-import { scanClassifier } from "../scans/classify.js";
-import { openCountryDatabase } from "../scans/country.js";
-import { ScanRecorder, sendVia, type RedirectRecorder, type SendScans } from "../scans/scan-recorder.js";
-import { ScanRecorderThread, type RecorderThreadStorage } from "../scans/scan-recorder-thread.js";
-import { ScanSpool } from "../scans/scan-spool.js";
+import { onAnsweringThread, onRecordingThread } from "../scans/recording/placement.js";
+import { sendVia, type RedirectRecorder, type SendScans } from "../scans/recording/scan-recorder.js";
+import type { RecorderThreadStorage } from "../scans/recording/scan-recorder-thread.js";
 import type { InvalidationBus } from "./invalidations.js";
 import { cachedResolver } from "./redirect-cache.js";
 import { buildRedirector, resolveVia } from "./redirector.js";
@@ -42,7 +40,7 @@ export interface RedirectPathOptions {
    */
   storeScans?: SendScans;
   /**
-   * Records scans on a thread of their own (ScanRecorderThread); the request thread only captures a few
+   * Records scans on a thread of their own (onRecordingThread); the request thread only captures a few
    * fields of each redirect. Where the links service runs in this process (recordingThreadStorage).
    */
   recordingThread?: RecorderThreadStorage | undefined;
@@ -88,28 +86,18 @@ export async function startRedirectPath(options: RedirectPathOptions): Promise<R
   const { logger } = options;
   const metrics = options.metrics ?? noMetrics;
   const cache = cachedResolver(resolveVia(options.transport), options.invalidations);
-  const recorder: RedirectRecorder = options.recordingThread
-    ? new ScanRecorderThread({
-        storage: options.recordingThread,
-        visitorKeySecret: options.visitorKeySecret,
-        trustedProxies: options.trustedProxies ?? [],
-        countryHeader: options.countryHeader,
-        spoolDir: options.spoolDir,
-        logger,
-        metrics,
-      })
-    : new ScanRecorder({
-        send: options.storeScans ?? sendVia(options.transport),
-        classify: scanClassifier({
-          trustedProxies: options.trustedProxies ?? [],
-          countryHeader: options.countryHeader,
-          countryOf: await openCountryDatabase(),
-        }),
-        visitorKeySecret: options.visitorKeySecret,
-        spool: options.spoolDir === undefined ? undefined : new ScanSpool(options.spoolDir),
-        logger,
-        metrics,
-      });
+  const placement = options.recordingThread
+    ? onRecordingThread(options.recordingThread)
+    : onAnsweringThread(options.storeScans ?? sendVia(options.transport));
+  const recorder = await placement(
+    {
+      visitorKeySecret: options.visitorKeySecret,
+      trustedProxies: options.trustedProxies ?? [],
+      countryHeader: options.countryHeader,
+      spoolDir: options.spoolDir,
+    },
+    { logger, metrics },
+  );
   return {
     handler: buildRedirector({ resolve: cache.resolve, logger, metrics, onRedirect: (req, target) => recorder.recordRedirect(req, target) }),
     recorder,

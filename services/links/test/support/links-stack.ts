@@ -5,7 +5,7 @@ import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
 import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET } from "@qrplatform/testing";
 import { createLogger, inProcessTransport } from "@qrplatform/platform";
-import { buildLinks, type LinksModule, type LinksOptions } from "../../src/server.js";
+import { buildLinks, resolverTxtLookup, type LinksModule, type LinksOptions } from "../../src/server.js";
 import { TestDnsServer } from "@qrplatform/testing/dns-server";
 
 export { credentials };
@@ -58,8 +58,7 @@ export async function startLinks(options: Partial<LinksOptions> = {}): Promise<L
   const module = await buildLinks({
     db: database.db,
     shortLinkBaseUrl: SHORT_BASE,
-    dnsResolver: dns.address,
-    dnsTimeoutMs: 300,
+    lookupTxt: resolverTxtLookup({ server: dns.address, timeoutMs: 300 }),
     pageTokenSecret: PAGE_TOKEN_SECRET,
     ...options,
   });

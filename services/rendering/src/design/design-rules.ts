@@ -16,14 +16,14 @@ import {
 } from "@qrplatform/api/rendering";
 import { z } from "zod";
 import { checkedBy, fieldProblemsOf, textRuleProblem, type FieldProblem, type RuleProblem } from "@qrplatform/platform";
-import { tokenOf } from "./design-tokens.js";
+import { EXPORT_SIZE, tokenOf } from "@qrplatform/design";
 import { isLogoProblem, readLogoDataUri, type LogoImage } from "./logo-data-uri.js";
 import { byteCapacity, contentBytes } from "./qr-capacity.js";
 import { colourProblems, cornerProblems, logoProblems, MATCHING_CORNER_DOT } from "./scannability.js";
 
 /** The bounds of the design's numbers and texts, inclusive. */
 export const DESIGN_LIMITS = {
-  size: { min: 128, max: 4096 },
+  size: { min: EXPORT_SIZE.min, max: EXPORT_SIZE.max },
   borderThickness: { min: 1, max: 40 },
   logoScale: { min: 0.1, max: 0.3 },
   labelCharacters: 30,
@@ -39,7 +39,7 @@ export const DESIGN_DEFAULTS = {
   errorCorrection: ErrorCorrection.M,
   /** A logo hides modules, so a design with one gets the level that recovers the most. */
   errorCorrectionWithLogo: ErrorCorrection.H,
-  size: 1024,
+  size: EXPORT_SIZE.default,
   cornerSquareShape: CornerSquareShape.SQUARE,
   frameType: FrameType.SQUARE,
   frameColor: "#000000",

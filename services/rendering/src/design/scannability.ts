@@ -7,7 +7,7 @@ import {
   type Design,
 } from "@qrplatform/api/rendering";
 import type { FieldProblem } from "@qrplatform/platform";
-import { tokenOf } from "./design-tokens.js";
+import { tokenOf } from "@qrplatform/design";
 import { logoArea } from "../render/layout.js";
 import { encodeQr, type Level } from "../render/qr-matrix.js";
 

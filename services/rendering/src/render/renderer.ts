@@ -11,20 +11,17 @@ import {
   type RenderQrCodeResponse,
 } from "@qrplatform/api/rendering";
 import { z } from "zod";
+import { EXPORT_SIZE } from "@qrplatform/design";
 import { checkedBy, fieldProblemsOf, invalidArgument, noMetrics, type FieldProblem, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import { LRUCache } from "lru-cache";
 import sharp from "sharp";
-import { contentProblem, DESIGN_LIMITS, normalizeDesign } from "../design/design-rules.js";
+import { contentProblem, normalizeDesign } from "../design/design-rules.js";
 import { dataUriPixelProblem } from "../design/logo-data-uri.js";
 import type { DrawTask } from "./draw.js";
 import { RenderPool } from "./render-pool.js";
 import { ANONYMOUS_ACCOUNT, canceled, isQueueFull, RenderQueue } from "./render-queue.js";
 
-/** The export size when none is asked for, as the public contract sets it. */
-export const DEFAULT_EXPORT_SIZE = 1024;
-/** Export sizes follow the design's own bounds: a 4096 px image is already print quality at 30 cm. */
-export const EXPORT_SIZE_LIMITS = DESIGN_LIMITS.size;
 
 const MEDIA_TYPES: Record<ImageFormat, string> = {
   [ImageFormat.UNSPECIFIED]: "image/png",
@@ -245,9 +242,9 @@ const renderOptions = z.object({
   content: z.string().refine((content) => content !== "", { message: "is required", params: { reason: "required" } }),
   size: z.number().superRefine(
     checkedBy((size: number) =>
-      size === 0 || (Number.isInteger(size) && size >= EXPORT_SIZE_LIMITS.min && size <= EXPORT_SIZE_LIMITS.max)
+      size === 0 || (Number.isInteger(size) && size >= EXPORT_SIZE.min && size <= EXPORT_SIZE.max)
         ? undefined
-        : { reason: "out_of_range", description: `must be from ${EXPORT_SIZE_LIMITS.min} to ${EXPORT_SIZE_LIMITS.max}` },
+        : { reason: "out_of_range", description: `must be from ${EXPORT_SIZE.min} to ${EXPORT_SIZE.max}` },
     ),
   ),
   format: z.number().superRefine(
@@ -268,7 +265,7 @@ function checkRenderRequest(req: RenderQrCodeRequest): { design: Design; format:
   const tooLong = req.content !== "" && levelIsValid ? contentProblem(req.content, design.errorCorrection) : undefined;
   if (tooLong) problems.push(tooLong);
   if (problems.length > 0) throw invalidArgument(problems, "The render request is not valid.");
-  return { design, format: req.format === ImageFormat.UNSPECIFIED ? ImageFormat.PNG : req.format, size: req.size === 0 ? DEFAULT_EXPORT_SIZE : req.size };
+  return { design, format: req.format === ImageFormat.UNSPECIFIED ? ImageFormat.PNG : req.format, size: req.size === 0 ? EXPORT_SIZE.default : req.size };
 }
 
 /** If-None-Match uses the weak comparison (RFC 9110 13.1.2): "*" or any listed tag with the same opaque value. */

@@ -23,7 +23,7 @@ import { Code, isUniqueViolation, isUuid, notFound, pageOf, readPageRequest, ser
 import type { TenancyDeps } from "../deps.js";
 import { PLANS, planOf } from "../plans/plans.js";
 import { accountToProto, addonToken, planToProto, statusToken, tierOf, tierToken } from "./account-mapping.js";
-import { findAccount, findAccountForUpdate, insertAccount, listAccounts, updateAccount } from "./accounts.repository.js";
+import * as accounts from "./accounts.repository.js";
 
 const nameSchema = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters");
 const tierSchema = z.enum(SubscriptionTier).refine((t) => t !== SubscriptionTier.UNSPECIFIED, "a plan is required");
@@ -39,7 +39,7 @@ export async function createAccount(deps: TenancyDeps, req: CreateAccountRequest
   const status = input.subscriptionStatus === SubscriptionStatus.UNSPECIFIED ? SubscriptionStatus.ACTIVE : input.subscriptionStatus;
   for (const slug of slugCandidates(input.name, "account")) {
     try {
-      const row = await insertAccount(deps.db, {
+      const row = await accounts.insert(deps.db, {
         id: randomUUID(),
         name: input.name,
         slug,
@@ -55,7 +55,7 @@ export async function createAccount(deps: TenancyDeps, req: CreateAccountRequest
 }
 
 export async function getAccount(deps: TenancyDeps, req: GetAccountRequest): Promise<GetAccountResponse> {
-  const row = isUuid(req.accountId) ? await findAccount(deps.db, req.accountId) : undefined;
+  const row = isUuid(req.accountId) ? await accounts.find(deps.db, req.accountId) : undefined;
   if (!row) throw notFound("account");
   return create(GetAccountResponseSchema, {
     account: accountToProto(row),
@@ -63,10 +63,10 @@ export async function getAccount(deps: TenancyDeps, req: GetAccountRequest): Pro
   });
 }
 
-export async function listAccountsPage(deps: TenancyDeps, req: ListAccountsRequest): Promise<ListAccountsResponse> {
+export async function listAccounts(deps: TenancyDeps, req: ListAccountsRequest): Promise<ListAccountsResponse> {
   // Accounts are not account-scoped; their page tokens are bound to the empty account instead.
   const page = readPageRequest(deps.pageTokens, req, "", "accounts");
-  const rows = await listAccounts(deps.db, { limit: page.fetch, after: page.after });
+  const rows = await accounts.list(deps.db, { limit: page.fetch, after: page.after });
   const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, "", "accounts");
   return create(ListAccountsResponseSchema, { accounts: items.map(accountToProto), nextPageToken });
 }
@@ -81,11 +81,11 @@ const updateAccountSchema = z.object({
   hourlyRequestLimitOverride: z.bigint().min(0n, "must not be negative").max(1_000_000_000n).optional(),
 });
 
-export async function updateAccountSettings(deps: TenancyDeps, req: UpdateAccountRequest): Promise<UpdateAccountResponse> {
+export async function updateAccount(deps: TenancyDeps, req: UpdateAccountRequest): Promise<UpdateAccountResponse> {
   const input = validate(updateAccountSchema, req);
   if (!isUuid(req.accountId)) throw notFound("account");
   const row = await deps.db.transaction().execute(async (trx) => {
-    const current = await findAccountForUpdate(trx, req.accountId);
+    const current = await accounts.findForUpdate(trx, req.accountId);
     if (!current) throw notFound("account");
     const addons = new Set(current.addons);
     for (const addon of req.addAddons) addons.add(addonToken(addon));
@@ -95,7 +95,7 @@ export async function updateAccountSettings(deps: TenancyDeps, req: UpdateAccoun
       : input.hourlyRequestLimitOverride !== undefined
         ? Number(input.hourlyRequestLimitOverride)
         : current.hourly_request_limit_override;
-    return updateAccount(trx, current.id, {
+    return accounts.update(trx, current.id, {
       name: input.name ?? current.name,
       subscription_tier: input.subscriptionTier ? tierToken(input.subscriptionTier) : current.subscription_tier,
       subscription_status: input.subscriptionStatus ? statusToken(input.subscriptionStatus) : current.subscription_status,

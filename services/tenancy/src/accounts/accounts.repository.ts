@@ -1,24 +1,24 @@
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import { afterKeyset } from "@qrplatform/db";
 import type { TenancyTables } from "../tables.js";
 import type { AccountChanges, AccountRow, NewAccountRow } from "./accounts.table.js";
 
 /** Inserts an account; rejects with a unique violation when the slug is taken. */
-export async function insertAccount(db: Kysely<TenancyTables>, account: NewAccountRow): Promise<AccountRow> {
+export async function insert(db: Kysely<TenancyTables>, account: NewAccountRow): Promise<AccountRow> {
   return db.insertInto("accounts").values(account).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findAccount(db: Kysely<TenancyTables>, id: string): Promise<AccountRow | undefined> {
+export async function find(db: Kysely<TenancyTables>, id: string): Promise<AccountRow | undefined> {
   return db.selectFrom("accounts").selectAll().where("id", "=", id).executeTakeFirst();
 }
 
 /** Locks the account row for the rest of the transaction, so concurrent updates apply one after another. */
-export async function findAccountForUpdate(db: Kysely<TenancyTables>, id: string): Promise<AccountRow | undefined> {
-  return db.selectFrom("accounts").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
+export async function findForUpdate(trx: Transaction<TenancyTables>, id: string): Promise<AccountRow | undefined> {
+  return trx.selectFrom("accounts").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
 }
 
 /** Accounts in (created_at, id) order, starting after the given position. */
-export async function listAccounts(
+export async function list(
   db: Kysely<TenancyTables>,
   page: { limit: number; after?: { createdAt: Date; id: string } | undefined },
 ): Promise<AccountRow[]> {
@@ -27,7 +27,7 @@ export async function listAccounts(
   return query.orderBy("created_at").orderBy("id").limit(page.limit).execute();
 }
 
-export async function updateAccount(
+export async function update(
   db: Kysely<TenancyTables>,
   id: string,
   changes: AccountChanges,

@@ -3,7 +3,6 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { z } from "zod";
 import {
-  ApiAccess,
   ApiKeySchema,
   AuthenticateApiKeyResponseSchema,
   CreateApiKeyResponseSchema,
@@ -22,11 +21,11 @@ import {
 import { Code, isUuid, notFound, serviceError, validate } from "@qrplatform/platform";
 import type { TenancyDeps } from "../deps.js";
 import { accountToProto, planToProto, statusOf, tierOf } from "../accounts/account-mapping.js";
-import { findAccount } from "../accounts/accounts.repository.js";
-import { planOf, STATUSES_WITH_ACCESS } from "../plans/plans.js";
+import * as accounts from "../accounts/accounts.repository.js";
+import { apiAccessOf, hourlyRequestLimitOf, planOf } from "../plans/plans.js";
 import { displayPrefix, generateSecret, hashSecret, looksLikeSecret } from "./api-key-secret.js";
 import type { ApiKeyRow } from "./api-keys.table.js";
-import { findApiKeyBySecretHash, insertApiKey, listApiKeys, revokeApiKey } from "./api-keys.repository.js";
+import * as apiKeys from "./api-keys.repository.js";
 import { resolveScopes } from "./scopes.js";
 
 /** Keys live at most ten years; anything longer is a typo. */
@@ -70,10 +69,10 @@ const createApiKeyRequest = z.object({
 export async function createApiKey(deps: TenancyDeps, req: CreateApiKeyRequest): Promise<CreateApiKeyResponse> {
   const { scopes, timeToLive } = validate(createApiKeyRequest, req);
   const expiresAt = timeToLive === undefined ? null : new Date(deps.now().getTime() + timeToLive);
-  if (!isUuid(req.accountId) || !(await findAccount(deps.db, req.accountId))) throw notFound("account");
+  if (!isUuid(req.accountId) || !(await accounts.find(deps.db, req.accountId))) throw notFound("account");
 
   const secret = generateSecret();
-  const row = await insertApiKey(deps.db, {
+  const row = await apiKeys.insert(deps.db, {
     id: randomUUID(),
     account_id: req.accountId,
     name: req.name,
@@ -86,14 +85,14 @@ export async function createApiKey(deps: TenancyDeps, req: CreateApiKeyRequest):
   return create(CreateApiKeyResponseSchema, { apiKey: apiKeyToProto(row), secret });
 }
 
-export async function listApiKeysOf(deps: TenancyDeps, req: ListApiKeysRequest): Promise<ListApiKeysResponse> {
-  if (!isUuid(req.accountId) || !(await findAccount(deps.db, req.accountId))) throw notFound("account");
-  const rows = await listApiKeys(deps.db, req.accountId);
+export async function listApiKeys(deps: TenancyDeps, req: ListApiKeysRequest): Promise<ListApiKeysResponse> {
+  if (!isUuid(req.accountId) || !(await accounts.find(deps.db, req.accountId))) throw notFound("account");
+  const rows = await apiKeys.list(deps.db, req.accountId);
   return create(ListApiKeysResponseSchema, { apiKeys: rows.map(apiKeyToProto) });
 }
 
-export async function revokeApiKeyById(deps: TenancyDeps, req: RevokeApiKeyRequest): Promise<RevokeApiKeyResponse> {
-  const row = isUuid(req.apiKeyId) ? await revokeApiKey(deps.db, req.apiKeyId, deps.now()) : undefined;
+export async function revokeApiKey(deps: TenancyDeps, req: RevokeApiKeyRequest): Promise<RevokeApiKeyResponse> {
+  const row = isUuid(req.apiKeyId) ? await apiKeys.revoke(deps.db, req.apiKeyId, deps.now()) : undefined;
   if (!row) throw notFound("API key");
   // Before answering: an edge that cached the key refuses it from the next request on.
   await deps.accessChanges.publish({ apiKeyIds: [row.id] });
@@ -106,23 +105,20 @@ const invalidKey = () =>
 
 export async function authenticateApiKey(deps: TenancyDeps, req: AuthenticateApiKeyRequest): Promise<AuthenticateApiKeyResponse> {
   if (!looksLikeSecret(req.secret)) throw invalidKey();
-  const key = await findApiKeyBySecretHash(deps.db, hashSecret(req.secret));
+  const key = await apiKeys.findBySecretHash(deps.db, hashSecret(req.secret));
   const now = deps.now();
   if (!key || key.revoked_at || (key.expires_at && key.expires_at <= now)) throw invalidKey();
-  const account = await findAccount(deps.db, key.account_id);
+  const account = await accounts.find(deps.db, key.account_id);
   if (!account) throw invalidKey();
 
   const plan = planOf(tierOf(account));
-  const apiAccess = !plan.publicApiAccess
-    ? ApiAccess.PLAN_NOT_ELIGIBLE
-    : STATUSES_WITH_ACCESS.has(statusOf(account))
-      ? ApiAccess.ALLOWED
-      : ApiAccess.ACCOUNT_INACTIVE;
+  const hourlyRequestLimit = hourlyRequestLimitOf(plan, account.hourly_request_limit_override);
   return create(AuthenticateApiKeyResponseSchema, {
     apiKey: apiKeyToProto(key),
     account: accountToProto(account),
     plan: planToProto(plan),
-    apiAccess,
+    apiAccess: apiAccessOf(plan, statusOf(account)),
+    hourlyRequestLimit: hourlyRequestLimit === undefined ? undefined : BigInt(hourlyRequestLimit),
   });
 }
 

@@ -2,15 +2,15 @@ import type { Kysely } from "kysely";
 import type { TenancyTables } from "../tables.js";
 import type { ApiKeyRow, NewApiKeyRow } from "./api-keys.table.js";
 
-export async function insertApiKey(db: Kysely<TenancyTables>, key: NewApiKeyRow): Promise<ApiKeyRow> {
+export async function insert(db: Kysely<TenancyTables>, key: NewApiKeyRow): Promise<ApiKeyRow> {
   return db.insertInto("api_keys").values(key).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findApiKeyBySecretHash(db: Kysely<TenancyTables>, secretSha256: string): Promise<ApiKeyRow | undefined> {
+export async function findBySecretHash(db: Kysely<TenancyTables>, secretSha256: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom("api_keys").selectAll().where("secret_sha256", "=", secretSha256).executeTakeFirst();
 }
 
-export async function listApiKeys(db: Kysely<TenancyTables>, accountId: string): Promise<ApiKeyRow[]> {
+export async function list(db: Kysely<TenancyTables>, accountId: string): Promise<ApiKeyRow[]> {
   return db
     .selectFrom("api_keys")
     .selectAll()
@@ -21,7 +21,7 @@ export async function listApiKeys(db: Kysely<TenancyTables>, accountId: string):
 }
 
 /** Sets revoked_at once; a key that is already revoked keeps its first revocation time. */
-export async function revokeApiKey(db: Kysely<TenancyTables>, id: string, at: Date): Promise<ApiKeyRow | undefined> {
+export async function revoke(db: Kysely<TenancyTables>, id: string, at: Date): Promise<ApiKeyRow | undefined> {
   await db.updateTable("api_keys").set({ revoked_at: at }).where("id", "=", id).where("revoked_at", "is", null).execute();
   return db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst();
 }

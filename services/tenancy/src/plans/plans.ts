@@ -1,4 +1,4 @@
-import { SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
+import { ApiAccess, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
 
 /** Everything one tier allows. `undefined` means unlimited. */
 export interface PlanPolicy {
@@ -61,8 +61,19 @@ export function planOf(tier: SubscriptionTier): PlanPolicy {
 }
 
 /** Statuses in which an account's keys may use the API; suspended and canceled accounts are refused. */
-export const STATUSES_WITH_ACCESS: ReadonlySet<SubscriptionStatus> = new Set([
+const STATUSES_WITH_ACCESS: ReadonlySet<SubscriptionStatus> = new Set([
   SubscriptionStatus.TRIALING,
   SubscriptionStatus.ACTIVE,
   SubscriptionStatus.PAST_DUE,
 ]);
+
+/** Whether an account on `plan` in `status` may use the public API now, and if not, why. */
+export function apiAccessOf(plan: PlanPolicy, status: SubscriptionStatus): ApiAccess {
+  if (!plan.publicApiAccess) return ApiAccess.PLAN_NOT_ELIGIBLE;
+  return STATUSES_WITH_ACCESS.has(status) ? ApiAccess.ALLOWED : ApiAccess.ACCOUNT_INACTIVE;
+}
+
+/** An account's hourly request limit: its override when it has one, else its plan's; undefined means unlimited. */
+export function hourlyRequestLimitOf(plan: PlanPolicy, override: number | null): number | undefined {
+  return override ?? plan.hourlyRequestLimit;
+}

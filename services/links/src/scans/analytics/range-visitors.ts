@@ -1,4 +1,5 @@
-import type { LinksDeps } from "../deps.js";
+import type { LinksDeps } from "../../deps.js";
+import { firstKeptDay } from "./scan-partitions.js";
 import { countVisitorsUpTo, dayRegisters, daySketches, saveDaySketches } from "./scans.repository.js";
 import { addToSketch, emptySketch, estimateVisitors, mergeSketch } from "./visitor-sketch.js";
 
@@ -10,6 +11,8 @@ import { addToSketch, emptySketch, estimateVisitors, mergeSketch } from "./visit
  * the union of HyperLogLog sketches of each day (standard error 1.6%, see visitor-sketch.ts). A day that is over keeps its sketch in
  * links.scan_day_sketches, built the first time a range needs it; today, and a day whose sketch no
  * longer matches its visitor count (a scan arriving late), is sketched from its visitors on the spot.
+ * A range reaching before the raw window (links.scan_window) is always estimated: those days' visitors
+ * are gone, and their sketches were built before their partition was dropped.
  */
 export async function rangeVisitors(
   deps: LinksDeps,
@@ -17,7 +20,9 @@ export async function rangeVisitors(
   range: { from: string; to: string; today: string },
   dailyCounts: () => Promise<readonly { day: string; uniqueScans: number }[]>,
 ): Promise<number> {
-  const exact = await countVisitorsUpTo(deps.db, linkId, range.from, range.to, deps.exactVisitorDays);
+  // Days before the raw window have lost their visitors (dropped with their partition) and kept their sketches.
+  const keptFrom = await firstKeptDay(deps.db);
+  const exact = range.from >= keptFrom ? await countVisitorsUpTo(deps.db, linkId, range.from, range.to, deps.exactVisitorDays) : undefined;
   if (exact !== undefined) return exact;
   // Today is never stored (its visitors still come), so its registers are read beside the stored sketches.
   const today = range.from <= range.today && range.today <= range.to ? [range.today] : [];
@@ -32,8 +37,8 @@ export async function rangeVisitors(
     if (uniqueScans === 0 || day === range.today) continue;
     const sketch = stored.get(day);
     // Visitors of a day only ever grow, so an equal count means the sketch saw every one of them.
-    if (sketch?.visitors === uniqueScans) mergeSketch(union, sketch.registers);
-    else unsketched.push(day);
+    if (sketch?.visitors === uniqueScans || (sketch && day < keptFrom)) mergeSketch(union, sketch.registers);
+    else if (day >= keptFrom) unsketched.push(day);
   }
   const built = new Map<string, Uint8Array>();
   for (const { day, register, rank } of [...todays, ...(await dayRegisters(deps.db, linkId, unsketched))]) {

@@ -1,19 +1,18 @@
-// The recording thread of a links process (ScanRecorderThread starts it): takes the redirects the
-// request thread captured, and runs a ScanRecorder on them that stores through connections of its own
-// to PostgreSQL, or through a session of its own of PGlite's thread.
-import type { IncomingHttpHeaders } from "node:http";
+// The recording thread of a links process (ScanRecorderThread starts it): runs the same ScanRecorder
+// as the answering thread would, on the redirects that thread captured, and stores its batches
+// through a ScanSink of its own: connections of its own to PostgreSQL, or a session of its own of
+// PGlite's thread.
 import { parentPort, workerData } from "node:worker_threads";
 import type { Kysely } from "kysely";
 import { openDatabase } from "@qrplatform/db";
 import { activeTraceContext, createLogger, shutdownTelemetry, startTelemetry } from "@qrplatform/platform";
-import { SCHEMA } from "../../migrations/index.js";
-import type { LinksTables } from "../tables.js";
-import { scanClassifier } from "./classify.js";
-import { openCountryDatabase } from "./country.js";
-import { ScanRecorder } from "./scan-recorder.js";
+import { SCHEMA } from "../../../migrations/index.js";
+import type { LinksTables } from "../../tables.js";
+import { ScanWriter } from "../analytics/scan-writer.js";
+import type { ScanSink } from "../scan-sink.js";
+import { capturedRedirects } from "./capture.js";
+import { openScanRecorder } from "./scan-recorder.js";
 import type { FromRecorderThread, RecorderThreadAnswer, RecorderThreadRequest, RecorderThreadSettings, RecorderThreadStatus, ToRecorderThread } from "./scan-recorder-thread.js";
-import { ScanSpool } from "./scan-spool.js";
-import { ScanWriter } from "./scan-writer.js";
 
 /** How often the thread tells the request thread where it stands, when that changed. */
 const STATUS_INTERVAL_MS = 50;
@@ -40,30 +39,18 @@ function ask(request: RecorderThreadRequest): Promise<RecorderThreadAnswer> {
 }
 
 const database = await openDatabase({ ...settings.connection, dataDir: "", poolSize: POOL_SIZE });
-const writer = new ScanWriter(database.db.withSchema(SCHEMA) as Kysely<LinksTables>);
+const sink: ScanSink = new ScanWriter(database.db.withSchema(SCHEMA) as Kysely<LinksTables>);
 
-const recorder = new ScanRecorder({
+const recorder = await openScanRecorder(settings, {
   async send(scans) {
-    const stored = await writer.store(scans);
+    const stored = await sink.store(scans);
     await ask({ kind: "announce", linkIds: stored > 0 ? [...new Set(scans.linkId)] : [] });
   },
-  classify: scanClassifier({ trustedProxies: settings.trustedProxies, countryHeader: settings.countryHeader, countryOf: await openCountryDatabase() }),
-  visitorKeySecret: settings.visitorKeySecret,
-  spool: settings.spoolDir === undefined ? undefined : new ScanSpool(settings.spoolDir),
   logger,
-  flushIntervalMs: settings.flushIntervalMs,
 });
 
 let received = 0;
-const status = (): RecorderThreadStatus => ({
-  received,
-  pending: recorder.pending,
-  recorded: recorder.recorded,
-  spooled: recorder.spooledScans,
-  stored: recorder.counts.stored,
-  dropped: { ...recorder.counts.dropped },
-  oldestUnstoredAt: recorder.oldestUnstoredTime(),
-});
+const status = (): RecorderThreadStatus => ({ received, ...recorder.status() });
 let lastStatus = "";
 const postStatus = () => {
   const now = status();
@@ -77,13 +64,8 @@ setInterval(postStatus, STATUS_INTERVAL_MS).unref();
 port.on("message", (message: ToRecorderThread) => {
   switch (message.kind) {
     case "redirects": {
-      const { linkId, at, peer, userAgent, forwardedFor, referer, country } = message.redirects;
-      for (let i = 0; i < linkId.length; i++) {
-        const headers: IncomingHttpHeaders = { "user-agent": userAgent[i], "x-forwarded-for": forwardedFor[i], referer: referer[i] };
-        if (settings.countryHeader !== undefined) headers[settings.countryHeader] = country[i];
-        recorder.take({ linkId: linkId[i]!, at: at[i]!, request: { socket: { remoteAddress: peer[i] }, headers } });
-      }
-      received += linkId.length;
+      for (const redirect of capturedRedirects(message.redirects, settings.countryHeader)) recorder.take(redirect);
+      received += message.redirects.linkId.length;
       postStatus();
       break;
     }

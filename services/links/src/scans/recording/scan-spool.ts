@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { RecordScansRequestSchema, type Scan } from "@qrplatform/api/links";
-import { checkedScanColumns, oldestScanTime, SCAN_COLUMNS, scanColumnsOf, type ScanColumns } from "./scan-columns.js";
+import { checkedScanColumns, oldestScanTime, SCAN_COLUMNS, scanColumnsOf, type ScanColumns } from "../scan-columns.js";
 
 /** A batch as this version writes it: the batch's columns as JSON. */
 const SUFFIX = ".json";

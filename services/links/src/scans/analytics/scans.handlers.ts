@@ -13,10 +13,10 @@ import {
   type RecordScansResponse,
 } from "@qrplatform/api/links";
 import { isUuid, notFound, validate } from "@qrplatform/platform";
-import type { LinksDeps } from "../deps.js";
+import type { LinksDeps } from "../../deps.js";
 import { analyticsRangeRequest, dayString } from "./analytics-range.js";
 import { rangeVisitors } from "./range-visitors.js";
-import { scanColumnsOf, type ScanColumns } from "./scan-columns.js";
+import { scanColumnsOf, type ScanColumns } from "../scan-columns.js";
 import { isAccountLink, scanTotals, summarizeScans, type Dimension } from "./scans.repository.js";
 
 /** Breakdown values listed one by one; the rest are summed into one "other" entry. */
@@ -39,7 +39,7 @@ export async function recordScans(deps: LinksDeps, req: RecordScansRequest): Pro
  * its scans were new.
  */
 export async function storeCheckedScans(deps: LinksDeps, columns: ScanColumns): Promise<number> {
-  const recordedCount = await deps.scanWriter.store(columns);
+  const recordedCount = await deps.scanSink.store(columns);
   // Before the answer, so a read after it finds no catalog holding the totals from before.
   await announceStoredScans(deps, recordedCount > 0 ? columns.linkId : []);
   return recordedCount;

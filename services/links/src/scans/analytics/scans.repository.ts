@@ -1,7 +1,8 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import { isUniqueViolation } from "@qrplatform/platform";
-import type { LinksTables } from "../tables.js";
-import type { ScanColumns } from "./scan-columns.js";
+import type { LinksTables } from "../../tables.js";
+import type { ScanColumns } from "../scan-columns.js";
+import { packSketch, unpackSketch } from "./sketch-encoding.js";
 import type { NewScanRow } from "./scans.table.js";
 import { RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
 
@@ -26,7 +27,8 @@ const DELTA_BY_DIMENSION = sql`(VALUES ${sql.join(
  * Stores a batch of scans and what they add to the rollups, in one statement (so one transaction): a
  * scan is either stored and counted everywhere, or not at all. Scans whose id is already stored are
  * skipped, so a batch that is sent again (after a timeout, say) changes nothing, and so are scans of
- * links that do not exist (purged since); each scan takes its link's account.
+ * links that do not exist (purged since), and scans outside links.scan_window (older than the
+ * retention, or days ahead of any partition: see scan-partitions.ts); each scan takes its link's account.
  *
  * The batch travels as one array per column and Postgres does the counting: the rows come out of
  * `unnest`, and the batch's additions to the rollups are appended to links.scan_deltas, one row per
@@ -46,7 +48,7 @@ export async function storeScans(db: Db, scans: ScanColumns): Promise<Set<string
   } catch (error) {
     // An id already stored (a batch sent again) failed the statement, which changed nothing: it goes again, skipping those.
     if (!isUniqueViolation(error)) throw error;
-    return storeScansOnce(db, scans, sql`ON CONFLICT (id) DO NOTHING`);
+    return storeScansOnce(db, scans, sql`ON CONFLICT (id, scanned_at) DO NOTHING`);
   }
 }
 
@@ -63,6 +65,8 @@ async function storeScansOnce(db: Db, scans: ScanColumns, onStoredId: RawBuilder
         ${arrayLiteral(scans.browser)}::text[], ${arrayLiteral(scans.referrerHost)}::text[], ${arrayLiteral(scans.visitorKey)}::text[]
       ) AS batch (id, link_id, scanned_at_ms, country, device_type, os, browser, referrer_host, visitor_key)
       JOIN links.links AS link ON link.id = batch.link_id
+      -- Only scans whose day has a partition: one older than the retention is past deduplication, and is not stored.
+      JOIN links.scan_window AS kept ON to_timestamp(batch.scanned_at_ms / 1000) >= kept.kept_from AND to_timestamp(batch.scanned_at_ms / 1000) < kept.until
       ${onStoredId}
       RETURNING *, (scanned_at AT TIME ZONE 'UTC')::date AS day
     ),
@@ -265,7 +269,7 @@ export async function daySketches(db: Db, linkId: string, from: string, to: stri
     .where("day", ">=", from)
     .where("day", "<=", to)
     .execute();
-  return new Map(rows.map((row) => [row.day, { visitors: Number(row.visitors), registers: new Uint8Array(row.registers) }]));
+  return new Map(rows.map((row) => [row.day, { visitors: Number(row.visitors), registers: unpackSketch(row.registers) }]));
 }
 
 /** Each visitor's register and rank on the given days, reduced to the highest rank per day and register. */
@@ -286,7 +290,7 @@ export async function saveDaySketches(db: Db, linkId: string, sketches: { day: s
   if (sketches.length === 0) return;
   await db
     .insertInto("scan_day_sketches")
-    .values(sketches.map(({ day, visitors, registers }) => ({ link_id: linkId, day, visitors, registers: Buffer.from(registers) })))
+    .values(sketches.map(({ day, visitors, registers }) => ({ link_id: linkId, day, visitors, registers: Buffer.from(packSketch(registers)) })))
     .onConflict((oc) =>
       oc.columns(["link_id", "day"]).doUpdateSet((eb) => ({ visitors: eb.ref("excluded.visitors"), registers: eb.ref("excluded.registers") })),
     )

@@ -3,11 +3,12 @@ import { Code, ConnectError, createClient, type Transport } from "@connectrpc/co
 import { RedirectService } from "@qrplatform/api/links";
 import { noMetrics, withSpan, type Logger, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
-import type { RedirectTarget } from "../redirects/redirector.js";
-import { visitorKey, type ClassifiedRequest, type ScanFacts } from "./classify.js";
-import { dropFirstScans, emptyScanColumns, MAX_SCANS_PER_BATCH, scansOf, sliceScanColumns, type ScanColumns } from "./scan-columns.js";
+import type { RedirectTarget } from "../../redirects/redirector.js";
+import { scanClassifier, visitorKey, type ClassifiedRequest, type ScanFacts } from "./classify.js";
+import { openCountryDatabase } from "./country.js";
+import { dropFirstScans, emptyScanColumns, MAX_SCANS_PER_BATCH, scansOf, sliceScanColumns, type ScanColumns } from "../scan-columns.js";
 import { timeOrderedScanId } from "./scan-id.js";
-import type { ScanSpool } from "./scan-spool.js";
+import { ScanSpool } from "./scan-spool.js";
 
 /** How often buffered scans are sent (or spooled while sends fail): what a hard kill can lose at most. */
 const FLUSH_INTERVAL_MS = 250;
@@ -64,15 +65,15 @@ export interface ScanRecorderOptions {
   /** Where batches wait on disk while they cannot be stored; without it they wait in memory. */
   spool?: ScanSpool | undefined;
   logger: Logger;
-  flushIntervalMs?: number;
+  flushIntervalMs?: number | undefined;
   now?: () => Date;
   /** Where the scans' way to the database is reported: buffered, spooled, stored, dropped, and the oldest's age. */
-  metrics?: Metrics;
+  metrics?: Metrics | undefined;
 }
 
 /**
- * What a process that serves short links records scans with: in the request thread (ScanRecorder) or
- * on a thread of its own (ScanRecorderThread).
+ * What the answering thread records scans with, wherever the ScanRecorder runs (placement.ts): the
+ * recorder itself on this thread, or ScanRecorderThread in front of one on a thread of its own.
  */
 export interface RedirectRecorder {
   /** Counts a redirect answered with a 302 unless it turns out not to be a scan (HEAD, a bot, a link preview). */
@@ -91,6 +92,47 @@ export interface RedirectRecorder {
 
 /** Why scans were given up (qrp_scans_dropped_total's reasons). */
 export type DropReason = "buffer_full" | "refused" | "unclassifiable" | "thread_failed";
+
+/** Where a ScanRecorder stands, as a thread in front of it mirrors it. */
+export interface RecorderStatus {
+  pending: number;
+  recorded: number;
+  spooled: number;
+  stored: number;
+  dropped: Record<DropReason, number>;
+  /** When the oldest scan not stored yet was made (Unix ms), if any. */
+  oldestUnstoredAt: number | undefined;
+}
+
+/**
+ * What a ScanRecorder is opened with, the same in either placement: plain values, so they cross to a
+ * recording thread as they are.
+ */
+export interface RecorderSettings {
+  /** Salts visitor keys; changing it makes every visitor new. */
+  visitorKeySecret: string;
+  /** Proxies whose X-Forwarded-For (and country header) is believed; see scanClassifier. */
+  trustedProxies: readonly string[];
+  /** A trusted proxy's country header, such as "cf-ipcountry"; the bundled database otherwise. */
+  countryHeader?: string | undefined;
+  /** Where scans wait on disk while they cannot be stored; in memory when unset. */
+  spoolDir?: string | undefined;
+  flushIntervalMs?: number | undefined;
+}
+
+/** Opens a ScanRecorder with its classifier, the country database and the spool, sending batches with `send`. */
+export async function openScanRecorder(
+  settings: RecorderSettings,
+  context: { send: SendScans; logger: Logger; metrics?: Metrics | undefined },
+): Promise<ScanRecorder> {
+  return new ScanRecorder({
+    ...context,
+    classify: scanClassifier({ trustedProxies: settings.trustedProxies, countryHeader: settings.countryHeader, countryOf: await openCountryDatabase() }),
+    visitorKeySecret: settings.visitorKeySecret,
+    spool: settings.spoolDir === undefined ? undefined : new ScanSpool(settings.spoolDir),
+    flushIntervalMs: settings.flushIntervalMs,
+  });
+}
 
 /**
  * The scans' way to the database as Prometheus reads it, whichever thread records them: counters the
@@ -141,7 +183,9 @@ export interface Redirect {
  * restart. While sends succeed but fall behind (more than MAX_BACKLOG_IN_MEMORY scans wait once a
  * batch is stored), what waits moves to the spool too: memory holds no long backlog for a hard kill to
  * lose, and a load the database cannot keep up with for minutes fills the disk, not MAX_BUFFERED.
- * `close` sends everything left, or spools it, before the process exits.
+ * `close` sends everything left, or spools it, before the process exits. The one recorder of a
+ * process, whichever thread runs it (placement.ts): on the answering thread it takes redirects through
+ * `recordRedirect`, on a recording thread through `take`.
  */
 export class ScanRecorder implements RedirectRecorder {
   /** Redirects not classified yet, in the order they were answered; all of them are newer than the buffer's scans. */
@@ -289,8 +333,20 @@ export class ScanRecorder implements RedirectRecorder {
     return oldest === undefined ? 0 : Math.max(0, this.now().getTime() - oldest);
   }
 
+  /** Where it stands, for a thread in front of it. */
+  status(): RecorderStatus {
+    return {
+      pending: this.pending,
+      recorded: this.taken,
+      spooled: this.spooledScans,
+      stored: this.counts.stored,
+      dropped: { ...this.counts.dropped },
+      oldestUnstoredAt: this.oldestUnstoredTime(),
+    };
+  }
+
   /** When the oldest scan waiting in memory or on disk was made, in Unix milliseconds; the buffer, then the redirects, are in the order scans came. */
-  oldestUnstoredTime(): number | undefined {
+  private oldestUnstoredTime(): number | undefined {
     const spooled = this.spool?.oldestScanTime;
     const buffered = this.buffer.scannedAtMs[0] ?? this.redirects[0]?.at;
     if (spooled === undefined) return buffered;

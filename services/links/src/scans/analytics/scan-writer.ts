@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
-import type { LinksTables } from "../tables.js";
-import { joinScanColumns, type ScanColumns } from "./scan-columns.js";
+import type { LinksTables } from "../../tables.js";
+import { joinScanColumns, type ScanColumns } from "../scan-columns.js";
+import type { ScanSink } from "../scan-sink.js";
 import { storeScans } from "./scans.repository.js";
 
 /** The most scans stored in one statement; a larger backlog takes several. */
@@ -19,7 +20,7 @@ interface Waiting {
  * the database's cores and its log. Each caller learns how many of its own scans were new, once its
  * statement has committed; a failed statement fails every batch in it, and each is sent again.
  */
-export class ScanWriter {
+export class ScanWriter implements ScanSink {
   private readonly waiting: Waiting[] = [];
   private writing = false;
 

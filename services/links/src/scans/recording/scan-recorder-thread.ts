@@ -3,27 +3,14 @@ import { Worker } from "node:worker_threads";
 import type { ThreadConnection } from "@qrplatform/db";
 import { noMetrics, withSpanFrom, workerEntry, workerExecArgv, type Logger, type Metrics } from "@qrplatform/platform";
 import type { Counter } from "prom-client";
-import type { RedirectTarget } from "../redirects/redirector.js";
-import { scanRecorderMetrics, type DropReason, type RedirectRecorder } from "./scan-recorder.js";
+import type { RedirectTarget } from "../../redirects/redirector.js";
+import { captureRedirect, emptyCapture, type CapturedRedirects } from "./capture.js";
+import { scanRecorderMetrics, type DropReason, type RecorderSettings, type RecorderStatus, type RedirectRecorder } from "./scan-recorder.js";
 
-// The request thread's half of recording on a thread of its own (ADR 0014):
-// a redirect only appends a few of its fields to columns, which go to the recording thread every few
-// milliseconds; that thread classifies, spools, and stores (scan-recorder-worker.ts).
-
-/** Redirects as the request thread captured them, one array per field, one entry per redirect. */
-export interface CapturedRedirects {
-  linkId: string[];
-  /** When each was answered, in Unix milliseconds. */
-  at: number[];
-  /** The socket's peer address, read while the socket was open. */
-  peer: (string | undefined)[];
-  userAgent: (string | undefined)[];
-  /** X-Forwarded-For as Node joined it. */
-  forwardedFor: (string | string[] | undefined)[];
-  referer: (string | undefined)[];
-  /** The trusted proxy's country header, when one is configured. */
-  country: (string | string[] | undefined)[];
-}
+// The answering thread's half of recording on a thread of its own (ADR 0014): a redirect only
+// appends a few of its fields to columns (capture.ts), which go to the recording thread every few
+// milliseconds; that thread runs the same ScanRecorder as the answering thread would
+// (scan-recorder-worker.ts), and this one mirrors where it stands.
 
 /**
  * Where the recording thread stores its batches, and what this thread's links service does once one is
@@ -40,27 +27,15 @@ export interface RecorderThreadStorage {
 }
 
 /** What the recording thread was started with. */
-export interface RecorderThreadSettings {
+export interface RecorderThreadSettings extends RecorderSettings {
   connection: ThreadConnection;
-  visitorKeySecret: string;
-  trustedProxies: readonly string[];
-  countryHeader: string | undefined;
-  spoolDir: string | undefined;
   logLevel: string;
-  flushIntervalMs: number | undefined;
 }
 
 /** Where the recording thread stands, sent when it changed: after each hand-over the thread takes, and every 50 ms. */
-export interface RecorderThreadStatus {
+export interface RecorderThreadStatus extends RecorderStatus {
   /** Redirects received from the request thread since the thread started. */
   received: number;
-  pending: number;
-  recorded: number;
-  spooled: number;
-  stored: number;
-  dropped: Record<DropReason, number>;
-  /** When the oldest scan it has not stored was made (Unix ms), if any. */
-  oldestUnstoredAt: number | undefined;
 }
 
 /** What the recording thread asks of the request thread, answered by id: announce the links of a batch it stored. */
@@ -86,14 +61,10 @@ const MAX_PENDING = 200_000;
 /** How long after a failure a new recording thread starts. */
 const RESTART_DELAY_MS = 1000;
 
-export interface ScanRecorderThreadOptions extends Omit<RecorderThreadSettings, "logLevel" | "flushIntervalMs" | "countryHeader" | "spoolDir" | "connection"> {
+export interface ScanRecorderThreadOptions extends RecorderSettings {
   storage: RecorderThreadStorage;
-  countryHeader?: string | undefined;
-  /** Where scans wait on disk while they cannot be stored; in the recording thread's memory when unset. */
-  spoolDir?: string | undefined;
   logger: Logger;
-  metrics?: Metrics;
-  flushIntervalMs?: number;
+  metrics?: Metrics | undefined;
 }
 
 function startingStatus(): RecorderThreadStatus {
@@ -106,10 +77,6 @@ function startingStatus(): RecorderThreadStatus {
     dropped: { buffer_full: 0, refused: 0, unclassifiable: 0, thread_failed: 0 },
     oldestUnstoredAt: undefined,
   };
-}
-
-function emptyCapture(): CapturedRedirects {
-  return { linkId: [], at: [], peer: [], userAgent: [], forwardedFor: [], referer: [], country: [] };
 }
 
 /**
@@ -157,14 +124,7 @@ export class ScanRecorderThread implements RedirectRecorder {
       return;
     }
     const { capture } = this;
-    const { headers } = req;
-    capture.linkId.push(target.linkId);
-    capture.at.push(Date.now());
-    capture.peer.push(req.socket.remoteAddress);
-    capture.userAgent.push(headers["user-agent"]);
-    capture.forwardedFor.push(headers["x-forwarded-for"]);
-    capture.referer.push(headers.referer);
-    capture.country.push(this.countryHeader === undefined ? undefined : headers[this.countryHeader]);
+    captureRedirect(capture, req, target.linkId, Date.now(), this.countryHeader);
     if (capture.linkId.length >= HAND_OVER_SIZE) this.handOver();
     else this.handOverTimer ??= setTimeout(() => this.handOver(), HAND_OVER_INTERVAL_MS);
   }
@@ -217,14 +177,15 @@ export class ScanRecorderThread implements RedirectRecorder {
   private start(): void {
     const { storage } = this.options;
     const connection = storage.connection();
+    const { visitorKeySecret, trustedProxies, spoolDir, flushIntervalMs } = this.options;
     const settings: RecorderThreadSettings = {
       connection,
-      visitorKeySecret: this.options.visitorKeySecret,
-      trustedProxies: this.options.trustedProxies,
+      visitorKeySecret,
+      trustedProxies,
       countryHeader: this.countryHeader,
-      spoolDir: this.options.spoolDir,
+      spoolDir,
+      flushIntervalMs,
       logLevel: this.options.logger.level,
-      flushIntervalMs: this.options.flushIntervalMs,
     };
     const worker = new Worker(WORKER_FILE, {
       workerData: settings,

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { LinksTables } from "../tables.js";
+import type { LinksTables } from "../../tables.js";
 import { foldScanDeltas, vacuumScanDeltas } from "./scans.repository.js";
 
 /** How long deltas wait before a fold: batches stored meanwhile are folded together, into one upsert per rollup row. */

@@ -1,0 +1,124 @@
+// Raw scans and visitor-days live in daily partitions that the service makes ahead and drops after
+// the retention, on the clock it is given; what outlives them (rollups, day sketches) still answers.
+import { randomUUID } from "node:crypto";
+import { sql, type Kysely } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrateSchema, type Database } from "@qrplatform/db";
+import { openTestDatabase } from "@qrplatform/db/testing";
+import { migrations, SCHEMA } from "../migrations/index.js";
+import type { LinksDeps } from "../src/deps.js";
+import { rangeVisitors } from "../src/scans/analytics/range-visitors.js";
+import type { ScanColumns } from "../src/scans/scan-columns.js";
+import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
+import { maintainScanPartitions } from "../src/scans/analytics/scan-partitions.js";
+import { foldScanDeltas, storeScans, summarizeScans } from "../src/scans/analytics/scans.repository.js";
+import type { LinksTables } from "../src/tables.js";
+
+const at = (day: string, hour = 12) => new Date(`${day}T${String(hour).padStart(2, "0")}:00:00Z`);
+
+let database: Database;
+let db: Kysely<LinksTables>;
+beforeAll(async () => {
+  database = await openTestDatabase();
+  await migrateSchema(database.db, SCHEMA, migrations);
+  db = database.db.withSchema(SCHEMA) as Kysely<LinksTables>;
+});
+afterAll(() => database?.close());
+
+async function newLink(): Promise<string> {
+  const id = randomUUID();
+  await sql`insert into links.links (id, account_id, slug, destination_url, status, created_at, updated_at)
+    values (${id}, ${randomUUID()}, ${`p${id.slice(0, 8)}`}, 'https://example.com/', 'active', now(), now())`.execute(db);
+  return id;
+}
+
+function scansOf(linkId: string, times: Date[], visitor: (i: number) => string): ScanColumns {
+  return {
+    id: times.map((time) => timeOrderedScanId(time.getTime())),
+    linkId: times.map(() => linkId),
+    scannedAtMs: times.map((time) => time.getTime()),
+    country: times.map(() => "DE"),
+    deviceType: times.map(() => "mobile"),
+    os: times.map(() => "iOS"),
+    browser: times.map(() => "Safari"),
+    referrerHost: times.map(() => ""),
+    visitorKey: times.map((_, i) => visitor(i)),
+  };
+}
+
+async function partitions(table: string): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+    where i.inhparent = ${`links.${table}`}::regclass order by 1`.execute(db);
+  return rows.map((row) => row.name);
+}
+
+describe("scan partitions", () => {
+  it("are made ahead of today and dropped whole once past the retention, with the window scans are stored in", async () => {
+    const first = await maintainScanPartitions(db, 2, at("2030-03-10"));
+    expect(first?.keptFrom).toBe("2030-03-08");
+    expect(await partitions("scans")).toEqual(
+      expect.arrayContaining(["scans_20300308", "scans_20300309", "scans_20300310", "scans_20300311", "scans_20300312", "scans_20300313"]),
+    );
+    expect(await partitions("scan_day_visitors")).toEqual(expect.arrayContaining(["scan_day_visitors_20300308", "scan_day_visitors_20300313"]));
+    expect(await partitions("scans")).not.toContain("scans_20300314");
+
+    const linkId = await newLink();
+    const batch = scansOf(linkId, [at("2030-03-08"), at("2030-03-10"), at("2030-03-10", 13)], (i) => `v${i}`);
+    expect(await storeScans(db, batch)).toBeUndefined();
+    // Sent again: nothing is stored twice.
+    expect(await storeScans(db, batch)).toEqual(new Set());
+
+    // Two days on: the 8th and 9th are past the retention and go, with the 8th's scan; days ahead are added.
+    const later = await maintainScanPartitions(db, 2, at("2030-03-12"));
+    expect(later?.dropped).toEqual(expect.arrayContaining(["scans_20300309", "scan_day_visitors_20300309"]));
+    expect(await partitions("scans")).not.toContain("scans_20300309");
+    expect(await partitions("scans")).toContain("scans_20300315");
+    expect(await partitions("scans")).not.toContain("scans_20300316");
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from links.scans where link_id = ${linkId}`.execute(db);
+    expect(rows).toEqual([{ n: 2 }]);
+    // A batch of the dropped days (a spool replayed too late) is not stored, and not counted again.
+    const late = scansOf(linkId, [at("2030-03-09"), at("2030-03-12")], (i) => `late${i}`);
+    expect(await storeScans(db, late)).toEqual(new Set([late.id[1]]));
+    // Nor is a scan beyond the partitions made ahead.
+    expect(await storeScans(db, scansOf(linkId, [at("2030-03-20")], () => "ahead"))).toEqual(new Set());
+    // The rollups keep every scan stored, the dropped days' included.
+    await foldScanDeltas(db);
+    const summary = await summarizeScans(db, linkId, "2030-03-01", "2030-03-31");
+    expect(summary.daily).toEqual([
+      { day: "2030-03-08", scans: 1, uniqueScans: 1 },
+      { day: "2030-03-10", scans: 2, uniqueScans: 2 },
+      { day: "2030-03-12", scans: 1, uniqueScans: 1 },
+    ]);
+  });
+
+  it("keep a day's visitors as sketches once dropped, so distinct visitors over old days are still estimated", async () => {
+    await maintainScanPartitions(db, 0, at("2031-05-02"));
+    const linkId = await newLink();
+    // 300 visitors on the 1st, 200 on the 2nd of whom 100 came on the 1st too: 400 in all.
+    const first = Array.from({ length: 300 }, (_, i) => at("2031-05-01", i % 24));
+    const second = Array.from({ length: 200 }, (_, i) => at("2031-05-02", i % 12));
+    await storeScans(db, scansOf(linkId, first, (i) => `visitor-${i}`));
+    await storeScans(db, scansOf(linkId, second, (i) => `visitor-${i + 200}`));
+    await foldScanDeltas(db);
+    const deps = { db, exactVisitorDays: 20_000 } as LinksDeps;
+    const range = { from: "2031-05-01", to: "2031-05-02", today: "2031-05-02" };
+    const daily = async () => (await summarizeScans(db, linkId, range.from, range.to)).daily;
+    expect(await rangeVisitors(deps, linkId, range, daily)).toBe(400);
+
+    // Retention 0 still keeps yesterday; two days on, the 1st and 2nd are gone.
+    const run = await maintainScanPartitions(db, 0, at("2031-05-04"));
+    expect(run?.keptFrom).toBe("2031-05-03");
+    expect(run?.dropped).toEqual(expect.arrayContaining(["scan_day_visitors_20310501", "scan_day_visitors_20310502"]));
+    const { rows: sketches } = await sql<{ day: string; visitors: number }>`
+      select to_char(day, 'YYYY-MM-DD') as day, visitors::int from links.scan_day_sketches where link_id = ${linkId} order by 1`.execute(db);
+    expect(sketches).toEqual([
+      { day: "2031-05-01", visitors: 300 },
+      { day: "2031-05-02", visitors: 200 },
+    ]);
+    const estimated = await rangeVisitors(deps, linkId, { ...range, today: "2031-05-04" }, daily);
+    expect(Math.abs(estimated - 400) / 400).toBeLessThan(0.05);
+    expect((await daily()).map((day) => day.uniqueScans)).toEqual([300, 200]);
+  });
+
+});

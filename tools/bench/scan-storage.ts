@@ -1,0 +1,151 @@
+// Bytes each stored scan costs on Postgres, tables and indexes: the raw window (links.scans and
+// links.scan_day_visitors, every partition) and what outlives it (scan_totals, scan_days,
+// scan_day_values, scan_day_sketches), beside the budget of issue 34, and what 100 million scans a
+// day cost at the default retention. The scans go through the service's own write path (storeScans,
+// the fold, the partition manager) with the shape of the analytics dataset: 1,000 links, one hot,
+// the rest falling off as n^-0.8, a sixth as many visitors as scans, and its density of about 25,000
+// scans a day (10 million over 400 days), so the per-scan figures are the 10-million-scan dataset's.
+import { randomUUID } from "node:crypto";
+import { sql, type Kysely } from "kysely";
+import { openDatabase } from "@qrplatform/db";
+import { adminQuery } from "@qrplatform/db/testing";
+import { PAGE_TOKEN_SECRET } from "@qrplatform/testing";
+import { buildLinks, SCAN_RETENTION_DAYS } from "../../services/links/src/server.js";
+import type { ScanColumns } from "../../services/links/src/scans/scan-columns.js";
+import { timeOrderedScanId } from "../../services/links/src/scans/recording/scan-id.js";
+import { maintainScanPartitions } from "../../services/links/src/scans/analytics/scan-partitions.js";
+import { foldScanDeltas, storeScans } from "../../services/links/src/scans/analytics/scans.repository.js";
+import type { LinksTables } from "../../services/links/src/tables.js";
+
+const DAY_MS = 86_400_000;
+const LINKS = 1000;
+const SCANS_PER_DAY = 25_000;
+const BATCH = 5000;
+const RAW_BUDGET = 120;
+const ROLLUP_BUDGET = 10;
+const COUNTRIES = ["US", "DE", "GB", "FR", "ES", "IT", "NL", "BR", "IN", "JP", "CA", "AU", "MX", "PL", "SE", ""];
+const AGENTS = [
+  ["mobile", "iOS", "Mobile Safari"],
+  ["mobile", "Android", "Chrome"],
+  ["mobile", "Android", "Samsung Browser"],
+  ["mobile", "iOS", "Instagram"],
+  ["tablet", "iOS", "Mobile Safari"],
+  ["desktop", "Windows", "Chrome"],
+  ["desktop", "macOS", "Safari"],
+] as const;
+const REFERRERS = ["l.instagram.com", "t.co", "www.google.com", "lm.facebook.com"];
+
+/** Relations of the links schema whose name starts with one of `prefixes`, partitions included, in bytes. */
+async function bytesOf(db: Kysely<LinksTables>, tables: string[]): Promise<number> {
+  const { rows } = await sql<{ bytes: string }>`
+    SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = 'links' AND c.relkind = 'r' AND (c.relname = ANY(${tables}::text[])
+      OR c.oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent IN (SELECT oid FROM pg_class WHERE relname = ANY(${tables}::text[]) AND relnamespace = n.oid)))`.execute(db);
+  return Number(rows[0]!.bytes);
+}
+
+const mark = (figure: number, budget: number) => `${figure.toFixed(1)} B/scan (budget ≤ ${budget})`;
+
+/** A figure beside its target, for the benchmark's table of targets. */
+export interface Target {
+  figure: string;
+  value: string;
+  target: string;
+  met: boolean;
+}
+
+/** Stores `scans` scans in a scratch database on `serverUrl`, prints the bytes per scan and the projection; answers them as targets. */
+export async function scanStorageBudget(serverUrl: string, databaseUrl: (name: string) => string, scans: number): Promise<Target[]> {
+  const name = "qrp_bench_scan_storage";
+  await adminQuery(serverUrl, `drop database if exists ${name}`);
+  await adminQuery(serverUrl, `create database ${name}`);
+  const database = await openDatabase({ databaseUrl: databaseUrl(name), dataDir: "" });
+  try {
+    const days = Math.max(1, Math.round(scans / SCANS_PER_DAY));
+    const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
+    const first = today - (days - 1) * DAY_MS;
+    await buildLinks({ db: database.db, shortLinkBaseUrl: "https://s.qr.example", pageTokenSecret: PAGE_TOKEN_SECRET, scanRetentionDays: days });
+    const db = database.db.withSchema("links") as Kysely<LinksTables>;
+    const accountId = randomUUID();
+    const linkIds = Array.from({ length: LINKS }, () => randomUUID());
+    await sql`INSERT INTO links.links (id, account_id, slug, destination_url, status, created_at, updated_at)
+      SELECT id, ${accountId}, 'storage' || n, 'https://example.com/', 'active', now(), now()
+      FROM unnest(${linkIds}::uuid[]) WITH ORDINALITY AS l (id, n)`.execute(db);
+    // The hot link takes a fifth; the others fall off as n^-0.8.
+    const weights = linkIds.map((_, n) => (n === 0 ? 0 : (n + 1) ** -0.8));
+    const rest = weights.reduce((sum, w) => sum + w, 0);
+    const counts = weights.map((w, n) => (n === 0 ? Math.round(scans * 0.2) : Math.round((scans * 0.8 * w) / rest)));
+    const cumulative = counts.map(((sum) => (count: number) => (sum += count))(0));
+    const total = cumulative.at(-1)!;
+    let columns: ScanColumns = emptyColumns();
+    const started = performance.now();
+    for (let i = 0; i < total; i++) {
+      const r = Math.random() * total;
+      let link = 0;
+      for (let lo = 0, hi = LINKS - 1; lo <= hi; ) {
+        const mid = (lo + hi) >> 1;
+        if (cumulative[mid]! > r) {
+          link = mid;
+          hi = mid - 1;
+        } else lo = mid + 1;
+      }
+      // Scans come in time order, as they do to the service (ids and partitions grow at their end).
+      const at = first + Math.floor((i / total) * days * DAY_MS);
+      const agent = AGENTS[Math.floor(Math.random() ** 1.6 * AGENTS.length)]!;
+      columns.id.push(timeOrderedScanId(at));
+      columns.linkId.push(linkIds[link]!);
+      columns.scannedAtMs.push(at);
+      columns.country.push(COUNTRIES[Math.floor(Math.random() ** 2.5 * COUNTRIES.length)]!);
+      columns.deviceType.push(agent[0]);
+      columns.os.push(agent[1]);
+      columns.browser.push(agent[2]);
+      columns.referrerHost.push(Math.random() < 0.88 ? "" : REFERRERS[Math.floor(Math.random() * REFERRERS.length)]!);
+      columns.visitorKey.push(`${link}-${Math.floor(Math.random() ** 2 * Math.max(1, counts[link]! / 6.67))}`.padEnd(22, "x"));
+      if (columns.id.length === BATCH) {
+        await storeScans(db, columns);
+        columns = emptyColumns();
+        if (i % (BATCH * 20) === BATCH - 1) await foldScanDeltas(db);
+      }
+    }
+    await storeScans(db, columns);
+    while (((await foldScanDeltas(db)) ?? 1) > 0);
+    await sql`VACUUM ANALYZE`.execute(db);
+    const storedMs = performance.now() - started;
+    const raw = await bytesOf(db, ["scans", "scan_day_visitors"]);
+    const perTable = async (tables: string[]) =>
+      (await Promise.all(tables.map(async (table) => `${table} ${((await bytesOf(db, [table])) / total).toFixed(1)}`))).join(", ");
+    const rawTables = await perTable(["scans", "scan_day_visitors"]);
+    // Every day past the retention: the raw window goes, its visitors become sketches.
+    await maintainScanPartitions(db, 0, new Date(today + (days + 2) * DAY_MS));
+    await sql`VACUUM ANALYZE`.execute(db);
+    const kept = await bytesOf(db, ["scan_totals", "scan_days", "scan_day_values", "scan_day_sketches"]);
+    const keptTables = await perTable(["scan_totals", "scan_days", "scan_day_values", "scan_day_sketches"]);
+    const rawPerScan = raw / total;
+    const keptPerScan = kept / total;
+    const perDay = 100e6;
+    console.log(
+      `\nStorage per scan, ${total.toLocaleString("en")} scans over ${days} days and ${LINKS} links through storeScans (${(storedMs / 1000).toFixed(0)} s):`,
+    );
+    console.log(`  raw window (scans + scan_day_visitors, tables and indexes): ${mark(rawPerScan, RAW_BUDGET)}`);
+    console.log(`    by table: ${rawTables}`);
+    console.log(`  rollups and sketches (what outlives the window):           ${mark(keptPerScan, ROLLUP_BUDGET)}`);
+    console.log(`    by table: ${keptTables}`);
+    const tb = (bytes: number) => `${(bytes / 1e12).toFixed(2)} TB`;
+    console.log(
+      `  at 100 million scans a day, ${SCAN_RETENTION_DAYS} days kept: raw window ${tb(rawPerScan * perDay * SCAN_RETENTION_DAYS)}, ` +
+        `rollups and sketches ${tb(keptPerScan * perDay * 365)} a year (at this dataset's scans per link and day; more per link cost less)`,
+    );
+    return [
+      { figure: "raw window bytes per stored scan", value: rawPerScan.toFixed(1), target: `≤ ${RAW_BUDGET}`, met: rawPerScan <= RAW_BUDGET },
+      { figure: "rollup and sketch bytes per stored scan", value: keptPerScan.toFixed(1), target: `≤ ${ROLLUP_BUDGET}`, met: keptPerScan <= ROLLUP_BUDGET },
+    ];
+  } finally {
+    await database.close();
+    await adminQuery(serverUrl, `drop database if exists ${name}`);
+  }
+}
+
+function emptyColumns(): ScanColumns {
+  return { id: [], linkId: [], scannedAtMs: [], country: [], deviceType: [], os: [], browser: [], referrerHost: [], visitorKey: [] };
+}
