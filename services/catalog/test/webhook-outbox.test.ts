@@ -8,9 +8,8 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Database } from "@qrplatform/db";
-import { openCatalogDatabase } from "./support/catalog-database.js";
+import { describe, expect, it } from "vitest";
+import { useCatalogDatabase } from "./support/catalog-database.js";
 import { AcknowledgeOutboxEventsResponseSchema, LinkScanCountSchema, ListOutboxEventsResponseSchema, OutboxEventSchema, type OutboxEvent, type OutboxService } from "@qrplatform/api/links";
 import { createLogger } from "@qrplatform/platform";
 import type { CatalogTables } from "../src/tables.js";
@@ -20,13 +19,8 @@ import { retryDelayMs } from "../src/webhooks/webhook-dispatcher.js";
 import { MAX_HELD_DELIVERIES_PER_ENDPOINT, recordEvent, type WebhookEvent } from "../src/webhooks/webhook-events.js";
 import { DEFAULT_WEBHOOK_OPTIONS } from "../src/webhooks/webhook-options.js";
 
-let database: Database;
 let db: Kysely<CatalogTables>;
-
-beforeAll(async () => {
-  ({ database, db } = await openCatalogDatabase());
-}, 60_000);
-afterAll(() => database?.close());
+useCatalogDatabase((opened) => (db = opened));
 
 async function endpoint(accountId: string, eventTypes: string[], status: "enabled" | "disabled" = "enabled"): Promise<string> {
   const id = randomUUID();
