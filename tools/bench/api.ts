@@ -28,7 +28,7 @@ import { migrateSchema, openDatabase } from "@qrplatform/db";
 import { adminQuery as runOnServer } from "@qrplatform/db/testing";
 import { remoteTransport } from "@qrplatform/platform";
 import { processEnvironment, START_ORDER, type ProcessName } from "@qrplatform/platform/layout";
-import { freePort, killRedis, REPO_ROOT, startRedis } from "@qrplatform/platform/testing";
+import { credentials, freePort, killRedis, PAGE_TOKEN_SECRET, REPO_ROOT, startRedis, VISITOR_KEY_SECRET } from "@qrplatform/testing";
 import { buildAll } from "../build/build.js";
 import * as catalogSchema from "../../services/catalog/migrations/index.js";
 import * as linksSchema from "../../services/links/migrations/index.js";
@@ -42,7 +42,7 @@ const CODES = 20;
 const EXPORT_QUERY = "format=png&size=512";
 const TARGETS = (process.env.BENCH_TARGETS ?? "ceiling,services,embedded").split(",") as Target[];
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
-const SECRETS = { SERVICE_TOKEN: "s".repeat(32), ADMIN_TOKEN: "a".repeat(32), PAGE_TOKEN_SECRET: "p".repeat(32), VISITOR_KEY_SECRET: "v".repeat(32) };
+const SECRETS = { SERVICE_TOKEN: credentials.serviceToken, ADMIN_TOKEN: credentials.adminToken, PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET };
 
 type Target = "ceiling" | "services" | "embedded";
 const TARGET_NAMES: Record<Target, string> = {

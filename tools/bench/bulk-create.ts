@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { exitWithin, REPO_ROOT, spawnService } from "@qrplatform/platform/testing";
+import { exitWithin, REPO_ROOT, spawnService } from "@qrplatform/testing";
 
 const CODES = Number(process.env.BENCH_CODES ?? 500);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);

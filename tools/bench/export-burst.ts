@@ -9,7 +9,7 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { exitWithin, readZip, REPO_ROOT, spawnService } from "@qrplatform/platform/testing";
+import { exitWithin, readZip, REPO_ROOT, spawnService } from "@qrplatform/testing";
 
 const BURST = Number(process.env.BENCH_BURST ?? 100);
 /** Concurrent workspace archives, and the codes of that workspace. */

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import autocannon from "autocannon";
-import { exitWithin, REPO_ROOT, spawnService, type ServiceProcess } from "@qrplatform/platform/testing";
+import { exitWithin, REPO_ROOT, spawnService, type ServiceProcess } from "@qrplatform/testing";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = 2;

@@ -30,8 +30,9 @@ import { loadOrCreateSecrets } from "../../services/embedded/src/secrets.js";
 import { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "../../services/links/src/redirects/redirect-path.js";
 import { timeOrderedScanId } from "../../services/links/src/scans/recording/scan-id.js";
 import { buildLinks, buildRedirector, cachedResolver, memoryInvalidationBus, resolveVia, type RedirectRecorder } from "../../services/links/src/server.js";
+import { credentials, PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET } from "@qrplatform/testing";
 
-const CREDENTIALS = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
+const CREDENTIALS = credentials;
 
 const logger = createLogger({ service: "bench", level: process.env.LOG_LEVEL ?? "warn", destination: pino.destination(2) });
 
@@ -65,7 +66,7 @@ async function redirector(recording: boolean): Promise<Server> {
   const links = await buildLinks({
     db: database.db,
     shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL!,
-    pageTokenSecret: "p".repeat(32),
+    pageTokenSecret: PAGE_TOKEN_SECRET,
     invalidations,
   });
   const transport = inProcessTransport({ modules: [links], credentials: CREDENTIALS, logger, token: CREDENTIALS.serviceToken });
@@ -80,7 +81,7 @@ async function redirector(recording: boolean): Promise<Server> {
       // As the links process records on a Postgres server (BENCH_RECORDING_THREAD=false: on the request thread).
       recordingThread: process.env.BENCH_RECORDING_THREAD === "false" ? undefined : recordingThreadStorage(links, database),
       invalidations,
-      visitorKeySecret: "v".repeat(32),
+      visitorKeySecret: VISITOR_KEY_SECRET,
       trustedProxies: ["loopback"],
       logger,
     });
@@ -167,7 +168,7 @@ function syntheticBatch(linkIds: string[], size: number): Scan[] {
 /** A links instance that only stores: on each SIGUSR1 it sends batches for BENCH_SECONDS and reports what it stored. */
 async function ingest(): Promise<void> {
   const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: "" });
-  const links = await buildLinks({ db: database.db, shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL!, pageTokenSecret: "p".repeat(32) });
+  const links = await buildLinks({ db: database.db, shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL!, pageTokenSecret: PAGE_TOKEN_SECRET });
   const redirects = createClient(RedirectService, inProcessTransport({ modules: [links], credentials: CREDENTIALS, logger, token: CREDENTIALS.serviceToken }));
   const { rows } = await sql<{ id: string }>`select id from links.links`.execute(database.db);
   const linkIds = rows.map((row) => row.id);

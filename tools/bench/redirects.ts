@@ -27,6 +27,7 @@ import { buildLinks } from "../../services/links/src/server.js";
 import { buildAll } from "../build/build.js";
 import { scanStorageBudget } from "./scan-storage.js";
 import { wrk, type WrkRequest } from "./wrk.js";
+import { credentials, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 
 const SERVER_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -49,7 +50,6 @@ const DAYS = 400;
 const DATASET_VERSION = 2;
 const ANALYTICS_RUNS = 20;
 
-const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const logger = createLogger({ service: "bench", level: "warn" });
 
 // What phones send when a camera app opens a link: no bots, so every redirect is a scan.
@@ -756,7 +756,7 @@ async function scansDataset(): Promise<{ dataset: Dataset; database: Database; g
   await sql`drop table if exists public.bench_dataset`.execute(database.db);
   await sql`drop table if exists public.bench_link_counts`.execute(database.db);
   await sql`drop schema if exists links cascade`.execute(database.db);
-  await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: "p".repeat(32) });
+  await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: PAGE_TOKEN_SECRET });
   const lastDay = new Date().toISOString().slice(0, 10);
   await generateDataset(url, lastDay);
   const generatedMs = performance.now() - started;
@@ -859,7 +859,7 @@ async function redirectsAndIngestion(): Promise<void> {
   let figures: RedirectFigures | undefined;
   let ingest: IngestionFigures | undefined;
   try {
-    const module = await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: "p".repeat(32) });
+    const module = await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: PAGE_TOKEN_SECRET });
     const links = createClient(LinkService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }));
     const accountId = randomUUID();
     const slugs = new Map<string, string>();
@@ -998,7 +998,7 @@ async function analyticsAtScale(): Promise<void> {
     const module = await buildLinks({
       db: scans.db,
       shortLinkBaseUrl: SHORT_BASE,
-      pageTokenSecret: "p".repeat(32),
+      pageTokenSecret: PAGE_TOKEN_SECRET,
       // "Today" is the dataset's last day, so the default range is the same on every run.
       now: () => new Date(`${dataset.last_day}T12:00:00Z`),
     });

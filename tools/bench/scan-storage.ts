@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { openDatabase } from "@qrplatform/db";
 import { adminQuery } from "@qrplatform/db/testing";
+import { PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 import { buildLinks, SCAN_RETENTION_DAYS } from "../../services/links/src/server.js";
 import type { ScanColumns } from "../../services/links/src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../../services/links/src/scans/recording/scan-id.js";
@@ -64,7 +65,7 @@ export async function scanStorageBudget(serverUrl: string, databaseUrl: (name: s
     const days = Math.max(1, Math.round(scans / SCANS_PER_DAY));
     const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
     const first = today - (days - 1) * DAY_MS;
-    await buildLinks({ db: database.db, shortLinkBaseUrl: "https://s.qr.example", pageTokenSecret: "p".repeat(32), scanRetentionDays: days });
+    await buildLinks({ db: database.db, shortLinkBaseUrl: "https://s.qr.example", pageTokenSecret: PAGE_TOKEN_SECRET, scanRetentionDays: days });
     const db = database.db.withSchema("links") as Kysely<LinksTables>;
     const accountId = randomUUID();
     const linkIds = Array.from({ length: LINKS }, () => randomUUID());

@@ -15,7 +15,7 @@ import { createClient } from "@connectrpc/connect";
 import autocannon from "autocannon";
 import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import { remoteTransport } from "@qrplatform/platform";
-import { freePort, REPO_ROOT } from "@qrplatform/platform/testing";
+import { freePort, REPO_ROOT } from "@qrplatform/testing";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

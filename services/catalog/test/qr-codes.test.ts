@@ -3,21 +3,21 @@ import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient, type Interceptor, type Transport } from "@connectrpc/connect";
 import { QrCodeService, QrCodeStatus, WorkspaceService } from "@qrplatform/api/catalog";
-import { DomainService, LinkService } from "@qrplatform/api/links";
+import { DomainService, LinkService, LinkStatus } from "@qrplatform/api/links";
 import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
 import { buildLinks } from "@qrplatform/links";
+import { credentials, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 import { createLogger, errorInfoOf, inProcessTransport, type GrpcModule } from "@qrplatform/platform";
 import { buildRendering } from "@qrplatform/rendering";
 import { buildTenancy } from "@qrplatform/tenancy";
-import { TestDnsServer } from "../../links/test/support/dns-server.js";
 import type { ReconcilerOptions } from "../src/qr-codes/qr-code-reconciler.js";
 import { buildCatalog } from "../src/server.js";
+import { MemoryDns } from "@qrplatform/testing/dns-server";
 
-const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const logger = createLogger({ service: "test", level: "silent" });
-const pageTokenSecret = "p".repeat(32);
+const pageTokenSecret = PAGE_TOKEN_SECRET;
 
 let database: Database;
 let admin: ReturnType<typeof createClient<typeof TenancyAdminService>>;
@@ -113,6 +113,52 @@ describe("capacity", () => {
       await qrCodes.deleteQrCode({ accountId, qrCodeId: winner.id });
     }
   }, 120_000);
+
+  it("counts the account's codes in every workspace, refuses one too many with the limit and use, and frees a place on delete", async () => {
+    const { qrCodes, workspaces } = await catalogWith();
+    const accountId = await originAccount();
+    const [first, second] = await Promise.all(["First", "Second"].map(async (name) => (await workspaces.createWorkspace({ accountId, name })).workspace!.id));
+    const inFirst = await qrCodes.createQrCode({ accountId, workspaceId: first, name: "first", destinationUrl: "https://example.com/" });
+    await qrCodes.createQrCode({ accountId, workspaceId: second, name: "second", destinationUrl: "https://example.com/" });
+    await insertCodesDirectly(accountId, 98);
+
+    const refused = await qrCodes
+      .createQrCode({ accountId, workspaceId: second, name: "one too many", destinationUrl: "https://example.com/" })
+      .catch((e: unknown) => ConnectError.from(e));
+    expect([(refused as ConnectError).code, reasonOf(refused)]).toEqual([Code.ResourceExhausted, "qr_code_limit_reached"]);
+    expect(errorInfoOf(refused as ConnectError)?.metadata).toEqual({ limit: "100", used: "100" });
+
+    await qrCodes.deleteQrCode({ accountId, qrCodeId: inFirst.qrCode!.id });
+    expect((await qrCodes.getCapacity({ accountId })).capacity).toMatchObject({ qrCodesUsed: 99n, qrCodesLimit: 100n });
+    const fits = await qrCodes.createQrCode({ accountId, workspaceId: second, name: "fits again", destinationUrl: "https://example.com/" });
+    expect(fits.qrCode?.workspaceId).toBe(second);
+  });
+});
+
+describe("codes and their links", () => {
+  it("keeps a code's link at the code's destination and status through create, update and delete", async () => {
+    const { qrCodes } = await catalogWith();
+    const links = createClient(LinkService, local([linksModule]));
+    const accountId = await originAccount();
+    const linkOf = async (linkId: string) => (await links.getLink({ accountId, linkId })).link!;
+
+    const { qrCode: created } = await qrCodes.createQrCode({ accountId, name: "Menu", destinationUrl: "https://example.com/menu" });
+    const link = await linkOf(created!.linkId);
+    expect(link).toMatchObject({ accountId, destinationUrl: "https://example.com/menu", vanityUrl: created!.vanityUrl, canonicalUrl: created!.canonicalUrl });
+
+    await qrCodes.updateQrCode({ accountId, qrCodeId: created!.id, destinationUrl: "https://example.com/lunch", status: QrCodeStatus.PAUSED });
+    expect(await linkOf(created!.linkId)).toMatchObject({ destinationUrl: "https://example.com/lunch", status: LinkStatus.PAUSED });
+    expect((await qrCodes.getQrCode({ accountId, qrCodeId: created!.id })).qrCode).toMatchObject({ destinationUrl: "https://example.com/lunch", status: QrCodeStatus.PAUSED });
+    await qrCodes.updateQrCode({ accountId, qrCodeId: created!.id, status: QrCodeStatus.ACTIVE });
+    expect((await linkOf(created!.linkId)).status).toBe(LinkStatus.ACTIVE);
+
+    // Another account cannot see the link, and deleting the code deletes it.
+    const stranger = await links.getLink({ accountId: await originAccount(), linkId: created!.linkId }).catch((e: unknown) => ConnectError.from(e));
+    expect((stranger as ConnectError).code).toBe(Code.NotFound);
+    await qrCodes.deleteQrCode({ accountId, qrCodeId: created!.id });
+    const gone = await links.getLink({ accountId, linkId: created!.linkId }).catch((e: unknown) => ConnectError.from(e));
+    expect((gone as ConnectError).code).toBe(Code.NotFound);
+  });
 });
 
 describe("checks before reserving", () => {
@@ -148,9 +194,9 @@ describe("checks before reserving", () => {
 
 describe("custom-link capacity", () => {
   it("limits codes on custom domains to the plan's links figure, apart from the QR-code capacity", async () => {
-    const dns = await new TestDnsServer().start();
-    try {
-      const links = await buildLinks({ db: database.db, pageTokenSecret, shortLinkBaseUrl: "http://qr.test", dnsResolver: dns.address });
+    const dns = new MemoryDns();
+    {
+      const links = await buildLinks({ db: database.db, pageTokenSecret, shortLinkBaseUrl: "http://qr.test", lookupTxt: dns.lookupTxt });
       const module = await buildCatalog({
         db: database.db,
         pageTokenSecret,
@@ -176,8 +222,6 @@ describe("custom-link capacity", () => {
       expect(errorInfoOf(refused as ConnectError)?.metadata).toEqual({ limit: "1000", used: "1000" });
       // Codes on the short domain still fit: the QR-code capacity (5,000) is separate.
       expect((await qrCodes.createQrCode({ accountId, name: "plain", destinationUrl: "https://example.com/" })).qrCode).toBeDefined();
-    } finally {
-      await dns.close();
     }
   });
 });
@@ -272,13 +316,12 @@ describe("crash consistency between codes and links", () => {
   }
 
   async function vanityDomain(accountId: string) {
-    const dns = await new TestDnsServer().start();
-    const links = await buildLinks({ db: database.db, pageTokenSecret, shortLinkBaseUrl: "http://qr.test", dnsResolver: dns.address });
+    const dns = new MemoryDns();
+    const links = await buildLinks({ db: database.db, pageTokenSecret, shortLinkBaseUrl: "http://qr.test", lookupTxt: dns.lookupTxt });
     const domains = createClient(DomainService, local([links]));
     const { domain } = await domains.createDomain({ accountId, hostname: `go-${randomUUID().slice(0, 8)}.example` });
     dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
     await domains.verifyDomain({ accountId, domainId: domain!.id });
-    await dns.close();
     return domain!.id;
   }
 

@@ -2,7 +2,7 @@
 // a stand-in for the links service. Both shapes of the platform are in services/edge/test/scan-totals.test.ts.
 import { describe, expect, it } from "vitest";
 import { memoryScanChanges } from "@qrplatform/platform";
-import { switchableBus } from "@qrplatform/platform/testing";
+import { switchableBus } from "@qrplatform/testing";
 import { cachedScanTotals } from "../src/qr-codes/scan-totals.js";
 
 /** A stand-in for the links service's totals, recording which links each call asked about. */

@@ -3,7 +3,7 @@
 // or not tests allow loopback receivers.
 import { describe, expect, it } from "vitest";
 import type { ResolvedAddress } from "@qrplatform/platform";
-import { EMBEDDED_IPV4_ADDRESSES, EMBEDDED_PUBLIC_IPV4_ADDRESSES } from "@qrplatform/platform/testing";
+import { EMBEDDED_IPV4_ADDRESSES, EMBEDDED_PUBLIC_IPV4_ADDRESSES } from "@qrplatform/testing";
 import { sendWebhook } from "../src/webhooks/webhook-sender.js";
 import { deliveryAddressPolicy, webhookHostProblem } from "../src/webhooks/webhook-url.js";
 

@@ -5,26 +5,17 @@ import { randomUUID } from "node:crypto";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Kysely } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrateSchema, type Database } from "@qrplatform/db";
-import { openTestDatabase } from "@qrplatform/db/testing";
+import { describe, expect, it } from "vitest";
+import { useCatalogDatabase } from "./support/catalog-database.js";
 import { createLogger } from "@qrplatform/platform";
-import { migrations, SCHEMA } from "../migrations/index.js";
 import type { CatalogTables } from "../src/tables.js";
 import { WebhookDispatcher } from "../src/webhooks/webhook-dispatcher.js";
 import { recordEvent } from "../src/webhooks/webhook-events.js";
 import { webhookEnv, webhookOptionsFromEnv } from "../src/webhooks/webhook-env.js";
 import { DEFAULT_WEBHOOK_OPTIONS } from "../src/webhooks/webhook-options.js";
 
-let database: Database;
 let db: Kysely<CatalogTables>;
-
-beforeAll(async () => {
-  database = await openTestDatabase();
-  await migrateSchema(database.db, SCHEMA, migrations);
-  db = database.db.withSchema(SCHEMA) as Kysely<CatalogTables>;
-}, 60_000);
-afterAll(() => database?.close());
+useCatalogDatabase((opened) => (db = opened));
 
 /** A receiver on loopback: requests under /hang/ are held open, the rest are answered 204 and kept. */
 class Receiver {

@@ -8,13 +8,10 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Database } from "@qrplatform/db";
-import { migrateSchema } from "@qrplatform/db";
-import { openTestDatabase } from "@qrplatform/db/testing";
+import { describe, expect, it } from "vitest";
+import { useCatalogDatabase } from "./support/catalog-database.js";
 import { AcknowledgeOutboxEventsResponseSchema, LinkScanCountSchema, ListOutboxEventsResponseSchema, OutboxEventSchema, type OutboxEvent, type OutboxService } from "@qrplatform/api/links";
 import { createLogger } from "@qrplatform/platform";
-import { migrations, SCHEMA } from "../migrations/index.js";
 import type { CatalogTables } from "../src/tables.js";
 import { OutboxRelay } from "../src/webhooks/outbox-relay.js";
 import { claimDueDeliveries } from "../src/webhooks/webhook-deliveries.repository.js";
@@ -22,15 +19,8 @@ import { retryDelayMs } from "../src/webhooks/webhook-dispatcher.js";
 import { MAX_HELD_DELIVERIES_PER_ENDPOINT, recordEvent, type WebhookEvent } from "../src/webhooks/webhook-events.js";
 import { DEFAULT_WEBHOOK_OPTIONS } from "../src/webhooks/webhook-options.js";
 
-let database: Database;
 let db: Kysely<CatalogTables>;
-
-beforeAll(async () => {
-  database = await openTestDatabase();
-  await migrateSchema(database.db, SCHEMA, migrations);
-  db = database.db.withSchema(SCHEMA) as Kysely<CatalogTables>;
-}, 60_000);
-afterAll(() => database?.close());
+useCatalogDatabase((opened) => (db = opened));
 
 async function endpoint(accountId: string, eventTypes: string[], status: "enabled" | "disabled" = "enabled"): Promise<string> {
   const id = randomUUID();

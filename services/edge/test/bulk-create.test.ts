@@ -9,8 +9,8 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { adminQuery } from "@qrplatform/db/testing";
-import { readZip, scrapeMetrics } from "@qrplatform/platform/testing";
-import { rsvgToPng, zbarDecode } from "../../rendering/test/support/decoders.js";
+import { readZip, scrapeMetrics } from "@qrplatform/testing";
+import { rsvgToPng, zbarDecode } from "@qrplatform/testing/decoders";
 import { call, expectError, invalidFields, typedClient } from "./support/http.js";
 import { startStack, type Stack, type StackMode } from "./support/stack.js";
 

@@ -14,7 +14,7 @@ import { AnalyticsService } from "@qrplatform/api/links";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { hasPostgresServer, startPrivatePostgres, type PrivatePostgres } from "@qrplatform/db/testing";
 import { errorInfoOf, HEALTH_LIVENESS, remoteTransport } from "@qrplatform/platform";
-import { settledCount } from "@qrplatform/platform/testing";
+import { settledCount } from "@qrplatform/testing";
 import { credentials, startStack, type Stack } from "./support/stack.js";
 
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
-import { readZip } from "@qrplatform/platform/testing";
+import { readZip } from "@qrplatform/testing";
 import { call, expectError } from "./support/http.js";
 import { startStack, type Stack } from "./support/stack.js";
 

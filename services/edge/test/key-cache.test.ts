@@ -9,7 +9,7 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AuthenticateApiKeyResponseSchema, SubscriptionTier, type AuthenticateApiKeyResponse } from "@qrplatform/api/tenancy";
 import { memoryAccessChanges } from "@qrplatform/platform";
-import { freePort, killRedis, scrapeMetrics, startRedis, switchableBus } from "@qrplatform/platform/testing";
+import { freePort, killRedis, scrapeMetrics, startRedis, switchableBus } from "@qrplatform/testing";
 import { cachedKeys } from "../src/http/key-cache.js";
 import { call, expectError } from "./support/http.js";
 import { startStack, type Stack, type StackMode } from "./support/stack.js";

@@ -15,7 +15,7 @@ import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import { createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { remoteTransport } from "@qrplatform/platform";
 import { localPorts } from "@qrplatform/platform/layout";
-import { REPO_ROOT, startOtlpReceiver, type OtlpReceiver } from "@qrplatform/platform/testing";
+import { REPO_ROOT, startOtlpReceiver, type OtlpReceiver } from "@qrplatform/testing";
 import { call, expectError } from "./support/http.js";
 import { credentials } from "./support/stack.js";
 

@@ -1,7 +1,7 @@
 // Every process of the separate-processes shape serves /metrics on its own METRICS_PORT; the named
 // series are there and move as requests are made.
 import { afterAll, beforeAll, describe, it } from "vitest";
-import { scrapeMetrics } from "@qrplatform/platform/testing";
+import { scrapeMetrics } from "@qrplatform/testing";
 import { checkMetricsMove } from "./support/metrics-exercise.js";
 import { startStack, type Stack } from "./support/stack.js";
 

@@ -10,7 +10,7 @@ import { errorHandler } from "../src/http/error-handler.js";
 import { hourlyQuota, memoryQuotaStore } from "../src/http/quota.js";
 import { getAccount } from "../src/resources/account.js";
 import { call, expectError, type ApiResponse } from "./support/http.js";
-import { freePort, killRedis, startRedis } from "@qrplatform/platform/testing";
+import { freePort, killRedis, startRedis } from "@qrplatform/testing";
 import { startStack, type Stack } from "./support/stack.js";
 
 async function keyWithHourlyLimit(stack: Stack, limit: number) {

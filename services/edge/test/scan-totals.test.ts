@@ -10,7 +10,7 @@ import { createClient } from "@connectrpc/connect";
 import { RedirectService } from "@qrplatform/api/links";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { remoteTransport } from "@qrplatform/platform";
-import { freePort, killRedis, scrapeMetrics, startRedis } from "@qrplatform/platform/testing";
+import { freePort, killRedis, scrapeMetrics, startRedis } from "@qrplatform/testing";
 import { call } from "./support/http.js";
 import { credentials, startStack, type Stack, type StackMode } from "./support/stack.js";
 

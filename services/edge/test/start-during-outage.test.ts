@@ -17,7 +17,7 @@ import { LinkService } from "@qrplatform/api/links";
 import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import { hasPostgresServer, startPrivatePostgres, type PrivatePostgres } from "@qrplatform/db/testing";
 import { HEALTH_ACCEPTING, HEALTH_LIVENESS, remoteTransport } from "@qrplatform/platform";
-import { freePort, spawnService, waitForLog, type ServiceProcess } from "@qrplatform/platform/testing";
+import { freePort, PAGE_TOKEN_SECRET, type ServiceProcess, spawnService, VISITOR_KEY_SECRET, waitForLog } from "@qrplatform/testing";
 import { credentials } from "./support/stack.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -52,7 +52,7 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("processes st
       LOG_LEVEL: "info",
       SERVICE_TOKEN: credentials.serviceToken,
       ADMIN_TOKEN: credentials.adminToken,
-      PAGE_TOKEN_SECRET: "p".repeat(32),
+      PAGE_TOKEN_SECRET,
       GRPC_HOST: "127.0.0.1",
       DATABASE_URL: postgres.url,
     };
@@ -61,7 +61,7 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("processes st
       ...common,
       GRPC_PORT: String(ports.links),
       DATA_DIR: join(dataDir, "links"),
-      VISITOR_KEY_SECRET: "v".repeat(32),
+      VISITOR_KEY_SECRET,
       REDIRECT_HOST: "127.0.0.1",
       REDIRECT_PORT: String(ports.redirector),
       SHORT_LINK_BASE_URL: `http://127.0.0.1:${ports.redirector}`,

@@ -4,7 +4,7 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { createLogger, shutdownTelemetry, startTelemetry } from "@qrplatform/platform";
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "@qrplatform/platform/testing";
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "@qrplatform/testing";
 import { call } from "./support/http.js";
 import { startStack, type ProcessName, type Stack } from "./support/stack.js";
 

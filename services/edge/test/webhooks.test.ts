@@ -12,7 +12,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { WebhookDeliveryOrder, WebhookEndpointService } from "@qrplatform/api/catalog";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { errorInfoOf, remoteTransport } from "@qrplatform/platform";
-import { EMBEDDED_IPV4_ADDRESSES } from "@qrplatform/platform/testing";
+import { EMBEDDED_IPV4_ADDRESSES } from "@qrplatform/testing";
 import { run as runQrctl } from "@qrplatform/qrctl/main";
 import { call, expectError, invalidFields } from "./support/http.js";
 import { credentials, startStack, type Stack, type StackMode } from "./support/stack.js";

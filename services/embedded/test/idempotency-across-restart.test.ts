@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { accountWithKey, startPlatformProcess, type PlatformProcess } from "./support/platform-process.js";
+import { accountWithKey, startPlatformProcess, type PlatformProcess } from "@qrplatform/testing/platform-process";
 
 const dataDir = mkdtempSync(join(tmpdir(), "qrp-idempotency-restart-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

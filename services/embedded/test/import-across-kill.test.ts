@@ -2,13 +2,12 @@
 // command again after each restart ends with exactly the file's 1,000 codes, none twice. Items that were
 // still being made when the server died answer 409 (or 5xx) inside the bulk call's 200 at first; such an
 // answer is never kept under the batch's key, so a later run makes those rows.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "@qrplatform/platform/testing";
-import { qrctl, startPlatformProcess, type PlatformProcess } from "./support/platform-process.js";
+import { REPO_ROOT, startQrctl } from "@qrplatform/testing";
+import { apiCaller, qrctl, startPlatformProcess, type PlatformProcess } from "@qrplatform/testing/platform-process";
 
 const ROWS = 1000;
 /** Where the import is when the server is killed: rows answered in the current run of the command. */
@@ -23,19 +22,13 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** qrctl's import as a user starts it, against the running platform, with its progress lines on stderr. */
 function startImport(apiUrl: string, key: string, csv: string, workspaceId: string) {
-  const child = spawn(process.execPath, [join(REPO_ROOT, "dist/qrctl.js"), "qr-codes", "import", csv, "--workspace", workspaceId, "--json"], {
+  const run = startQrctl(["qr-codes", "import", csv, "--workspace", workspaceId, "--json"], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, DATA_DIR: dataDir, QRCTL_API_URL: apiUrl, QRCTL_API_KEY: key },
-    stdio: ["ignore", "pipe", "pipe"],
+    onlyEnv: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir, QRCTL_API_URL: apiUrl, QRCTL_API_KEY: key },
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
   /** The most rows this run reported as answered. */
-  const imported = () => Math.max(0, ...[...stderr.matchAll(/imported (\d+)\/\d+/g)].map((m) => Number(m[1])));
-  return { child, exited, imported, stdout: () => stdout, stderr: () => stderr };
+  const imported = () => Math.max(0, ...[...run.stderr().matchAll(/imported (\d+)\/\d+/g)].map((m) => Number(m[1])));
+  return { ...run, imported };
 }
 
 // Minutes long, so it runs once, in the embedded pass (npm start's own shape): what it proves is the
@@ -49,14 +42,7 @@ describe.skipIf(process.env.DATABASE_URL)("qrctl qr-codes import across SIGKILLs
       const accountId = (JSON.parse(account.stdout) as { id: string }).id;
       const created = await qrctl(dataDir, ["keys", "create", "--account", accountId, "--json"]);
       const key = (JSON.parse(created.stdout) as { key: string }).key;
-      const api = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${platform.apiUrl}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${key}`, ...(body !== undefined && { "content-type": "application/json" }) },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        return (await res.json()) as any;
-      };
+      const api = apiCaller(() => platform.apiUrl, key);
       const workspaceId = (await api("POST", "/workspaces", { name: "Import" })).id as string;
       const csv = join(dataDir, "thousand.csv");
       const lines = Array.from({ length: ROWS }, (_, i) => `Row ${i + 1},https://example.com/${i + 1}`);

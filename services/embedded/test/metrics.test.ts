@@ -1,8 +1,8 @@
 // `npm start` serves one /metrics for the whole platform: every service's series, the in-process RPCs
 // and the edge's, in one registry on one port.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { scrapeMetrics } from "@qrplatform/platform/testing";
-import { checkMetricsMove } from "../../edge/test/support/metrics-exercise.js";
+import { scrapeMetrics } from "@qrplatform/testing";
+import { checkMetricsMove } from "@qrplatform/edge/testing";
 import { startScratchPlatform, type ScratchPlatform } from "./support/scratch-platform.js";
 
 describe("metrics of the embedded platform", () => {

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { accountWithKey, startPlatformProcess } from "./support/platform-process.js";
+import { accountWithKey, startPlatformProcess } from "@qrplatform/testing/platform-process";
 
 const dataDir = mkdtempSync(join(tmpdir(), "qrp-npm-start-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));

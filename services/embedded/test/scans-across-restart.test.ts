@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort, settledCount } from "@qrplatform/platform/testing";
-import { accountWithKey, startPlatformProcess } from "./support/platform-process.js";
+import { freePort, settledCount } from "@qrplatform/testing";
+import { accountWithKey, startPlatformProcess } from "@qrplatform/testing/platform-process";
 
 const dataDirs: string[] = [];
 afterAll(() => {

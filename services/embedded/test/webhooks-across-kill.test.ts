@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
 import { createScratchDatabase } from "@qrplatform/db/testing";
-import { accountWithKey, startPlatformProcess, type PlatformProcess } from "./support/platform-process.js";
+import { accountWithKey, apiCaller, startPlatformProcess, type PlatformProcess } from "@qrplatform/testing/platform-process";
 
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 const ENV = {
@@ -44,14 +44,7 @@ describe("webhooks across a SIGKILL of npm start", () => {
     let platform: PlatformProcess = await startPlatformProcess(dataDir, env);
     try {
       const { key } = await accountWithKey(dataDir);
-      const api = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${platform.apiUrl}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${key}`, ...(body !== undefined && { "content-type": "application/json" }) },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        return (await res.json()) as any;
-      };
+      const api = apiCaller(() => platform.apiUrl, key);
       const port = (receiver.address() as AddressInfo).port;
       ({ secret } = await api("POST", "/webhooks", {
         url: `http://127.0.0.1:${port}/hook`,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { DomainService, DomainState, type WatchDomainsResponse } from "@qrplatform/api/links";
 import { inProcessTransport, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
-import { freePort, hasRedisServer, killRedis, startRedis } from "@qrplatform/platform/testing";
+import { freePort, hasRedisServer, killRedis, PAGE_TOKEN_SECRET, startRedis } from "@qrplatform/testing";
 import { buildLinks } from "../src/server.js";
 import {
   memoryInvalidationBus,
@@ -247,7 +247,7 @@ describe("WatchDomains across links instances", () => {
     buses = await sharedBuses();
     // Instance A makes the changes; instance B, on the same database, is the one watched.
     stack = await startLinks({ invalidations: buses.a });
-    const moduleB = await buildLinks({ db: stack.database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: "p".repeat(32), invalidations: buses.b });
+    const moduleB = await buildLinks({ db: stack.database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: PAGE_TOKEN_SECRET, invalidations: buses.b });
     other = createClient(DomainService, inProcessTransport({ modules: [moduleB], credentials, logger, token: credentials.adminToken }));
   }, 60_000);
   afterAll(async () => {

@@ -7,7 +7,7 @@ import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { DomainServingSchema, DomainState, type DomainServing } from "@qrplatform/api/links";
 import { ConfigError } from "@qrplatform/platform";
 import { resolverTxtLookup } from "../src/server.js";
-import { closedUdpPort, MemoryDns } from "./support/dns-server.js";
+import { closedUdpPort, MemoryDns } from "@qrplatform/testing/dns-server";
 import { errorOf } from "./support/errors.js";
 import { startLinks, type LinksStack } from "./support/links-stack.js";
 

@@ -10,7 +10,7 @@ import { createClient } from "@connectrpc/connect";
 import { LinkService } from "@qrplatform/api/links";
 import { createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { remoteTransport } from "@qrplatform/platform";
-import { freePort } from "@qrplatform/platform/testing";
+import { freePort } from "@qrplatform/testing";
 import { credentials, linksProcessEnv } from "./support/links-stack.js";
 
 // The links service as its own process: gRPC and the redirector on their ports, stopped by SIGTERM.

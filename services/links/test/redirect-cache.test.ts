@@ -19,7 +19,7 @@ import {
 import { cachedResolver, type CachedResolver } from "../src/redirects/redirect-cache.js";
 import { buildRedirector, resolveVia, type RedirectTarget, type ResolveLink } from "../src/redirects/redirector.js";
 import { credentials, logger, SHORT_HOST, startLinks, type LinksStack } from "./support/links-stack.js";
-import { freePort, hasRedisServer, killRedis, startRedis } from "@qrplatform/platform/testing";
+import { freePort, hasRedisServer, killRedis, startRedis } from "@qrplatform/testing";
 
 /** A resolver that counts its calls: each one stands for a database round trip. */
 function counting(resolve: ResolveLink): ResolveLink & { calls: number } {

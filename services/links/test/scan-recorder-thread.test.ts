@@ -20,6 +20,7 @@ import { onAnsweringThread, onRecordingThread } from "../src/scans/recording/pla
 import { ScanRecorderThread, type RecorderThreadStorage } from "../src/scans/recording/scan-recorder-thread.js";
 import { buildLinks, recordingThreadStorage, type LinksModule, type RedirectTarget } from "../src/server.js";
 import { credentials, logger, SHORT_BASE } from "./support/links-stack.js";
+import { PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET } from "@qrplatform/testing";
 
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 const PIXEL = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36";
@@ -36,7 +37,7 @@ const request = (method: string, userAgent: string, visitor: string, country = "
 function recorderThread(storage: RecorderThreadStorage, options: { spoolDir?: string; metrics?: Metrics } = {}) {
   return new ScanRecorderThread({
     storage,
-    visitorKeySecret: "k".repeat(32),
+    visitorKeySecret: VISITOR_KEY_SECRET,
     trustedProxies: ["loopback"],
     // Named as a proxy's documentation spells it; Node keys headers in lower case.
     countryHeader: "CF-IPCountry",
@@ -105,7 +106,7 @@ describe.each(ENGINES)("recording scans on a thread of its own, storing through 
   beforeAll(async () => {
     if (engine.skip) return;
     database = await engine.open();
-    module = await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: "p".repeat(32) });
+    module = await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: PAGE_TOKEN_SECRET });
   });
   afterAll(async () => {
     if (!engine.skip) await engine.close(database);
@@ -152,7 +153,7 @@ describe.each(ENGINES)("recording scans on a thread of its own, storing through 
     expect(summary.devices).toEqual([expect.objectContaining({ value: "mobile", scans: 1500n })]);
     expect(summary.referrers).toEqual([expect.objectContaining({ value: "news.example", scans: 1500n })]);
     // The visitor key is the one the request thread would have made: the forwarded address, hashed.
-    const key = visitorKey("k".repeat(32), target.linkId, { clientAddress: "203.0.113.1", userAgent: IPHONE });
+    const key = visitorKey(VISITOR_KEY_SECRET, target.linkId, { clientAddress: "203.0.113.1", userAgent: IPHONE });
     const found = await database.db.withSchema("links").selectFrom("scans").select("id").where("link_id", "=", target.linkId).where("visitor_key", "=", key).execute();
     expect(found).toHaveLength(Array.from({ length: 1500 }, (_, i) => i).filter((i) => i % 50 === 1 && i % 3 !== 0).length);
   });
@@ -198,7 +199,7 @@ describe.each(ENGINES)("recording scans on a thread of its own, storing through 
   }, 60_000);
 
   it.skipIf(engine.skip)("records on either placement what the other would, from the same settings", async () => {
-    const settings = { visitorKeySecret: "k".repeat(32), trustedProxies: ["loopback"], countryHeader: "CF-IPCountry", flushIntervalMs: 20 };
+    const settings = { visitorKeySecret: VISITOR_KEY_SECRET, trustedProxies: ["loopback"], countryHeader: "CF-IPCountry", flushIntervalMs: 20 };
     const placements = { answering: onAnsweringThread(module.storeCheckedScans), recording: onRecordingThread(recordingThreadStorage(module, database)) };
     for (const [name, placement] of Object.entries(placements)) {
       const target = await newLink(module);
@@ -221,7 +222,7 @@ describe.each(ENGINES)("recording scans on a thread of its own, storing through 
         device_type: "mobile",
         os: agent === PIXEL ? "Android" : "iOS",
         referrer_host: "news.example",
-        visitor_key: visitorKey("k".repeat(32), target.linkId, { clientAddress: visitor, userAgent: agent }),
+        visitor_key: visitorKey(VISITOR_KEY_SECRET, target.linkId, { clientAddress: visitor, userAgent: agent }),
       }));
       const order = (list: typeof expected) => list.map((row) => JSON.stringify(row)).sort();
       expect(order(rows)).toEqual(order(expected));

@@ -15,6 +15,7 @@ import { ScanSpool } from "../src/scans/recording/scan-spool.js";
 import { createLogger, isUuid, Metrics } from "@qrplatform/platform";
 import type { RedirectTarget } from "../src/server.js";
 import { logger } from "./support/links-stack.js";
+import { VISITOR_KEY_SECRET } from "@qrplatform/testing";
 
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 const target: RedirectTarget = { linkId: "6f1c2a4e-8a53-4a4e-9d0e-2b1f3c4d5e6f", accountId: "0a0b0c0d-0000-4000-8000-000000000001", location: "https://example.com/", paused: false };
@@ -41,7 +42,7 @@ const recorderFor = (send: SendScans, flushIntervalMs = 10, spool?: ScanSpool) =
     send,
     spool,
     classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
-    visitorKeySecret: "k".repeat(32),
+    visitorKeySecret: VISITOR_KEY_SECRET,
     logger,
     flushIntervalMs,
   });
@@ -72,7 +73,7 @@ describe("the scan recorder", () => {
     expect(scans).toHaveLength(1);
     expect(scans[0]).toMatchObject({ linkId: target.linkId, deviceType: "mobile", os: "iOS", referrerHost: "news.example" });
     // The salted hash of the address and agent, never the address itself.
-    expect(scans[0]!.visitorKey).toBe(visitorKey("k".repeat(32), target.linkId, { clientAddress: "203.0.113.9", userAgent: IPHONE }));
+    expect(scans[0]!.visitorKey).toBe(visitorKey(VISITOR_KEY_SECRET, target.linkId, { clientAddress: "203.0.113.9", userAgent: IPHONE }));
   });
 
   it("keeps a batch until it is stored, so a failing service loses nothing and counts nothing twice", async () => {
@@ -344,7 +345,7 @@ describe("the scan recorder", () => {
         },
         spool: new ScanSpool(join(blocker, "spool")),
         classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
-        visitorKeySecret: "k".repeat(32),
+        visitorKeySecret: VISITOR_KEY_SECRET,
         logger: createLogger({ service: "test", destination: { write: (line: string) => messages.push((JSON.parse(line) as { msg: string }).msg) } }),
         flushIntervalMs: 10,
       });
@@ -372,7 +373,7 @@ describe("the scan recorder", () => {
         send,
         spool: new ScanSpool(dir),
         classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
-        visitorKeySecret: "k".repeat(32),
+        visitorKeySecret: VISITOR_KEY_SECRET,
         logger,
         flushIntervalMs: 10,
         now: () => new Date(clock),
@@ -418,7 +419,7 @@ describe("the scan recorder", () => {
       const recorder = new ScanRecorder({
         send: service.send,
         classify: scanClassifier({ trustedProxies: [], countryOf: (address) => (address === "81.169.145.1" ? "DE" : "") }),
-        visitorKeySecret: "k".repeat(32),
+        visitorKeySecret: VISITOR_KEY_SECRET,
         logger,
         flushIntervalMs: 60_000,
         now: () => new Date(clock),
@@ -431,7 +432,7 @@ describe("the scan recorder", () => {
       await recorder.close();
       const [scan] = [...service.stored.values()];
       expect(timestampMs(scan!.scanTime!)).toBe(answeredAt);
-      expect(scan).toMatchObject({ country: "DE", visitorKey: visitorKey("k".repeat(32), target.linkId, { clientAddress: "81.169.145.1", userAgent: IPHONE }) });
+      expect(scan).toMatchObject({ country: "DE", visitorKey: visitorKey(VISITOR_KEY_SECRET, target.linkId, { clientAddress: "81.169.145.1", userAgent: IPHONE }) });
     });
 
     it("drops and counts a redirect the classifier fails on, and stores the others", async () => {
@@ -444,7 +445,7 @@ describe("the scan recorder", () => {
           if (req.headers["user-agent"] === "unreadable") throw new Error("cannot classify");
           return classify(req);
         },
-        visitorKeySecret: "k".repeat(32),
+        visitorKeySecret: VISITOR_KEY_SECRET,
         logger,
         flushIntervalMs: 10,
         metrics,

@@ -14,6 +14,7 @@ import { scanClassifier } from "../src/scans/recording/classify.js";
 import { ScanRecorder, sendVia } from "../src/scans/recording/scan-recorder.js";
 import { buildLinks } from "../src/server.js";
 import { credentials, logger, SHORT_BASE } from "./support/links-stack.js";
+import { PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET } from "@qrplatform/testing";
 
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 const serverUrl = process.env.DATABASE_URL;
@@ -36,14 +37,14 @@ describe.skipIf(!serverUrl)("scans while Postgres is away", () => {
   });
 
   it("stores every scan exactly once after the database comes back", async () => {
-    const module = await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: "p".repeat(32) });
+    const module = await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: PAGE_TOKEN_SECRET });
     const transport = inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });
     const accountId = randomUUID();
     const { link } = await createClient(LinkService, transport).createLink({ accountId, destinationUrl: "https://example.com/" });
     const recorder = new ScanRecorder({
       send: sendVia(transport),
       classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
-      visitorKeySecret: "k".repeat(32),
+      visitorKeySecret: VISITOR_KEY_SECRET,
       logger,
       flushIntervalMs: 20,
     });

@@ -14,7 +14,7 @@ import { createClient } from "@connectrpc/connect";
 import { AnalyticsService, LinkService } from "@qrplatform/api/links";
 import { createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { remoteTransport } from "@qrplatform/platform";
-import { exitWithin, freePort, spawnService, type ServiceProcess } from "@qrplatform/platform/testing";
+import { exitWithin, freePort, spawnService, type ServiceProcess } from "@qrplatform/testing";
 import { credentials, linksProcessEnv, SHORT_BASE, SHORT_HOST } from "./support/links-stack.js";
 
 const PHONES = [

@@ -4,23 +4,20 @@
 // Certificate appear; stand-ins for cert-manager and the ingress controller do their part; the CR goes
 // Ready, the tenant sees it serving, and a short link answers on the domain's Host. Deleting the domain
 // removes everything the operator made. Then the leader is killed and the standby takes over.
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { startFakeKubeApiServer, type FakeKubeApiServer, type StoredObject } from "@qrplatform/fake-kube-apiserver";
-import { REPO_ROOT } from "@qrplatform/platform/testing";
-import { call } from "../../edge/test/support/http.js";
+import { credentials, qrctlJson as parseQrctlJson, REPO_ROOT, runQrctl, type QrctlResult } from "@qrplatform/testing";
+import { call, type Stack, startStack } from "@qrplatform/edge/testing";
 import type { CustomDomain } from "../src/custom-domain.js";
 import type { Certificate, Ingress } from "../src/kube/objects.js";
-import { credentials, startStack, type Stack } from "../../edge/test/support/stack.js";
 import { KubectlCli, parseTable } from "./support/kubectl.js";
 
-const QRCTL = fileURLToPath(new URL("../../../tools/qrctl/bin/qrctl.js", import.meta.url));
 const CRD = readFileSync(resolve(REPO_ROOT, "charts/qr-platform/crds/customdomains.qr-platform.io.yaml"), "utf8");
 const NAMESPACE = "qrp";
 const LEASE_SECONDS = 3;
@@ -73,25 +70,18 @@ function startOperator(name: string, kubeconfig: string): OperatorProcess {
   return { name, child, exited, output: () => out };
 }
 
-function qrctl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = {
+function qrctl(args: string[]): Promise<QrctlResult> {
+  const onlyEnv = {
     PATH: process.env.PATH ?? "",
     QRCTL_TOKEN: credentials.adminToken,
     QRCTL_TENANCY_ADDRESS: stack.grpcUrls!.tenancy,
     QRCTL_LINKS_ADDRESS: stack.grpcUrls!.links,
   };
-  return new Promise((done) => {
-    execFile(process.execPath, [QRCTL, ...args, "--json"], { env, timeout: 20_000 }, (error, stdout, stderr) =>
-      done({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr }),
-    );
-  });
+  return runQrctl([...args, "--json"], { bin: "sources", onlyEnv });
 }
 
 async function qrctlJson(args: string[]) {
-  const result = await qrctl(args);
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  return JSON.parse(result.stdout);
+  return parseQrctlJson(await qrctl(args));
 }
 
 /** Polls until `read` returns something (not undefined/false), failing with the operators' output. */

@@ -6,14 +6,13 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { DomainService, DomainState } from "@qrplatform/api/links";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { MIGRATED_PLATFORM } from "../../../tools/testing/migrated-platform.js";
+import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
-import { MemoryDns } from "../../links/test/support/dns-server.js";
+import { MemoryDns } from "@qrplatform/testing/dns-server";
 import { Cluster, eventually, INGRESSES } from "./support/cluster.js";
 import { ACCOUNT, OTHER_ACCOUNT } from "./support/objects.js";
 
-const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 
 let database: Database;
 let dns: MemoryDns;
@@ -27,7 +26,7 @@ beforeAll(async () => {
     db: database.db,
     shortLinkBaseUrl: "http://127.0.0.1:8080",
     lookupTxt: dns.lookupTxt,
-    pageTokenSecret: "p".repeat(32),
+    pageTokenSecret: PAGE_TOKEN_SECRET,
   });
   server = await serveGrpc({ modules: [linksModule], credentials, logger: createLogger({ service: "test", level: "silent" }), host: "127.0.0.1", port: 0 });
   links = createClient(DomainService, remoteTransport({ baseUrl: `http://127.0.0.1:${server.port}`, token: credentials.adminToken }));
@@ -37,7 +36,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.close();
   await server?.close();
-  await dns?.close();
   await database?.close();
 });
 

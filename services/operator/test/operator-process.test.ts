@@ -9,18 +9,16 @@ import { createClient } from "@connectrpc/connect";
 import { DomainService } from "@qrplatform/api/links";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { MIGRATED_PLATFORM } from "../../../tools/testing/migrated-platform.js";
+import { credentials, exitWithin, freePort, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, type ServiceProcess, spawnService, waitForLog } from "@qrplatform/testing";
 import { startFakeKubeApiServer, type FakeKubeApiServer } from "@qrplatform/fake-kube-apiserver";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
-import { exitWithin, freePort, spawnService, waitForLog, type ServiceProcess } from "@qrplatform/platform/testing";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { CUSTOM_DOMAINS, LEASES, NAMESPACE } from "./support/cluster.js";
 import { ACCOUNT } from "./support/objects.js";
 
 const CRD = readFileSync(fileURLToPath(new URL("../../../charts/qr-platform/crds/customdomains.qr-platform.io.yaml", import.meta.url)), "utf8");
-const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const LEASE_SECONDS = 2;
 
 let database: Database;
@@ -32,7 +30,7 @@ const started: ServiceProcess[] = [];
 
 beforeAll(async () => {
   database = await openTestDatabase(MIGRATED_PLATFORM);
-  const links = await buildLinks({ db: database.db, shortLinkBaseUrl: "http://127.0.0.1:8080", pageTokenSecret: "p".repeat(32) });
+  const links = await buildLinks({ db: database.db, shortLinkBaseUrl: "http://127.0.0.1:8080", pageTokenSecret: PAGE_TOKEN_SECRET });
   server = await serveGrpc({ modules: [links], credentials, logger: createLogger({ service: "test", level: "silent" }), host: "127.0.0.1", port: 0 });
   kube = await startFakeKubeApiServer({ crds: [CRD], namespace: NAMESPACE });
   directory = await mkdtemp(join(tmpdir(), "operator-"));

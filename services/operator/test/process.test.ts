@@ -2,11 +2,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, createLogger, readConfig, type HttpServer } from "@qrplatform/platform";
 import { operatorEnv, periodsOf, provisioningOf } from "../src/config.js";
 import { serveHealth, type Readiness } from "../src/health.js";
+import { credentials } from "@qrplatform/testing";
 
 const required = {
   OPERATOR_NAMESPACE: "qr-platform",
   LINKS_URL: "http://links:9090",
-  ADMIN_TOKEN: "a".repeat(32),
+  ADMIN_TOKEN: credentials.adminToken,
   REDIRECTOR_SERVICE: "qr-platform-links",
   CLUSTER_ISSUER: "letsencrypt",
 };

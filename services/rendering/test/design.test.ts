@@ -29,7 +29,8 @@ import {
   tokenOf,
   enumValueOf,
 } from "@qrplatform/design";
-import { hugeBlankPng, pngChunk } from "./support/huge-png.js";
+import { credentials } from "@qrplatform/testing";
+import { hugeBlankPng, pngChunk } from "@qrplatform/testing/huge-png";
 
 type DesignInit = MessageInitShape<typeof DesignSchema>;
 
@@ -384,7 +385,6 @@ describe("content capacity", () => {
 });
 
 describe("RenderingService over the service credential", () => {
-  const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
   const logger = createLogger({ service: "test", level: "silent" });
   const clientWith = async (token: string) =>
     createClient(RenderingService, inProcessTransport({ modules: [await buildRendering()], credentials, logger, token }));
@@ -468,7 +468,6 @@ describe("RenderingService over the service credential", () => {
 });
 
 describe("logos by the pixels they decode to", () => {
-  const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
   const logger = createLogger({ service: "test", level: "silent" });
   const client = async () =>
     createClient(RenderingService, inProcessTransport({ modules: [await buildRendering()], credentials, logger, token: credentials.serviceToken }));
@@ -518,7 +517,6 @@ describe("logos by the pixels they decode to", () => {
 });
 
 describe("logos given by URL", () => {
-  const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
   const logger = createLogger({ service: "test", level: "silent" });
 
   it("are fetched once by ValidateDesign, which answers the image inline and keeps the URL", async () => {

@@ -10,7 +10,7 @@ import sharp from "sharp";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readLogoDataUri } from "../src/design/logo-data-uri.js";
 import { isPublicAddress, type ResolvedAddress } from "@qrplatform/platform";
-import { EMBEDDED_IPV4_ADDRESSES, EMBEDDED_PUBLIC_IPV4_ADDRESSES } from "@qrplatform/platform/testing";
+import { EMBEDDED_IPV4_ADDRESSES, EMBEDDED_PUBLIC_IPV4_ADDRESSES } from "@qrplatform/testing";
 import { fetchLogo, type LogoFetchOptions } from "../src/logo/fetch-logo.js";
 
 /** A loopback HTTP server that records every request it receives and answers with `handle`. */

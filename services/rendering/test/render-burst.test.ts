@@ -7,8 +7,8 @@ import { createClient } from "@connectrpc/connect";
 import { ImageFormat, RenderingService } from "@qrplatform/api/rendering";
 import { createLogger, inProcessTransport } from "@qrplatform/platform";
 import { buildRendering } from "../src/server.js";
+import { credentials } from "@qrplatform/testing";
 
-const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const logger = createLogger({ service: "test", level: "silent" });
 const BURST = 100;
 

@@ -7,7 +7,7 @@ import sharp from "sharp";
 import { normalizeDesign } from "../src/design/design-rules.js";
 import { draw, type DrawTask } from "../src/render/draw.js";
 import { RenderPool } from "../src/render/render-pool.js";
-import { jsqrDecode } from "./support/decoders.js";
+import { jsqrDecode } from "@qrplatform/testing/decoders";
 
 const CONTENT = "https://qr.example.com/ab3k9mzq";
 const task = (init: Partial<DrawTask> = {}): DrawTask => ({

@@ -7,7 +7,7 @@ import sharp from "sharp";
 import { encodeQr } from "../src/render/qr-matrix.js";
 import type { DrawTask } from "../src/render/draw.js";
 import { matchesIfNoneMatch, Renderer, type Drawer } from "../src/render/renderer.js";
-import { jsqrDecode, rsvgToPng, zbarDecode } from "./support/decoders.js";
+import { jsqrDecode, rsvgToPng, zbarDecode } from "@qrplatform/testing/decoders";
 
 const CONTENT = "https://qr.example.com/ab3k9mzq";
 const request = (init: MessageInitShape<typeof RenderQrCodeRequestSchema> = {}) =>

@@ -26,7 +26,7 @@ import { designTokens, enumValueOf } from "@qrplatform/design";
 import { checkDesign } from "../src/design/design-rules.js";
 import { cornerPairReadable, READABLE_CORNER_DOTS } from "../src/design/scannability.js";
 import { Renderer } from "../src/render/renderer.js";
-import { jsqrDecode, rsvgToPng, zbarDecode } from "./support/decoders.js";
+import { jsqrDecode, rsvgToPng, zbarDecode } from "@qrplatform/testing/decoders";
 
 /** A vanity URL of the length codes on the default short domain have. */
 const CONTENT = "https://qr.example.com/ab3k9mzq";

@@ -6,13 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { IdempotencyKeyService, IdempotencyKeyState, SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { MIGRATED_PLATFORM } from "../../../tools/testing/migrated-platform.js";
+import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 import type { Database } from "@qrplatform/db";
 import { createLogger, errorInfoOf, inProcessTransport } from "@qrplatform/platform";
 import { buildTenancy } from "../src/server.js";
 import { IDEMPOTENCY_KEY_LEASE_MS, IDEMPOTENCY_KEY_RETENTION_MS } from "../src/idempotency/idempotency-keys.handlers.js";
 
-const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const logger = createLogger({ service: "test", level: "silent" });
 
 let database: Database;
@@ -22,7 +21,7 @@ let keys: Client<typeof IdempotencyKeyService>;
 
 beforeAll(async () => {
   database = await openTestDatabase(MIGRATED_PLATFORM);
-  const module = await buildTenancy({ db: database.db, pageTokenSecret: "p".repeat(32), now: () => clock });
+  const module = await buildTenancy({ db: database.db, pageTokenSecret: PAGE_TOKEN_SECRET, now: () => clock });
   admin = createClient(TenancyAdminService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken }));
   keys = createClient(IdempotencyKeyService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }));
 });

@@ -3,12 +3,11 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
 import { ApiAccess, Addon, SubscriptionStatus, SubscriptionTier, TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { MIGRATED_PLATFORM } from "../../../tools/testing/migrated-platform.js";
+import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 import type { Database } from "@qrplatform/db";
 import { createLogger, errorInfoOf, inProcessTransport } from "@qrplatform/platform";
 import { buildTenancy } from "../src/server.js";
 
-const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const logger = createLogger({ service: "test", level: "silent" });
 
 let database: Database;
@@ -18,7 +17,7 @@ let tenancy: ReturnType<typeof createClient<typeof TenancyService>>;
 
 beforeAll(async () => {
   database = await openTestDatabase(MIGRATED_PLATFORM);
-  const module = await buildTenancy({ db: database.db, pageTokenSecret: "p".repeat(32), now: () => clock });
+  const module = await buildTenancy({ db: database.db, pageTokenSecret: PAGE_TOKEN_SECRET, now: () => clock });
   const asAdmin = inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken });
   const asService = inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });
   admin = createClient(TenancyAdminService, asAdmin);
@@ -160,7 +159,7 @@ describe("API keys", () => {
   it("rejects unknown scopes and keeps the service credential out of the admin service", async () => {
     const { account } = await admin.createAccount({ name: "Scopes", subscriptionTier: SubscriptionTier.ORIGIN });
     expect(await codeOf(admin.createApiKey({ accountId: account!.id, scopes: ["everything"] }))).toBe(Code.InvalidArgument);
-    const module = await buildTenancy({ db: database.db, pageTokenSecret: "p".repeat(32) });
+    const module = await buildTenancy({ db: database.db, pageTokenSecret: PAGE_TOKEN_SECRET });
     const asService = inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });
     const anonymous = inProcessTransport({ modules: [module], credentials, logger, token: "" });
     expect(await codeOf(createClient(TenancyAdminService, asService).listPlans({}))).toBe(Code.PermissionDenied);

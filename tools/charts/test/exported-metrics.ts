@@ -2,8 +2,8 @@
 // the edge in one registry), so the chart's alerts and dashboard can be checked against the code.
 import { registerPoolMetrics } from "@qrplatform/db";
 import { Metrics } from "@qrplatform/platform";
-import { scrapeMetrics } from "@qrplatform/platform/testing";
-import { startScratchPlatform } from "../../../services/embedded/test/support/scratch-platform.ts";
+import { scrapeMetrics } from "@qrplatform/testing";
+import { startScratchPlatform } from "@qrplatform/embedded/testing";
 
 /** Every metric family the platform registers, the Postgres pool's included (PGlite has no pool). */
 export async function exportedMetricNames(): Promise<ReadonlySet<string>> {

@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, realpathSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "@qrplatform/platform/testing";
+import { REPO_ROOT } from "@qrplatform/testing";
 
 /** The first executable of that name on PATH outside the project's node_modules/.bin. */
 function onSystemPath(name: string): string {

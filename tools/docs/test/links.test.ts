@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "@qrplatform/platform/testing";
+import { REPO_ROOT } from "@qrplatform/testing";
 
 const tracked = (...patterns: string[]): string[] =>
   execFileSync("git", ["ls-files", "--", ...patterns], { cwd: REPO_ROOT, encoding: "utf8" }).split("\n").filter(Boolean);

@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
-import { REPO_ROOT } from "@qrplatform/platform/testing";
-import { startPlatformProcess, type PlatformProcess } from "../../../services/embedded/test/support/platform-process.ts";
+import { REPO_ROOT } from "@qrplatform/testing";
+import { startPlatformProcess, type PlatformProcess } from "@qrplatform/testing/platform-process";
 import { journeySteps, matchJson, substitute, type JourneyStep } from "./readme-journey.ts";
 
 const README_ORIGIN = "http://127.0.0.1:8080";

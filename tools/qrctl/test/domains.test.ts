@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "@connectrpc/connect";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
@@ -6,17 +5,15 @@ import { DomainService, DomainState, LinkService } from "@qrplatform/api/links";
 import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { MIGRATED_PLATFORM } from "../../testing/migrated-platform.js";
+import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, qrctlJson, type QrctlResult, runQrctl } from "@qrplatform/testing";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
 import { buildTenancy } from "@qrplatform/tenancy";
-import { MemoryDns } from "../../../services/links/test/support/dns-server.js";
-import { QRCTL_BIN } from "./support/bin.js";
+import { MemoryDns } from "@qrplatform/testing/dns-server";
 
 // Runs `qrctl domains` as a real subprocess against tenancy and links on one real gRPC port, as in
-// the embedded platform, with a real DNS server for verification.
+// the embedded platform; verification reads TXT records from memory (DNS itself is tested in links).
 
-const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let database: Database;
@@ -28,30 +25,11 @@ let domains: ReturnType<typeof createClient<typeof DomainService>>;
 let links: ReturnType<typeof createClient<typeof LinkService>>;
 let adminDomains: ReturnType<typeof createClient<typeof DomainService>>;
 
-const { QRCTL_ADDRESS: _a, QRCTL_TOKEN: _t, DATA_DIR: _d, ...baseEnv } = process.env;
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
+function qrctl(args: string[], token = credentials.adminToken): Promise<QrctlResult> {
+  return runQrctl(args, { env: { QRCTL_ADDRESS: address, QRCTL_TOKEN: token } });
 }
 
-function qrctl(args: string[], token = credentials.adminToken): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [QRCTL_BIN, ...args],
-      { env: { ...baseEnv, QRCTL_ADDRESS: address, QRCTL_TOKEN: token }, timeout: 20_000 },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-function json(result: Result): any {
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  return JSON.parse(result.stdout);
-}
+const json = qrctlJson;
 
 let hostCounter = 0;
 const uniqueHost = (prefix: string) => `${prefix}-${++hostCounter}-${Date.now().toString(36)}.qrctl.example`;
@@ -64,12 +42,12 @@ beforeAll(async () => {
   database = await openTestDatabase(MIGRATED_PLATFORM);
   dns = new MemoryDns();
   const logger = createLogger({ service: "test", level: "silent" });
-  const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: "p".repeat(32) });
+  const tenancy = await buildTenancy({ db: database.db, pageTokenSecret: PAGE_TOKEN_SECRET });
   const linksModule = await buildLinks({
     db: database.db,
     shortLinkBaseUrl: "http://127.0.0.1:8080",
     lookupTxt: dns.lookupTxt,
-    pageTokenSecret: "p".repeat(32),
+    pageTokenSecret: PAGE_TOKEN_SECRET,
   });
   server = await serveGrpc({ modules: [tenancy, linksModule], credentials, logger, host: "127.0.0.1", port: 0 });
   address = `http://127.0.0.1:${server.port}`;
@@ -81,7 +59,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  await dns?.close();
   await database?.close();
 });
 

@@ -8,13 +8,10 @@ import { join } from "node:path";
 import { parse } from "csv-parse/sync";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionTier } from "@qrplatform/api/tenancy";
-import { readZip } from "@qrplatform/platform/testing";
-import { call } from "../../../services/edge/test/support/http.js";
-import { startStack, type Stack } from "../../../services/edge/test/support/stack.js";
-import { QRCTL_BIN } from "./support/bin.js";
+import { QRCTL_BIN, QRCTL_FREE_ENV, readZip, startQrctl } from "@qrplatform/testing";
+import { call, type Stack, startStack } from "@qrplatform/edge/testing";
 
 // The child must not inherit a credential from the environment running the tests.
-const { QRCTL_API_URL: _u, QRCTL_API_KEY: _k, QRCTL_ADDRESS: _a, QRCTL_TOKEN: _t, ...baseEnv } = process.env;
 
 let stack: Stack;
 let dir: string;
@@ -33,16 +30,7 @@ afterAll(async () => {
 
 /** Starts qrctl with the API's address and key in its environment. */
 function qrctl(args: string[]) {
-  const child = spawn(process.execPath, [QRCTL_BIN, ...args], {
-    env: { ...baseEnv, QRCTL_API_URL: stack.baseUrl, QRCTL_API_KEY: key },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
-  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+  return startQrctl(args, { env: { QRCTL_API_URL: stack.baseUrl, QRCTL_API_KEY: key } });
 }
 
 async function run(args: string[]) {
@@ -197,7 +185,7 @@ describe("qrctl qr-codes import", () => {
     expect(nowhere.code).toBe(1);
     expect(nowhere.stderr).toContain("(404 not_found)");
 
-    const noKey = spawn(process.execPath, [QRCTL_BIN, "qr-codes", "import", good, "--workspace", workspaceId], { env: baseEnv, stdio: ["ignore", "ignore", "pipe"] });
+    const noKey = spawn(process.execPath, [QRCTL_BIN.compiled, "qr-codes", "import", good, "--workspace", workspaceId], { env: QRCTL_FREE_ENV, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     noKey.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     expect(await new Promise((resolve) => noKey.once("exit", resolve))).toBe(2);

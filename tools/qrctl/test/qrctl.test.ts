@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -8,14 +7,12 @@ import { createClient } from "@connectrpc/connect";
 import { SubscriptionStatus, SubscriptionTier, SubscriptionTierSchema, TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { MIGRATED_PLATFORM } from "../../testing/migrated-platform.js";
+import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, qrctlJson, type QrctlResult, runQrctl } from "@qrplatform/testing";
 import { createLogger, enumTokens, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
 import { buildTenancy } from "@qrplatform/tenancy";
-import { QRCTL_BIN } from "./support/bin.js";
 
 // Runs qrctl as a real subprocess against a real tenancy gRPC server, the way an operator does.
 
-const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 let database: Database;
@@ -31,31 +28,13 @@ let looseDataDir: string;
 let admin: ReturnType<typeof createClient<typeof TenancyAdminService>>;
 let tenancy: ReturnType<typeof createClient<typeof TenancyService>>;
 
-// The child must not inherit a credential from the environment running the tests.
-const { QRCTL_ADDRESS: _a, QRCTL_TOKEN: _t, DATA_DIR: _d, ...baseEnv } = process.env;
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function qrctl(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [QRCTL_BIN, ...args],
-      { cwd: options.cwd ?? emptyDir, env: { ...baseEnv, ...options.env }, timeout: 20_000 },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr }),
-    );
-  });
+function qrctl(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<QrctlResult> {
+  return runQrctl(args, { cwd: options.cwd ?? emptyDir, env: options.env ?? {} });
 }
 
 /** Parses stdout, failing the test (with stderr shown) unless it is exactly one JSON object. */
-function json(result: Result): any {
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  const parsed: unknown = JSON.parse(result.stdout);
+function json(result: QrctlResult): any {
+  const parsed: unknown = qrctlJson(result);
   expect(parsed).toBeTypeOf("object");
   expect(Array.isArray(parsed)).toBe(false);
   return parsed;
@@ -78,7 +57,7 @@ async function closedPort(): Promise<number> {
 
 beforeAll(async () => {
   database = await openTestDatabase(MIGRATED_PLATFORM);
-  const module = await buildTenancy({ db: database.db, pageTokenSecret: "p".repeat(32) });
+  const module = await buildTenancy({ db: database.db, pageTokenSecret: PAGE_TOKEN_SECRET });
   server = await serveGrpc({
     modules: [module],
     credentials,

@@ -1,18 +1,15 @@
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
-import { exitWithin, freePort, spawnService, waitForLog, type ServiceProcess } from "@qrplatform/platform/testing";
-import { QRCTL_BIN } from "./support/bin.js";
+import { credentials, exitWithin, freePort, PAGE_TOKEN_SECRET, qrctlJson, type QrctlResult, runQrctl, type ServiceProcess, spawnService, VISITOR_KEY_SECRET, waitForLog } from "@qrplatform/testing";
 
 // qrctl against tenancy and links as separate processes on ports of their own, as
 // deploy/local/run-services.sh runs them: each service's address is given on its own.
 
-const ADMIN_TOKEN = "a".repeat(32);
+const ADMIN_TOKEN = credentials.adminToken;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const { QRCTL_ADDRESS: _a, QRCTL_TOKEN: _t, QRCTL_TENANCY_ADDRESS: _ta, QRCTL_LINKS_ADDRESS: _la, DATA_DIR: _d, ...baseEnv } = process.env;
 
 let dataDir: string;
 let scratch: ScratchDatabase | undefined;
@@ -21,34 +18,20 @@ let links: ServiceProcess;
 let tenancyAddress: string;
 let linksAddress: string;
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
+function qrctl(args: string[], env: Record<string, string> = {}): Promise<QrctlResult> {
+  return runQrctl(args, { env: { QRCTL_TOKEN: ADMIN_TOKEN, ...env } });
 }
 
-function qrctl(args: string[], env: Record<string, string> = {}): Promise<Result> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [QRCTL_BIN, ...args], { env: { ...baseEnv, QRCTL_TOKEN: ADMIN_TOKEN, ...env }, timeout: 20_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-function json(result: Result): any {
-  expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
-  return JSON.parse(result.stdout);
-}
+const json = qrctlJson;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), "qrctl-separate-"));
   scratch = await createScratchDatabase();
   const [tenancyPort, linksPort, redirectPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const common = {
-    SERVICE_TOKEN: "s".repeat(32),
+    SERVICE_TOKEN: credentials.serviceToken,
     ADMIN_TOKEN,
-    PAGE_TOKEN_SECRET: "p".repeat(32),
+    PAGE_TOKEN_SECRET,
     GRPC_HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     LOG_LEVEL: "info",
@@ -61,7 +44,7 @@ beforeAll(async () => {
     REDIRECT_HOST: "127.0.0.1",
     REDIRECT_PORT: String(redirectPort),
     SHORT_LINK_BASE_URL: `http://127.0.0.1:${redirectPort}`,
-    VISITOR_KEY_SECRET: "v".repeat(32),
+    VISITOR_KEY_SECRET,
   });
   const listening = (line: Record<string, unknown>) => line.msg === "gRPC listening";
   await Promise.all([waitForLog(tenancy, listening, 60_000), waitForLog(links, listening, 60_000)]);

@@ -4,7 +4,7 @@
 import { expect } from "vitest";
 import type { Client } from "@connectrpc/connect";
 import { SubscriptionTier, type TenancyAdminService } from "@qrplatform/api/tenancy";
-import type { Scrape } from "@qrplatform/platform/testing";
+import type { Scrape } from "@qrplatform/testing";
 import { call } from "./http.js";
 import type { ProcessName } from "./stack.js";
 

@@ -5,12 +5,12 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { durationFromMs, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Addon, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
-import { settledCount } from "@qrplatform/platform/testing";
+import { settledCount } from "@qrplatform/testing";
 import sharp from "sharp";
 import { call, expectError, invalidFields, typedClient } from "./http.js";
 import { startStack, type Stack, type StackMode } from "./stack.js";
-import { jsqrDecode, rsvgToPng, zbarDecode } from "../../../rendering/test/support/decoders.js";
-import { hugeBlankPng } from "../../../rendering/test/support/huge-png.js";
+import { jsqrDecode, rsvgToPng, zbarDecode } from "@qrplatform/testing/decoders";
+import { hugeBlankPng } from "@qrplatform/testing/huge-png";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** A real 1x1 PNG, as a logo. */

@@ -10,10 +10,10 @@ import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@qrp
 import { TenancyAdminService } from "@qrplatform/api/tenancy";
 import { QrCodeService } from "@qrplatform/api/catalog";
 import { DomainService } from "@qrplatform/api/links";
-import { MemoryDns, TestDnsServer } from "../../../links/test/support/dns-server.js";
+import { MemoryDns, TestDnsServer } from "@qrplatform/testing/dns-server";
 import { buildCatalog, type WebhookOptions } from "@qrplatform/catalog";
 import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing";
-import { MIGRATED_PLATFORM } from "../../../../tools/testing/migrated-platform.js";
+import { credentials, freePort, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET } from "@qrplatform/testing";
 import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
 import {
   createLogger,
@@ -26,7 +26,6 @@ import {
   type GrpcModule,
   type Logger,
 } from "@qrplatform/platform";
-import { freePort } from "@qrplatform/platform/testing";
 import { processEnvironment, START_ORDER, type ProcessName } from "@qrplatform/platform/layout";
 import { buildRendering, type Renderer, type RenderingOptions } from "@qrplatform/rendering";
 import { memoryQuotaStore, redisQuotaStore } from "../../src/http/quota.js";
@@ -105,8 +104,8 @@ export interface StackProcess {
   output(): string;
 }
 
-export const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
-const pageTokenSecret = "p".repeat(32);
+export { credentials };
+const pageTokenSecret = PAGE_TOKEN_SECRET;
 const defaultLogger = createLogger({ service: "test", level: process.env.LOG_LEVEL ?? "silent" });
 const REPO_ROOT = resolve(import.meta.dirname, "../../../..");
 
@@ -170,7 +169,7 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     scanChanges,
   });
   if (options.webhooks) catalog.webhooks.start();
-  const redirectPath = await startRedirectPath({ transport: local([links]), invalidations, visitorKeySecret: "v".repeat(32), logger });
+  const redirectPath = await startRedirectPath({ transport: local([links]), invalidations, visitorKeySecret: VISITOR_KEY_SECRET, logger });
   const edge = (fallback?: typeof redirectPath.handler, idempotencyWaitMs?: number) =>
     buildEdge({
       transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]), rendering: local([rendering]) },
@@ -272,7 +271,7 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     ports,
     redirectPort: await freePort(),
     metricsPorts: Object.fromEntries(await Promise.all(START_ORDER.map(async (name) => [name, await freePort()]))) as Record<ProcessName, number>,
-    secrets: { SERVICE_TOKEN: credentials.serviceToken, ADMIN_TOKEN: credentials.adminToken, PAGE_TOKEN_SECRET: pageTokenSecret, VISITOR_KEY_SECRET: "v".repeat(32) },
+    secrets: { SERVICE_TOKEN: credentials.serviceToken, ADMIN_TOKEN: credentials.adminToken, PAGE_TOKEN_SECRET: pageTokenSecret, VISITOR_KEY_SECRET },
     databaseUrl,
     redisUrl: process.env.REDIS_URL,
     dataDir,

@@ -10,7 +10,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { Kysely } from "kysely";
 import { PGliteDialect } from "kysely-pglite-dialect";
 import pg from "pg";
-import { freePort } from "@qrplatform/platform/testing";
+import { freePort } from "@qrplatform/testing";
 import { openDatabase, type Database, type SharedKysely } from "./database.js";
 
 const execFileAsync = promisify(execFile);

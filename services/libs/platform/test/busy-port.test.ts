@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { exitWithin, freePort, spawnService } from "../src/testing.js";
+import { exitWithin, freePort, spawnService, VISITOR_KEY_SECRET } from "@qrplatform/testing";
 import { CREDENTIALS, PAGE_TOKEN_SECRET } from "./support/platform.js";
 
 let dataDir: string;
@@ -29,7 +29,7 @@ const secrets = {
   SERVICE_TOKEN: CREDENTIALS.serviceToken,
   ADMIN_TOKEN: CREDENTIALS.adminToken,
   PAGE_TOKEN_SECRET,
-  VISITOR_KEY_SECRET: "v".repeat(32),
+  VISITOR_KEY_SECRET,
 };
 
 /** Each process kind with the environment it needs to start, every port free (0) but the one under test. */

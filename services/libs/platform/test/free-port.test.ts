@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { expect, it } from "vitest";
-import { freePort } from "@qrplatform/platform/testing";
+import { freePort } from "@qrplatform/testing";
 
 const ephemeralStart = (): number => {
   try {

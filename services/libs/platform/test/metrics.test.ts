@@ -2,7 +2,7 @@
 // on scrape, the /metrics endpoint and METRICS_PORT.
 import { describe, expect, it } from "vitest";
 import { createLogger, metricsEnv, Metrics, noMetrics, processMetrics, readConfig, serveMetrics } from "@qrplatform/platform";
-import { scrapeMetrics } from "@qrplatform/platform/testing";
+import { scrapeMetrics } from "@qrplatform/testing";
 
 describe("metrics", () => {
   it("shares one instrument between the parts of a process that ask for the same name", () => {

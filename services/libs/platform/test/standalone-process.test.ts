@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
 import { bearer, callOk, callUnary, grpc, loadServiceClients } from "./support/grpc-js.js";
 import { CREDENTIALS, PAGE_TOKEN_SECRET } from "./support/platform.js";
-import { connectionRefused, exitWithin, spawnService, waitForLog, type ServiceProcess } from "../src/testing.js";
+import { connectionRefused, exitWithin, spawnService, waitForLog, type ServiceProcess } from "@qrplatform/testing";
 
 const TENANCY_MAIN = "dist/tenancy.js";
 

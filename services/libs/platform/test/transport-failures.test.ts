@@ -8,7 +8,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as ServingStatus } from "@qrplatform/api/grpc-health";
 import { remoteTransport, serviceError } from "@qrplatform/platform";
-import { freePort } from "@qrplatform/platform/testing";
+import { freePort } from "@qrplatform/testing";
 
 const closers: (() => void)[] = [];
 afterEach(() => {

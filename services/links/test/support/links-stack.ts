@@ -3,12 +3,12 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { DomainService, LinkService, RedirectService, type Domain } from "@qrplatform/api/links";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { MIGRATED_PLATFORM } from "../../../../tools/testing/migrated-platform.js";
+import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET } from "@qrplatform/testing";
 import { createLogger, inProcessTransport } from "@qrplatform/platform";
 import { buildLinks, resolverTxtLookup, type LinksModule, type LinksOptions } from "../../src/server.js";
-import { TestDnsServer } from "./dns-server.js";
+import { TestDnsServer } from "@qrplatform/testing/dns-server";
 
-export const credentials = { serviceToken: "s".repeat(32), adminToken: "a".repeat(32) };
+export { credentials };
 export const logger = createLogger({ service: "test", level: "silent" });
 export const SHORT_BASE = "https://s.qr.example";
 export const SHORT_HOST = "s.qr.example";
@@ -25,8 +25,8 @@ export function linksProcessEnv(options: {
     LOG_LEVEL: "info",
     SERVICE_TOKEN: credentials.serviceToken,
     ADMIN_TOKEN: credentials.adminToken,
-    PAGE_TOKEN_SECRET: "p".repeat(32),
-    VISITOR_KEY_SECRET: "v".repeat(32),
+    PAGE_TOKEN_SECRET,
+    VISITOR_KEY_SECRET,
     GRPC_HOST: "127.0.0.1",
     GRPC_PORT: String(options.grpcPort),
     REDIRECT_HOST: "127.0.0.1",
@@ -59,7 +59,7 @@ export async function startLinks(options: Partial<LinksOptions> = {}): Promise<L
     db: database.db,
     shortLinkBaseUrl: SHORT_BASE,
     lookupTxt: resolverTxtLookup({ server: dns.address, timeoutMs: 300 }),
-    pageTokenSecret: "p".repeat(32),
+    pageTokenSecret: PAGE_TOKEN_SECRET,
     ...options,
   });
   const asService = inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });

@@ -3,7 +3,7 @@
 import { fileURLToPath } from "node:url";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { MIGRATED_PLATFORM } from "../../../../../tools/testing/migrated-platform.js";
+import { MIGRATED_PLATFORM } from "@qrplatform/testing";
 import { createLogger, remoteTransport, serveGrpc, type GrpcModule, type GrpcServer } from "@qrplatform/platform";
 import { buildCatalog } from "@qrplatform/catalog";
 import { buildLinks } from "@qrplatform/links";

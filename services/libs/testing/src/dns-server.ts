@@ -1,7 +1,7 @@
 import { createSocket } from "node:dgram";
 import type { AddressInfo } from "node:net";
 import dns2 from "dns2";
-import type { TxtRecordsLookup } from "../../src/server.js";
+import type { TxtRecordsLookup } from "@qrplatform/links";
 
 const { Packet } = dns2;
 

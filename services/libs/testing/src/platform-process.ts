@@ -1,7 +1,6 @@
 // `npm start` as a user runs it: the embedded platform as a child process, and qrctl beside it.
-import { execFile } from "node:child_process";
-import { join } from "node:path";
-import { exitWithin, REPO_ROOT, spawnService } from "@qrplatform/platform/testing";
+import { exitWithin, REPO_ROOT, spawnService } from "./processes.js";
+import { runQrctl, type QrctlResult } from "./qrctl.js";
 
 /** A running `npm start`. */
 export interface PlatformProcess {
@@ -47,15 +46,8 @@ export async function startPlatformProcess(dataDir: string, extraEnv: Record<str
 }
 
 /** Runs `qrctl` from the repository root with the platform's DATA_DIR; from the sources, the way `npx qrctl` does. */
-export function qrctl(dataDir: string, args: string[], launch: Launch = "compiled"): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [join(REPO_ROOT, launch === "sources" ? "tools/qrctl/bin/qrctl.js" : "dist/qrctl.js"), ...args],
-      { cwd: REPO_ROOT, env: { PATH: process.env.PATH, DATA_DIR: dataDir } },
-      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
+export function qrctl(dataDir: string, args: string[], launch: Launch = "compiled"): Promise<QrctlResult> {
+  return runQrctl(args, { bin: launch, cwd: REPO_ROOT, onlyEnv: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir }, timeoutMs: 0 });
 }
 
 /** A new account and an API key with every scope, made with qrctl. */
@@ -66,4 +58,16 @@ export async function accountWithKey(dataDir: string, launch: Launch = "compiled
   const key = await qrctl(dataDir, ["keys", "create", "--account", accountId, "--json"], launch);
   if (key.code !== 0) throw new Error(key.stderr);
   return { accountId, key: (JSON.parse(key.stdout) as { key: string }).key };
+}
+
+/** Calls the REST API of a running platform with an API key and answers the parsed JSON body. */
+export function apiCaller(apiUrl: () => string, key: string): (method: string, path: string, body?: unknown) => Promise<any> {
+  return async (method, path, body) => {
+    const res = await fetch(`${apiUrl()}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined && { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return res.json();
+  };
 }

@@ -3,9 +3,9 @@
 // test's services find nothing to migrate; tests of migrations themselves open an empty database.
 import { migrateSchema } from "@qrplatform/db";
 import type { DatabaseTemplate } from "@qrplatform/db/testing";
-import * as catalogSchema from "../../services/catalog/migrations/index.js";
-import * as linksSchema from "../../services/links/migrations/index.js";
-import * as tenancySchema from "../../services/tenancy/migrations/index.js";
+import * as catalogSchema from "@qrplatform/catalog/migrations";
+import * as linksSchema from "@qrplatform/links/migrations";
+import * as tenancySchema from "@qrplatform/tenancy/migrations";
 
 export const MIGRATED_PLATFORM: DatabaseTemplate = {
   name: "platform",

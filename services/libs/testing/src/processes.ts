@@ -4,9 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import type { ChangeBus } from "./change-bus.js";
-
-export * from "./otlp-receiver.js";
+import type { ChangeBus } from "@qrplatform/platform";
 
 /** The repository root, where service entry points are named from. */
 export const REPO_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
