@@ -171,7 +171,12 @@ export async function composePlatform(ports: PlatformPorts, options: Composition
   let draining = false;
   const edge = (fallback: RequestListener | undefined, idempotencyWaitMs?: number) =>
     buildEdge({
-      transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]), rendering: local([rendering]) },
+      transports: {
+        tenancy: local([tenancy]),
+        catalog: local([catalog]),
+        links: local([links]),
+        rendering: local([rendering]),
+      },
       logger,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       isDraining: () => draining,
