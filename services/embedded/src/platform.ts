@@ -1,26 +1,11 @@
 import type { RequestListener } from "node:http";
 import { join } from "node:path";
-import type { Transport } from "@connectrpc/connect";
-import { buildCatalog, type WebhookOptions } from "@qrplatform/catalog";
-import { databaseReadiness, openDatabase, whenDatabaseAnswers } from "@qrplatform/db";
-import { buildEdge, DEFAULT_MAX_BODY_BYTES, isEdgeUrl } from "@qrplatform/edge";
-import { buildLinks, memoryInvalidationBus, recordingThreadStorage, startRedirectPath, type RedirectRecorder, type TxtRecordsLookup } from "@qrplatform/links";
-import {
-  inProcessTransport,
-  lateHandler,
-  listenGrpc,
-  listenHttp,
-  memoryAccessChanges,
-  memoryScanChanges,
-  noMetrics,
-  processMetrics,
-  serveMetrics,
-  type GrpcModule,
-  type InternalCredentials,
-  type Logger,
-} from "@qrplatform/platform";
-import { buildRendering, type RenderingOptions } from "@qrplatform/rendering";
-import { buildTenancy } from "@qrplatform/tenancy";
+import type { WebhookOptions } from "@qrplatform/catalog";
+import { databaseReadiness, openDatabase } from "@qrplatform/db";
+import type { RedirectRecorder, TxtRecordsLookup } from "@qrplatform/links";
+import { lateHandler, listenGrpc, listenHttp, noMetrics, processMetrics, serveMetrics, type Logger } from "@qrplatform/platform";
+import type { RenderingOptions } from "@qrplatform/rendering";
+import { composePlatform } from "./compose.js";
 import { loadOrCreateSecrets, writeAdminCredential } from "./secrets.js";
 
 /** Where and how the embedded platform runs. */
@@ -85,13 +70,12 @@ export interface Platform {
 }
 
 /**
- * The whole platform in one process: the four services wired through in-process transports (the same
- * handlers, clients and interceptors as the distributed mode), the REST edge, and a gRPC port.
+ * The whole platform in one process, as `npm start` runs it: the composed platform ({@link composePlatform})
+ * on one HTTP port, its four services on a gRPC port, and the secrets and database kept under the data directory.
  */
 export async function startPlatform(options: PlatformOptions): Promise<Platform> {
   const { logger } = options;
   const secrets = loadOrCreateSecrets(options.dataDir);
-  const credentials: InternalCredentials = { serviceToken: secrets.serviceToken, adminToken: secrets.adminToken };
   // One registry for the whole process: every service's instruments, the in-process RPCs and the edge.
   const metrics = options.metricsPort === undefined ? noMetrics : processMetrics();
 
@@ -108,78 +92,28 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: join(options.dataDir, "pglite"), pgliteThread: true });
   // One database behind every service: while it is away they all answer UNAVAILABLE and not ready.
   const readiness = databaseReadiness(database, { logger, metrics });
-  const local = (modules: GrpcModule[]): Transport =>
-    inProcessTransport({ modules, credentials, logger, token: credentials.serviceToken, readiness, metrics });
   const ownUrl = `http://${urlHost(options.host)}:${http.port}`;
   const shortLinkBaseUrl = options.shortLinkBaseUrl ?? ownUrl;
-  // Started during an outage, each service waits for the database instead of the process exiting.
-  const whenMigrated = <T>(build: () => Promise<T>) => whenDatabaseAnswers(build, { logger, what: "migrating" });
-
-  // One process: tenancy's announcements of revoked keys and changed accounts reach the edge in memory.
-  const accessChanges = memoryAccessChanges(logger);
-  const tenancy = await whenMigrated(() => buildTenancy({ db: database.db, pageTokenSecret: secrets.pageTokenSecret, accessChanges }));
-  // One process: changes to links reach the redirector's cache in memory, and stored scans the catalog's.
-  const invalidations = memoryInvalidationBus(logger);
-  const scanChanges = memoryScanChanges(logger);
-  const links = await whenMigrated(() =>
-    buildLinks({
-      db: database.db,
-      pageTokenSecret: secrets.pageTokenSecret,
+  const platform = await composePlatform(
+    { database, readiness, secrets, logger, metrics, lookupTxt: options.lookupTxt },
+    {
       shortLinkBaseUrl,
       customDomainScheme: options.customDomainScheme,
-      lookupTxt: options.lookupTxt,
-      invalidations,
-      scanChanges,
-      ...(options.scanRetentionDays === undefined ? {} : { scanRetentionDays: options.scanRetentionDays }),
-      onPartitionError: (error) => logger.error({ err: error }, "making or dropping scan partitions failed; tried again within the hour"),
-    }),
-  );
-  const rendering = await buildRendering({ ...options.rendering, metrics });
-  const catalog = await whenMigrated(() =>
-    buildCatalog({
-      db: database.db,
-      pageTokenSecret: secrets.pageTokenSecret,
-      transports: { tenancy: local([tenancy]), links: local([links]), rendering: local([rendering]) },
-      logger,
-      metrics,
+      maxBodyBytes: options.maxBodyBytes,
+      trustedProxies: options.trustedProxies,
+      countryHeader: options.countryHeader,
+      scanSpoolDir: options.scanSpoolDir ?? join(options.dataDir, "scan-spool"),
+      scanRetentionDays: options.scanRetentionDays,
+      scanRecordingThread: options.scanRecordingThread,
+      rendering: options.rendering,
       webhooks: options.webhooks,
-      scanChanges,
-    }),
+    },
   );
-  catalog.reconciler.start();
-  catalog.webhooks.start();
-  const modules = [tenancy, catalog, links, rendering];
-
-  grpc.serve({ modules, credentials, readiness, metrics });
+  const { tenancy, catalog, links, rendering } = platform.modules;
+  grpc.serve({ modules: [tenancy, catalog, links, rendering], credentials: platform.credentials, readiness, metrics });
   const grpcUrl = `http://${urlHost(options.grpcHost)}:${grpc.port}`;
-  const adminCredentialPath = writeAdminCredential(options.dataDir, grpcUrl, credentials.adminToken);
-
-  const redirectPath = await startRedirectPath({
-    transport: local([links]),
-    storeScans: links.storeCheckedScans,
-    recordingThread: options.scanRecordingThread ? recordingThreadStorage(links, database) : undefined,
-    invalidations,
-    visitorKeySecret: secrets.visitorKeySecret,
-    trustedProxies: options.trustedProxies,
-    countryHeader: options.countryHeader,
-    spoolDir: options.scanSpoolDir ?? join(options.dataDir, "scan-spool"),
-    logger,
-    metrics,
-  });
-  let draining = false;
-  const edge = buildEdge({
-    transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]), rendering: local([rendering]) },
-    logger,
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    isDraining: () => draining,
-    fallback: redirectPath.handler,
-    metrics,
-    accessChanges,
-  });
-  // Short links go straight to the redirector, as on the links process: a scan is the hottest
-  // request there is, and the edge's middleware (access log, request metrics) does nothing for it.
-  const shortLinks = redirectPath.handler;
-  handler.set((req, res) => (isEdgeUrl(req.url ?? "/") ? edge(req, res) : shortLinks(req, res)));
+  const adminCredentialPath = writeAdminCredential(options.dataDir, grpcUrl, secrets.adminToken);
+  handler.set(platform.listener);
 
   return {
     apiUrl: `${ownUrl}/api/v1`,
@@ -187,16 +121,13 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
     grpcUrl,
     adminCredentialPath,
     metricsUrl: metricsServer && `http://${urlHost(metricsHost)}:${metricsServer.port}/metrics`,
-    recorder: redirectPath.recorder,
+    recorder: platform.recorder,
     async close() {
-      draining = true;
+      platform.drain();
       await Promise.all([http.close(), grpc.close()]);
       readiness.close();
-      // Every redirect has been answered; its scan is stored before the database closes.
-      await redirectPath.close();
-      await catalog.reconciler.stop();
-      await catalog.webhooks.stop();
-      await rendering.renderer.close();
+      // Every redirect has been answered: the composed platform stores its scans, then the database closes.
+      await platform.close();
       await database.close();
       await metricsServer?.close();
     },

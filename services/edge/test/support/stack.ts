@@ -11,26 +11,22 @@ import { TenancyAdminService } from "@qrplatform/api/tenancy";
 import { QrCodeService } from "@qrplatform/api/catalog";
 import { DomainService } from "@qrplatform/api/links";
 import { MemoryDns, TestDnsServer } from "@qrplatform/testing/dns-server";
-import { buildCatalog, type WebhookOptions } from "@qrplatform/catalog";
+import type { WebhookOptions } from "@qrplatform/catalog";
+import { composePlatform } from "@qrplatform/embedded/compose";
 import { createScratchDatabase, openTestDatabase } from "@qrplatform/db/testing";
 import { credentials, freePort, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET } from "@qrplatform/testing";
-import { buildLinks, memoryInvalidationBus, startRedirectPath } from "@qrplatform/links";
 import {
   createLogger,
   inProcessTransport,
   lateHandler,
   listenHttp,
-  memoryAccessChanges,
-  memoryScanChanges,
   remoteTransport,
   type GrpcModule,
   type Logger,
 } from "@qrplatform/platform";
 import { processEnvironment, START_ORDER, type ProcessName } from "@qrplatform/platform/layout";
-import { buildRendering, type Renderer, type RenderingOptions } from "@qrplatform/rendering";
+import type { Renderer, RenderingOptions } from "@qrplatform/rendering";
 import { memoryQuotaStore, redisQuotaStore } from "../../src/http/quota.js";
-import { buildTenancy } from "@qrplatform/tenancy";
-import { buildEdge } from "../../src/server.js";
 
 export type StackMode = "in-process" | "processes";
 
@@ -106,6 +102,8 @@ export interface StackProcess {
 
 export { credentials };
 const pageTokenSecret = PAGE_TOKEN_SECRET;
+const visitorKeySecret = VISITOR_KEY_SECRET;
+const secrets = { ...credentials, pageTokenSecret, visitorKeySecret };
 const defaultLogger = createLogger({ service: "test", level: process.env.LOG_LEVEL ?? "silent" });
 const REPO_ROOT = resolve(import.meta.dirname, "../../../..");
 
@@ -137,56 +135,35 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
   const logger = options.logger ?? defaultLogger;
   const database = await openTestDatabase(MIGRATED_PLATFORM);
   const dns = new MemoryDns();
-  const local = (modules: GrpcModule[], token = credentials.serviceToken): Transport =>
-    inProcessTransport({ modules, credentials, logger, token });
+  // With REDIS_URL (CI's second pass) quotas are counted in Redis, as in production; else in memory.
+  const redisUrl = options.redisUrl ?? process.env.REDIS_URL;
+  const quotas = redisUrl ? await redisQuotaStore(redisUrl, logger) : memoryQuotaStore();
   // Like the embedded platform: one port for the API and the short links it hands out.
   const handler = lateHandler();
   const http = await listenHttp({ handler: handler.listener, host: "127.0.0.1", port: 0, logger, name: "edge" });
   const origin = `http://127.0.0.1:${http.port}`;
-  const accessChanges = memoryAccessChanges(logger);
-  const tenancy = await buildTenancy({ db: database.db, pageTokenSecret, accessChanges });
-  const invalidations = memoryInvalidationBus(logger);
-  const scanChanges = memoryScanChanges(logger);
-  const links = await buildLinks({
-    db: database.db,
-    pageTokenSecret,
-    shortLinkBaseUrl: origin,
-    customDomainScheme: "http",
-    lookupTxt: dns.lookupTxt,
-    invalidations,
-    scanChanges,
-  });
-  const rendering = await buildRendering(options.rendering);
-  // With REDIS_URL (CI's second pass) quotas are counted in Redis, as in production; else in memory.
-  const redisUrl = options.redisUrl ?? process.env.REDIS_URL;
-  const quotas = redisUrl ? await redisQuotaStore(redisUrl, logger) : memoryQuotaStore();
-  const catalog = await buildCatalog({
-    db: database.db,
-    pageTokenSecret,
-    transports: { tenancy: local([tenancy]), links: local([links]), rendering: local([rendering]) },
-    logger,
-    webhooks: options.webhooks,
-    scanChanges,
-  });
-  if (options.webhooks) catalog.webhooks.start();
-  const redirectPath = await startRedirectPath({ transport: local([links]), invalidations, visitorKeySecret: VISITOR_KEY_SECRET, logger });
-  const edge = (fallback?: typeof redirectPath.handler, idempotencyWaitMs?: number) =>
-    buildEdge({
-      transports: { tenancy: local([tenancy]), catalog: local([catalog]), links: local([links]), rendering: local([rendering]) },
-      logger,
+  const platform = await composePlatform(
+    { database, secrets, logger, quotas, lookupTxt: dns.lookupTxt },
+    {
+      shortLinkBaseUrl: origin,
+      customDomainScheme: "http",
       maxBodyBytes: options.maxBodyBytes ?? 64 * 1024,
-      fallback,
-      quotas,
-      accessChanges,
-      idempotency: { inFlightWaitMs: idempotencyWaitMs },
-    });
-  handler.set(edge(redirectPath.handler));
+      rendering: options.rendering,
+      webhooks: options.webhooks,
+      // Webhook workers only for the tests that give their options; no reconciler under any test.
+      workers: { reconciler: false, webhooks: options.webhooks !== undefined },
+    },
+  );
+  handler.set(platform.listener);
+  const { tenancy, catalog, links, rendering } = platform.modules;
+  const admin = (modules: GrpcModule[], encoding?: "binary" | "json"): Transport =>
+    inProcessTransport({ modules, credentials, logger, token: credentials.adminToken, encoding });
   const replicas: { close(): Promise<void> }[] = [];
   return {
     baseUrl: `${origin}/api/v1`,
-    admin: createClient(TenancyAdminService, local([tenancy], credentials.adminToken)),
-    catalog: createClient(QrCodeService, local([catalog])),
-    domains: createClient(DomainService, local([links], credentials.adminToken)),
+    admin: createClient(TenancyAdminService, admin([tenancy])),
+    catalog: createClient(QrCodeService, inProcessTransport({ modules: [catalog], credentials, logger, token: credentials.serviceToken })),
+    domains: createClient(DomainService, admin([links])),
     redirectorUrl: origin,
     dns,
     renderCount: () => rendering.renderer.renders,
@@ -194,20 +171,19 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
     db: database.db,
     grpcModules: [tenancy, catalog, links, rendering].map((module) => ({
       module,
-      transport: inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken, encoding: "binary" }),
-      jsonTransport: inProcessTransport({ modules: [module], credentials, logger, token: credentials.adminToken, encoding: "json" }),
+      transport: admin([module], "binary"),
+      jsonTransport: admin([module], "json"),
     })),
-    async startEdgeReplica(options = {}) {
-      const replica = await listenHttp({ handler: edge(undefined, options.idempotencyWaitMs), host: "127.0.0.1", port: 0, logger, name: "edge replica" });
-      replicas.push(replica);
-      return { baseUrl: `http://127.0.0.1:${replica.port}/api/v1` };
+    async startEdgeReplica(replica = {}) {
+      const handler = platform.edgeReplica({ idempotencyWaitMs: replica.idempotencyWaitMs });
+      const listening = await listenHttp({ handler, host: "127.0.0.1", port: 0, logger, name: "edge replica" });
+      replicas.push(listening);
+      return { baseUrl: `http://127.0.0.1:${listening.port}/api/v1` };
     },
     async close() {
       await Promise.all(replicas.map((replica) => replica.close()));
       await http.close();
-      await catalog.webhooks.stop();
-      await rendering.renderer.close();
-      await redirectPath.close();
+      await platform.close();
       await quotas.close();
       await dns.close();
       await database.close();
@@ -271,7 +247,7 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     ports,
     redirectPort: await freePort(),
     metricsPorts: Object.fromEntries(await Promise.all(START_ORDER.map(async (name) => [name, await freePort()]))) as Record<ProcessName, number>,
-    secrets: { SERVICE_TOKEN: credentials.serviceToken, ADMIN_TOKEN: credentials.adminToken, PAGE_TOKEN_SECRET: pageTokenSecret, VISITOR_KEY_SECRET },
+    secrets: { SERVICE_TOKEN: credentials.serviceToken, ADMIN_TOKEN: credentials.adminToken, PAGE_TOKEN_SECRET: pageTokenSecret, VISITOR_KEY_SECRET: visitorKeySecret },
     databaseUrl,
     redisUrl: process.env.REDIS_URL,
     dataDir,
