@@ -36,7 +36,10 @@ function harness(options: RenderQueueOptions) {
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 async function failure(promise: Promise<unknown>): Promise<ConnectError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ConnectError);
   return error as ConnectError;
 }
@@ -151,12 +154,21 @@ describe("renderer: renders that wait for their turn", () => {
       close: async () => undefined,
     };
     const releaseAll = async () => {
-      while (gates.length > 0 || (await settle(), gates.length > 0)) gates.shift()!();
+      for (;;) {
+        if (gates.length === 0) await settle();
+        if (gates.length === 0) return;
+        gates.shift()!();
+      }
     };
     return { drawer, releaseAll };
   }
   const request = (content: string, waitForTurn = false) =>
-    create(RenderQrCodeRequestSchema, { content: `https://qr.example/${content}`, size: 128, accountId: "A", waitForTurn });
+    create(RenderQrCodeRequestSchema, {
+      content: `https://qr.example/${content}`,
+      size: 128,
+      accountId: "A",
+      waitForTurn,
+    });
 
   it("waits instead of being refused, even when it joins the same image asked for by a caller that is refused", async () => {
     const { drawer, releaseAll } = gatedDrawer();

@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "@qrplatform/testing";
 
 const tracked = (...patterns: string[]): string[] =>
-  execFileSync("git", ["ls-files", "--", ...patterns], { cwd: REPO_ROOT, encoding: "utf8" }).split("\n").filter(Boolean);
+  execFileSync("git", ["ls-files", "--", ...patterns], { cwd: REPO_ROOT, encoding: "utf8" })
+    .split("\n")
+    .filter(Boolean);
 
 // The code of every process, qrctl, the local runner and the tests' helm and kubectl lookup; not tests,
 // benchmarks (their variables are checked against docs/benchmarks.md below) or generated code.
@@ -25,7 +27,10 @@ const NAME = "[A-Z][A-Z0-9_]*[A-Z0-9]";
 // How the code reads a variable: a key of a zod schema given to readConfig (a zod builder or one of
 // the platform's config helpers), or a property of process.env or of an `env` record passed in.
 const READS = [
-  new RegExp(`\\b(${NAME})\\s*:\\s*(?:z\\s*\\.|secretVar\\(|portVar\\(|optionalVar\\(|logLevelVar\\(|metricsPortVar\\(|seconds\\b)`, "g"),
+  new RegExp(
+    `\\b(${NAME})\\s*:\\s*(?:z\\s*\\.|secretVar\\(|portVar\\(|optionalVar\\(|logLevelVar\\(|metricsPortVar\\(|seconds\\b)`,
+    "g",
+  ),
   // ...or a schema the file built itself and names (`WEBHOOK_CONCURRENCY: count.default(16)`).
   new RegExp(`\\b(${NAME})\\s*:\\s*[a-z][A-Za-z]*\\.(?:default|optional)\\(`, "g"),
   new RegExp(`\\b(?:process\\.env|env)\\s*(?:\\?\\.|\\.)\\s*(${NAME})\\b`, "g"),
@@ -55,7 +60,7 @@ function documentedIn(page: string): Set<string> {
   for (const line of readFileSync(join(REPO_ROOT, page), "utf8").split("\n")) {
     const firstCell = /^\|([^|]*)\|/.exec(line)?.[1];
     if (!firstCell) continue;
-    for (const match of firstCell.matchAll(new RegExp("`(" + NAME + ")`", "g"))) names.add(match[1]!);
+    for (const match of firstCell.matchAll(new RegExp(`\`(${NAME})\``, "g"))) names.add(match[1]!);
   }
   return names;
 }
@@ -66,13 +71,22 @@ describe("docs/configuration.md", () => {
 
   it("finds the variables the code reads", () => {
     // A scan that found nothing would pass every check below.
-    for (const name of ["DATABASE_URL", "WEBHOOK_ALLOW_LOOPBACK", "OTEL_SDK_DISABLED", "QRCTL_LINKS_ADDRESS", "CLUSTER_ISSUER", "HELM_BIN"]) {
+    for (const name of [
+      "DATABASE_URL",
+      "WEBHOOK_ALLOW_LOOPBACK",
+      "OTEL_SDK_DISABLED",
+      "QRCTL_LINKS_ADDRESS",
+      "CLUSTER_ISSUER",
+      "HELM_BIN",
+    ]) {
       expect(read.has(name), name).toBe(true);
     }
   });
 
   it("documents every variable the code reads", () => {
-    const missing = [...read].filter(([name]) => !documented.has(name)).map(([name, paths]) => `${name} (read in ${paths.join(", ")})`);
+    const missing = [...read]
+      .filter(([name]) => !documented.has(name))
+      .map(([name, paths]) => `${name} (read in ${paths.join(", ")})`);
     expect(missing, "add these to docs/configuration.md").toEqual([]);
   });
 
@@ -88,6 +102,6 @@ describe("docs/benchmarks.md", () => {
     const page = readFileSync(join(REPO_ROOT, "docs/benchmarks.md"), "utf8");
     const benchVariables = [...read.keys()].filter((name) => name.startsWith("BENCH_"));
     expect(benchVariables.length).toBeGreaterThan(0);
-    expect(benchVariables.filter((name) => !new RegExp("`" + name + "[`=]").test(page))).toEqual([]);
+    expect(benchVariables.filter((name) => !new RegExp(`\`${name}[\`=]`).test(page))).toEqual([]);
   });
 });

@@ -36,8 +36,17 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const visit = (candidate: unknown): boolean => {
     if (typeof candidate !== "object" || candidate === null || seen.has(candidate)) return false;
     seen.add(candidate);
-    const { code, message, cause, errors } = candidate as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
-    if (typeof code === "string" && (CONNECTION_ERROR_CODES.has(code) || SERVER_STATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    const { code, message, cause, errors } = candidate as {
+      code?: unknown;
+      message?: unknown;
+      cause?: unknown;
+      errors?: unknown;
+    };
+    if (
+      typeof code === "string" &&
+      (CONNECTION_ERROR_CODES.has(code) || SERVER_STATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))
+    )
+      return true;
     if (typeof message === "string" && DRIVER_MESSAGES.some((pattern) => pattern.test(message))) return true;
     if (Array.isArray(errors) && errors.some(visit)) return true;
     return visit(cause);
@@ -89,13 +98,20 @@ export async function whenDatabaseAnswers<T>(
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;
       if (!waiting) {
-        options.logger.warn({ dependency: "database", err: error }, `database unreachable: ${options.what} waits for it, retrying with backoff`);
+        options.logger.warn(
+          { dependency: "database", err: error },
+          `database unreachable: ${options.what} waits for it, retrying with backoff`,
+        );
         waiting = true;
       }
     }
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, delay);
-      options.signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      const stop = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      options.signal?.addEventListener("abort", stop, { once: true });
     });
     delay = Math.min(delay * 2, LONGEST_RETRY_MS);
   }
