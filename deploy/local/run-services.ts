@@ -12,7 +12,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { STARTUP_FAILURE_EXIT_CODE } from "@qrplatform/platform";
-import { localPorts, processEnvironment, START_ORDER, PROCESSES, type InternalSecret, type Placement, type ProcessName } from "@qrplatform/platform/layout";
+import {
+  localPorts,
+  processEnvironment,
+  START_ORDER,
+  PROCESSES,
+  type InternalSecret,
+  type Placement,
+  type ProcessName,
+} from "@qrplatform/platform/layout";
 
 const log = (message: string) => console.error(`[run-services] ${message}`);
 
@@ -78,11 +86,15 @@ class Supervised {
       // A taken port or a setting that is not valid fails the same way on every try: the process
       // named what to change, and restarting it would only repeat that line every 30 s.
       if (code === STARTUP_FAILURE_EXIT_CODE) {
-        log(`${this.name} could not start (status ${code}); not restarting it: change what it named, then start the runner again`);
+        log(
+          `${this.name} could not start (status ${code}); not restarting it: change what it named, then start the runner again`,
+        );
         return;
       }
       if (Date.now() - startedAt >= STEADY_MS) this.#delay = FIRST_RESTART_MS;
-      log(`${this.name} exited (${signal ?? `status ${code}`}); restarting it in ${this.#delay / 1000} s, the others keep running`);
+      log(
+        `${this.name} exited (${signal ?? `status ${code}`}); restarting it in ${this.#delay / 1000} s, the others keep running`,
+      );
       this.#restart = setTimeout(() => this.start(), this.#delay);
       this.#delay = Math.min(this.#delay * 2, LONGEST_RESTART_MS);
     });

@@ -32,7 +32,11 @@ interface Principal {
 
 function send(res: http.ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(text), "cache-control": "no-store" });
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+  });
   res.end(text);
 }
 
@@ -51,7 +55,10 @@ async function authenticate(req: http.IncomingMessage): Promise<Principal | unde
   return principal;
 }
 
-const codeJson = (row: Record<string, unknown>, scans: string | undefined) => ({ ...row, total_scans: Number(scans ?? 0) });
+const codeJson = (row: Record<string, unknown>, scans: string | undefined) => ({
+  ...row,
+  total_scans: Number(scans ?? 0),
+});
 
 async function withTotals(accountId: string, rows: Record<string, unknown>[]) {
   if (rows.length === 0) return [];
@@ -63,7 +70,8 @@ async function withTotals(accountId: string, rows: Record<string, unknown>[]) {
   return rows.map((row) => codeJson(row, byLink.get(row.link_id as string)));
 }
 
-const CODE_COLUMNS = "id, account_id, workspace_id, name, destination_url, status, tags, link_id, vanity_url, canonical_url, design, utm, created_at, updated_at";
+const CODE_COLUMNS =
+  "id, account_id, workspace_id, name, destination_url, status, tags, link_id, vanity_url, canonical_url, design, utm, created_at, updated_at";
 
 async function findCode(accountId: string, id: string) {
   if (!UUID.test(id)) return undefined;
@@ -85,30 +93,41 @@ async function createCode(principal: Principal, workspaceId: string, body: { nam
   const client = await pool.connect();
   try {
     await client.query("begin");
-    const workspace = await client.query("select 1 from catalog.workspaces where account_id = $1 and id = $2", [principal.account_id, workspaceId]);
+    const workspace = await client.query("select 1 from catalog.workspaces where account_id = $1 and id = $2", [
+      principal.account_id,
+      workspaceId,
+    ]);
     if (workspace.rowCount === 0) {
       await client.query("rollback");
       return { status: 404 as const };
     }
-    await client.query("insert into catalog.account_capacity_locks (account_id) values ($1) on conflict do nothing", [principal.account_id]);
-    await client.query("select account_id from catalog.account_capacity_locks where account_id = $1 for update", [principal.account_id]);
+    await client.query("insert into catalog.account_capacity_locks (account_id) values ($1) on conflict do nothing", [
+      principal.account_id,
+    ]);
+    await client.query("select account_id from catalog.account_capacity_locks where account_id = $1 for update", [
+      principal.account_id,
+    ]);
     const capacity = QR_CODE_CAPACITY[principal.subscription_tier];
     if (capacity !== null && capacity !== undefined) {
-      const { rows } = await client.query<{ n: number }>("select count(*)::int as n from catalog.qr_codes where account_id = $1", [principal.account_id]);
+      const { rows } = await client.query<{ n: number }>(
+        "select count(*)::int as n from catalog.qr_codes where account_id = $1",
+        [principal.account_id],
+      );
       if (rows[0]!.n >= capacity) {
         await client.query("rollback");
         return { status: 403 as const };
       }
     }
     const linkId = randomUUID();
-    const slug = randomBytes(5).toString("base64url").toLowerCase().replace(/[^a-z0-9]/g, "a");
+    const slug = randomBytes(5)
+      .toString("base64url")
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, "a");
     const vanityUrl = `http://127.0.0.1/${slug}`;
-    await client.query("insert into links.links (id, account_id, slug, destination_url, status) values ($1, $2, $3, $4, 'active')", [
-      linkId,
-      principal.account_id,
-      slug,
-      body.destination_url,
-    ]);
+    await client.query(
+      "insert into links.links (id, account_id, slug, destination_url, status) values ($1, $2, $3, $4, 'active')",
+      [linkId, principal.account_id, slug, body.destination_url],
+    );
     const { rows } = await client.query(
       `insert into catalog.qr_codes (id, account_id, workspace_id, name, destination_url, status, tags, link_id, vanity_url, canonical_url, design)
        values ($1, $2, $3, $4, $5, 'active', '{}', $6, $7, $7, '{}') returning ${CODE_COLUMNS}`,
@@ -129,7 +148,11 @@ async function route(req: http.IncomingMessage, res: http.ServerResponse): Promi
   const path = url.pathname.replace(/^\/api\/v1/, "");
   const principal = await authenticate(req);
   if (!principal) return send(res, 401, { error: { code: "invalid_api_key" } });
-  if (principal.subscription_status !== "active" && principal.subscription_status !== "trialing" && principal.subscription_status !== "past_due") {
+  if (
+    principal.subscription_status !== "active" &&
+    principal.subscription_status !== "trialing" &&
+    principal.subscription_status !== "past_due"
+  ) {
     return send(res, 403, { error: { code: "account_inactive" } });
   }
   const segments = path.split("/").filter(Boolean);
@@ -145,7 +168,10 @@ async function route(req: http.IncomingMessage, res: http.ServerResponse): Promi
       [principal.account_id, limit + 1],
     );
     const page = rows.slice(0, limit) as Record<string, unknown>[];
-    return send(res, 200, { data: await withTotals(principal.account_id, page), next_cursor: rows.length > limit ? "more" : null });
+    return send(res, 200, {
+      data: await withTotals(principal.account_id, page),
+      next_cursor: rows.length > limit ? "more" : null,
+    });
   }
   if (req.method === "GET" && segments[0] === "qr-codes" && segments.length === 2) {
     const code = await findCode(principal.account_id, segments[1]!);
@@ -160,8 +186,14 @@ async function route(req: http.IncomingMessage, res: http.ServerResponse): Promi
     return;
   }
   if (req.method === "POST" && segments[0] === "workspaces" && segments[2] === "qr-codes") {
-    const created = await createCode(principal, segments[1]!, (await readBody(req)) as { name: string; destination_url: string });
-    return created.status === 201 ? send(res, 201, created.code) : send(res, created.status, { error: { code: "refused" } });
+    const created = await createCode(
+      principal,
+      segments[1]!,
+      (await readBody(req)) as { name: string; destination_url: string },
+    );
+    return created.status === 201
+      ? send(res, 201, created.code)
+      : send(res, created.status, { error: { code: "refused" } });
   }
   send(res, 404, { error: { code: "route_not_found" } });
 }

@@ -28,7 +28,15 @@ import { migrateSchema, openDatabase } from "@qrplatform/db";
 import { adminQuery as runOnServer } from "@qrplatform/db/testing";
 import { remoteTransport } from "@qrplatform/platform";
 import { processEnvironment, START_ORDER, type ProcessName } from "@qrplatform/platform/layout";
-import { credentials, freePort, killRedis, PAGE_TOKEN_SECRET, REPO_ROOT, startRedis, VISITOR_KEY_SECRET } from "@qrplatform/testing";
+import {
+  credentials,
+  freePort,
+  killRedis,
+  PAGE_TOKEN_SECRET,
+  REPO_ROOT,
+  startRedis,
+  VISITOR_KEY_SECRET,
+} from "@qrplatform/testing";
 import { buildAll } from "../build/build.js";
 import * as catalogSchema from "../../services/catalog/migrations/index.js";
 import * as linksSchema from "../../services/links/migrations/index.js";
@@ -42,7 +50,12 @@ const CODES = 20;
 const EXPORT_QUERY = "format=png&size=512";
 const TARGETS = (process.env.BENCH_TARGETS ?? "ceiling,services,embedded").split(",") as Target[];
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
-const SECRETS = { SERVICE_TOKEN: credentials.serviceToken, ADMIN_TOKEN: credentials.adminToken, PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET };
+const SECRETS = {
+  SERVICE_TOKEN: credentials.serviceToken,
+  ADMIN_TOKEN: credentials.adminToken,
+  PAGE_TOKEN_SECRET,
+  VISITOR_KEY_SECRET,
+};
 
 type Target = "ceiling" | "services" | "embedded";
 const TARGET_NAMES: Record<Target, string> = {
@@ -71,8 +84,14 @@ interface Child {
 }
 
 function launch(name: string, args: string[], env: Record<string, string>): Child {
-  const profile = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
-  const child = spawn(process.execPath, [...profile, ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const profile = PROFILE_DIR
+    ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`]
+    : [];
+  const child = spawn(process.execPath, [...profile, ...args], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH, LOG_LEVEL: "warn", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout!.on("data", (chunk) => (output += chunk));
   child.stderr!.on("data", (chunk) => (output += chunk));
@@ -122,7 +141,11 @@ interface Running {
 const json = (key: string) => ({ authorization: `Bearer ${key}`, "content-type": "application/json" });
 
 async function newWorkspace(apiUrl: string, key: string): Promise<string> {
-  const res = await fetch(`${apiUrl}/workspaces`, { method: "POST", headers: json(key), body: JSON.stringify({ name: "Bench" }) });
+  const res = await fetch(`${apiUrl}/workspaces`, {
+    method: "POST",
+    headers: json(key),
+    body: JSON.stringify({ name: "Bench" }),
+  });
   return ((await res.json()) as { id: string }).id;
 }
 
@@ -164,9 +187,22 @@ async function startServices(redisUrl: string): Promise<Running> {
   const databaseName = `qrp_bench_api_services_${process.pid}`;
   const url = await freshDatabase(databaseName);
   const dataDir = await mkdtemp(join(tmpdir(), "qrp-bench-api-"));
-  const ports = Object.fromEntries(await Promise.all(START_ORDER.map(async (name) => [name, await freePort()]))) as Record<ProcessName, number>;
-  const metricsPorts = Object.fromEntries(await Promise.all(START_ORDER.map(async (name) => [name, await freePort()]))) as Record<ProcessName, number>;
-  const placement = { host: "127.0.0.1", ports, metricsPorts, redirectPort: await freePort(), secrets: SECRETS, databaseUrl: url, redisUrl, dataDir };
+  const ports = Object.fromEntries(
+    await Promise.all(START_ORDER.map(async (name) => [name, await freePort()])),
+  ) as Record<ProcessName, number>;
+  const metricsPorts = Object.fromEntries(
+    await Promise.all(START_ORDER.map(async (name) => [name, await freePort()])),
+  ) as Record<ProcessName, number>;
+  const placement = {
+    host: "127.0.0.1",
+    ports,
+    metricsPorts,
+    redirectPort: await freePort(),
+    secrets: SECRETS,
+    databaseUrl: url,
+    redisUrl,
+    dataDir,
+  };
   const children: Child[] = [];
   const close = async () => {
     await stop(children);
@@ -181,8 +217,12 @@ async function startServices(redisUrl: string): Promise<Running> {
         name === "edge"
           ? async () => (await fetch(`http://127.0.0.1:${ports.edge}/readyz`)).ok
           : async () =>
-              (await createClient(Health, remoteTransport({ baseUrl: `http://127.0.0.1:${ports[name]}`, token: "" })).check({ service: "" })).status ===
-              ServingStatus.SERVING;
+              (
+                await createClient(
+                  Health,
+                  remoteTransport({ baseUrl: `http://127.0.0.1:${ports[name]}`, token: "" }),
+                ).check({ service: "" })
+              ).status === ServingStatus.SERVING;
       await until(name, ready, child.output);
     }
     const apiUrl = `http://127.0.0.1:${ports.edge}/api/v1`;
@@ -200,7 +240,12 @@ async function startServices(redisUrl: string): Promise<Running> {
 
 async function startEmbedded(): Promise<Running> {
   const dataDir = await mkdtemp(join(tmpdir(), "qrp-bench-api-embedded-"));
-  const child = launch("embedded", ["--enable-source-maps", "dist/embedded.js"], { DATA_DIR: dataDir, PORT: "0", GRPC_PORT: "0", METRICS_PORT: "0" });
+  const child = launch("embedded", ["--enable-source-maps", "dist/embedded.js"], {
+    DATA_DIR: dataDir,
+    PORT: "0",
+    GRPC_PORT: "0",
+    METRICS_PORT: "0",
+  });
   const close = async () => {
     await stop([child]);
     await rm(dataDir, { recursive: true, force: true });
@@ -208,7 +253,10 @@ async function startEmbedded(): Promise<Running> {
   try {
     await until("embedded", async () => /REST API\s+(\S+)/.test(child.output()), child.output);
     const apiUrl = /REST API\s+(\S+)/.exec(child.output())![1]!;
-    const { address, token } = JSON.parse(await readFile(join(dataDir, "admin.json"), "utf8")) as { address: string; token: string };
+    const { address, token } = JSON.parse(await readFile(join(dataDir, "admin.json"), "utf8")) as {
+      address: string;
+      token: string;
+    };
     const admin = createClient(TenancyAdminService, remoteTransport({ baseUrl: address, token }));
     const freshAccount = async () => {
       const key = await accountWith(admin);
@@ -227,7 +275,8 @@ async function startCeiling(imageFile: string): Promise<Running> {
   const databaseName = `qrp_bench_api_ceiling_${process.pid}`;
   const url = await freshDatabase(databaseName);
   const database = await openDatabase({ databaseUrl: url, dataDir: "" });
-  for (const { SCHEMA, migrations } of [tenancySchema, catalogSchema, linksSchema]) await migrateSchema(database.db, SCHEMA, migrations);
+  for (const { SCHEMA, migrations } of [tenancySchema, catalogSchema, linksSchema])
+    await migrateSchema(database.db, SCHEMA, migrations);
   // The account, its key and a workspace, written in SQL: the ceiling has no admin API.
   const freshAccount = async () => {
     const key = `qrp_${randomBytes(32).toString("base64url")}`;
@@ -235,12 +284,18 @@ async function startCeiling(imageFile: string): Promise<Running> {
     await sql`insert into tenancy.accounts (id, name, slug, subscription_tier, subscription_status, hourly_request_limit_override)
               values (${accountId}, 'Bench', ${accountId}, 'scale', 'active', 1000000000)`.execute(database.db);
     await sql`insert into tenancy.api_keys (id, account_id, name, secret_sha256, display_prefix, scopes)
-              values (${randomUUID()}, ${accountId}, '', ${createHash("sha256").update(key).digest("hex")}, ${key.slice(0, 10)}, '{}')`.execute(database.db);
-    await sql`insert into catalog.workspaces (id, account_id, name, slug) values (${workspaceId}, ${accountId}, 'Bench', 'bench')`.execute(database.db);
+              values (${randomUUID()}, ${accountId}, '', ${createHash("sha256").update(key).digest("hex")}, ${key.slice(0, 10)}, '{}')`.execute(
+      database.db,
+    );
+    await sql`insert into catalog.workspaces (id, account_id, name, slug) values (${workspaceId}, ${accountId}, 'Bench', 'bench')`.execute(
+      database.db,
+    );
     return { key, workspaceId };
   };
   const { key, workspaceId } = await freshAccount();
-  const child = launch("ceiling", ["--import", "tsx", join(REPO_ROOT, "tools/bench/api-ceiling.ts"), imageFile], { DATABASE_URL: url });
+  const child = launch("ceiling", ["--import", "tsx", join(REPO_ROOT, "tools/bench/api-ceiling.ts"), imageFile], {
+    DATABASE_URL: url,
+  });
   const close = async () => {
     await stop([child]);
     await database.close();
@@ -250,7 +305,15 @@ async function startCeiling(imageFile: string): Promise<Running> {
     await until("ceiling", async () => /"port"/.test(child.output()), child.output);
     const { port } = JSON.parse(/\{"port":\d+\}/.exec(child.output())![0]) as { port: number };
     const apiUrl = `http://127.0.0.1:${port}/api/v1`;
-    return { apiUrl, key, workspaceId, qrCodeId: await fillCodes(apiUrl, key, workspaceId), children: [child], freshAccount, close };
+    return {
+      apiUrl,
+      key,
+      workspaceId,
+      qrCodeId: await fillCodes(apiUrl, key, workspaceId),
+      children: [child],
+      freshAccount,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;
@@ -269,8 +332,18 @@ interface Operation {
 
 const OPERATIONS: Operation[] = [
   { tag: "account", name: "GET /account", status: 200, request: () => ({ method: "GET", path: "/api/v1/account" }) },
-  { tag: "list", name: "GET /qr-codes?limit=10", status: 200, request: () => ({ method: "GET", path: "/api/v1/qr-codes?limit=10" }) },
-  { tag: "get", name: "GET /qr-codes/{id}", status: 200, request: (t) => ({ method: "GET", path: `/api/v1/qr-codes/${t.qrCodeId}` }) },
+  {
+    tag: "list",
+    name: "GET /qr-codes?limit=10",
+    status: 200,
+    request: () => ({ method: "GET", path: "/api/v1/qr-codes?limit=10" }),
+  },
+  {
+    tag: "get",
+    name: "GET /qr-codes/{id}",
+    status: 200,
+    request: (t) => ({ method: "GET", path: `/api/v1/qr-codes/${t.qrCodeId}` }),
+  },
   {
     tag: "create",
     name: "POST /workspaces/{id}/qr-codes",
@@ -283,7 +356,12 @@ const OPERATIONS: Operation[] = [
       body: JSON.stringify({ name: "Bench", destination_url: "https://example.com/menu?table=12" }),
     }),
   },
-  { tag: "export", name: `GET /qr-codes/{id}/export (cached PNG)`, status: 200, request: (t) => ({ method: "GET", path: `/api/v1/qr-codes/${t.qrCodeId}/export?${EXPORT_QUERY}` }) },
+  {
+    tag: "export",
+    name: `GET /qr-codes/{id}/export (cached PNG)`,
+    status: 200,
+    request: (t) => ({ method: "GET", path: `/api/v1/qr-codes/${t.qrCodeId}/export?${EXPORT_QUERY}` }),
+  },
 ];
 
 const OPERATION_FILTER = process.env.BENCH_OPERATIONS?.split(",").filter(Boolean);
@@ -304,22 +382,37 @@ async function load(target: Running, operation: Operation, seconds: number): Pro
   const origin = new URL(target.apiUrl).origin;
   const latencies: number[] = [];
   const pids = target.children.map((c) => c.child.pid!);
-  const account = operation.freshAccount ? await target.freshAccount() : { key: target.key, workspaceId: target.workspaceId };
+  const account = operation.freshAccount
+    ? await target.freshAccount()
+    : { key: target.key, workspaceId: target.workspaceId };
   const request = operation.request({ qrCodeId: target.qrCodeId, workspaceId: account.workspaceId });
   const cpuBefore = pids.reduce((sum, pid) => sum + cpuMicrosOf(pid), 0);
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      { url: origin, connections: CONNECTIONS, duration: seconds, headers: { authorization: `Bearer ${account.key}` }, requests: [request] },
+      {
+        url: origin,
+        connections: CONNECTIONS,
+        duration: seconds,
+        headers: { authorization: `Bearer ${account.key}` },
+        requests: [request],
+      },
       (error, done) => (error ? reject(error as Error) : resolve(done)),
     );
     instance.on("response", (_client, _status, _bytes, ms) => latencies.push(ms));
   });
   const cpu = pids.reduce((sum, pid) => sum + cpuMicrosOf(pid), 0) - cpuBefore;
-  const matching = result.statusCodeStats?.[String(operation.status) as keyof typeof result.statusCodeStats]?.count ?? 0;
+  const matching =
+    result.statusCodeStats?.[String(operation.status) as keyof typeof result.statusCodeStats]?.count ?? 0;
   if (result.errors > 0 || result.timeouts > 0 || matching !== result.requests.total) {
-    throw new Error(`${operation.name}: ${result.requests.total} requests, ${matching} answered ${operation.status}, ${result.errors} errors: ${JSON.stringify(result.statusCodeStats)}`);
+    throw new Error(
+      `${operation.name}: ${result.requests.total} requests, ${matching} answered ${operation.status}, ${result.errors} errors: ${JSON.stringify(result.statusCodeStats)}`,
+    );
   }
-  return { perSecond: result.requests.total / result.duration, p99: percentile(latencies, 99), cpuMicros: cpu / result.requests.total };
+  return {
+    perSecond: result.requests.total / result.duration,
+    p99: percentile(latencies, 99),
+    cpuMicros: cpu / result.requests.total,
+  };
 }
 
 const load1 = () => loadavg()[0]!;
@@ -339,7 +432,11 @@ const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 
 async function main(): Promise<void> {
-  console.log(`Building dist/ ... (load average ${loadavg().map((l) => l.toFixed(2)).join(" ")})`);
+  console.log(
+    `Building dist/ ... (load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")})`,
+  );
   await buildAll();
   const redisPort = await freePort();
   const redis = await startRedis(redisPort);
@@ -357,7 +454,9 @@ async function main(): Promise<void> {
     // services shape sends, so that starts first.
     const services = await startServices(`redis://127.0.0.1:${redisPort}`);
     running.set("services", services);
-    const res = await fetch(`${services.apiUrl}/qr-codes/${services.qrCodeId}/export?${EXPORT_QUERY}`, { headers: json(services.key) });
+    const res = await fetch(`${services.apiUrl}/qr-codes/${services.qrCodeId}/export?${EXPORT_QUERY}`, {
+      headers: json(services.key),
+    });
     await writeFile(imageFile, Buffer.from(await res.arrayBuffer()));
     if (TARGETS.includes("embedded")) running.set("embedded", await startEmbedded());
     if (TARGETS.includes("ceiling")) running.set("ceiling", await startCeiling(imageFile));
@@ -390,7 +489,9 @@ async function main(): Promise<void> {
     `\nAPI benchmark: ${CONNECTIONS} connections, ${SECONDS} s per operation after ${WARM_UP_SECONDS} s of warm-up, targets in turn, ` +
       `best of ${ROUNDS} rounds; CPU per request summed over every process of the target (Postgres and Redis not counted).`,
   );
-  console.log(`Load average (1 min) during the runs: ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)} on ${cpus().length} cores\n`);
+  console.log(
+    `Load average (1 min) during the runs: ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)} on ${cpus().length} cores\n`,
+  );
   console.log("| operation | target | requests/s | vs ceiling | p99 ms | p99 vs ceiling | CPU per request |");
   console.log("|---|---|---:|---:|---:|---:|---:|");
   SELECTED.forEach((operation, i) => {

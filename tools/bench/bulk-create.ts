@@ -17,8 +17,11 @@ const BATCH = 100;
 
 function qrctl(dataDir: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [join(REPO_ROOT, "tools/qrctl/bin/qrctl.js"), ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH, DATA_DIR: dataDir } }, (error, stdout, stderr) =>
-      error ? reject(new Error(stderr)) : resolve(stdout),
+    execFile(
+      process.execPath,
+      [join(REPO_ROOT, "tools/qrctl/bin/qrctl.js"), ...args],
+      { cwd: REPO_ROOT, env: { PATH: process.env.PATH, DATA_DIR: dataDir } },
+      (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(stdout)),
     );
   });
 }
@@ -45,20 +48,32 @@ async function measure(pid: number, create: () => Promise<number>): Promise<Roun
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), "qrp-bench-bulk-"));
-  const platform = spawnService("services/embedded/src/main.ts", { DATA_DIR: dataDir, PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "warn" });
+  const platform = spawnService("services/embedded/src/main.ts", {
+    DATA_DIR: dataDir,
+    PORT: "0",
+    GRPC_PORT: "0",
+    LOG_LEVEL: "warn",
+  });
   try {
     const deadline = Date.now() + 60_000;
-    while (!/REST API\s+(\S+)/.test(platform.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (!/REST API\s+(\S+)/.test(platform.output()) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     const apiUrl = /REST API\s+(\S+)/.exec(platform.output())?.[1];
     if (!apiUrl) throw new Error(`npm start did not print its API URL:\n${platform.output()}`);
-    const { id } = JSON.parse(await qrctl(dataDir, ["accounts", "create", "--name", "Bulk bench", "--plan", "enterprise", "--json"])) as { id: string };
+    const { id } = JSON.parse(
+      await qrctl(dataDir, ["accounts", "create", "--name", "Bulk bench", "--plan", "enterprise", "--json"]),
+    ) as { id: string };
     const { key } = JSON.parse(await qrctl(dataDir, ["keys", "create", "--account", id, "--json"])) as { key: string };
     const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
     const post = async (path: string, body: unknown) => {
       const res = await fetch(`${apiUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
-    const item = (i: number) => ({ name: `Table ${i}`, destination_url: `https://example.com/menu/${i}`, tags: ["bench"] });
+    const item = (i: number) => ({
+      name: `Table ${i}`,
+      destination_url: `https://example.com/menu/${i}`,
+      tags: ["bench"],
+    });
 
     let round = 0;
     /** Each round creates its codes in a workspace of its own. */
@@ -94,7 +109,10 @@ async function main(): Promise<void> {
     });
     const best = { single: undefined as Round | undefined, bulk: undefined as Round | undefined };
     for (let i = 0; i < ROUNDS; i++) {
-      for (const [name, create] of [["single", single], ["bulk", bulk]] as const) {
+      for (const [name, create] of [
+        ["single", single],
+        ["bulk", bulk],
+      ] as const) {
         const result = await measure(platform.child.pid!, create);
         if (!best[name] || result.codesPerSecond > best[name].codesPerSecond) best[name] = result;
       }

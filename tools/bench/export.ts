@@ -7,7 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { create } from "@bufbuild/protobuf";
-import { CornerDotShape, CornerSquareShape, ImageFormat, ModuleStyle, RenderQrCodeRequestSchema } from "@qrplatform/api/rendering";
+import {
+  CornerDotShape,
+  CornerSquareShape,
+  ImageFormat,
+  ModuleStyle,
+  RenderQrCodeRequestSchema,
+} from "@qrplatform/api/rendering";
 import { Renderer } from "../../services/rendering/src/render/renderer.js";
 
 const run = promisify(execFile);
@@ -46,13 +52,16 @@ async function main(): Promise<void> {
     for (const size of [256, 1024]) {
       // qrencode: version 3 at M is 29 modules plus an 8-module margin; -s is pixels per module.
       const pixelsPerModule = Math.max(1, Math.round(size / 37));
-      const qrencode = await throughput((i) => run("qrencode", ["-l", "M", "-m", "4", "-s", String(pixelsPerModule), "-o", join(dir, `${i}.png`), URL]));
+      const qrencode = await throughput((i) =>
+        run("qrencode", ["-l", "M", "-m", "4", "-s", String(pixelsPerModule), "-o", join(dir, `${i}.png`), URL]),
+      );
       rows.push({ scenario: `qrencode CLI, png, ${size} px`, size, perSecond: qrencode });
       for (const [name, format] of Object.entries(FORMATS)) {
         // Cold: every request is a new content, so nothing comes from the cache.
         const cold = new Renderer();
         const coldRate = await throughput(
-          (i) => cold.render(create(RenderQrCodeRequestSchema, { content: `${URL}${i}`, design: STYLED, format, size })),
+          (i) =>
+            cold.render(create(RenderQrCodeRequestSchema, { content: `${URL}${i}`, design: STYLED, format, size })),
           2,
         );
         const warm = new Renderer();
@@ -68,7 +77,9 @@ async function main(): Promise<void> {
   }
 
   const baseline = (size: number) => rows.find((r) => r.scenario.startsWith("qrencode") && r.size === size)!.perSecond;
-  console.log(`\nExport throughput, ${SECONDS} s per scenario (2 requests in flight for qr-platform, 1 qrencode process at a time)\n`);
+  console.log(
+    `\nExport throughput, ${SECONDS} s per scenario (2 requests in flight for qr-platform, 1 qrencode process at a time)\n`,
+  );
   console.log("| scenario | per second | vs qrencode CLI at the same size |");
   console.log("|---|---:|---:|");
   for (const { scenario, size, perSecond } of rows) {
@@ -86,7 +97,9 @@ async function main(): Promise<void> {
   for (let round = 0; round < 3; round++) {
     await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        renderer.render(create(RenderQrCodeRequestSchema, { content: `${URL}/${round}/${i}`, design: STYLED, size: 4096 })),
+        renderer.render(
+          create(RenderQrCodeRequestSchema, { content: `${URL}/${round}/${i}`, design: STYLED, size: 4096 }),
+        ),
       ),
     );
     peaks.push(`${mib(peak)} MiB`);

@@ -15,7 +15,8 @@ import { exitWithin, REPO_ROOT, spawnService, type ServiceProcess } from "@qrpla
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = 2;
 const CONNECTIONS = 20;
-const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.5 Mobile/15E148 Safari/604.1";
+const IPHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 18_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.5 Mobile/15E148 Safari/604.1";
 
 interface Platform {
   process: ServiceProcess;
@@ -29,28 +30,46 @@ interface Platform {
 
 function qrctl(dataDir: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [join(REPO_ROOT, "tools/qrctl/bin/qrctl.js"), ...args], { cwd: REPO_ROOT, env: { PATH: process.env.PATH, DATA_DIR: dataDir } }, (error, stdout, stderr) =>
-      error ? reject(new Error(stderr)) : resolve(stdout),
+    execFile(
+      process.execPath,
+      [join(REPO_ROOT, "tools/qrctl/bin/qrctl.js"), ...args],
+      { cwd: REPO_ROOT, env: { PATH: process.env.PATH, DATA_DIR: dataDir } },
+      (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(stdout)),
     );
   });
 }
 
 async function startPlatform(metrics: boolean): Promise<Platform> {
   const dataDir = await mkdtemp(join(tmpdir(), "qrp-bench-metrics-"));
-  const child = spawnService("services/embedded/src/main.ts", { DATA_DIR: dataDir, PORT: "0", GRPC_PORT: "0", METRICS_PORT: metrics ? "0" : "off", LOG_LEVEL: "warn" });
+  const child = spawnService("services/embedded/src/main.ts", {
+    DATA_DIR: dataDir,
+    PORT: "0",
+    GRPC_PORT: "0",
+    METRICS_PORT: metrics ? "0" : "off",
+    LOG_LEVEL: "warn",
+  });
   const deadline = Date.now() + 60_000;
-  while (!/REST API\s+(\S+)/.test(child.output()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  while (!/REST API\s+(\S+)/.test(child.output()) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
   const apiUrl = /REST API\s+(\S+)/.exec(child.output())?.[1];
   if (!apiUrl) throw new Error(`npm start did not print its API URL:\n${child.output()}`);
   const metricsUrl = /metrics\s+(http\S+)/.exec(child.output())?.[1];
   // A limit so high it is never reached: every request is counted against the quota, as in production.
-  const { id } = JSON.parse(await qrctl(dataDir, ["accounts", "create", "--name", "Bench", "--plan", "enterprise", "--json"])) as { id: string };
+  const { id } = JSON.parse(
+    await qrctl(dataDir, ["accounts", "create", "--name", "Bench", "--plan", "enterprise", "--json"]),
+  ) as { id: string };
   await qrctl(dataDir, ["accounts", "update", id, "--hourly-limit", "1000000000"]);
   const { key } = JSON.parse(await qrctl(dataDir, ["keys", "create", "--account", id, "--json"])) as { key: string };
   const headers = { authorization: `Bearer ${key}`, "content-type": "application/json" };
-  const workspace = (await (await fetch(`${apiUrl}/workspaces`, { method: "POST", headers, body: JSON.stringify({ name: "Bench" }) })).json()) as { id: string };
+  const workspace = (await (
+    await fetch(`${apiUrl}/workspaces`, { method: "POST", headers, body: JSON.stringify({ name: "Bench" }) })
+  ).json()) as { id: string };
   const code = (await (
-    await fetch(`${apiUrl}/workspaces/${workspace.id}/qr-codes`, { method: "POST", headers, body: JSON.stringify({ name: "Bench", destination_url: "https://example.com/menu" }) })
+    await fetch(`${apiUrl}/workspaces/${workspace.id}/qr-codes`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ name: "Bench", destination_url: "https://example.com/menu" }),
+    })
   ).json()) as { vanity_url: string };
   return { process: child, dataDir, apiUrl, metricsUrl, key, slugPath: new URL(code.vanity_url).pathname };
 }
@@ -69,24 +88,39 @@ function cpuMicrosOf(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
-async function load(platform: Platform, url: string, headers: Record<string, string>, expected: number): Promise<Result> {
+async function load(
+  platform: Platform,
+  url: string,
+  headers: Record<string, string>,
+  expected: number,
+): Promise<Result> {
   const cpuBefore = cpuMicrosOf(platform.process.child.pid!);
   const result = await autocannon({ url, connections: CONNECTIONS, duration: SECONDS, headers });
   const cpu = cpuMicrosOf(platform.process.child.pid!) - cpuBefore;
   const matching = result.statusCodeStats?.[String(expected) as keyof typeof result.statusCodeStats]?.count ?? 0;
-  if (result.errors > 0 || matching !== result.requests.total) throw new Error(`${url}: ${result.requests.total} requests, ${matching} answered ${expected}, ${result.errors} errors`);
-  return { perSecond: result.requests.total / result.duration, p99: result.latency.p99, cpuMicros: cpu / result.requests.total };
+  if (result.errors > 0 || matching !== result.requests.total)
+    throw new Error(
+      `${url}: ${result.requests.total} requests, ${matching} answered ${expected}, ${result.errors} errors`,
+    );
+  return {
+    perSecond: result.requests.total / result.duration,
+    p99: result.latency.p99,
+    cpuMicros: cpu / result.requests.total,
+  };
 }
 
 async function main(): Promise<void> {
   const off = await startPlatform(false);
   const on = await startPlatform(true);
-  if (off.metricsUrl || !on.metricsUrl) throw new Error("expected metrics off on the first platform and on on the second");
+  if (off.metricsUrl || !on.metricsUrl)
+    throw new Error("expected metrics off on the first platform and on on the second");
   // Prometheus scrapes while the load runs; a scrape is part of what metrics cost.
   const scraper = setInterval(() => void fetch(on.metricsUrl!).then((res) => res.arrayBuffer()), 1000);
   const paths = {
-    "redirect (scan of a short link)": (p: Platform) => load(p, `${p.apiUrl.replace(/\/api\/v1$/, "")}${p.slugPath}`, { "user-agent": IPHONE }, 302),
-    "API (GET /api/v1/account)": (p: Platform) => load(p, `${p.apiUrl}/account`, { authorization: `Bearer ${p.key}` }, 200),
+    "redirect (scan of a short link)": (p: Platform) =>
+      load(p, `${p.apiUrl.replace(/\/api\/v1$/, "")}${p.slugPath}`, { "user-agent": IPHONE }, 302),
+    "API (GET /api/v1/account)": (p: Platform) =>
+      load(p, `${p.apiUrl}/account`, { authorization: `Bearer ${p.key}` }, 200),
   };
   const results: Record<string, { off: Result[]; on: Result[] }> = {};
   try {
@@ -110,8 +144,12 @@ async function main(): Promise<void> {
   }
 
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
-  console.log(`\nMetrics cost under npm start: ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s per side; /metrics scraped every second\n`);
-  console.log("| path | req/s off | req/s on | on/off | p99 ms off | p99 ms on | CPU per request off | CPU per request on | on/off |");
+  console.log(
+    `\nMetrics cost under npm start: ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${SECONDS} s per side; /metrics scraped every second\n`,
+  );
+  console.log(
+    "| path | req/s off | req/s on | on/off | p99 ms off | p99 ms on | CPU per request off | CPU per request on | on/off |",
+  );
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const [name, { off: offRuns, on: onRuns }] of Object.entries(results)) {
     const [offRate, onRate] = [mean(offRuns.map((r) => r.perSecond)), mean(onRuns.map((r) => r.perSecond))];

@@ -27,7 +27,12 @@ const NOT_WORK = new Set(["(idle)", "(program)", "(garbage collector)"]);
 /** Where a function's code lives: a package, node's own code, or the file of ours. */
 function placeOf(url: string): string {
   if (url === "") return "(native)";
-  if (url.startsWith("node:")) return `node:${url.slice(5).split("/").slice(0, url.startsWith("node:internal/") ? 2 : 1).join("/")}`;
+  if (url.startsWith("node:"))
+    return `node:${url
+      .slice(5)
+      .split("/")
+      .slice(0, url.startsWith("node:internal/") ? 2 : 1)
+      .join("/")}`;
   const inModules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (inModules) return inModules[1]!;
   const ours = /\/(services|tools)\/(.+)$/.exec(url);
@@ -77,11 +82,15 @@ function summarise(file: string, rows: number, window?: LoadWindow): void {
   }
   const share = (micros: number) => `${((100 * micros) / work).toFixed(1).padStart(5)} %`;
   const during = window ? ` during ${window.operation}` : "";
-  console.log(`\n## ${basename(file)}${during}: ${(work / 1000).toFixed(0)} ms of JavaScript work, ${((100 * work) / total).toFixed(0)} % of the profile; GC ${(gc / 1000).toFixed(0)} ms`);
+  console.log(
+    `\n## ${basename(file)}${during}: ${(work / 1000).toFixed(0)} ms of JavaScript work, ${((100 * work) / total).toFixed(0)} % of the profile; GC ${(gc / 1000).toFixed(0)} ms`,
+  );
   console.log("\nself time by function:");
-  for (const [name, micros] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`  ${share(micros)}  ${name}`);
+  for (const [name, micros] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, rows))
+    console.log(`  ${share(micros)}  ${name}`);
   console.log("\nself time by place:");
-  for (const [name, micros] of [...places].sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`  ${share(micros)}  ${name}`);
+  for (const [name, micros] of [...places].sort((a, b) => b[1] - a[1]).slice(0, rows))
+    console.log(`  ${share(micros)}  ${name}`);
 }
 
 const [target, rows = "15"] = process.argv.slice(2);
@@ -94,7 +103,8 @@ const files = folder
       .map((name) => join(target, name))
   : [target];
 const windowsFile = join(target, "load-windows.json");
-const windows = folder && existsSync(windowsFile) ? (JSON.parse(readFileSync(windowsFile, "utf8")) as LoadWindow[]) : undefined;
+const windows =
+  folder && existsSync(windowsFile) ? (JSON.parse(readFileSync(windowsFile, "utf8")) as LoadWindow[]) : undefined;
 for (const file of files) {
   if (!windows) summarise(file, Number(rows));
   else for (const window of windows.filter((w) => w.target === targetOf(file))) summarise(file, Number(rows), window);

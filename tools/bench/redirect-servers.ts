@@ -24,17 +24,38 @@ import { sql } from "kysely";
 import pino from "pino";
 import { LinkService, RedirectService, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { openDatabase } from "@qrplatform/db";
-import { createLogger, inProcessTransport, listenHttp, remoteTransport, turnOffAllocationSitePretenuring } from "@qrplatform/platform";
+import {
+  createLogger,
+  inProcessTransport,
+  listenHttp,
+  remoteTransport,
+  turnOffAllocationSitePretenuring,
+} from "@qrplatform/platform";
 import { startPlatform } from "../../services/embedded/src/platform.js";
 import { loadOrCreateSecrets } from "../../services/embedded/src/secrets.js";
-import { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "../../services/links/src/redirects/redirect-path.js";
+import {
+  recordingThreadStorage,
+  redirectPathEnv,
+  startRedirectPath,
+} from "../../services/links/src/redirects/redirect-path.js";
 import { timeOrderedScanId } from "../../services/links/src/scans/recording/scan-id.js";
-import { buildLinks, buildRedirector, cachedResolver, memoryInvalidationBus, resolveVia, type RedirectRecorder } from "../../services/links/src/server.js";
+import {
+  buildLinks,
+  buildRedirector,
+  cachedResolver,
+  memoryInvalidationBus,
+  resolveVia,
+  type RedirectRecorder,
+} from "../../services/links/src/server.js";
 import { credentials, PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET } from "@qrplatform/testing";
 
 const CREDENTIALS = credentials;
 
-const logger = createLogger({ service: "bench", level: process.env.LOG_LEVEL ?? "warn", destination: pino.destination(2) });
+const logger = createLogger({
+  service: "bench",
+  level: process.env.LOG_LEVEL ?? "warn",
+  destination: pino.destination(2),
+});
 
 interface Server {
   port: number;
@@ -69,7 +90,12 @@ async function redirector(recording: boolean): Promise<Server> {
     pageTokenSecret: PAGE_TOKEN_SECRET,
     invalidations,
   });
-  const transport = inProcessTransport({ modules: [links], credentials: CREDENTIALS, logger, token: CREDENTIALS.serviceToken });
+  const transport = inProcessTransport({
+    modules: [links],
+    credentials: CREDENTIALS,
+    logger,
+    token: CREDENTIALS.serviceToken,
+  });
   let handler: http.RequestListener;
   let stop: () => Promise<void>;
   let recorder: RedirectRecorder | undefined;
@@ -79,7 +105,8 @@ async function redirector(recording: boolean): Promise<Server> {
       transport,
       storeScans: links.storeCheckedScans,
       // As the links process records on a Postgres server (BENCH_RECORDING_THREAD=false: on the request thread).
-      recordingThread: process.env.BENCH_RECORDING_THREAD === "false" ? undefined : recordingThreadStorage(links, database),
+      recordingThread:
+        process.env.BENCH_RECORDING_THREAD === "false" ? undefined : recordingThreadStorage(links, database),
       invalidations,
       visitorKeySecret: VISITOR_KEY_SECRET,
       trustedProxies: ["loopback"],
@@ -119,12 +146,17 @@ async function embedded(dataDir: string): Promise<Server> {
     scanRecordingThread: redirectPathEnv.parse(process.env).SCAN_RECORDING_THREAD === "true",
     logger,
   });
-  const links = createClient(LinkService, remoteTransport({ baseUrl: platform.grpcUrl, token: loadOrCreateSecrets(dataDir).adminToken }));
+  const links = createClient(
+    LinkService,
+    remoteTransport({ baseUrl: platform.grpcUrl, token: loadOrCreateSecrets(dataDir).adminToken }),
+  );
   const accountId = randomUUID();
   const slugs: [string, string][] = [];
   for (let i = 0; i < Number(process.env.BENCH_LINKS ?? 1000); i += 50) {
     const created = await Promise.all(
-      Array.from({ length: 50 }, (_, j) => links.createLink({ accountId, destinationUrl: `https://example.com/menu/${i + j}?table=${j}` })),
+      Array.from({ length: 50 }, (_, j) =>
+        links.createLink({ accountId, destinationUrl: `https://example.com/menu/${i + j}?table=${j}` }),
+      ),
     );
     for (const { link } of created) slugs.push([link!.slug, link!.destinationUrl]);
   }
@@ -137,7 +169,29 @@ async function embedded(dataDir: string): Promise<Server> {
 }
 
 /** Scans as a redirector sends them: of the last second, so every batch adds to today's rollup rows. */
-const COUNTRIES = ["US", "DE", "GB", "FR", "ES", "IT", "NL", "BR", "IN", "JP", "CA", "AU", "MX", "PL", "SE", "CH", "AT", "BE", "TR", "KR", ""];
+const COUNTRIES = [
+  "US",
+  "DE",
+  "GB",
+  "FR",
+  "ES",
+  "IT",
+  "NL",
+  "BR",
+  "IN",
+  "JP",
+  "CA",
+  "AU",
+  "MX",
+  "PL",
+  "SE",
+  "CH",
+  "AT",
+  "BE",
+  "TR",
+  "KR",
+  "",
+];
 const AGENTS = [
   ["mobile", "iOS", "Mobile Safari"],
   ["mobile", "Android", "Chrome"],
@@ -168,8 +222,15 @@ function syntheticBatch(linkIds: string[], size: number): Scan[] {
 /** A links instance that only stores: on each SIGUSR1 it sends batches for BENCH_SECONDS and reports what it stored. */
 async function ingest(): Promise<void> {
   const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: "" });
-  const links = await buildLinks({ db: database.db, shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL!, pageTokenSecret: PAGE_TOKEN_SECRET });
-  const redirects = createClient(RedirectService, inProcessTransport({ modules: [links], credentials: CREDENTIALS, logger, token: CREDENTIALS.serviceToken }));
+  const links = await buildLinks({
+    db: database.db,
+    shortLinkBaseUrl: process.env.SHORT_LINK_BASE_URL!,
+    pageTokenSecret: PAGE_TOKEN_SECRET,
+  });
+  const redirects = createClient(
+    RedirectService,
+    inProcessTransport({ modules: [links], credentials: CREDENTIALS, logger, token: CREDENTIALS.serviceToken }),
+  );
   const { rows } = await sql<{ id: string }>`select id from links.links`.execute(database.db);
   const linkIds = rows.map((row) => row.id);
   const parallel = Number(process.env.BENCH_PARALLEL ?? 1);
@@ -216,9 +277,14 @@ async function main(): Promise<void> {
   if (mode !== "ceiling" && mode !== "recording" && mode !== "cached" && mode !== "embedded") {
     throw new Error(`unknown mode "${mode}": ceiling, recording, cached, embedded or ingest`);
   }
-  if ((mode === "ceiling" || mode === "embedded") && !slugsFile) throw new Error(`the ${mode} server needs the slugs file or data dir`);
+  if ((mode === "ceiling" || mode === "embedded") && !slugsFile)
+    throw new Error(`the ${mode} server needs the slugs file or data dir`);
   const server =
-    mode === "ceiling" ? await ceiling(slugsFile!) : mode === "embedded" ? await embedded(slugsFile!) : await redirector(mode === "recording");
+    mode === "ceiling"
+      ? await ceiling(slugsFile!)
+      : mode === "embedded"
+        ? await embedded(slugsFile!)
+        : await redirector(mode === "recording");
   // The longest the event loop could not turn, as a request waiting on it would feel it.
   const stalls = monitorEventLoopDelay({ resolution: 1 });
   stalls.enable();

@@ -40,7 +40,8 @@ const LINKS = 1000;
 const SHORT_BASE = "https://s.qr.example";
 const SHORT_HOST = "s.qr.example";
 const DB_PREFIX = process.env.BENCH_DB_PREFIX ?? "qrp_bench";
-if (!/^[a-z_][a-z0-9_]*$/.test(DB_PREFIX)) throw new Error(`BENCH_DB_PREFIX must be a lower-case SQL name, not "${DB_PREFIX}"`);
+if (!/^[a-z_][a-z0-9_]*$/.test(DB_PREFIX))
+  throw new Error(`BENCH_DB_PREFIX must be a lower-case SQL name, not "${DB_PREFIX}"`);
 const REDIRECTS_DB = `${DB_PREFIX}_redirects`;
 const SCANS_DB = `${DB_PREFIX}_scans`;
 const SCAN_ROWS = 10_000_000;
@@ -127,10 +128,14 @@ async function startServer(mode: Mode, slugsFile: string, env: Record<string, st
   // A folder per mode: node names each thread's profile by its process and thread ids.
   const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, mode)}`] : [];
   const flags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...profile, ...flags, await compiledServers(), mode, slugsFile], {
-    env: { ...process.env, DATABASE_URL: databaseUrl(REDIRECTS_DB), SHORT_LINK_BASE_URL: SHORT_BASE, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...profile, ...flags, await compiledServers(), mode, slugsFile],
+    {
+      env: { ...process.env, DATABASE_URL: databaseUrl(REDIRECTS_DB), SHORT_LINK_BASE_URL: SHORT_BASE, ...env },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
   // The server answers each question with one JSON line, in order.
   const waiting: ((line: string) => void)[] = [];
@@ -191,10 +196,18 @@ function endedChildrenCpuMs(): number {
  * each connection sends its next request as soon as its answer arrives, or, given a pause, that long
  * after it on average.
  */
-async function load(port: number, requests: WrkRequest[], seconds: number, connections = CONNECTIONS, meanPauseMs?: number): Promise<LoadResult> {
+async function load(
+  port: number,
+  requests: WrkRequest[],
+  seconds: number,
+  connections = CONNECTIONS,
+  meanPauseMs?: number,
+): Promise<LoadResult> {
   const result = await wrk({ port, requests, seconds, connections, meanPauseMs });
   if (result.badStatus > 0 || result.socketErrors > 0) {
-    throw new Error(`port ${port}: ${result.requests} answers, ${result.badStatus} not 2xx or 3xx, ${result.socketErrors} socket errors or timeouts`);
+    throw new Error(
+      `port ${port}: ${result.requests} answers, ${result.badStatus} not 2xx or 3xx, ${result.socketErrors} socket errors or timeouts`,
+    );
   }
   return {
     perSecond: result.requests / result.seconds,
@@ -323,7 +336,17 @@ async function rounds(
   const sums = new Map(
     REDIRECT_MODES.map((mode) => [
       mode,
-      { redirects: 0, seconds: 0, p50: 0, p99: 0, cpuMs: 0, requestThreadCpuMs: 0, postgresCpuMs: 0, wrkCpuMs: 0, maxStallMs: 0 },
+      {
+        redirects: 0,
+        seconds: 0,
+        p50: 0,
+        p99: 0,
+        cpuMs: 0,
+        requestThreadCpuMs: 0,
+        postgresCpuMs: 0,
+        wrkCpuMs: 0,
+        maxStallMs: 0,
+      },
     ]),
   );
   for (let round = 0; round < REDIRECT_ROUNDS; round++) {
@@ -334,11 +357,15 @@ async function rounds(
       const wrkBefore = endedChildrenCpuMs();
       const sum = sums.get(mode)!;
       // Every server is sampled alike; the samples' own CPU is the server's too, and small: one JSON line per 100 ms.
-      const result = await sampling(load(server.port, requests, seconds / REDIRECT_ROUNDS, CONNECTIONS, pauses?.get(mode)), 100, async () => {
-        const status = await server.status();
-        sum.maxStallMs = Math.max(sum.maxStallMs, status.maxStallMs);
-        if (mode === "recording") watch.sampled(status);
-      });
+      const result = await sampling(
+        load(server.port, requests, seconds / REDIRECT_ROUNDS, CONNECTIONS, pauses?.get(mode)),
+        100,
+        async () => {
+          const status = await server.status();
+          sum.maxStallMs = Math.max(sum.maxStallMs, status.maxStallMs);
+          if (mode === "recording") watch.sampled(status);
+        },
+      );
       const after = mode === "recording" ? await settled(server, watch) : await server.status();
       sum.maxStallMs = Math.max(sum.maxStallMs, after.maxStallMs);
       const postgresAfter = await backendCpu(db, REDIRECTS_DB);
@@ -467,7 +494,9 @@ interface IngestionRun {
 
 /** CPU time (user and system, ms) of the server's backends connected to `database`, by pid; those /proc cannot read are left out. */
 async function backendCpu(db: Kysely<unknown>, database: string): Promise<Map<number, number>> {
-  const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where datname = ${database} and pid <> pg_backend_pid()`.execute(db);
+  const { rows } = await sql<{
+    pid: number;
+  }>`select pid from pg_stat_activity where datname = ${database} and pid <> pg_backend_pid()`.execute(db);
   const cpu = new Map<number, number>();
   for (const { pid } of rows) {
     try {
@@ -497,7 +526,9 @@ async function ingestion(database: Database): Promise<IngestionFigures> {
       const env = { BENCH_PARALLEL: String(parallel), BENCH_SECONDS: String(roundSeconds) };
       servers.set(name, await Promise.all(Array.from({ length: instances }, () => startServer("ingest", "", env))));
     }
-    const totals = new Map(names.map((name) => [name, { stored: 0, seconds: 0, linksMs: 0, postgresMs: 0, postgresRead: false }]));
+    const totals = new Map(
+      names.map((name) => [name, { stored: 0, seconds: 0, linksMs: 0, postgresMs: 0, postgresRead: false }]),
+    );
     for (let round = 0; round <= INGESTION_ROUNDS; round++) {
       for (const name of round % 2 === 1 ? names : [...names].reverse()) {
         const run = await ingestionRun(database, name, servers.get(name)!);
@@ -512,9 +543,18 @@ async function ingestion(database: Database): Promise<IngestionFigures> {
     }
     const figure = (name: keyof typeof WRITERS): IngestionRun => {
       const { stored, seconds, linksMs, postgresMs, postgresRead } = totals.get(name)!;
-      return { perSecond: stored / seconds, linksMicros: (linksMs * 1000) / stored, postgresMicros: postgresRead ? (postgresMs * 1000) / stored : undefined };
+      return {
+        perSecond: stored / seconds,
+        linksMicros: (linksMs * 1000) / stored,
+        postgresMicros: postgresRead ? (postgresMs * 1000) / stored : undefined,
+      };
     };
-    return { one: figure("one"), fourParallel: figure("fourParallel"), twoInstances: figure("twoInstances"), sustained: figure("sustained") };
+    return {
+      one: figure("one"),
+      fourParallel: figure("fourParallel"),
+      twoInstances: figure("twoInstances"),
+      sustained: figure("sustained"),
+    };
   } finally {
     await Promise.all([...servers.values()].flat().map((server) => server.stop()));
   }
@@ -537,7 +577,10 @@ async function ingestionRun(database: Database, name: string, servers: RunningSe
   const stored = figures.reduce((sum, figure) => sum + figure.stored, 0);
   // What the senders were told must be what the database holds: a figure that drifts from it measures nothing.
   const counted = (await countScans(database.db)) - before;
-  if (counted !== stored) throw new Error(`ingestion (${name}): the senders were told ${stored} scans were new, the database holds ${counted}`);
+  if (counted !== stored)
+    throw new Error(
+      `ingestion (${name}): the senders were told ${stored} scans were new, the database holds ${counted}`,
+    );
   return {
     stored,
     seconds: Math.max(...figures.map((figure) => figure.seconds)),
@@ -570,7 +613,10 @@ interface EmbeddedFigures {
 }
 
 /** `npm start` in a fresh data dir, loaded after a warm-up; waits for every scan to be stored. Also answers the links it made. */
-async function embeddedRun(dir: string, env: Record<string, string>): Promise<{ run: EmbeddedRun; slugs: [string, string][] }> {
+async function embeddedRun(
+  dir: string,
+  env: Record<string, string>,
+): Promise<{ run: EmbeddedRun; slugs: [string, string][] }> {
   const server = await startServer("embedded", dir, env);
   let run: Omit<EmbeddedRun, "stored">;
   try {
@@ -603,7 +649,9 @@ async function embeddedRedirects(): Promise<EmbeddedFigures> {
   const dir = await mkdtemp(join(tmpdir(), "qrp-bench-embedded-"));
   try {
     const { run: byDefault, slugs } = await embeddedRun(join(dir, "default"), {});
-    const { run: onAnsweringThread } = await embeddedRun(join(dir, "answering-thread"), { SCAN_RECORDING_THREAD: "false" });
+    const { run: onAnsweringThread } = await embeddedRun(join(dir, "answering-thread"), {
+      SCAN_RECORDING_THREAD: "false",
+    });
     // The same load on a bare node:http server, so the figures above can be read against this machine's noise.
     const slugsFile = join(dir, "slugs.json");
     await writeFile(slugsFile, JSON.stringify(slugs));
@@ -659,7 +707,8 @@ const ROLLUP_KEYS = {
   scan_day_values: "(link_id, day, dimension, value) include (scans)",
   scan_day_visitors: "(link_id, day, visitor_key)",
 };
-const primaryKey = (table: keyof typeof ROLLUP_KEYS) => `alter table links.${table} add constraint ${table}_pkey primary key ${ROLLUP_KEYS[table]}`;
+const primaryKey = (table: keyof typeof ROLLUP_KEYS) =>
+  `alter table links.${table} add constraint ${table}_pkey primary key ${ROLLUP_KEYS[table]}`;
 
 /**
  * Fills links.links and links.scans with SCAN_ROWS scans over DAYS days, then the rollups, with plain
@@ -767,7 +816,9 @@ async function scansDataset(): Promise<{ dataset: Dataset; database: Database; g
       (select link_id from links.scan_totals order by scans, link_id offset ${LINKS / 2} limit 1) as median_link,
       ${generatedMs / 1000}::numeric as generated_seconds`.execute(database.db);
   const { rows } = await sql<Dataset>`
-    select account_id, hot_link, median_link, to_char(last_day, 'YYYY-MM-DD') as last_day from public.bench_dataset`.execute(database.db);
+    select account_id, hot_link, median_link, to_char(last_day, 'YYYY-MM-DD') as last_day from public.bench_dataset`.execute(
+    database.db,
+  );
   return { dataset: rows[0]!, database, generatedMs };
 }
 
@@ -781,9 +832,13 @@ const RAW_SCANS_INDEX = "create index if not exists bench_scans_by_link_time on 
 async function rawSummary(db: Kysely<unknown>, linkId: string, from: string, to: string): Promise<void> {
   const range = sql`link_id = ${linkId} and scanned_at >= ${from}::date::timestamptz and scanned_at < (${to}::date + 1)::timestamptz`;
   await Promise.all([
-    sql`select (scanned_at at time zone 'UTC')::date, count(*), count(distinct visitor_key) from links.scans where ${range} group by 1`.execute(db),
+    sql`select (scanned_at at time zone 'UTC')::date, count(*), count(distinct visitor_key) from links.scans where ${range} group by 1`.execute(
+      db,
+    ),
     sql`select count(distinct visitor_key) from links.scans where ${range}`.execute(db),
-    sql`select d.dimension, d.value, count(*) from links.scans, ${sql.raw(BY_DIMENSION)} where ${range} group by 1, 2`.execute(db),
+    sql`select d.dimension, d.value, count(*) from links.scans, ${sql.raw(BY_DIMENSION)} where ${range} group by 1, 2`.execute(
+      db,
+    ),
   ]);
 }
 
@@ -797,7 +852,8 @@ async function timed(runs: number, once: () => Promise<unknown>): Promise<number
   return times;
 }
 
-const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+const addDays = (day: string, days: number) =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -812,7 +868,9 @@ async function main(): Promise<void> {
       `\nnpm start (embedded, PGlite on its own thread): ${EMBEDDED_CONNECTIONS} connections for ${SECONDS} s after ${WARM_UP_SECONDS} s of warm-up, ` +
         `every redirect recorded; as it starts (a recording thread), then with SCAN_RECORDING_THREAD=false\n`,
     );
-    console.log("| server | requests/s | vs ceiling | p50 ms | p99 ms | longest event-loop stall | scans recorded | scans stored | stored within |");
+    console.log(
+      "| server | requests/s | vs ceiling | p50 ms | p99 ms | longest event-loop stall | scans recorded | scans stored | stored within |",
+    );
     console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     const runs = [
       ["npm start", byDefault],
@@ -831,8 +889,18 @@ async function main(): Promise<void> {
     );
     const { p99 } = byDefault.result;
     targets.push(
-      { figure: `npm start: p99 of recorded redirects at ${EMBEDDED_CONNECTIONS} connections`, value: `${p99.toFixed(1)} ms`, target: "≤ 25 ms", met: p99 <= 25 },
-      { figure: "npm start: longest event-loop stall while scans are stored", value: `${byDefault.maxStallMs.toFixed(1)} ms`, target: "≤ 20 ms", met: byDefault.maxStallMs <= 20 },
+      {
+        figure: `npm start: p99 of recorded redirects at ${EMBEDDED_CONNECTIONS} connections`,
+        value: `${p99.toFixed(1)} ms`,
+        target: "≤ 25 ms",
+        met: p99 <= 25,
+      },
+      {
+        figure: "npm start: longest event-loop stall while scans are stored",
+        value: `${byDefault.maxStallMs.toFixed(1)} ms`,
+        target: "≤ 20 ms",
+        met: byDefault.maxStallMs <= 20,
+      },
       ...runs.map(([name, run]) => ({
         figure: `${name}: scans stored / scans recorded`,
         value: `${run.stored} / ${run.recorded}`,
@@ -843,12 +911,16 @@ async function main(): Promise<void> {
   }
   if (PARTS.has("analytics")) await analyticsAtScale();
   // Bytes per stored scan; BENCH_STORAGE_SCANS measures on fewer scans (the figures are per scan).
-  if (PARTS.has("storage")) targets.push(...(await scanStorageBudget(SERVER_URL, databaseUrl, Number(process.env.BENCH_STORAGE_SCANS ?? 1_000_000))));
+  if (PARTS.has("storage"))
+    targets.push(
+      ...(await scanStorageBudget(SERVER_URL, databaseUrl, Number(process.env.BENCH_STORAGE_SCANS ?? 1_000_000))),
+    );
 
   console.log("\nTargets (ratios are to the ceiling measured in this same run)\n");
   console.log("| figure | measured | target | met |");
   console.log("|---|---:|---:|:---:|");
-  for (const { figure, value, target, met } of targets) console.log(`| ${figure} | ${value} | ${target} | ${met ? "yes" : "**no**"} |`);
+  for (const { figure, value, target, met } of targets)
+    console.log(`| ${figure} | ${value} | ${target} | ${met ? "yes" : "**no**"} |`);
 }
 
 async function redirectsAndIngestion(): Promise<void> {
@@ -859,13 +931,22 @@ async function redirectsAndIngestion(): Promise<void> {
   let figures: RedirectFigures | undefined;
   let ingest: IngestionFigures | undefined;
   try {
-    const module = await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: PAGE_TOKEN_SECRET });
-    const links = createClient(LinkService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }));
+    const module = await buildLinks({
+      db: database.db,
+      shortLinkBaseUrl: SHORT_BASE,
+      pageTokenSecret: PAGE_TOKEN_SECRET,
+    });
+    const links = createClient(
+      LinkService,
+      inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }),
+    );
     const accountId = randomUUID();
     const slugs = new Map<string, string>();
     for (let i = 0; i < LINKS; i += 50) {
       const created = await Promise.all(
-        Array.from({ length: 50 }, (_, j) => links.createLink({ accountId, destinationUrl: `https://example.com/menu/${i + j}?table=${j}` })),
+        Array.from({ length: 50 }, (_, j) =>
+          links.createLink({ accountId, destinationUrl: `https://example.com/menu/${i + j}?table=${j}` }),
+        ),
       );
       for (const { link } of created) slugs.set(link!.slug, link!.destinationUrl);
     }
@@ -893,7 +974,8 @@ async function redirectsAndIngestion(): Promise<void> {
     );
     console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (const { scenario, result } of figures.rows) {
-      const { perSecond, p50, p99, cpuMicros, requestThreadCpuMicros, postgresCpuMicros, wrkCpuMicros, maxStallMs } = result;
+      const { perSecond, p50, p99, cpuMicros, requestThreadCpuMicros, postgresCpuMicros, wrkCpuMicros, maxStallMs } =
+        result;
       const all = cpuMicros + postgresCpuMicros + wrkCpuMicros;
       console.log(
         `| ${scenario} | ${perSecond.toFixed(0)} | ${(perSecond / ceiling.perSecond).toFixed(2)}x | ${p50.toFixed(2)} | ${p99.toFixed(2)} | ` +
@@ -981,12 +1063,29 @@ async function redirectsAndIngestion(): Promise<void> {
           )
           .join("\n"),
     );
-    const best = Math.max(...[ingest.one, ingest.fourParallel, ingest.twoInstances, ingest.sustained].map((run) => run.perSecond));
+    const best = Math.max(
+      ...[ingest.one, ingest.fourParallel, ingest.twoInstances, ingest.sustained].map((run) => run.perSecond),
+    );
     const ratio = (run: IngestionRun) => run.perSecond / ingest.one.perSecond;
     targets.push(
-      { figure: "ingestion: 4 parallel batches vs one at a time", value: `${ratio(ingest.fourParallel).toFixed(2)}x`, target: "≥ 1x", met: ratio(ingest.fourParallel) >= 1 },
-      { figure: "ingestion: two links instances vs one", value: `${ratio(ingest.twoInstances).toFixed(3)}x`, target: "≥ 1.5x", met: ratio(ingest.twoInstances) >= 1.5 },
-      { figure: "ingestion: sustained scans stored per second", value: `${best.toFixed(0)}/s`, target: "≥ 30,000/s", met: best >= 30_000 },
+      {
+        figure: "ingestion: 4 parallel batches vs one at a time",
+        value: `${ratio(ingest.fourParallel).toFixed(2)}x`,
+        target: "≥ 1x",
+        met: ratio(ingest.fourParallel) >= 1,
+      },
+      {
+        figure: "ingestion: two links instances vs one",
+        value: `${ratio(ingest.twoInstances).toFixed(3)}x`,
+        target: "≥ 1.5x",
+        met: ratio(ingest.twoInstances) >= 1.5,
+      },
+      {
+        figure: "ingestion: sustained scans stored per second",
+        value: `${best.toFixed(0)}/s`,
+        target: "≥ 30,000/s",
+        met: best >= 30_000,
+      },
     );
   }
 }
@@ -1002,9 +1101,14 @@ async function analyticsAtScale(): Promise<void> {
       // "Today" is the dataset's last day, so the default range is the same on every run.
       now: () => new Date(`${dataset.last_day}T12:00:00Z`),
     });
-    const analytics = createClient(AnalyticsService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }));
+    const analytics = createClient(
+      AnalyticsService,
+      inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }),
+    );
     const { rows: totals } = await sql<{ link_id: string; scans: number }>`
-      select link_id, scans from links.scan_totals where link_id in (${dataset.hot_link}, ${dataset.median_link})`.execute(scans.db);
+      select link_id, scans from links.scan_totals where link_id in (${dataset.hot_link}, ${dataset.median_link})`.execute(
+      scans.db,
+    );
     const totalOf = (linkId: string) => totals.find((row) => row.link_id === linkId)?.scans ?? 0;
     const yearFrom = addDays(dataset.last_day, -365);
     const cases = [
@@ -1014,7 +1118,8 @@ async function analyticsAtScale(): Promise<void> {
     ];
     // Day sketches are built the first time a range needs them; start from none, as a fresh install would.
     await sql`delete from links.scan_day_sketches`.execute(scans.db);
-    const rows: { name: string; scans: bigint; visitors: bigint; exact: number; firstMs: number; times: number[] }[] = [];
+    const rows: { name: string; scans: bigint; visitors: bigint; exact: number; firstMs: number; times: number[] }[] =
+      [];
     for (const { name, linkId, fromDate, toDate } of cases) {
       const request = { accountId: dataset.account_id, linkId, fromDate, toDate };
       const [firstMs] = await timed(1, () => analytics.getLinkAnalytics(request));
@@ -1025,7 +1130,14 @@ async function analyticsAtScale(): Promise<void> {
       const { rows: exact } = await sql<{ visitors: number }>`
         select count(distinct visitor_key)::int as visitors from links.scan_day_visitors
         where link_id = ${linkId} and day between ${from} and ${toDate || dataset.last_day}`.execute(scans.db);
-      rows.push({ name: label, scans: answer.totalScans, visitors: answer.uniqueScans, exact: exact[0]!.visitors, firstMs: firstMs!, times });
+      rows.push({
+        name: label,
+        scans: answer.totalScans,
+        visitors: answer.uniqueScans,
+        exact: exact[0]!.visitors,
+        firstMs: firstMs!,
+        times,
+      });
     }
     const monthFrom = addDays(dataset.last_day, -29);
     // A dataset made before the index was the benchmark's own has lost the service's to a migration.
@@ -1034,7 +1146,8 @@ async function analyticsAtScale(): Promise<void> {
     const raw = await timed(3, () => rawSummary(scans.db, dataset.hot_link, monthFrom, dataset.last_day));
     const [rawYear] = await timed(1, () => rawSummary(scans.db, dataset.hot_link, yearFrom, dataset.last_day));
 
-    if (generatedMs !== undefined) console.log(`\nGenerated the dataset in ${seconds(generatedMs)} (reused on later runs).`);
+    if (generatedMs !== undefined)
+      console.log(`\nGenerated the dataset in ${seconds(generatedMs)} (reused on later runs).`);
     console.log(
       `\nAnalyticsService.GetLinkAnalytics in process, ${SCAN_ROWS.toLocaleString("en")} scans over ${LINKS} links and ${DAYS} days, ` +
         `${ANALYTICS_RUNS} runs each after 2 warm-up calls\n`,
@@ -1044,13 +1157,33 @@ async function analyticsAtScale(): Promise<void> {
     for (const { name, scans: total, visitors, exact, firstMs, times } of rows) {
       const [p50, p99] = [percentile(times, 50).toFixed(1), percentile(times, 99).toFixed(1)];
       const error = exact === 0 ? 0 : ((Number(visitors) - exact) / exact) * 100;
-      const exactness = Number(visitors) === exact ? "exact" : `${exact.toLocaleString("en")}, ${error >= 0 ? "+" : ""}${error.toFixed(2)}%`;
-      console.log(`| ${name} | ${total.toLocaleString("en")} | ${visitors.toLocaleString("en")} (${exactness}) | ${firstMs.toFixed(0)} | ${p50} | ${p99} |`);
+      const exactness =
+        Number(visitors) === exact
+          ? "exact"
+          : `${exact.toLocaleString("en")}, ${error >= 0 ? "+" : ""}${error.toFixed(2)}%`;
+      console.log(
+        `| ${name} | ${total.toLocaleString("en")} | ${visitors.toLocaleString("en")} (${exactness}) | ${firstMs.toFixed(0)} | ${p50} | ${p99} |`,
+      );
     }
     targets.push(
-      { figure: "analytics, hot code, 366 days, p50", value: `${percentile(rows[1]!.times, 50).toFixed(1)} ms`, target: "≤ 150 ms", met: percentile(rows[1]!.times, 50) <= 150 },
-      { figure: "analytics, hot code, 30 days, p50", value: `${percentile(rows[0]!.times, 50).toFixed(1)} ms`, target: "≤ 30 ms", met: percentile(rows[0]!.times, 50) <= 30 },
-      { figure: "analytics, median code, 30 days, p50", value: `${percentile(rows[2]!.times, 50).toFixed(1)} ms`, target: "≤ 5 ms", met: percentile(rows[2]!.times, 50) <= 5 },
+      {
+        figure: "analytics, hot code, 366 days, p50",
+        value: `${percentile(rows[1]!.times, 50).toFixed(1)} ms`,
+        target: "≤ 150 ms",
+        met: percentile(rows[1]!.times, 50) <= 150,
+      },
+      {
+        figure: "analytics, hot code, 30 days, p50",
+        value: `${percentile(rows[0]!.times, 50).toFixed(1)} ms`,
+        target: "≤ 30 ms",
+        met: percentile(rows[0]!.times, 50) <= 30,
+      },
+      {
+        figure: "analytics, median code, 30 days, p50",
+        value: `${percentile(rows[2]!.times, 50).toFixed(1)} ms`,
+        target: "≤ 5 ms",
+        met: percentile(rows[2]!.times, 50) <= 5,
+      },
     );
     const ratio = (rawMs: number, row: number) => (rawMs / percentile(rows[row]!.times, 50)).toFixed(1);
     console.log(

@@ -41,7 +41,9 @@ async function bytesOf(db: Kysely<LinksTables>, tables: string[]): Promise<numbe
     SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname = 'links' AND c.relkind = 'r' AND (c.relname = ANY(${tables}::text[])
-      OR c.oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent IN (SELECT oid FROM pg_class WHERE relname = ANY(${tables}::text[]) AND relnamespace = n.oid)))`.execute(db);
+      OR c.oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent IN (SELECT oid FROM pg_class WHERE relname = ANY(${tables}::text[]) AND relnamespace = n.oid)))`.execute(
+    db,
+  );
   return Number(rows[0]!.bytes);
 }
 
@@ -56,7 +58,11 @@ export interface Target {
 }
 
 /** Stores `scans` scans in a scratch database on `serverUrl`, prints the bytes per scan and the projection; answers them as targets. */
-export async function scanStorageBudget(serverUrl: string, databaseUrl: (name: string) => string, scans: number): Promise<Target[]> {
+export async function scanStorageBudget(
+  serverUrl: string,
+  databaseUrl: (name: string) => string,
+  scans: number,
+): Promise<Target[]> {
   const name = "qrp_bench_scan_storage";
   await adminQuery(serverUrl, `drop database if exists ${name}`);
   await adminQuery(serverUrl, `create database ${name}`);
@@ -65,7 +71,12 @@ export async function scanStorageBudget(serverUrl: string, databaseUrl: (name: s
     const days = Math.max(1, Math.round(scans / SCANS_PER_DAY));
     const today = Math.floor(Date.now() / DAY_MS) * DAY_MS;
     const first = today - (days - 1) * DAY_MS;
-    await buildLinks({ db: database.db, shortLinkBaseUrl: "https://s.qr.example", pageTokenSecret: PAGE_TOKEN_SECRET, scanRetentionDays: days });
+    await buildLinks({
+      db: database.db,
+      shortLinkBaseUrl: "https://s.qr.example",
+      pageTokenSecret: PAGE_TOKEN_SECRET,
+      scanRetentionDays: days,
+    });
     const db = database.db.withSchema("links") as Kysely<LinksTables>;
     const accountId = randomUUID();
     const linkIds = Array.from({ length: LINKS }, () => randomUUID());
@@ -76,7 +87,12 @@ export async function scanStorageBudget(serverUrl: string, databaseUrl: (name: s
     const weights = linkIds.map((_, n) => (n === 0 ? 0 : (n + 1) ** -0.8));
     const rest = weights.reduce((sum, w) => sum + w, 0);
     const counts = weights.map((w, n) => (n === 0 ? Math.round(scans * 0.2) : Math.round((scans * 0.8 * w) / rest)));
-    const cumulative = counts.map(((sum) => (count: number) => (sum += count))(0));
+    const cumulative = counts.map(
+      (
+        (sum) => (count: number) =>
+          (sum += count)
+      )(0),
+    );
     const total = cumulative.at(-1)!;
     let columns: ScanColumns = emptyColumns();
     const started = performance.now();
@@ -101,7 +117,9 @@ export async function scanStorageBudget(serverUrl: string, databaseUrl: (name: s
       columns.os.push(agent[1]);
       columns.browser.push(agent[2]);
       columns.referrerHost.push(Math.random() < 0.88 ? "" : REFERRERS[Math.floor(Math.random() * REFERRERS.length)]!);
-      columns.visitorKey.push(`${link}-${Math.floor(Math.random() ** 2 * Math.max(1, counts[link]! / 6.67))}`.padEnd(22, "x"));
+      columns.visitorKey.push(
+        `${link}-${Math.floor(Math.random() ** 2 * Math.max(1, counts[link]! / 6.67))}`.padEnd(22, "x"),
+      );
       if (columns.id.length === BATCH) {
         await storeScans(db, columns);
         columns = emptyColumns();
@@ -114,7 +132,9 @@ export async function scanStorageBudget(serverUrl: string, databaseUrl: (name: s
     const storedMs = performance.now() - started;
     const raw = await bytesOf(db, ["scans", "scan_day_visitors"]);
     const perTable = async (tables: string[]) =>
-      (await Promise.all(tables.map(async (table) => `${table} ${((await bytesOf(db, [table])) / total).toFixed(1)}`))).join(", ");
+      (
+        await Promise.all(tables.map(async (table) => `${table} ${((await bytesOf(db, [table])) / total).toFixed(1)}`))
+      ).join(", ");
     const rawTables = await perTable(["scans", "scan_day_visitors"]);
     // Every day past the retention: the raw window goes, its visitors become sketches.
     await maintainScanPartitions(db, 0, new Date(today + (days + 2) * DAY_MS));
@@ -137,8 +157,18 @@ export async function scanStorageBudget(serverUrl: string, databaseUrl: (name: s
         `rollups and sketches ${tb(keptPerScan * perDay * 365)} a year (at this dataset's scans per link and day; more per link cost less)`,
     );
     return [
-      { figure: "raw window bytes per stored scan", value: rawPerScan.toFixed(1), target: `≤ ${RAW_BUDGET}`, met: rawPerScan <= RAW_BUDGET },
-      { figure: "rollup and sketch bytes per stored scan", value: keptPerScan.toFixed(1), target: `≤ ${ROLLUP_BUDGET}`, met: keptPerScan <= ROLLUP_BUDGET },
+      {
+        figure: "raw window bytes per stored scan",
+        value: rawPerScan.toFixed(1),
+        target: `≤ ${RAW_BUDGET}`,
+        met: rawPerScan <= RAW_BUDGET,
+      },
+      {
+        figure: "rollup and sketch bytes per stored scan",
+        value: keptPerScan.toFixed(1),
+        target: `≤ ${ROLLUP_BUDGET}`,
+        met: keptPerScan <= ROLLUP_BUDGET,
+      },
     ];
   } finally {
     await database.close();
@@ -147,5 +177,15 @@ export async function scanStorageBudget(serverUrl: string, databaseUrl: (name: s
 }
 
 function emptyColumns(): ScanColumns {
-  return { id: [], linkId: [], scannedAtMs: [], country: [], deviceType: [], os: [], browser: [], referrerHost: [], visitorKey: [] };
+  return {
+    id: [],
+    linkId: [],
+    scannedAtMs: [],
+    country: [],
+    deviceType: [],
+    os: [],
+    browser: [],
+    referrerHost: [],
+    visitorKey: [],
+  };
 }

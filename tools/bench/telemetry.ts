@@ -59,13 +59,24 @@ interface LoadResult {
   cpuMicros: number;
 }
 
-async function load(pid: number, url: string, headers: Record<string, string>, expected: number, duration = SECONDS): Promise<LoadResult> {
+async function load(
+  pid: number,
+  url: string,
+  headers: Record<string, string>,
+  expected: number,
+  duration = SECONDS,
+): Promise<LoadResult> {
   const cpuBefore = cpuMs(pid);
   const result = await autocannon({ url, connections: CONNECTIONS, duration, headers });
   const cpu = cpuMs(pid) - cpuBefore;
   const answered = result.statusCodeStats?.[String(expected) as keyof typeof result.statusCodeStats]?.count ?? 0;
-  if (result.errors > 0 || answered !== result.requests.total) throw new Error(`${url}: ${result.requests.total} requests, ${answered} answered ${expected}`);
-  return { perSecond: result.requests.total / result.duration, p99: result.latency.p99, cpuMicros: (cpu * 1000) / result.requests.total };
+  if (result.errors > 0 || answered !== result.requests.total)
+    throw new Error(`${url}: ${result.requests.total} requests, ${answered} answered ${expected}`);
+  return {
+    perSecond: result.requests.total / result.duration,
+    p99: result.latency.p99,
+    cpuMicros: (cpu * 1000) / result.requests.total,
+  };
 }
 
 async function measure(setting: Setting) {
@@ -73,7 +84,14 @@ async function measure(setting: Setting) {
   const [port, grpcPort] = await Promise.all([freePort(), freePort()]);
   const child = spawn(process.execPath, ["--import", "tsx", "services/embedded/src/main.ts"], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, DATA_DIR: dataDir, PORT: String(port), GRPC_PORT: String(grpcPort), LOG_LEVEL: "warn", ...setting.env },
+    env: {
+      PATH: process.env.PATH,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      GRPC_PORT: String(grpcPort),
+      LOG_LEVEL: "warn",
+      ...setting.env,
+    },
     stdio: ["ignore", "ignore", "inherit"],
   });
   const exited = new Promise((resolve) => child.once("exit", resolve));
@@ -81,20 +99,35 @@ async function measure(setting: Setting) {
   try {
     for (let ready = false; !ready; ) {
       if (child.exitCode !== null) throw new Error("the platform exited");
-      ready = await fetch(`${base}/readyz`).then((res) => res.ok, () => false);
+      ready = await fetch(`${base}/readyz`).then(
+        (res) => res.ok,
+        () => false,
+      );
       if (!ready) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const { token } = JSON.parse(readFileSync(join(dataDir, "admin.json"), "utf8")) as { token: string };
-    const admin = createClient(TenancyAdminService, remoteTransport({ baseUrl: `http://127.0.0.1:${grpcPort}`, token }));
+    const admin = createClient(
+      TenancyAdminService,
+      remoteTransport({ baseUrl: `http://127.0.0.1:${grpcPort}`, token }),
+    );
     const { account } = await admin.createAccount({ name: "Bench", subscriptionTier: SubscriptionTier.ORIGIN });
     await admin.updateAccount({ accountId: account!.id, hourlyRequestLimitOverride: BigInt(100_000_000) });
     const { secret } = await admin.createApiKey({ accountId: account!.id, scopes: [] });
     const headers = { authorization: `Bearer ${secret}`, "content-type": "application/json" };
-    const post = async (path: string, body: unknown) => (await (await fetch(`${base}/api/v1${path}`, { method: "POST", headers, body: JSON.stringify(body) })).json()) as Record<string, string>;
+    const post = async (path: string, body: unknown) =>
+      (await (
+        await fetch(`${base}/api/v1${path}`, { method: "POST", headers, body: JSON.stringify(body) })
+      ).json()) as Record<string, string>;
     const workspace = await post("/workspaces", { name: "Bench" });
-    const qrCode = await post(`/workspaces/${workspace.id}/qr-codes`, { name: "Menu", destination_url: "https://example.com/menu" });
+    const qrCode = await post(`/workspaces/${workspace.id}/qr-codes`, {
+      name: "Menu",
+      destination_url: "https://example.com/menu",
+    });
     const shortLink = `${base}${new URL(qrCode.vanity_url!).pathname}`;
-    const phone = { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 18_5 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Safari/604.1" };
+    const phone = {
+      "user-agent":
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 18_5 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148 Safari/604.1",
+    };
     // The API first: the scans the redirects leave behind are stored afterwards, not during it. Each
     // load runs once to warm up (caches, code paths) before the measured run.
     const apiCall = `${base}/api/v1/workspaces/${workspace.id}`;
@@ -133,8 +166,12 @@ const off = best.get(settings[0]!)!;
 const ratio = (value: number, reference: number) => `${(value / reference).toFixed(2)}×`;
 const row = (result: LoadResult, reference: LoadResult) =>
   `${result.perSecond.toFixed(0).padStart(7)} ${ratio(result.perSecond, reference.perSecond).padStart(6)} ${String(result.p99).padStart(6)} ${result.cpuMicros.toFixed(0).padStart(7)} ${ratio(result.cpuMicros, reference.cpuMicros).padStart(6)}`;
-console.log(`\nTracing cost, embedded platform, ${CONNECTIONS} connections, ${SECONDS} s, best of ${ROUNDS} rounds (ratios against "off", same run)`);
-console.log(`${"".padEnd(30)} | redirects: /s  ratio p99 ms  CPU µs  ratio | GET workspace: /s ratio p99 ms CPU µs  ratio`);
+console.log(
+  `\nTracing cost, embedded platform, ${CONNECTIONS} connections, ${SECONDS} s, best of ${ROUNDS} rounds (ratios against "off", same run)`,
+);
+console.log(
+  `${"".padEnd(30)} | redirects: /s  ratio p99 ms  CPU µs  ratio | GET workspace: /s ratio p99 ms CPU µs  ratio`,
+);
 for (const setting of settings) {
   const { redirects, api } = best.get(setting)!;
   console.log(`${setting.name.padEnd(30)} | ${row(redirects, off.redirects)}      | ${row(api, off.api)}`);

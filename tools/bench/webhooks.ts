@@ -44,7 +44,15 @@ const logger = createLogger({ service: "bench", level: "silent" });
 async function addEndpoint(accountId: string, url: string): Promise<void> {
   await db
     .insertInto("webhook_endpoints")
-    .values({ id: randomUUID(), account_id: accountId, url, description: null, event_types: ["qr_code.updated"], secret: "whsec_AAAA", status: "enabled" })
+    .values({
+      id: randomUUID(),
+      account_id: accountId,
+      url,
+      description: null,
+      event_types: ["qr_code.updated"],
+      secret: "whsec_AAAA",
+      status: "enabled",
+    })
     .execute();
 }
 
@@ -53,10 +61,17 @@ async function delayOfOneEvent(accountId: string): Promise<number> {
   const id = randomUUID();
   const arrived = new Promise<void>((resolve, reject) => {
     arrivals.set(id, resolve);
-    setTimeout(() => reject(new Error(`the event was not delivered within ${WAIT_LIMIT_MS} ms`)), WAIT_LIMIT_MS).unref();
+    setTimeout(
+      () => reject(new Error(`the event was not delivered within ${WAIT_LIMIT_MS} ms`)),
+      WAIT_LIMIT_MS,
+    ).unref();
   });
   const started = performance.now();
-  await db.transaction().execute((trx) => recordEvent(trx, { id, accountId, type: "qr_code.updated", data: { bench: true }, occurredAt: new Date() }));
+  await db
+    .transaction()
+    .execute((trx) =>
+      recordEvent(trx, { id, accountId, type: "qr_code.updated", data: { bench: true }, occurredAt: new Date() }),
+    );
   await arrived;
   return performance.now() - started;
 }
@@ -72,11 +87,16 @@ try {
   const noisy = randomUUID();
   for (let i = 0; i < HANGING_ENDPOINTS; i++) await addEndpoint(noisy, `${baseUrl}/hang/${i}`);
   for (let i = 0; i < QUEUED / HANGING_ENDPOINTS; i++) {
-    await db.transaction().execute((trx) => recordEvent(trx, { accountId: noisy, type: "qr_code.updated", data: { i }, occurredAt: new Date() }));
+    await db
+      .transaction()
+      .execute((trx) =>
+        recordEvent(trx, { accountId: noisy, type: "qr_code.updated", data: { i }, occurredAt: new Date() }),
+      );
   }
   // The noisy account's attempts take every slot it may use before the other's event is raised.
   const until = Date.now() + WAIT_LIMIT_MS;
-  while (hanging.length < options.accountConcurrency && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+  while (hanging.length < options.accountConcurrency && Date.now() < until)
+    await new Promise((resolve) => setTimeout(resolve, 20));
   const loaded = await delayOfOneEvent(quiet);
   result = { ceiling, loaded };
 } finally {
@@ -89,9 +109,15 @@ try {
 }
 
 if (!result) throw new Error("no figures were measured");
-console.log(`webhook fairness (${options.timeoutMs / 1000} s attempt timeout, ${options.concurrency} slots, ${options.accountConcurrency} an account, ${options.endpointConcurrency} an endpoint)`);
-console.log(`  another account's event, no load:                                     ${result.ceiling.toFixed(0)} ms (ceiling)`);
-console.log(`  another account's event, ${QUEUED} deliveries queued to ${HANGING_ENDPOINTS} hanging endpoints: ${result.loaded.toFixed(0)} ms (target ${TARGET_MS} ms)`);
+console.log(
+  `webhook fairness (${options.timeoutMs / 1000} s attempt timeout, ${options.concurrency} slots, ${options.accountConcurrency} an account, ${options.endpointConcurrency} an endpoint)`,
+);
+console.log(
+  `  another account's event, no load:                                     ${result.ceiling.toFixed(0)} ms (ceiling)`,
+);
+console.log(
+  `  another account's event, ${QUEUED} deliveries queued to ${HANGING_ENDPOINTS} hanging endpoints: ${result.loaded.toFixed(0)} ms (target ${TARGET_MS} ms)`,
+);
 if (result.loaded > TARGET_MS) {
   console.log(`  FAILED: over the ${TARGET_MS} ms target`);
   process.exitCode = 1;

@@ -43,7 +43,9 @@ const run = promisify(execFile);
 function script(requests: WrkRequest[], meanPauseMs: number | undefined): string {
   const lua = (text: string) => JSON.stringify(text); // a JSON string is a valid Lua string literal for ASCII
   const entries = requests.map((request) => {
-    const headers = request.addressHeader ? { ...request.headers, [request.addressHeader]: ADDRESS_PLACEHOLDER } : request.headers;
+    const headers = request.addressHeader
+      ? { ...request.headers, [request.addressHeader]: ADDRESS_PLACEHOLDER }
+      : request.headers;
     const formatted = `wrk.format("GET", ${lua(request.path)}, {${Object.entries(headers)
       // wrk.format adds wrk's own Host unless one is named "Host" exactly; a second Host would race the first.
       .map(([name, value]) => `[${lua(name.toLowerCase() === "host" ? "Host" : name)}] = ${lua(value)}`)
@@ -116,14 +118,32 @@ export async function wrk(options: {
     await writeFile(scriptFile, script(options.requests, options.meanPauseMs));
     const { stdout } = await run(
       "wrk",
-      ["-t1", `-c${options.connections}`, `-d${options.seconds}s`, "--timeout", "10s", "-s", scriptFile, `http://127.0.0.1:${options.port}`],
+      [
+        "-t1",
+        `-c${options.connections}`,
+        `-d${options.seconds}s`,
+        "--timeout",
+        "10s",
+        "-s",
+        scriptFile,
+        `http://127.0.0.1:${options.port}`,
+      ],
       { maxBuffer: 1 << 20 },
     ).catch((error: NodeJS.ErrnoException) => {
-      throw error.code === "ENOENT" ? new Error("the redirect benchmark loads its servers with wrk: apt-get install wrk") : error;
+      throw error.code === "ENOENT"
+        ? new Error("the redirect benchmark loads its servers with wrk: apt-get install wrk")
+        : error;
     });
     const line = stdout.split("\n").find((text) => text.startsWith("{"));
     if (!line) throw new Error(`wrk printed no figures:\n${stdout}`);
-    const figures = JSON.parse(line) as { requests: number; badStatus: number; socketErrors: number; micros: number; p50: number; p99: number };
+    const figures = JSON.parse(line) as {
+      requests: number;
+      badStatus: number;
+      socketErrors: number;
+      micros: number;
+      p50: number;
+      p99: number;
+    };
     return {
       requests: figures.requests,
       badStatus: figures.badStatus,

@@ -28,7 +28,9 @@ export const ENTRY_POINTS: Record<string, string> = {
  * what ships is), into `outdir` (relative to the repository root).
  */
 export async function buildAll(outdir = "dist", extraEntryPoints: Record<string, string> = {}): Promise<void> {
-  const manifest = JSON.parse(readFileSync(`${REPO_ROOT}package.json`, "utf8")) as { dependencies: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(`${REPO_ROOT}package.json`, "utf8")) as {
+    dependencies: Record<string, string>;
+  };
   const external = Object.keys(manifest.dependencies).flatMap((name) => [name, `${name}/*`]);
   await build({
     absWorkingDir: REPO_ROOT,

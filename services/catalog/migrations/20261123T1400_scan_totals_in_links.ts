@@ -8,5 +8,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable("catalog.qr_codes").addColumn("total_scans", "bigint", (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable("catalog.qr_codes")
+    .addColumn("total_scans", "bigint", (c) => c.notNull().defaultTo(0))
+    .execute();
 }

@@ -12,7 +12,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("pending_since", sql`timestamptz(3)`)
     .execute();
   // Reservations left by creates that never finished: the reconciler discards them.
-  await sql`update catalog.qr_codes set pending_operation = 'create', pending_since = created_at where link_id is null`.execute(db);
+  await sql`update catalog.qr_codes set pending_operation = 'create', pending_since = created_at where link_id is null`.execute(
+    db,
+  );
   await db.schema
     .createIndex("qr_codes_pending_since")
     .on("catalog.qr_codes")

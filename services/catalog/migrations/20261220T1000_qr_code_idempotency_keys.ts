@@ -22,5 +22,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex("catalog.qr_codes_account_id_idempotency_key").execute();
-  await db.schema.alterTable("catalog.qr_codes").dropColumn("idempotency_key").dropColumn("idempotency_fingerprint").execute();
+  await db.schema
+    .alterTable("catalog.qr_codes")
+    .dropColumn("idempotency_key")
+    .dropColumn("idempotency_fingerprint")
+    .execute();
 }

@@ -71,7 +71,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on("catalog.webhook_deliveries")
     .columns(["endpoint_id", "created_at", "id"])
     .execute();
-  await db.schema.createIndex("webhook_deliveries_event_id").on("catalog.webhook_deliveries").column("event_id").execute();
+  await db.schema
+    .createIndex("webhook_deliveries_event_id")
+    .on("catalog.webhook_deliveries")
+    .column("event_id")
+    .execute();
 
   await db.schema
     .createTable("catalog.relayed_outbox_events")
@@ -90,7 +94,13 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const table of ["scan_tallies", "relayed_outbox_events", "webhook_deliveries", "webhook_events", "webhook_endpoints"]) {
+  for (const table of [
+    "scan_tallies",
+    "relayed_outbox_events",
+    "webhook_deliveries",
+    "webhook_events",
+    "webhook_endpoints",
+  ]) {
     await db.schema.dropTable(`catalog.${table}`).execute();
   }
 }

@@ -9,7 +9,9 @@ import { sql, type Kysely } from "kysely";
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable("catalog.webhook_delivery_attempts")
-    .addColumn("delivery_id", "uuid", (c) => c.notNull().references("catalog.webhook_deliveries.id").onDelete("cascade"))
+    .addColumn("delivery_id", "uuid", (c) =>
+      c.notNull().references("catalog.webhook_deliveries.id").onDelete("cascade"),
+    )
     .addColumn("attempt", "integer", (c) => c.notNull())
     .addColumn("account_id", "uuid", (c) => c.notNull())
     .addColumn("attempted_at", sql`timestamptz(3)`, (c) => c.notNull())

@@ -27,6 +27,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of TABLES) {
     await db.schema.dropIndex(`catalog.${table}_account_id_idempotency_key`).execute();
-    await db.schema.alterTable(`catalog.${table}`).dropColumn("idempotency_key").dropColumn("idempotency_fingerprint").execute();
+    await db.schema
+      .alterTable(`catalog.${table}`)
+      .dropColumn("idempotency_key")
+      .dropColumn("idempotency_fingerprint")
+      .execute();
   }
 }

@@ -81,7 +81,13 @@ export async function buildCatalog(options: CatalogOptions): Promise<CatalogModu
     checkDesign: rememberedDesignChecks(rendering),
     webhooks,
   };
-  const relay = new OutboxRelay(deps.db, createClient(OutboxService, options.transports.links), webhooks, deps.logger, deps.now);
+  const relay = new OutboxRelay(
+    deps.db,
+    createClient(OutboxService, options.transports.links),
+    webhooks,
+    deps.logger,
+    deps.now,
+  );
   const dispatcher = new WebhookDispatcher(deps.db, webhooks, deps.logger, deps.now, options.metrics);
   return {
     services: [WorkspaceService, QrCodeService, WebhookEndpointService],

@@ -3,7 +3,12 @@
 import { describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import { DesignSchema, ValidateDesignResponseSchema, type Design, type RenderingService } from "@qrplatform/api/rendering";
+import {
+  DesignSchema,
+  ValidateDesignResponseSchema,
+  type Design,
+  type RenderingService,
+} from "@qrplatform/api/rendering";
 import { rememberedDesignChecks } from "../src/qr-codes/design-check.js";
 
 /** A stand-in for rendering: refuses a white foreground, counts the calls. */
@@ -13,7 +18,9 @@ function fakeRendering() {
     async validateDesign({ design }: { design?: Design }) {
       asked.push(design);
       if (design?.foreground === "#ffffff") throw new ConnectError("low contrast", Code.InvalidArgument);
-      return create(ValidateDesignResponseSchema, { design: create(DesignSchema, { foreground: design?.foreground || "#000000" }) });
+      return create(ValidateDesignResponseSchema, {
+        design: create(DesignSchema, { foreground: design?.foreground || "#000000" }),
+      });
     },
   };
   return { asked, client: client as unknown as Client<typeof RenderingService> };
@@ -34,7 +41,8 @@ describe("the catalog's checked designs", () => {
     await check(create(DesignSchema, { foreground: "#1a237f" }));
     expect(rendering.asked).toHaveLength(3);
 
-    const withLogo = () => create(DesignSchema, { foreground: "#1a237e", logo: { dataUri: "data:image/png;base64,AAAA" } });
+    const withLogo = () =>
+      create(DesignSchema, { foreground: "#1a237e", logo: { dataUri: "data:image/png;base64,AAAA" } });
     await check(withLogo());
     await check(withLogo());
     expect(rendering.asked).toHaveLength(5);

@@ -8,8 +8,13 @@ import * as workspaces from "../src/workspaces/workspaces.handlers.js";
 const handlers: Record<string, unknown> = { ...qrCodes, ...webhookEndpoints, ...workspaces };
 
 describe("catalog's handlers", () => {
-  it.each([WorkspaceService, QrCodeService, WebhookEndpointService])("has one named after each RPC of $typeName", (service) => {
-    const missing = service.methods.map((method) => method.localName).filter((name) => typeof handlers[name] !== "function");
-    expect(missing).toEqual([]);
-  });
+  it.each([WorkspaceService, QrCodeService, WebhookEndpointService])(
+    "has one named after each RPC of $typeName",
+    (service) => {
+      const missing = service.methods
+        .map((method) => method.localName)
+        .filter((name) => typeof handlers[name] !== "function");
+      expect(missing).toEqual([]);
+    },
+  );
 });

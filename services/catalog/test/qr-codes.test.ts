@@ -72,7 +72,11 @@ beforeAll(async () => {
 afterAll(() => database?.close());
 
 /** Codes that take capacity, written straight to the table: hundreds of creates would only slow the tests. */
-async function insertCodesDirectly(accountId: string, count: number, overrides: { vanity_domain_id?: string; vanity_url?: string } = {}): Promise<void> {
+async function insertCodesDirectly(
+  accountId: string,
+  count: number,
+  overrides: { vanity_domain_id?: string; vanity_url?: string } = {},
+): Promise<void> {
   await database.db
     .withSchema("catalog")
     .insertInto("qr_codes")
@@ -106,7 +110,10 @@ describe("capacity", () => {
       const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
       expect(admitted).toHaveLength(1);
       expect(refused.map((r) => reasonOf(r.reason))).toEqual(Array(19).fill("qr_code_limit_reached"));
-      expect((await qrCodes.getCapacity({ accountId })).capacity).toMatchObject({ qrCodesUsed: 100n, qrCodesLimit: 100n });
+      expect((await qrCodes.getCapacity({ accountId })).capacity).toMatchObject({
+        qrCodesUsed: 100n,
+        qrCodesLimit: 100n,
+      });
 
       // Deleting frees the place for the next round.
       const winner = (admitted[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof create>>>).value.qrCode!;
@@ -117,20 +124,40 @@ describe("capacity", () => {
   it("counts the account's codes in every workspace, refuses one too many with the limit and use, and frees a place on delete", async () => {
     const { qrCodes, workspaces } = await catalogWith();
     const accountId = await originAccount();
-    const [first, second] = await Promise.all(["First", "Second"].map(async (name) => (await workspaces.createWorkspace({ accountId, name })).workspace!.id));
-    const inFirst = await qrCodes.createQrCode({ accountId, workspaceId: first, name: "first", destinationUrl: "https://example.com/" });
-    await qrCodes.createQrCode({ accountId, workspaceId: second, name: "second", destinationUrl: "https://example.com/" });
+    const [first, second] = await Promise.all(
+      ["First", "Second"].map(async (name) => (await workspaces.createWorkspace({ accountId, name })).workspace!.id),
+    );
+    const inFirst = await qrCodes.createQrCode({
+      accountId,
+      workspaceId: first,
+      name: "first",
+      destinationUrl: "https://example.com/",
+    });
+    await qrCodes.createQrCode({
+      accountId,
+      workspaceId: second,
+      name: "second",
+      destinationUrl: "https://example.com/",
+    });
     await insertCodesDirectly(accountId, 98);
 
     const refused = await qrCodes
       .createQrCode({ accountId, workspaceId: second, name: "one too many", destinationUrl: "https://example.com/" })
       .catch((e: unknown) => ConnectError.from(e));
-    expect([(refused as ConnectError).code, reasonOf(refused)]).toEqual([Code.ResourceExhausted, "qr_code_limit_reached"]);
+    expect([(refused as ConnectError).code, reasonOf(refused)]).toEqual([
+      Code.ResourceExhausted,
+      "qr_code_limit_reached",
+    ]);
     expect(errorInfoOf(refused as ConnectError)?.metadata).toEqual({ limit: "100", used: "100" });
 
     await qrCodes.deleteQrCode({ accountId, qrCodeId: inFirst.qrCode!.id });
     expect((await qrCodes.getCapacity({ accountId })).capacity).toMatchObject({ qrCodesUsed: 99n, qrCodesLimit: 100n });
-    const fits = await qrCodes.createQrCode({ accountId, workspaceId: second, name: "fits again", destinationUrl: "https://example.com/" });
+    const fits = await qrCodes.createQrCode({
+      accountId,
+      workspaceId: second,
+      name: "fits again",
+      destinationUrl: "https://example.com/",
+    });
     expect(fits.qrCode?.workspaceId).toBe(second);
   });
 });
@@ -142,21 +169,45 @@ describe("codes and their links", () => {
     const accountId = await originAccount();
     const linkOf = async (linkId: string) => (await links.getLink({ accountId, linkId })).link!;
 
-    const { qrCode: created } = await qrCodes.createQrCode({ accountId, name: "Menu", destinationUrl: "https://example.com/menu" });
+    const { qrCode: created } = await qrCodes.createQrCode({
+      accountId,
+      name: "Menu",
+      destinationUrl: "https://example.com/menu",
+    });
     const link = await linkOf(created!.linkId);
-    expect(link).toMatchObject({ accountId, destinationUrl: "https://example.com/menu", vanityUrl: created!.vanityUrl, canonicalUrl: created!.canonicalUrl });
+    expect(link).toMatchObject({
+      accountId,
+      destinationUrl: "https://example.com/menu",
+      vanityUrl: created!.vanityUrl,
+      canonicalUrl: created!.canonicalUrl,
+    });
 
-    await qrCodes.updateQrCode({ accountId, qrCodeId: created!.id, destinationUrl: "https://example.com/lunch", status: QrCodeStatus.PAUSED });
-    expect(await linkOf(created!.linkId)).toMatchObject({ destinationUrl: "https://example.com/lunch", status: LinkStatus.PAUSED });
-    expect((await qrCodes.getQrCode({ accountId, qrCodeId: created!.id })).qrCode).toMatchObject({ destinationUrl: "https://example.com/lunch", status: QrCodeStatus.PAUSED });
+    await qrCodes.updateQrCode({
+      accountId,
+      qrCodeId: created!.id,
+      destinationUrl: "https://example.com/lunch",
+      status: QrCodeStatus.PAUSED,
+    });
+    expect(await linkOf(created!.linkId)).toMatchObject({
+      destinationUrl: "https://example.com/lunch",
+      status: LinkStatus.PAUSED,
+    });
+    expect((await qrCodes.getQrCode({ accountId, qrCodeId: created!.id })).qrCode).toMatchObject({
+      destinationUrl: "https://example.com/lunch",
+      status: QrCodeStatus.PAUSED,
+    });
     await qrCodes.updateQrCode({ accountId, qrCodeId: created!.id, status: QrCodeStatus.ACTIVE });
     expect((await linkOf(created!.linkId)).status).toBe(LinkStatus.ACTIVE);
 
     // Another account cannot see the link, and deleting the code deletes it.
-    const stranger = await links.getLink({ accountId: await originAccount(), linkId: created!.linkId }).catch((e: unknown) => ConnectError.from(e));
+    const stranger = await links
+      .getLink({ accountId: await originAccount(), linkId: created!.linkId })
+      .catch((e: unknown) => ConnectError.from(e));
     expect((stranger as ConnectError).code).toBe(Code.NotFound);
     await qrCodes.deleteQrCode({ accountId, qrCodeId: created!.id });
-    const gone = await links.getLink({ accountId, linkId: created!.linkId }).catch((e: unknown) => ConnectError.from(e));
+    const gone = await links
+      .getLink({ accountId, linkId: created!.linkId })
+      .catch((e: unknown) => ConnectError.from(e));
     expect((gone as ConnectError).code).toBe(Code.NotFound);
   });
 });
@@ -181,14 +232,19 @@ describe("checks before reserving", () => {
       ].map((req) => qrCodes.createQrCode({ accountId, ...req }).catch((e: unknown) => ConnectError.from(e))),
     );
     // Not qr_code_limit_reached: the request is refused for what it is before the capacity is looked at.
-    expect(refusals.map((e) => [reasonOf(e), errorInfoOf(e as ConnectError)?.fieldViolations.map((v) => v.field)])).toEqual([
+    expect(
+      refusals.map((e) => [reasonOf(e), errorInfoOf(e as ConnectError)?.fieldViolations.map((v) => v.field)]),
+    ).toEqual([
       ["validation_error", ["destination_url"]],
       ["validation_error", ["destination_url"]],
       ["validation_error", ["vanity_slug"]],
       ["validation_error", ["vanity_domain_id"]],
     ]);
     expect(linkCalls).toEqual([]);
-    expect((await qrCodes.getCapacity({ accountId })).capacity).toMatchObject({ qrCodesUsed: 100n, qrCodesLimit: 100n });
+    expect((await qrCodes.getCapacity({ accountId })).capacity).toMatchObject({
+      qrCodesUsed: 100n,
+      qrCodesLimit: 100n,
+    });
   });
 });
 
@@ -196,7 +252,12 @@ describe("custom-link capacity", () => {
   it("limits codes on custom domains to the plan's links figure, apart from the QR-code capacity", async () => {
     const dns = new MemoryDns();
     {
-      const links = await buildLinks({ db: database.db, pageTokenSecret, shortLinkBaseUrl: "http://qr.test", lookupTxt: dns.lookupTxt });
+      const links = await buildLinks({
+        db: database.db,
+        pageTokenSecret,
+        shortLinkBaseUrl: "http://qr.test",
+        lookupTxt: dns.lookupTxt,
+      });
       const module = await buildCatalog({
         db: database.db,
         pageTokenSecret,
@@ -212,16 +273,27 @@ describe("custom-link capacity", () => {
       await domains.verifyDomain({ accountId, domainId: domain!.id });
 
       // 999 codes already on the custom domain.
-      await insertCodesDirectly(accountId, 999, { vanity_domain_id: domain!.id, vanity_url: "https://go.scale.example/x" });
+      await insertCodesDirectly(accountId, 999, {
+        vanity_domain_id: domain!.id,
+        vanity_url: "https://go.scale.example/x",
+      });
 
       const vanity = (slug: string) =>
-        qrCodes.createQrCode({ accountId, name: slug, destinationUrl: "https://example.com/", vanityDomainId: domain!.id, vanitySlug: slug });
+        qrCodes.createQrCode({
+          accountId,
+          name: slug,
+          destinationUrl: "https://example.com/",
+          vanityDomainId: domain!.id,
+          vanitySlug: slug,
+        });
       expect((await vanity("last-one")).qrCode?.vanityUrl).toBe("https://go.scale.example/last-one");
       const refused = await vanity("one-too-many").catch((e: unknown) => ConnectError.from(e));
       expect(reasonOf(refused)).toBe("link_limit_reached");
       expect(errorInfoOf(refused as ConnectError)?.metadata).toEqual({ limit: "1000", used: "1000" });
       // Codes on the short domain still fit: the QR-code capacity (5,000) is separate.
-      expect((await qrCodes.createQrCode({ accountId, name: "plain", destinationUrl: "https://example.com/" })).qrCode).toBeDefined();
+      expect(
+        (await qrCodes.createQrCode({ accountId, name: "plain", destinationUrl: "https://example.com/" })).qrCode,
+      ).toBeDefined();
     }
   });
 });
@@ -234,7 +306,9 @@ describe("atomic creation", () => {
     };
     const catalog = await catalogWith([failCreateLink]);
     const accountId = await originAccount();
-    const error = await catalog.qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/" }).catch((e: unknown) => e);
+    const error = await catalog.qrCodes
+      .createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/" })
+      .catch((e: unknown) => e);
     expect(ConnectError.from(error).code).toBe(Code.Unavailable);
     expect((await catalog.qrCodes.listQrCodes({ accountId })).qrCodes).toEqual([]);
     // The links service may still have been making the link: the place stays held, out of sight...
@@ -247,7 +321,9 @@ describe("atomic creation", () => {
   it("leaves no code and no link when the link is refused, and the refused request's slug stays free", async () => {
     const { qrCodes } = await catalogWith();
     const accountId = await originAccount();
-    const bad = await qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "javascript:alert(1)" }).catch((e: unknown) => e);
+    const bad = await qrCodes
+      .createQrCode({ accountId, name: "x", destinationUrl: "javascript:alert(1)" })
+      .catch((e: unknown) => e);
     expect(errorInfoOf(ConnectError.from(bad))?.fieldViolations.map((v) => v.field)).toEqual(["destination_url"]);
     expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(0n);
   });
@@ -260,16 +336,24 @@ describe("atomic creation", () => {
       const res = await next(req);
       if (req.method.name === "CreateLink") {
         createdLinkId = (res.message as { link?: { id: string } }).link?.id;
-        await database.db.withSchema("catalog").deleteFrom("qr_codes").where("pending_operation", "=", "create").execute();
+        await database.db
+          .withSchema("catalog")
+          .deleteFrom("qr_codes")
+          .where("pending_operation", "=", "create")
+          .execute();
       }
       return res;
     };
     const { qrCodes } = await catalogWith([dropReservation]);
     const accountId = await originAccount();
-    await expect(qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/" })).rejects.toThrow();
+    await expect(
+      qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/" }),
+    ).rejects.toThrow();
     expect(createdLinkId).toBeDefined();
     const links = createClient(LinkService, local([linksModule]));
-    const lookup = await links.getLink({ accountId, linkId: createdLinkId! }).catch((e: unknown) => ConnectError.from(e));
+    const lookup = await links
+      .getLink({ accountId, linkId: createdLinkId! })
+      .catch((e: unknown) => ConnectError.from(e));
     expect((lookup as ConnectError).code).toBe(Code.NotFound);
     expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(0n);
   });
@@ -317,7 +401,12 @@ describe("crash consistency between codes and links", () => {
 
   async function vanityDomain(accountId: string) {
     const dns = new MemoryDns();
-    const links = await buildLinks({ db: database.db, pageTokenSecret, shortLinkBaseUrl: "http://qr.test", lookupTxt: dns.lookupTxt });
+    const links = await buildLinks({
+      db: database.db,
+      pageTokenSecret,
+      shortLinkBaseUrl: "http://qr.test",
+      lookupTxt: dns.lookupTxt,
+    });
     const domains = createClient(DomainService, local([links]));
     const { domain } = await domains.createDomain({ accountId, hostname: `go-${randomUUID().slice(0, 8)}.example` });
     dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
@@ -330,15 +419,31 @@ describe("crash consistency between codes and links", () => {
       const accountId = await originAccount();
       const domainId = await vanityDomain(accountId);
       const crashing = await crashingCatalog("CreateLink", when);
-      const request = { accountId, name: "menu", destinationUrl: "https://example.com/menu", vanityDomainId: domainId, vanitySlug: "menu" };
+      const request = {
+        accountId,
+        name: "menu",
+        destinationUrl: "https://example.com/menu",
+        vanityDomainId: domainId,
+        vanitySlug: "menu",
+      };
       void crashing.qrCodes.createQrCode(request);
       await crashing.crashed;
       expect((await crashing.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n);
-      const made = await database.db.withSchema("links").selectFrom("links").select("id").where("account_id", "=", accountId).execute();
+      const made = await database.db
+        .withSchema("links")
+        .selectFrom("links")
+        .select("id")
+        .where("account_id", "=", accountId)
+        .execute();
       expect(made).toHaveLength(when === "after" ? 1 : 0);
 
       const next = await restarted();
-      expect(await next.reconciler.runOnce()).toEqual({ createsUndone: 1, updatesSettled: 0, deletesFinished: 0, failed: 0 });
+      expect(await next.reconciler.runOnce()).toEqual({
+        createsUndone: 1,
+        updatesSettled: 0,
+        deletesFinished: 0,
+        failed: 0,
+      });
       expect(await expectConsistent(accountId, next.qrCodes)).toEqual([]);
       // The retry succeeds: the slug the crashed create took is free again.
       expect((await next.qrCodes.createQrCode(request)).qrCode?.vanityUrl).toMatch(/\/menu$/);
@@ -348,11 +453,25 @@ describe("crash consistency between codes and links", () => {
     it(`settles an update that crashed ${when} changing its link: the code shows what the link does`, async () => {
       const accountId = await originAccount();
       const first = await catalogWith();
-      const { qrCode } = await first.qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/old" });
+      const { qrCode } = await first.qrCodes.createQrCode({
+        accountId,
+        name: "x",
+        destinationUrl: "https://example.com/old",
+      });
       const crashing = await crashingCatalog("UpdateLink", when);
-      void crashing.qrCodes.updateQrCode({ accountId, qrCodeId: qrCode!.id, destinationUrl: "https://example.com/new", status: QrCodeStatus.PAUSED });
+      void crashing.qrCodes.updateQrCode({
+        accountId,
+        qrCodeId: qrCode!.id,
+        destinationUrl: "https://example.com/new",
+        status: QrCodeStatus.PAUSED,
+      });
       await crashing.crashed;
-      const row = await database.db.withSchema("catalog").selectFrom("qr_codes").select("pending_operation").where("id", "=", qrCode!.id).executeTakeFirst();
+      const row = await database.db
+        .withSchema("catalog")
+        .selectFrom("qr_codes")
+        .select("pending_operation")
+        .where("id", "=", qrCode!.id)
+        .executeTakeFirst();
       expect(row?.pending_operation).toBe("update");
 
       const next = await restarted();
@@ -364,11 +483,20 @@ describe("crash consistency between codes and links", () => {
     it(`finishes a delete that crashed ${when} deleting its link`, async () => {
       const accountId = await originAccount();
       const first = await catalogWith();
-      const { qrCode } = await first.qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/" });
+      const { qrCode } = await first.qrCodes.createQrCode({
+        accountId,
+        name: "x",
+        destinationUrl: "https://example.com/",
+      });
       const crashing = await crashingCatalog("DeleteLink", when);
       void crashing.qrCodes.deleteQrCode({ accountId, qrCodeId: qrCode!.id });
       await crashing.crashed;
-      const row = await database.db.withSchema("catalog").selectFrom("qr_codes").select("pending_operation").where("id", "=", qrCode!.id).executeTakeFirst();
+      const row = await database.db
+        .withSchema("catalog")
+        .selectFrom("qr_codes")
+        .select("pending_operation")
+        .where("id", "=", qrCode!.id)
+        .executeTakeFirst();
       expect(row?.pending_operation).toBe("delete");
 
       const next = await restarted();
@@ -383,7 +511,12 @@ describe("crash consistency between codes and links", () => {
     void crashing.qrCodes.createQrCode({ accountId, name: "slow", destinationUrl: "https://example.com/" });
     await crashing.crashed;
     const patient = await catalogWith([], { graceMs: 60_000 });
-    expect(await patient.reconciler.runOnce()).toEqual({ createsUndone: 0, updatesSettled: 0, deletesFinished: 0, failed: 0 });
+    expect(await patient.reconciler.runOnce()).toEqual({
+      createsUndone: 0,
+      updatesSettled: 0,
+      deletesFinished: 0,
+      failed: 0,
+    });
     expect((await patient.qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n);
     // Once the grace period is over, it is taken for abandoned.
     expect(await (await restarted()).reconciler.runOnce()).toMatchObject({ createsUndone: 1 });
@@ -419,20 +552,32 @@ describe("idempotency keys", () => {
     const { qrCodes } = await catalogWith();
     const accountId = await accountWithOnePlaceLeft();
     const idempotencyKey = { key: randomUUID(), fingerprint: digest("the last place") };
-    const create = () => qrCodes.createQrCode({ accountId, name: "Last", destinationUrl: "https://example.com/last", idempotencyKey });
+    const create = () =>
+      qrCodes.createQrCode({ accountId, name: "Last", destinationUrl: "https://example.com/last", idempotencyKey });
 
     const results = await Promise.allSettled(Array.from({ length: 20 }, create));
     const made = results.filter((r) => r.status === "fulfilled").map((r) => r.value.qrCode!.id);
     expect(made.length).toBeGreaterThan(0);
     expect(new Set(made).size).toBe(1);
     // A repeat that meets the first create still making its link is told to come back, never given a second code.
-    for (const r of results) if (r.status === "rejected") expect(reasonOf(r.reason)).toBe("idempotency_key_in_progress");
+    for (const r of results)
+      if (r.status === "rejected") expect(reasonOf(r.reason)).toBe("idempotency_key_in_progress");
 
     // The account is full now, but a repeat is not a new create: it gets its code, not a capacity refusal.
     const repeat = await create();
     expect(repeat.qrCode!.id).toBe(made[0]);
-    expect((await qrCodes.getCapacity({ accountId })).capacity).toMatchObject({ qrCodesUsed: 100n, qrCodesLimit: 100n });
-    const other = await qrCodes.createQrCode({ accountId, name: "Other", destinationUrl: "https://example.com/", idempotencyKey: { ...idempotencyKey, key: randomUUID() } }).catch((e: unknown) => e);
+    expect((await qrCodes.getCapacity({ accountId })).capacity).toMatchObject({
+      qrCodesUsed: 100n,
+      qrCodesLimit: 100n,
+    });
+    const other = await qrCodes
+      .createQrCode({
+        accountId,
+        name: "Other",
+        destinationUrl: "https://example.com/",
+        idempotencyKey: { ...idempotencyKey, key: randomUUID() },
+      })
+      .catch((e: unknown) => e);
     expect(reasonOf(other)).toBe("qr_code_limit_reached");
   });
 
@@ -468,17 +613,39 @@ describe("idempotency keys", () => {
     const { qrCodes } = await catalogWith();
     const [accountId, otherAccountId] = [await originAccount(), await originAccount()];
     const key = "shared-key";
-    const made = await qrCodes.createQrCode({ accountId, name: "A", destinationUrl: "https://example.com/a", idempotencyKey: { key, fingerprint: digest("a") } });
+    const made = await qrCodes.createQrCode({
+      accountId,
+      name: "A",
+      destinationUrl: "https://example.com/a",
+      idempotencyKey: { key, fingerprint: digest("a") },
+    });
 
-    const reused = await qrCodes.createQrCode({ accountId, name: "B", destinationUrl: "https://example.com/b", idempotencyKey: { key, fingerprint: digest("b") } }).catch((e: unknown) => ConnectError.from(e));
-    expect([(reused as ConnectError).code, reasonOf(reused)]).toEqual([Code.FailedPrecondition, "idempotency_key_reused"]);
-    const elsewhere = await qrCodes.createQrCode({ accountId: otherAccountId, name: "A", destinationUrl: "https://example.com/a", idempotencyKey: { key, fingerprint: digest("a") } });
+    const reused = await qrCodes
+      .createQrCode({
+        accountId,
+        name: "B",
+        destinationUrl: "https://example.com/b",
+        idempotencyKey: { key, fingerprint: digest("b") },
+      })
+      .catch((e: unknown) => ConnectError.from(e));
+    expect([(reused as ConnectError).code, reasonOf(reused)]).toEqual([
+      Code.FailedPrecondition,
+      "idempotency_key_reused",
+    ]);
+    const elsewhere = await qrCodes.createQrCode({
+      accountId: otherAccountId,
+      name: "A",
+      destinationUrl: "https://example.com/a",
+      idempotencyKey: { key, fingerprint: digest("a") },
+    });
     expect(elsewhere.qrCode!.id).not.toBe(made.qrCode!.id);
 
     // A create refused by the links service leaves no code, so its key names nothing: the retry runs again.
     const refusedKey = { key: "refused", fingerprint: digest("refused") };
     for (let attempt = 0; attempt < 2; attempt++) {
-      const refused = await qrCodes.createQrCode({ accountId, name: "R", destinationUrl: "javascript:alert(1)", idempotencyKey: refusedKey }).catch((e: unknown) => ConnectError.from(e));
+      const refused = await qrCodes
+        .createQrCode({ accountId, name: "R", destinationUrl: "javascript:alert(1)", idempotencyKey: refusedKey })
+        .catch((e: unknown) => ConnectError.from(e));
       expect((refused as ConnectError).code).toBe(Code.InvalidArgument);
     }
     expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(1n);
@@ -510,7 +677,9 @@ describe("idempotency keys", () => {
       { key: "tab\there", fingerprint: digest("x") },
       { key: "fine", fingerprint: new Uint8Array(31) },
     ]) {
-      const error = await qrCodes.createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/", idempotencyKey }).catch((e: unknown) => ConnectError.from(e));
+      const error = await qrCodes
+        .createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/", idempotencyKey })
+        .catch((e: unknown) => ConnectError.from(e));
       expect(reasonOf(error)).toBe("validation_error");
       expect(errorInfoOf(error as ConnectError)?.fieldViolations[0]?.field).toMatch(/^idempotency_key\./);
     }
@@ -536,20 +705,35 @@ describe("deleting a workspace while codes arrive", () => {
   }
 
   const codesIn = (workspaceId: string) =>
-    database.db.withSchema("catalog").selectFrom("qr_codes").select("id").where("workspace_id", "=", workspaceId).execute();
+    database.db
+      .withSchema("catalog")
+      .selectFrom("qr_codes")
+      .select("id")
+      .where("workspace_id", "=", workspaceId)
+      .execute();
 
   it("refuses to delete a workspace whose code is still being created, and the code is created in it", async () => {
     const held = gate("CreateLink");
     const { qrCodes, workspaces } = await catalogWith([held.interceptor]);
     const accountId = await originAccount();
     const { workspace } = await workspaces.createWorkspace({ accountId, name: "Busy" });
-    const creating = qrCodes.createQrCode({ accountId, workspaceId: workspace!.id, name: "x", destinationUrl: "https://example.com/" });
+    const creating = qrCodes.createQrCode({
+      accountId,
+      workspaceId: workspace!.id,
+      name: "x",
+      destinationUrl: "https://example.com/",
+    });
     await held.reached;
 
-    const refused = await workspaces.deleteWorkspace({ accountId, workspaceId: workspace!.id }).catch((e: unknown) => ConnectError.from(e));
+    const refused = await workspaces
+      .deleteWorkspace({ accountId, workspaceId: workspace!.id })
+      .catch((e: unknown) => ConnectError.from(e));
     expect(refused).toBeInstanceOf(ConnectError);
     expect((refused as ConnectError).code).toBe(Code.FailedPrecondition);
-    expect(errorInfoOf(refused as ConnectError)).toMatchObject({ reason: "workspace_not_empty", metadata: { qr_code_count: "1" } });
+    expect(errorInfoOf(refused as ConnectError)).toMatchObject({
+      reason: "workspace_not_empty",
+      metadata: { qr_code_count: "1" },
+    });
 
     held.release();
     const { qrCode } = await creating;
@@ -563,7 +747,9 @@ describe("deleting a workspace while codes arrive", () => {
     const { qrCodes, workspaces } = await catalogWith([], { graceMs: 0 }, [held.interceptor]);
     const accountId = await originAccount();
     const { workspace } = await workspaces.createWorkspace({ accountId, name: "Going" });
-    const creating = qrCodes.createQrCode({ accountId, workspaceId: workspace!.id, name: "x", destinationUrl: "https://example.com/" }).catch((e: unknown) => ConnectError.from(e));
+    const creating = qrCodes
+      .createQrCode({ accountId, workspaceId: workspace!.id, name: "x", destinationUrl: "https://example.com/" })
+      .catch((e: unknown) => ConnectError.from(e));
     await held.reached;
 
     await workspaces.deleteWorkspace({ accountId, workspaceId: workspace!.id });
@@ -589,7 +775,11 @@ describe("deleting a workspace while codes arrive", () => {
         );
       const [deleted, ...created] = await Promise.all([
         outcome(workspaces.deleteWorkspace({ accountId, workspaceId })),
-        ...Array.from({ length: 8 }, (_, i) => outcome(qrCodes.createQrCode({ accountId, workspaceId, name: `c${i}`, destinationUrl: "https://example.com/" }))),
+        ...Array.from({ length: 8 }, (_, i) =>
+          outcome(
+            qrCodes.createQrCode({ accountId, workspaceId, name: `c${i}`, destinationUrl: "https://example.com/" }),
+          ),
+        ),
       ]);
       expect(["ok", "workspace_not_empty"]).toContain(deleted);
       for (const answer of created) expect(["ok", "not_found"]).toContain(answer);
@@ -597,7 +787,8 @@ describe("deleting a workspace while codes arrive", () => {
       expect(await codesIn(workspaceId)).toHaveLength(made);
       // A deleted workspace holds nothing; a kept one holds every code whose create succeeded.
       if (deleted === "ok") expect(made).toBe(0);
-      else expect((await workspaces.getWorkspace({ accountId, workspaceId })).workspace!.qrCodeCount).toBe(BigInt(made));
+      else
+        expect((await workspaces.getWorkspace({ accountId, workspaceId })).workspace!.qrCodeCount).toBe(BigInt(made));
     }
   });
 
@@ -608,7 +799,12 @@ describe("deleting a workspace while codes arrive", () => {
     const accountId = await originAccount();
     const { workspace: home } = await workspaces.createWorkspace({ accountId, name: "Home" });
     const { workspace: target } = await workspaces.createWorkspace({ accountId, name: "Target" });
-    const { qrCode } = await qrCodes.createQrCode({ accountId, workspaceId: home!.id, name: "x", destinationUrl: "https://example.com/" });
+    const { qrCode } = await qrCodes.createQrCode({
+      accountId,
+      workspaceId: home!.id,
+      name: "x",
+      destinationUrl: "https://example.com/",
+    });
     const moving = qrCodes
       .updateQrCode({ accountId, qrCodeId: qrCode!.id, workspaceId: target!.id, status: QrCodeStatus.PAUSED })
       .catch((e: unknown) => ConnectError.from(e));

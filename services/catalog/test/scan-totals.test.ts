@@ -16,7 +16,9 @@ function fakeLinks() {
     async ask(accountId: string, linkIds: readonly string[]) {
       calls.push([...linkIds]);
       if (this.fail) throw new Error("links is away");
-      return Object.fromEntries(linkIds.filter((id) => totals.has(`${accountId}/${id}`)).map((id) => [id, totals.get(`${accountId}/${id}`)!]));
+      return Object.fromEntries(
+        linkIds.filter((id) => totals.has(`${accountId}/${id}`)).map((id) => [id, totals.get(`${accountId}/${id}`)!]),
+      );
     },
   };
 }
@@ -64,7 +66,10 @@ describe("the catalog's cache of scan totals", () => {
     const links = fakeLinks();
     let now = 0;
     const bus = switchableBus(memoryScanChanges());
-    const totals = cachedScanTotals((accountId, ids) => links.ask(accountId, ids), bus, { now: () => now, unconfirmedTtlMs: 1000 });
+    const totals = cachedScanTotals((accountId, ids) => links.ask(accountId, ids), bus, {
+      now: () => now,
+      unconfirmedTtlMs: 1000,
+    });
     await totals("acct-1", ["l1"]);
     bus.up = false;
     now = 999;

@@ -52,7 +52,18 @@ class Receiver {
 
 async function endpoint(accountId: string, url: string): Promise<string> {
   const id = randomUUID();
-  await db.insertInto("webhook_endpoints").values({ id, account_id: accountId, url, description: null, event_types: ["qr_code.updated"], secret: "whsec_AAAA", status: "enabled" }).execute();
+  await db
+    .insertInto("webhook_endpoints")
+    .values({
+      id,
+      account_id: accountId,
+      url,
+      description: null,
+      event_types: ["qr_code.updated"],
+      secret: "whsec_AAAA",
+      status: "enabled",
+    })
+    .execute();
   return id;
 }
 
@@ -68,19 +79,44 @@ describe("the webhook dispatcher", () => {
   it("delivers another account's event while one account's endpoints hang in every slot that account may use", async () => {
     const receiver = await new Receiver().start();
     // An attempt would wait a minute for an answer: nothing here may depend on one ending.
-    const options = { ...DEFAULT_WEBHOOK_OPTIONS, pollIntervalMs: 50, timeoutMs: 60_000, allowLoopback: true, concurrency: 4, accountConcurrency: 2, endpointConcurrency: 1 };
-    const dispatcher = new WebhookDispatcher(db, options, createLogger({ service: "test", level: "silent" }), () => new Date());
+    const options = {
+      ...DEFAULT_WEBHOOK_OPTIONS,
+      pollIntervalMs: 50,
+      timeoutMs: 60_000,
+      allowLoopback: true,
+      concurrency: 4,
+      accountConcurrency: 2,
+      endpointConcurrency: 1,
+    };
+    const dispatcher = new WebhookDispatcher(
+      db,
+      options,
+      createLogger({ service: "test", level: "silent" }),
+      () => new Date(),
+    );
     try {
       const slow = randomUUID();
       for (let i = 0; i < 3; i++) await endpoint(slow, `${receiver.url}/hang/${i}`);
       const earlier = new Date(Date.now() - 60_000);
-      for (let i = 0; i < 10; i++) await db.transaction().execute((trx) => recordEvent(trx, { accountId: slow, type: "qr_code.updated", data: { i }, occurredAt: earlier }));
+      for (let i = 0; i < 10; i++)
+        await db
+          .transaction()
+          .execute((trx) =>
+            recordEvent(trx, { accountId: slow, type: "qr_code.updated", data: { i }, occurredAt: earlier }),
+          );
       const other = randomUUID();
       await endpoint(other, `${receiver.url}/other`);
-      await db.transaction().execute((trx) => recordEvent(trx, { accountId: other, type: "qr_code.updated", data: {}, occurredAt: new Date() }));
+      await db
+        .transaction()
+        .execute((trx) =>
+          recordEvent(trx, { accountId: other, type: "qr_code.updated", data: {}, occurredAt: new Date() }),
+        );
 
       dispatcher.start();
-      await waitFor("the other account's delivery and the slow account's slots all taken", () => receiver.accepted.length > 0 && receiver.hanging.length >= 2);
+      await waitFor(
+        "the other account's delivery and the slow account's slots all taken",
+        () => receiver.accepted.length > 0 && receiver.hanging.length >= 2,
+      );
 
       expect(receiver.accepted).toEqual(["/other"]);
       // Every one of the slow account's attempts still hangs: the other account's delivery waited for none.
@@ -95,15 +131,40 @@ describe("the webhook dispatcher", () => {
 
   it("claims a freed slot as soon as its attempt ends, with no batch to wait for", async () => {
     const receiver = await new Receiver().start();
-    const options = { ...DEFAULT_WEBHOOK_OPTIONS, pollIntervalMs: 60_000, timeoutMs: 60_000, allowLoopback: true, concurrency: 2, accountConcurrency: 1, endpointConcurrency: 1 };
-    const dispatcher = new WebhookDispatcher(db, options, createLogger({ service: "test", level: "silent" }), () => new Date());
+    const options = {
+      ...DEFAULT_WEBHOOK_OPTIONS,
+      pollIntervalMs: 60_000,
+      timeoutMs: 60_000,
+      allowLoopback: true,
+      concurrency: 2,
+      accountConcurrency: 1,
+      endpointConcurrency: 1,
+    };
+    const dispatcher = new WebhookDispatcher(
+      db,
+      options,
+      createLogger({ service: "test", level: "silent" }),
+      () => new Date(),
+    );
     try {
       const hangingAccount = randomUUID();
       await endpoint(hangingAccount, `${receiver.url}/hang/0`);
-      await db.transaction().execute((trx) => recordEvent(trx, { accountId: hangingAccount, type: "qr_code.updated", data: {}, occurredAt: new Date(Date.now() - 1000) }));
+      await db.transaction().execute((trx) =>
+        recordEvent(trx, {
+          accountId: hangingAccount,
+          type: "qr_code.updated",
+          data: {},
+          occurredAt: new Date(Date.now() - 1000),
+        }),
+      );
       const busy = randomUUID();
       await endpoint(busy, `${receiver.url}/busy`);
-      for (let i = 0; i < 5; i++) await db.transaction().execute((trx) => recordEvent(trx, { accountId: busy, type: "qr_code.updated", data: { i }, occurredAt: new Date() }));
+      for (let i = 0; i < 5; i++)
+        await db
+          .transaction()
+          .execute((trx) =>
+            recordEvent(trx, { accountId: busy, type: "qr_code.updated", data: { i }, occurredAt: new Date() }),
+          );
 
       // One pass only (the next is a minute away): the busy account's five deliveries go one after
       // another through its single slot while the other slot hangs.
@@ -118,13 +179,29 @@ describe("the webhook dispatcher", () => {
   }, 60_000);
 
   it("reads its bounds from the environment and refuses bounds that let one account take every slot", () => {
-    expect(webhookOptionsFromEnv(webhookEnv.parse({ WEBHOOK_CONCURRENCY: "32", WEBHOOK_ACCOUNT_CONCURRENCY: "8", WEBHOOK_ENDPOINT_CONCURRENCY: "3" }))).toMatchObject({
+    expect(
+      webhookOptionsFromEnv(
+        webhookEnv.parse({
+          WEBHOOK_CONCURRENCY: "32",
+          WEBHOOK_ACCOUNT_CONCURRENCY: "8",
+          WEBHOOK_ENDPOINT_CONCURRENCY: "3",
+        }),
+      ),
+    ).toMatchObject({
       concurrency: 32,
       accountConcurrency: 8,
       endpointConcurrency: 3,
     });
-    expect(webhookOptionsFromEnv(webhookEnv.parse({}))).toMatchObject({ concurrency: 16, accountConcurrency: 4, endpointConcurrency: 2 });
-    expect(() => webhookOptionsFromEnv(webhookEnv.parse({ WEBHOOK_CONCURRENCY: "4", WEBHOOK_ACCOUNT_CONCURRENCY: "4" }))).toThrow(/WEBHOOK_ACCOUNT_CONCURRENCY must be below WEBHOOK_CONCURRENCY/);
-    expect(() => webhookOptionsFromEnv(webhookEnv.parse({ WEBHOOK_ACCOUNT_CONCURRENCY: "2", WEBHOOK_ENDPOINT_CONCURRENCY: "3" }))).toThrow(/WEBHOOK_ENDPOINT_CONCURRENCY/);
+    expect(webhookOptionsFromEnv(webhookEnv.parse({}))).toMatchObject({
+      concurrency: 16,
+      accountConcurrency: 4,
+      endpointConcurrency: 2,
+    });
+    expect(() =>
+      webhookOptionsFromEnv(webhookEnv.parse({ WEBHOOK_CONCURRENCY: "4", WEBHOOK_ACCOUNT_CONCURRENCY: "4" })),
+    ).toThrow(/WEBHOOK_ACCOUNT_CONCURRENCY must be below WEBHOOK_CONCURRENCY/);
+    expect(() =>
+      webhookOptionsFromEnv(webhookEnv.parse({ WEBHOOK_ACCOUNT_CONCURRENCY: "2", WEBHOOK_ENDPOINT_CONCURRENCY: "3" })),
+    ).toThrow(/WEBHOOK_ENDPOINT_CONCURRENCY/);
   });
 });

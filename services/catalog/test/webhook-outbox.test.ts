@@ -10,7 +10,14 @@ import type { Client } from "@connectrpc/connect";
 import type { Kysely } from "kysely";
 import { describe, expect, it } from "vitest";
 import { useCatalogDatabase } from "./support/catalog-database.js";
-import { AcknowledgeOutboxEventsResponseSchema, LinkScanCountSchema, ListOutboxEventsResponseSchema, OutboxEventSchema, type OutboxEvent, type OutboxService } from "@qrplatform/api/links";
+import {
+  AcknowledgeOutboxEventsResponseSchema,
+  LinkScanCountSchema,
+  ListOutboxEventsResponseSchema,
+  OutboxEventSchema,
+  type OutboxEvent,
+  type OutboxService,
+} from "@qrplatform/api/links";
 import { createLogger } from "@qrplatform/platform";
 import type { CatalogTables } from "../src/tables.js";
 import { OutboxRelay } from "../src/webhooks/outbox-relay.js";
@@ -22,9 +29,24 @@ import { DEFAULT_WEBHOOK_OPTIONS } from "../src/webhooks/webhook-options.js";
 let db: Kysely<CatalogTables>;
 useCatalogDatabase((opened) => (db = opened));
 
-async function endpoint(accountId: string, eventTypes: string[], status: "enabled" | "disabled" = "enabled"): Promise<string> {
+async function endpoint(
+  accountId: string,
+  eventTypes: string[],
+  status: "enabled" | "disabled" = "enabled",
+): Promise<string> {
   const id = randomUUID();
-  await db.insertInto("webhook_endpoints").values({ id, account_id: accountId, url: "https://93.184.215.14/", description: null, event_types: eventTypes, secret: "whsec_AAAA", status }).execute();
+  await db
+    .insertInto("webhook_endpoints")
+    .values({
+      id,
+      account_id: accountId,
+      url: "https://93.184.215.14/",
+      description: null,
+      event_types: eventTypes,
+      secret: "whsec_AAAA",
+      status,
+    })
+    .execute();
   return id;
 }
 
@@ -39,7 +61,8 @@ const event = (accountId: string, type: WebhookEvent["type"] = "qr_code.updated"
 /** Claim bounds that hold nothing back, for tests of claiming itself. */
 const UNBOUNDED = { limit: 100, perAccount: 100, perEndpoint: 100, busy: [] };
 
-const deliveriesOf = (accountId: string) => db.selectFrom("webhook_deliveries").selectAll().where("account_id", "=", accountId).execute();
+const deliveriesOf = (accountId: string) =>
+  db.selectFrom("webhook_deliveries").selectAll().where("account_id", "=", accountId).execute();
 
 describe("the webhook outbox", () => {
   it("stores nothing when the change's transaction rolls back, and the event with its change when it commits", async () => {
@@ -78,7 +101,12 @@ describe("the webhook outbox", () => {
     );
     // Held: the disabled endpoint's delivery is not claimed.
     const claimed = await claimDueDeliveries(db, new Date(Date.now() + 1000), 60_000, UNBOUNDED);
-    expect(claimed.filter((d) => d.account_id === accountId).map((d) => d.endpoint_id).sort()).toEqual([subscribed, subscribed]);
+    expect(
+      claimed
+        .filter((d) => d.account_id === accountId)
+        .map((d) => d.endpoint_id)
+        .sort(),
+    ).toEqual([subscribed, subscribed]);
 
     const quiet = randomUUID();
     await db.transaction().execute((trx) => recordEvent(trx, event(quiet, "qr_code.created")));
@@ -100,7 +128,18 @@ describe("the webhook outbox", () => {
     await db.insertInto("webhook_events").values(events).execute();
     await db
       .insertInto("webhook_deliveries")
-      .values(events.map((e) => ({ id: randomUUID(), account_id: accountId, endpoint_id: disabled, event_id: e.id, event_type: e.type, status: "pending", next_attempt_at: e.created_at, created_at: e.created_at })))
+      .values(
+        events.map((e) => ({
+          id: randomUUID(),
+          account_id: accountId,
+          endpoint_id: disabled,
+          event_id: e.id,
+          event_type: e.type,
+          status: "pending",
+          next_attempt_at: e.created_at,
+          created_at: e.created_at,
+        })),
+      )
       .execute();
 
     await db.transaction().execute((trx) => recordEvent(trx, event(accountId)));
@@ -111,7 +150,11 @@ describe("the webhook outbox", () => {
     const kept = new Set(held.map((d) => d.event_id));
     expect(kept.has(events[0]!.id) || kept.has(events[1]!.id)).toBe(false);
     expect(kept.has(events[2]!.id)).toBe(true);
-    const row = await db.selectFrom("webhook_endpoints").select("held_deliveries_dropped").where("id", "=", disabled).executeTakeFirstOrThrow();
+    const row = await db
+      .selectFrom("webhook_endpoints")
+      .select("held_deliveries_dropped")
+      .where("id", "=", disabled)
+      .executeTakeFirstOrThrow();
     expect(row.held_deliveries_dropped).toBe(2);
   });
 
@@ -120,8 +163,12 @@ describe("the webhook outbox", () => {
     await endpoint(accountId, ["qr_code.updated"]);
     for (let i = 0; i < 5; i++) await db.transaction().execute((trx) => recordEvent(trx, event(accountId)));
     const now = new Date(Date.now() + 1000);
-    const [a, b] = await Promise.all([claimDueDeliveries(db, now, 60_000, UNBOUNDED), claimDueDeliveries(db, now, 60_000, UNBOUNDED)]);
-    const mine = (rows: { account_id: string; id: string }[]) => rows.filter((r) => r.account_id === accountId).map((r) => r.id);
+    const [a, b] = await Promise.all([
+      claimDueDeliveries(db, now, 60_000, UNBOUNDED),
+      claimDueDeliveries(db, now, 60_000, UNBOUNDED),
+    ]);
+    const mine = (rows: { account_id: string; id: string }[]) =>
+      rows.filter((r) => r.account_id === accountId).map((r) => r.id);
     expect(new Set([...mine(a), ...mine(b)]).size).toBe(5);
     expect(mine(a).length + mine(b).length).toBe(5);
     expect(mine(await claimDueDeliveries(db, now, 60_000, UNBOUNDED))).toEqual([]);
@@ -147,7 +194,17 @@ describe("the webhook outbox", () => {
     ];
     await db
       .insertInto("qr_codes")
-      .values(codes.map((code) => ({ id: code.id, account_id: code.accountId, name: "menu", destination_url: "https://example.com/", status: "active", link_id: code.linkId, design: "{}" })))
+      .values(
+        codes.map((code) => ({
+          id: code.id,
+          account_id: code.accountId,
+          name: "menu",
+          destination_url: "https://example.com/",
+          status: "active",
+          link_id: code.linkId,
+          design: "{}",
+        })),
+      )
       .execute();
     // The links service's outbox as the relay reads it: a fold's event per account, naming its links;
     // all in one tally period.
@@ -158,7 +215,9 @@ describe("the webhook outbox", () => {
         accountId,
         type: "link.scanned",
         occurTime: timestampFromDate(now),
-        linkScans: counts.map(([linkId, scanCount]) => create(LinkScanCountSchema, { linkId, scanCount: BigInt(scanCount) })),
+        linkScans: counts.map(([linkId, scanCount]) =>
+          create(LinkScanCountSchema, { linkId, scanCount: BigInt(scanCount) }),
+        ),
       });
     let waiting: OutboxEvent[] = [
       scanEvent(wanting, [
@@ -175,11 +234,21 @@ describe("the webhook outbox", () => {
         return create(AcknowledgeOutboxEventsResponseSchema, { removed: eventIds.length });
       },
     } as unknown as Client<typeof OutboxService>;
-    const relay = new OutboxRelay(db, outbox, DEFAULT_WEBHOOK_OPTIONS, createLogger({ service: "test", level: "silent" }), () => now);
+    const relay = new OutboxRelay(
+      db,
+      outbox,
+      DEFAULT_WEBHOOK_OPTIONS,
+      createLogger({ service: "test", level: "silent" }),
+      () => now,
+    );
     await relay.runOnce();
 
     expect(waiting).toEqual([]);
-    const tallies = await db.selectFrom("scan_tallies").select(["qr_code_id", "scans"]).where("account_id", "in", [wanting, notWanting]).execute();
+    const tallies = await db
+      .selectFrom("scan_tallies")
+      .select(["qr_code_id", "scans"])
+      .where("account_id", "in", [wanting, notWanting])
+      .execute();
     expect(new Map(tallies.map((tally) => [tally.qr_code_id, Number(tally.scans)]))).toEqual(
       new Map([
         [codes[0]!.id, 4],

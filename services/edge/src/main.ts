@@ -23,21 +23,23 @@ import { buildEdge, DEFAULT_EXPORT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES } from ".
 
 startProcess({ service: "edge" });
 const config = readConfig(
-  z.object({
-    HOST: z.string().default("0.0.0.0"),
-    PORT: portVar(8080),
-    TENANCY_URL: z.string().url(),
-    CATALOG_URL: z.string().url(),
-    LINKS_URL: z.string().url(),
-    RENDERING_URL: z.string().url(),
-    REDIS_URL: optionalVar(z.string().url()),
-    PUBLIC_BASE_URL: optionalVar(z.string().url()),
-    SERVICE_TOKEN: secretVar(),
-    MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
-    IDEMPOTENCY_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(DEFAULT_IN_FLIGHT_WAIT_MS),
-    EXPORT_CACHE_BYTES: z.coerce.number().int().min(0).default(DEFAULT_EXPORT_CACHE_BYTES),
-    LOG_LEVEL: logLevelVar(),
-  }).merge(metricsEnv),
+  z
+    .object({
+      HOST: z.string().default("0.0.0.0"),
+      PORT: portVar(8080),
+      TENANCY_URL: z.string().url(),
+      CATALOG_URL: z.string().url(),
+      LINKS_URL: z.string().url(),
+      RENDERING_URL: z.string().url(),
+      REDIS_URL: optionalVar(z.string().url()),
+      PUBLIC_BASE_URL: optionalVar(z.string().url()),
+      SERVICE_TOKEN: secretVar(),
+      MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_MAX_BODY_BYTES),
+      IDEMPOTENCY_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(DEFAULT_IN_FLIGHT_WAIT_MS),
+      EXPORT_CACHE_BYTES: z.coerce.number().int().min(0).default(DEFAULT_EXPORT_CACHE_BYTES),
+      LOG_LEVEL: logLevelVar(),
+    })
+    .merge(metricsEnv),
 );
 const logger = createLogger({ service: "edge", level: config.LOG_LEVEL });
 const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SERVICE_TOKEN });
@@ -52,11 +54,18 @@ const accessChanges = config.REDIS_URL ? await redisAccessChanges(config.REDIS_U
 
 const metrics = config.METRICS_PORT === undefined ? noMetrics : processMetrics();
 const metricsServer =
-  config.METRICS_PORT === undefined ? undefined : await serveMetrics({ metrics, host: config.METRICS_HOST, port: config.METRICS_PORT, logger });
+  config.METRICS_PORT === undefined
+    ? undefined
+    : await serveMetrics({ metrics, host: config.METRICS_HOST, port: config.METRICS_PORT, logger });
 
 let draining = false;
 const app = buildEdge({
-  transports: { tenancy: remote(config.TENANCY_URL), catalog: remote(config.CATALOG_URL), links: remote(config.LINKS_URL), rendering: remote(config.RENDERING_URL) },
+  transports: {
+    tenancy: remote(config.TENANCY_URL),
+    catalog: remote(config.CATALOG_URL),
+    links: remote(config.LINKS_URL),
+    rendering: remote(config.RENDERING_URL),
+  },
   publicBaseUrl: config.PUBLIC_BASE_URL?.replace(/\/$/, ""),
   logger,
   maxBodyBytes: config.MAX_BODY_BYTES,

@@ -65,7 +65,12 @@ export function registerApiRoutes(
     post: ["qr_codes:write", qrCodes.create],
   });
   route("/workspaces/:workspace_id/qr-codes/bulk", {
-    post: ["qr_codes:write", bulkCreateHandler(clients.workspaces, qrCodes.createOne, (req, qrCode) => qrCodeJson(qrCode, options.apiBaseUrl(req)))],
+    post: [
+      "qr_codes:write",
+      bulkCreateHandler(clients.workspaces, qrCodes.createOne, (req, qrCode) =>
+        qrCodeJson(qrCode, options.apiBaseUrl(req)),
+      ),
+    ],
   });
   route("/workspaces/:workspace_id/qr-codes/export", {
     get: ["export:read", workspaceExportHandler(clients.workspaces, clients.qrCodes, clients.rendering)],
@@ -77,7 +82,9 @@ export function registerApiRoutes(
     delete: ["qr_codes:write", qrCodes.remove],
   });
   route("/qr-codes/:id/analytics", { get: ["analytics:read", analyticsHandler(clients.qrCodes, clients.analytics)] });
-  route("/qr-codes/:id/export", { get: ["export:read", exportHandler(clients.qrCodes, clients.rendering, options.exportedImages)] });
+  route("/qr-codes/:id/export", {
+    get: ["export:read", exportHandler(clients.qrCodes, clients.rendering, options.exportedImages)],
+  });
   route("/domains", { get: ["domains:read", domains.list] });
   route("/webhooks", { get: ["webhooks:read", webhooks.list], post: ["webhooks:write", webhooks.create] });
   route("/webhooks/:id", {

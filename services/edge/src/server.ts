@@ -99,7 +99,9 @@ export function buildEdge(options: EdgeOptions): express.Express {
     webhooks: createClient(WebhookEndpointService, transports.catalog),
   };
   const askTenancy: AuthenticateKey = (secret) => clients.tenancy.authenticateApiKey({ secret });
-  const authenticateKey = options.accessChanges ? cachedKeys(askTenancy, options.accessChanges).authenticate : askTenancy;
+  const authenticateKey = options.accessChanges
+    ? cachedKeys(askTenancy, options.accessChanges).authenticate
+    : askTenancy;
   const apiBaseUrl = (req: express.Request) =>
     `${options.publicBaseUrl ?? `${req.protocol}://${req.get("host")}`}${API_BASE_PATH}`;
 
@@ -109,7 +111,9 @@ export function buildEdge(options: EdgeOptions): express.Express {
   app.set("etag", false);
   app.set("query parser", "simple");
   // API requests are traced from here down; short links trace themselves, sampled, in the redirector.
-  app.use((req, res, next) => (isApiPath(req.path) ? traceHttpRequest(req, res, { route: () => matchedRoute(req, res) }, next) : next()));
+  app.use((req, res, next) =>
+    isApiPath(req.path) ? traceHttpRequest(req, res, { route: () => matchedRoute(req, res) }, next) : next(),
+  );
   app.use(requestMetrics(metrics));
   app.use(
     pinoHttp({
@@ -126,7 +130,12 @@ export function buildEdge(options: EdgeOptions): express.Express {
   const health = express.Router();
   registerHealthRoutes(
     health,
-    { tenancy: transports.tenancy, catalog: transports.catalog, links: transports.links, rendering: transports.rendering },
+    {
+      tenancy: transports.tenancy,
+      catalog: transports.catalog,
+      links: transports.links,
+      rendering: transports.rendering,
+    },
     options.isDraining ?? (() => false),
   );
   app.use(health);
@@ -148,9 +157,16 @@ export function buildEdge(options: EdgeOptions): express.Express {
     apiBaseUrl,
     quotas: options.quotas ?? memoryQuotaStore(),
     metrics,
-    idempotent: idempotentRequests(tenancyIdempotencyStore(createClient(IdempotencyKeyService, transports.tenancy)), logger, options.idempotency),
+    idempotent: idempotentRequests(
+      tenancyIdempotencyStore(createClient(IdempotencyKeyService, transports.tenancy)),
+      logger,
+      options.idempotency,
+    ),
     authenticateKey,
-    exportedImages: exportedImages({ maxBytes: options.exportCacheBytes ?? DEFAULT_EXPORT_CACHE_BYTES, ttlMs: EXPORT_CACHE_TTL_MS }),
+    exportedImages: exportedImages({
+      maxBytes: options.exportCacheBytes ?? DEFAULT_EXPORT_CACHE_BYTES,
+      ttlMs: EXPORT_CACHE_TTL_MS,
+    }),
   });
   app.use(API_BASE_PATH, api);
   app.use(API_BASE_PATH, routeNotFound);

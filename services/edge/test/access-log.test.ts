@@ -15,7 +15,13 @@ describe("the access log", () => {
   beforeAll(async () => {
     const destination = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString().trim().split("\n").map((line) => JSON.parse(line) as (typeof lines)[number]));
+        lines.push(
+          ...chunk
+            .toString()
+            .trim()
+            .split("\n")
+            .map((line) => JSON.parse(line) as (typeof lines)[number]),
+        );
         done();
       },
     });
@@ -35,13 +41,16 @@ describe("the access log", () => {
     expect(created.status).toBe(201);
     const slug = new URL(created.body.vanity_url as string).pathname;
     const redirects = async (n: number) => {
-      for (let i = 0; i < n; i++) expect((await fetch(created.body.vanity_url, { redirect: "manual" })).status).toBe(302);
+      for (let i = 0; i < n; i++)
+        expect((await fetch(created.body.vanity_url, { redirect: "manual" })).status).toBe(302);
     };
     const aboutSlug = () => lines.filter((line) => line.req?.url === slug || line.url === slug);
 
     await redirects(20);
     expect(aboutSlug()).toEqual([]);
-    const apiLines = lines.filter((line) => line.msg === "request completed" && line.req?.url.startsWith("/api/v1/workspaces"));
+    const apiLines = lines.filter(
+      (line) => line.msg === "request completed" && line.req?.url.startsWith("/api/v1/workspaces"),
+    );
     expect(apiLines.map((line) => line.level)).toEqual([30, 30]);
 
     logger.level = "debug";

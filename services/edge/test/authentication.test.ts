@@ -25,7 +25,10 @@ describe("authentication", () => {
   afterAll(() => stack?.close());
 
   async function liveKey(options: { timeToLiveMs?: number } = {}) {
-    const { account } = await stack.admin.createAccount({ name: `Auth ${randomBytes(3).toString("hex")}`, subscriptionTier: SubscriptionTier.ORIGIN });
+    const { account } = await stack.admin.createAccount({
+      name: `Auth ${randomBytes(3).toString("hex")}`,
+      subscriptionTier: SubscriptionTier.ORIGIN,
+    });
     const created = await stack.admin.createApiKey({
       accountId: account!.id,
       timeToLive: options.timeToLiveMs ? durationFromMs(options.timeToLiveMs) : undefined,

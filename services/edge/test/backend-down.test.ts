@@ -28,15 +28,32 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   workspaceId = created.body.id;
   // Open the connections that the kills below will break: edge -> catalog -> links.
-  expect((await api("POST", `/workspaces/${workspaceId}/qr-codes`, { name: "Before", destination_url: "https://example.com/" })).status).toBe(201);
+  expect(
+    (
+      await api("POST", `/workspaces/${workspaceId}/qr-codes`, {
+        name: "Before",
+        destination_url: "https://example.com/",
+      })
+    ).status,
+  ).toBe(201);
 }, 120_000);
 afterAll(() => stack?.close());
 
 it("answers 503 when the links service behind the catalog is killed", async () => {
   await stack.processes!.links.kill("SIGKILL");
-  expectUnavailable(await api("POST", `/workspaces/${workspaceId}/qr-codes`, { name: "During", destination_url: "https://example.com/" }));
+  expectUnavailable(
+    await api("POST", `/workspaces/${workspaceId}/qr-codes`, {
+      name: "During",
+      destination_url: "https://example.com/",
+    }),
+  );
   // Again, now that the broken connection is gone and nothing listens at all.
-  expectUnavailable(await api("POST", `/workspaces/${workspaceId}/qr-codes`, { name: "During", destination_url: "https://example.com/" }));
+  expectUnavailable(
+    await api("POST", `/workspaces/${workspaceId}/qr-codes`, {
+      name: "During",
+      destination_url: "https://example.com/",
+    }),
+  );
   // What does not need links still works.
   expect((await api("GET", `/workspaces/${workspaceId}`)).status).toBe(200);
 });

@@ -11,20 +11,29 @@ import { startStack, type Stack } from "./support/stack.js";
 let stack: Stack;
 beforeAll(async () => {
   // One render at a time, and one more of each account may wait.
-  stack = await startStack("in-process", { rendering: { concurrency: 1, concurrencyPerAccount: 1, queuedPerAccount: 1 } });
+  stack = await startStack("in-process", {
+    rendering: { concurrency: 1, concurrencyPerAccount: 1, queuedPerAccount: 1 },
+  });
 }, 120_000);
 afterAll(() => stack?.close());
 
-const api = (method: string, path: string, options?: Parameters<typeof call>[3]) => call(stack.baseUrl, method, path, options);
+const api = (method: string, path: string, options?: Parameters<typeof call>[3]) =>
+  call(stack.baseUrl, method, path, options);
 const CODES_PER_WORKSPACE = 5;
 
 /** An account whose workspace holds a few codes, for archives several renders long. */
 async function accountWithWorkspace(on: Stack): Promise<{ key: string; workspaceId: string }> {
-  const { account } = await on.admin.createAccount({ name: `Archive ${randomBytes(3).toString("hex")}`, subscriptionTier: SubscriptionTier.SCALE });
+  const { account } = await on.admin.createAccount({
+    name: `Archive ${randomBytes(3).toString("hex")}`,
+    subscriptionTier: SubscriptionTier.SCALE,
+  });
   const { secret: key } = await on.admin.createApiKey({ accountId: account!.id });
   const { body: workspace } = await call(on.baseUrl, "POST", "/workspaces", { key, body: { name: "Menus" } });
   for (let i = 1; i <= CODES_PER_WORKSPACE; i++) {
-    await call(on.baseUrl, "POST", `/workspaces/${workspace.id}/qr-codes`, { key, body: { name: `Menu ${i}`, destination_url: `https://example.com/${i}` } });
+    await call(on.baseUrl, "POST", `/workspaces/${workspace.id}/qr-codes`, {
+      key,
+      body: { name: `Menu ${i}`, destination_url: `https://example.com/${i}` },
+    });
   }
   return { key, workspaceId: workspace.id };
 }
@@ -38,7 +47,9 @@ async function archiveBurst(on: Stack, count: number): Promise<{ whole: number; 
   const { key, workspaceId } = await accountWithWorkspace(on);
   const answers = await Promise.all(
     Array.from({ length: count }, (_, i) =>
-      call(on.baseUrl, "GET", `/workspaces/${workspaceId}/qr-codes/export?format=png&size=${1024 - i}`, { key }).catch((error: unknown) => ({ cut: error })),
+      call(on.baseUrl, "GET", `/workspaces/${workspaceId}/qr-codes/export?format=png&size=${1024 - i}`, { key }).catch(
+        (error: unknown) => ({ cut: error }),
+      ),
     ),
   );
   let whole = 0;
@@ -54,23 +65,33 @@ async function archiveBurst(on: Stack, count: number): Promise<{ whole: number; 
     }
     expect(answer.status).toBe(200);
     const entries = await readZip(answer.body);
-    expect(entries.map((entry) => entry.name).sort()).toEqual(Array.from({ length: CODES_PER_WORKSPACE }, (_, i) => `menu-${i + 1}.png`));
+    expect(entries.map((entry) => entry.name).sort()).toEqual(
+      Array.from({ length: CODES_PER_WORKSPACE }, (_, i) => `menu-${i + 1}.png`),
+    );
     whole++;
   }
   return { whole, refused };
 }
 
 async function accountWithCode(): Promise<{ key: string; codeId: string }> {
-  const { account } = await stack.admin.createAccount({ name: `Print ${randomBytes(3).toString("hex")}`, subscriptionTier: SubscriptionTier.SCALE });
+  const { account } = await stack.admin.createAccount({
+    name: `Print ${randomBytes(3).toString("hex")}`,
+    subscriptionTier: SubscriptionTier.SCALE,
+  });
   const { secret: key } = await stack.admin.createApiKey({ accountId: account!.id });
   const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Posters" } });
-  const { body: code } = await api("POST", `/workspaces/${workspace.id}/qr-codes`, { key, body: { name: "Poster", destination_url: "https://example.com/" } });
+  const { body: code } = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+    key,
+    body: { name: "Poster", destination_url: "https://example.com/" },
+  });
   return { key, codeId: code.id };
 }
 
 /** Waits until `condition` holds; one that never does fails the test naming it, not by the test's timeout. */
 async function until(condition: () => boolean): Promise<void> {
-  await expect.poll(condition, { timeout: 20_000, interval: 10, message: `waiting for ${condition.toString()}` }).toBe(true);
+  await expect
+    .poll(condition, { timeout: 20_000, interval: 10, message: `waiting for ${condition.toString()}` })
+    .toBe(true);
 }
 
 describe("export queue", () => {
@@ -78,7 +99,9 @@ describe("export queue", () => {
     const a = await accountWithCode();
     const b = await accountWithCode();
     const rendersBefore = stack.renderCount!();
-    const burst = [4096, 4095, 4094].map((size) => api("GET", `/qr-codes/${a.codeId}/export?size=${size}`, { key: a.key }));
+    const burst = [4096, 4095, 4094].map((size) =>
+      api("GET", `/qr-codes/${a.codeId}/export?size=${size}`, { key: a.key }),
+    );
     await until(() => stack.renderCount!() > rendersBefore && stack.renderer!.queuedRenders === 1);
     const other = await api("GET", `/qr-codes/${b.codeId}/export?size=256`, { key: b.key });
     expect(other.status).toBe(200);

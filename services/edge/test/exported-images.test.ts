@@ -11,7 +11,8 @@ const inputs = (overrides: Partial<ImageInputs> = {}): ImageInputs => ({
   size: 512,
   ...overrides,
 });
-const image = (bytes: number) => create(RenderQrCodeResponseSchema, { image: new Uint8Array(bytes).fill(7), contentType: "image/png" });
+const image = (bytes: number) =>
+  create(RenderQrCodeResponseSchema, { image: new Uint8Array(bytes).fill(7), contentType: "image/png" });
 
 describe("exported images", () => {
   it("answers an image only for the same content, design, format and size", () => {

@@ -53,17 +53,34 @@ describe.skipIf(!process.env.DATABASE_URL)("crashes during a burst of creates", 
   async function tally() {
     const codes: { id: string; name: string }[] = [];
     for (let cursor: string | null = null; ; ) {
-      const page: ApiResponse = await call(stack.baseUrl, "GET", `/qr-codes?limit=100${cursor ? `&cursor=${cursor}` : ""}`, { key });
+      const page: ApiResponse = await call(
+        stack.baseUrl,
+        "GET",
+        `/qr-codes?limit=100${cursor ? `&cursor=${cursor}` : ""}`,
+        { key },
+      );
       expect(page.status).toBe(200);
       codes.push(...page.body.data);
       cursor = page.body.next_cursor;
       if (!cursor) break;
     }
-    const links = await sql<{ id: string }>(`select id from links.links where account_id = '${accountId}' and deleted_at is null`);
-    const codeLinks = await sql<{ link_id: string }>(`select link_id from catalog.qr_codes where account_id = '${accountId}' and pending_operation is null`);
-    const pending = await sql<{ n: number }>(`select count(*)::int as n from catalog.qr_codes where pending_operation is not null`);
+    const links = await sql<{ id: string }>(
+      `select id from links.links where account_id = '${accountId}' and deleted_at is null`,
+    );
+    const codeLinks = await sql<{ link_id: string }>(
+      `select link_id from catalog.qr_codes where account_id = '${accountId}' and pending_operation is null`,
+    );
+    const pending = await sql<{ n: number }>(
+      `select count(*)::int as n from catalog.qr_codes where pending_operation is not null`,
+    );
     const { capacity } = await stack.catalog.getCapacity({ accountId });
-    return { codes, links: links.map((l) => l.id).sort(), codeLinks: codeLinks.map((c) => c.link_id).sort(), pending: pending[0]!.n, used: Number(capacity!.qrCodesUsed) };
+    return {
+      codes,
+      links: links.map((l) => l.id).sort(),
+      codeLinks: codeLinks.map((c) => c.link_id).sort(),
+      pending: pending[0]!.n,
+      used: Number(capacity!.qrCodesUsed),
+    };
   }
 
   /** What the catalog's reconciler reported repairing so far, summed over its log lines. */
@@ -131,12 +148,23 @@ describe.skipIf(!process.env.DATABASE_URL)("crashes during a burst of creates", 
       expect(after.links).toEqual(after.codeLinks);
       expect(after.links).toHaveLength(expectedCodes);
       const repaired = repairsLogged();
-      const repairs = Object.fromEntries(Object.entries(repaired).map(([k, v]) => [k, v - repairedBefore[k as keyof typeof repaired]]));
+      const repairs = Object.fromEntries(
+        Object.entries(repaired).map(([k, v]) => [k, v - repairedBefore[k as keyof typeof repaired]]),
+      );
       repairedBefore = repaired;
-      figures.push({ victim, afterCreates, failed: failed.length, madeDespiteFailure: failed.length - missing.length, repairs });
+      figures.push({
+        victim,
+        afterCreates,
+        failed: failed.length,
+        madeDespiteFailure: failed.length - missing.length,
+        repairs,
+      });
     }
     // The kills reached clients: the failure answers and the retries above were exercised, not skipped.
-    expect(figures.some((round) => (round.failed as number) > 0), JSON.stringify(figures)).toBe(true);
+    expect(
+      figures.some((round) => (round.failed as number) > 0),
+      JSON.stringify(figures),
+    ).toBe(true);
     // No live link is without its code, so no short link redirects to a code that does not exist.
     const orphans = await sql<{ slug: string }>(
       `select l.slug from links.links l where l.account_id = '${accountId}' and l.deleted_at is null

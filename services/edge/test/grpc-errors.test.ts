@@ -10,7 +10,7 @@ import { ErrorInfoSchema } from "@qrplatform/api/common";
 import { invalidArgument, MAX_FIELD_PROBLEMS, notFound, serviceError } from "@qrplatform/platform";
 import { apiErrorFromGrpc, INTERNAL_REASONS, KNOWN_REASONS, RETRY_AFTER_SECONDS } from "../src/http/grpc-errors.js";
 
-const SECRET = "relation \"catalog.qr_codes\" does not exist at 10.0.3.7:5432";
+const SECRET = 'relation "catalog.qr_codes" does not exist at 10.0.3.7:5432';
 
 /** Every reason a service may answer with, and what the client must get for it. */
 const EXPECTED: [Code, string, number][] = [
@@ -42,7 +42,8 @@ function reasonsThrownByServices(): [string, string][] {
   );
   const found: [string, string][] = [];
   for (const source of files) {
-    for (const [, code, reason] of source.matchAll(/serviceError\(\s*Code\.(\w+),\s*"(\w+)"/g)) found.push([code!, reason!]);
+    for (const [, code, reason] of source.matchAll(/serviceError\(\s*Code\.(\w+),\s*"(\w+)"/g))
+      found.push([code!, reason!]);
     if (/\binvalidArgument\(/.test(source)) found.push(["InvalidArgument", "validation_error"]);
     if (/\bnotFound\(/.test(source)) found.push(["NotFound", "not_found"]);
   }
@@ -72,17 +73,23 @@ describe("known reasons", () => {
   });
 
   it.each(EXPECTED)("%s %s becomes %s with the reason as code and the service's message", (code, reason, status) => {
-    const error = apiErrorFromGrpc(serviceError(code, reason, "What happened and what to do.", { metadata: { limit: "5", hostname: "qr.example" } }));
+    const error = apiErrorFromGrpc(
+      serviceError(code, reason, "What happened and what to do.", { metadata: { limit: "5", hostname: "qr.example" } }),
+    );
     expect(error.status).toBe(status);
     expect(error.code).toBe(reason);
     expect(error.message).toBe("What happened and what to do.");
     expect(error.details).toEqual({ limit: 5, hostname: "qr.example" });
     // A full render queue and a create still running under the same Idempotency-Key both clear within a second.
-    expect(error.headers["Retry-After"]).toBe(status === 429 || reason === "idempotency_key_in_progress" ? "1" : undefined);
+    expect(error.headers["Retry-After"]).toBe(
+      status === 429 || reason === "idempotency_key_in_progress" ? "1" : undefined,
+    );
   });
 
   it("a workspace that is not empty says how many codes it holds, as a number", () => {
-    const error = apiErrorFromGrpc(serviceError(Code.FailedPrecondition, "workspace_not_empty", "Not empty.", { metadata: { qr_code_count: "3" } }));
+    const error = apiErrorFromGrpc(
+      serviceError(Code.FailedPrecondition, "workspace_not_empty", "Not empty.", { metadata: { qr_code_count: "3" } }),
+    );
     expect(error).toMatchObject({ status: 409, code: "workspace_not_empty", details: { qr_code_count: 3 } });
   });
 
@@ -106,11 +113,19 @@ describe("known reasons", () => {
         { field: "design.frame.labelTop", reason: "too_long", message: "at most 30 characters" },
       ],
     });
-    expect(apiErrorFromGrpc(notFound("workspace"))).toMatchObject({ status: 404, code: "not_found", details: { resource: "workspace" } });
+    expect(apiErrorFromGrpc(notFound("workspace"))).toMatchObject({
+      status: 404,
+      code: "not_found",
+      details: { resource: "workspace" },
+    });
   });
 
   it("a service lists at most 20 field problems and counts the rest; the edge keeps the count", () => {
-    const problems = Array.from({ length: 200_000 }, (_, i) => ({ field: `tags.${i}`, reason: "too_small", description: "must not be empty" }));
+    const problems = Array.from({ length: 200_000 }, (_, i) => ({
+      field: `tags.${i}`,
+      reason: "too_small",
+      description: "must not be empty",
+    }));
     const error = apiErrorFromGrpc(invalidArgument(problems));
     expect(error.details?.fields).toHaveLength(MAX_FIELD_PROBLEMS);
     expect((error.details!.fields as { field: string }[])[19]).toMatchObject({ field: "tags.19" });
@@ -122,9 +137,17 @@ describe("known reasons", () => {
   it("an error that lists more field problems than a service would is cut at the edge too", () => {
     const info = create(ErrorInfoSchema, {
       reason: "validation_error",
-      fieldViolations: Array.from({ length: 200_000 }, (_, i) => ({ field: `tags.${i}`, reason: "invalid_type", description: "must be a string" })),
+      fieldViolations: Array.from({ length: 200_000 }, (_, i) => ({
+        field: `tags.${i}`,
+        reason: "invalid_type",
+        description: "must be a string",
+      })),
     });
-    const error = apiErrorFromGrpc(new ConnectError("The request is not valid.", Code.InvalidArgument, undefined, [{ desc: ErrorInfoSchema, value: info }]));
+    const error = apiErrorFromGrpc(
+      new ConnectError("The request is not valid.", Code.InvalidArgument, undefined, [
+        { desc: ErrorInfoSchema, value: info },
+      ]),
+    );
     expect(error).toMatchObject({ status: 400, code: "validation_error" });
     expect(error.details?.fields).toHaveLength(MAX_FIELD_PROBLEMS);
     expect(error.details?.omitted_fields).toBe(200_000 - MAX_FIELD_PROBLEMS);
@@ -175,18 +198,46 @@ describe("transient failures: 503 or 504 with Retry-After", () => {
     ["UNAVAILABLE", new ConnectError(SECRET, Code.Unavailable)],
     ["UNAVAILABLE database_unavailable", serviceError(Code.Unavailable, "database_unavailable", SECRET)],
     ["UNAVAILABLE dns_unavailable", serviceError(Code.Unavailable, "dns_unavailable", SECRET)],
-    ["CANCELED (the service hung up mid-call)", new ConnectError("http/2 stream closed with error code CANCEL (0x8)", Code.Canceled)],
-    ["ABORTED read ECONNRESET", new ConnectError("read ECONNRESET", Code.Aborted, undefined, undefined, nodeError("ECONNRESET"))],
+    [
+      "CANCELED (the service hung up mid-call)",
+      new ConnectError("http/2 stream closed with error code CANCEL (0x8)", Code.Canceled),
+    ],
+    [
+      "ABORTED read ECONNRESET",
+      new ConnectError("read ECONNRESET", Code.Aborted, undefined, undefined, nodeError("ECONNRESET")),
+    ],
     ["ABORTED relayed without a reason", new ConnectError("read ECONNRESET", Code.Aborted)],
     ["ABORTED with an unknown reason", serviceError(Code.Aborted, "serialization_failure", SECRET)],
-    ["INTERNAL after RST_STREAM", new ConnectError("Stream closed with error code NGHTTP2_INTERNAL_ERROR", Code.Internal, undefined, undefined, nodeError("ERR_HTTP2_STREAM_ERROR"))],
-    ["INTERNAL after GOAWAY", new ConnectError("Session closed with error code 2", Code.Internal, undefined, undefined, nodeError("ERR_HTTP2_SESSION_ERROR"))],
+    [
+      "INTERNAL after RST_STREAM",
+      new ConnectError(
+        "Stream closed with error code NGHTTP2_INTERNAL_ERROR",
+        Code.Internal,
+        undefined,
+        undefined,
+        nodeError("ERR_HTTP2_STREAM_ERROR"),
+      ),
+    ],
+    [
+      "INTERNAL after GOAWAY",
+      new ConnectError(
+        "Session closed with error code 2",
+        Code.Internal,
+        undefined,
+        undefined,
+        nodeError("ERR_HTTP2_SESSION_ERROR"),
+      ),
+    ],
     ["UNIMPLEMENTED (a service not yet on the new version)", new ConnectError(SECRET, Code.Unimplemented)],
   ])("%s is 503 service_unavailable", (_, error) => {
     expectGeneric(apiErrorFromGrpc(error), 503, "service_unavailable");
   });
 
   it("DEADLINE_EXCEEDED is 504 upstream_timeout", () => {
-    expectGeneric(apiErrorFromGrpc(new ConnectError("the operation timed out", Code.DeadlineExceeded)), 504, "upstream_timeout");
+    expectGeneric(
+      apiErrorFromGrpc(new ConnectError("the operation timed out", Code.DeadlineExceeded)),
+      504,
+      "upstream_timeout",
+    );
   });
 });

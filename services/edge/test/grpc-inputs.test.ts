@@ -11,7 +11,14 @@ import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { errorInfoOf, MAX_REQUEST_TEXT_LENGTH } from "@qrplatform/platform";
 import { startStack, type Stack } from "./support/stack.js";
 
-const BAD_TEXT = ["\u0000", "name\u0000", "\u0007bell", "\u001b[31m", "\ufeffbom", "x".repeat(MAX_REQUEST_TEXT_LENGTH + 1)];
+const BAD_TEXT = [
+  "\u0000",
+  "name\u0000",
+  "\u0007bell",
+  "\u001b[31m",
+  "\ufeffbom",
+  "x".repeat(MAX_REQUEST_TEXT_LENGTH + 1),
+];
 // UTF-8 has no form for a lone surrogate: gRPC's binary encoding sends U+FFFD instead, so a service can
 // only see (and must refuse) one over Connect's JSON, where protobuf-es's decoder refuses it before the
 // door does (INVALID_ARGUMENT naming the field in its message). Over binary these must merely not fail.
@@ -56,7 +63,8 @@ function leavesOf(desc: DescMessage, path: DescField[] = [], prefix = ""): Leaf[
   return desc.fields.flatMap((field): Leaf[] => {
     const name = `${prefix}${field.name}${field.fieldKind === "list" ? ".0" : ""}`;
     const message = messageOf(field);
-    if (message?.typeName === "google.protobuf.Timestamp" || scalarOf(field) !== undefined) return [{ path, field, name }];
+    if (message?.typeName === "google.protobuf.Timestamp" || scalarOf(field) !== undefined)
+      return [{ path, field, name }];
     if (message) return leavesOf(message, [...path, field], `${name}.`);
     return [];
   });
@@ -65,7 +73,8 @@ function leavesOf(desc: DescMessage, path: DescField[] = [], prefix = ""): Leaf[
 /** What a leaf is given, and whether the service must refuse it (false: it must only not fail inside). */
 function hostileValues(leaf: Leaf, json: boolean): { value: unknown; refused: boolean }[] {
   const message = messageOf(leaf.field);
-  if (message?.typeName === "google.protobuf.Timestamp") return json ? [] : BAD_TIMESTAMPS.map((value) => ({ value, refused: true }));
+  if (message?.typeName === "google.protobuf.Timestamp")
+    return json ? [] : BAD_TIMESTAMPS.map((value) => ({ value, refused: true }));
   switch (scalarOf(leaf.field)) {
     case ScalarType.STRING:
       return [
@@ -96,11 +105,16 @@ function requestWith(method: DescMethod, leaf: Leaf, value: unknown) {
 
 function leafInit(field: DescField, value: unknown): Record<string, unknown> {
   const wrapped = field.fieldKind === "list" ? [value] : value;
-  return field.oneof ? { [field.oneof.localName]: { case: field.localName, value: wrapped } } : { [field.localName]: wrapped };
+  return field.oneof
+    ? { [field.oneof.localName]: { case: field.localName, value: wrapped } }
+    : { [field.localName]: wrapped };
 }
 
 async function callOnce(transport: Transport, method: DescMethod, request: unknown): Promise<ConnectError | undefined> {
-  const client = createClient(method.parent, transport) as unknown as Record<string, (req: unknown, opts?: unknown) => unknown>;
+  const client = createClient(method.parent, transport) as unknown as Record<
+    string,
+    (req: unknown, opts?: unknown) => unknown
+  >;
   const signal = AbortSignal.timeout(10_000);
   try {
     if (method.methodKind === "unary") await client[method.localName]!(request, { signal });
@@ -131,50 +145,63 @@ describe("gRPC inputs", () => {
     const counts: Record<string, number> = {};
     for (const table of tables) {
       const name = table.schema ? `${table.schema}.${table.name}` : table.name;
-      const row = await db.selectFrom(name).select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom(name)
+        .select((eb) => eb.fn.countAll().as("n"))
+        .executeTakeFirstOrThrow();
       counts[name] = Number(row.n);
     }
     return counts;
   }
 
-  it.each([["binary", false], ["JSON", true]] as const)("refuses every bad string, id, float and timestamp on every RPC (%s) with INVALID_ARGUMENT naming the field, storing nothing", async (encoding, json) => {
-    const before = await rowCounts();
-    const tried = { rpcs: new Set<string>(), fields: 0, calls: 0, refused: 0 };
-    const failures: string[] = [];
-    for (const { module, transport: binaryTransport, jsonTransport } of stack.grpcModules!) {
-      const transport = json ? jsonTransport : binaryTransport;
-      for (const service of module.services) {
-        for (const method of service.methods) {
-          if (method.methodKind !== "unary" && method.methodKind !== "server_streaming") continue;
-          for (const leaf of leavesOf(method.input)) {
-            const values = hostileValues(leaf, json);
-            if (values.length === 0) continue;
-            tried.rpcs.add(`${service.name}/${method.name}`);
-            tried.fields++;
-            for (const { value, refused } of values) {
-              tried.calls++;
-              const error = await callOnce(transport, method, requestWith(method, leaf, value));
-              const what = `${service.name}/${method.name} ${leaf.name}=${JSON.stringify(String(value).slice(0, 40))}`;
-              if (error && [Code.Internal, Code.Unknown, Code.DataLoss, Code.Unavailable].includes(error.code)) {
-                failures.push(`${what}: ${Code[error.code]} ${error.rawMessage}`);
-              } else if (refused) {
-                const named =
-                  error &&
-                  (errorInfoOf(error)?.fieldViolations.some((v) => v.field === leaf.name) ||
-                    (json && error.rawMessage.includes(`.${leaf.field.name} from JSON`)));
-                if (error?.code !== Code.InvalidArgument || !named) failures.push(`${what}: ${error ? `${Code[error.code]} ${error.rawMessage}` : "accepted"}`);
-                else tried.refused++;
+  it.each([
+    ["binary", false],
+    ["JSON", true],
+  ] as const)(
+    "refuses every bad string, id, float and timestamp on every RPC (%s) with INVALID_ARGUMENT naming the field, storing nothing",
+    async (encoding, json) => {
+      const before = await rowCounts();
+      const tried = { rpcs: new Set<string>(), fields: 0, calls: 0, refused: 0 };
+      const failures: string[] = [];
+      for (const { module, transport: binaryTransport, jsonTransport } of stack.grpcModules!) {
+        const transport = json ? jsonTransport : binaryTransport;
+        for (const service of module.services) {
+          for (const method of service.methods) {
+            if (method.methodKind !== "unary" && method.methodKind !== "server_streaming") continue;
+            for (const leaf of leavesOf(method.input)) {
+              const values = hostileValues(leaf, json);
+              if (values.length === 0) continue;
+              tried.rpcs.add(`${service.name}/${method.name}`);
+              tried.fields++;
+              for (const { value, refused } of values) {
+                tried.calls++;
+                const error = await callOnce(transport, method, requestWith(method, leaf, value));
+                const what = `${service.name}/${method.name} ${leaf.name}=${JSON.stringify(String(value).slice(0, 40))}`;
+                if (error && [Code.Internal, Code.Unknown, Code.DataLoss, Code.Unavailable].includes(error.code)) {
+                  failures.push(`${what}: ${Code[error.code]} ${error.rawMessage}`);
+                } else if (refused) {
+                  const named =
+                    error &&
+                    (errorInfoOf(error)?.fieldViolations.some((v) => v.field === leaf.name) ||
+                      (json && error.rawMessage.includes(`.${leaf.field.name} from JSON`)));
+                  if (error?.code !== Code.InvalidArgument || !named)
+                    failures.push(`${what}: ${error ? `${Code[error.code]} ${error.rawMessage}` : "accepted"}`);
+                  else tried.refused++;
+                }
               }
             }
           }
         }
       }
-    }
-    expect(failures).toEqual([]);
-    expect(await rowCounts()).toEqual(before);
-    // The walk reached every service and a realistic number of fields.
-    expect(tried.rpcs.size).toBeGreaterThan(25);
-    expect(tried.rpcs).toContain("WorkspaceService/DeleteWorkspace");
-    console.info(`gRPC inputs (${encoding}): ${tried.calls} calls, ${tried.fields} fields, ${tried.rpcs.size} RPCs, ${tried.refused} refused as they must be`);
-  }, 300_000);
+      expect(failures).toEqual([]);
+      expect(await rowCounts()).toEqual(before);
+      // The walk reached every service and a realistic number of fields.
+      expect(tried.rpcs.size).toBeGreaterThan(25);
+      expect(tried.rpcs).toContain("WorkspaceService/DeleteWorkspace");
+      console.info(
+        `gRPC inputs (${encoding}): ${tried.calls} calls, ${tried.fields} fields, ${tried.rpcs.size} RPCs, ${tried.refused} refused as they must be`,
+      );
+    },
+    300_000,
+  );
 });

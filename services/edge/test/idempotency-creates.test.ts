@@ -37,12 +37,21 @@ describe.each(MODES)("Idempotency-Key on workspace and webhook creates [%s]", (m
   afterAll(() => stack?.close());
 
   async function newAccount() {
-    const { account } = await stack.admin.createAccount({ name: `Creates ${randomBytes(3).toString("hex")}`, subscriptionTier: SubscriptionTier.ORIGIN });
+    const { account } = await stack.admin.createAccount({
+      name: `Creates ${randomBytes(3).toString("hex")}`,
+      subscriptionTier: SubscriptionTier.ORIGIN,
+    });
     const { secret } = await stack.admin.createApiKey({ accountId: account!.id });
     return { accountId: account!.id, key: secret };
   }
 
-  function post(baseUrl: string, path: string, key: string, idempotencyKey: string | undefined, body: unknown): Promise<ApiResponse> {
+  function post(
+    baseUrl: string,
+    path: string,
+    key: string,
+    idempotencyKey: string | undefined,
+    body: unknown,
+  ): Promise<ApiResponse> {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (idempotencyKey !== undefined) headers["idempotency-key"] = idempotencyKey;
     return call(baseUrl, "POST", path, { key, body, headers });
@@ -59,7 +68,13 @@ describe.each(MODES)("Idempotency-Key on workspace and webhook creates [%s]", (m
    * claims the key, has the catalog make the resource under it as the route does, and frees the claim
    * without storing an answer, as the end of a dead edge's lease or the release after a 5xx does.
    */
-  async function createAndLoseTheAnswer<T>(accountId: string, idempotencyKey: string, path: string, body: unknown, create: (key: { key: string; fingerprint: Uint8Array }) => Promise<T>): Promise<T> {
+  async function createAndLoseTheAnswer<T>(
+    accountId: string,
+    idempotencyKey: string,
+    path: string,
+    body: unknown,
+    create: (key: { key: string; fingerprint: Uint8Array }) => Promise<T>,
+  ): Promise<T> {
     const fingerprint = requestFingerprint("POST", `/api/v1${path}`, body);
     const claim = await keys.claimIdempotencyKey({ accountId, key: idempotencyKey, fingerprint });
     expect(claim.state).toBe(IdempotencyKeyState.CLAIMED);
@@ -72,43 +87,101 @@ describe.each(MODES)("Idempotency-Key on workspace and webhook creates [%s]", (m
     const { accountId, key } = await newAccount();
     const body = { name: "Spring campaign", description: "Posters" };
     const idempotencyKey = randomUUID();
-    const lost = await createAndLoseTheAnswer(accountId, idempotencyKey, "/workspaces", body, async (idempotency) =>
-      (await workspaces.createWorkspace({ accountId, name: body.name, description: body.description, idempotencyKey: idempotency })).workspace!.id,
+    const lost = await createAndLoseTheAnswer(
+      accountId,
+      idempotencyKey,
+      "/workspaces",
+      body,
+      async (idempotency) =>
+        (
+          await workspaces.createWorkspace({
+            accountId,
+            name: body.name,
+            description: body.description,
+            idempotencyKey: idempotency,
+          })
+        ).workspace!.id,
     );
 
-    const retries = await Promise.all(Array.from({ length: 20 }, (_, i) => post(i % 2 ? replica.baseUrl : stack.baseUrl, "/workspaces", key, idempotencyKey, body)));
+    const retries = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        post(i % 2 ? replica.baseUrl : stack.baseUrl, "/workspaces", key, idempotencyKey, body),
+      ),
+    );
     expect(retries.map((res) => [res.status, res.body.id])).toEqual(Array(20).fill([201, lost]));
     expect(retries[0]!.headers.get("location")).toBe(`/api/v1/workspaces/${lost}`);
     expect((await listed(key, "/workspaces")).map((w) => w.id)).toEqual([lost]);
-    expectError(await post(stack.baseUrl, "/workspaces", key, idempotencyKey, { ...body, name: "Another" }), 422, "idempotency_key_reused");
+    expectError(
+      await post(stack.baseUrl, "/workspaces", key, idempotencyKey, { ...body, name: "Another" }),
+      422,
+      "idempotency_key_reused",
+    );
     // The catalog refuses the key for another request on its own, for callers that skip the edge.
     await expect(
-      workspaces.createWorkspace({ accountId, name: "Another", idempotencyKey: { key: idempotencyKey, fingerprint: requestFingerprint("POST", "/x", {}) } }),
+      workspaces.createWorkspace({
+        accountId,
+        name: "Another",
+        idempotencyKey: { key: idempotencyKey, fingerprint: requestFingerprint("POST", "/x", {}) },
+      }),
     ).rejects.toThrow(/idempotency_key_reused|different request/);
   });
 
   it("gives 20 retries of a webhook create whose answer was lost that endpoint and the secret it was made with, with the account at its limit", async () => {
     const { accountId, key } = await newAccount();
-    for (let i = 0; i < 19; i++) expect((await post(stack.baseUrl, "/webhooks", key, undefined, { url: `${HOOK_URL}/${i}`, event_types: ["qr_code.created"] })).status).toBe(201);
+    for (let i = 0; i < 19; i++)
+      expect(
+        (
+          await post(stack.baseUrl, "/webhooks", key, undefined, {
+            url: `${HOOK_URL}/${i}`,
+            event_types: ["qr_code.created"],
+          })
+        ).status,
+      ).toBe(201);
     const body = { url: `${HOOK_URL}/twentieth`, event_types: ["qr_code.created"] };
     const idempotencyKey = randomUUID();
     const lost = await createAndLoseTheAnswer(accountId, idempotencyKey, "/webhooks", body, async (idempotency) =>
-      webhooks.createWebhookEndpoint({ accountId, url: body.url, eventTypes: body.event_types, idempotencyKey: idempotency }),
+      webhooks.createWebhookEndpoint({
+        accountId,
+        url: body.url,
+        eventTypes: body.event_types,
+        idempotencyKey: idempotency,
+      }),
     );
 
     // The account holds its 20 endpoints, yet every retry gets the twentieth and its secret.
-    const retries = await Promise.all(Array.from({ length: 20 }, (_, i) => post(i % 2 ? replica.baseUrl : stack.baseUrl, "/webhooks", key, idempotencyKey, body)));
-    expect(retries.map((res) => [res.status, res.body.id, res.body.secret])).toEqual(Array(20).fill([201, lost.endpoint!.id, lost.secret]));
+    const retries = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        post(i % 2 ? replica.baseUrl : stack.baseUrl, "/webhooks", key, idempotencyKey, body),
+      ),
+    );
+    expect(retries.map((res) => [res.status, res.body.id, res.body.secret])).toEqual(
+      Array(20).fill([201, lost.endpoint!.id, lost.secret]),
+    );
     expect(await listed(key, "/webhooks")).toHaveLength(20);
-    expectError(await post(stack.baseUrl, "/webhooks", key, randomUUID(), { ...body, url: `${HOOK_URL}/one-too-many` }), 403, "webhook_endpoint_limit_reached");
-    expectError(await post(stack.baseUrl, "/webhooks", key, idempotencyKey, { ...body, url: `${HOOK_URL}/other` }), 422, "idempotency_key_reused");
+    expectError(
+      await post(stack.baseUrl, "/webhooks", key, randomUUID(), { ...body, url: `${HOOK_URL}/one-too-many` }),
+      403,
+      "webhook_endpoint_limit_reached",
+    );
+    expectError(
+      await post(stack.baseUrl, "/webhooks", key, idempotencyKey, { ...body, url: `${HOOK_URL}/other` }),
+      422,
+      "idempotency_key_reused",
+    );
   });
 
   it("still makes a new workspace and endpoint for each create without a key, or with a new key", async () => {
     const { key } = await newAccount();
     for (const idempotencyKey of [undefined, undefined, randomUUID(), randomUUID()]) {
       expect((await post(stack.baseUrl, "/workspaces", key, idempotencyKey, { name: "Same" })).status).toBe(201);
-      expect((await post(stack.baseUrl, "/webhooks", key, idempotencyKey && `${idempotencyKey}-hook`, { url: HOOK_URL, event_types: ["qr_code.created"] })).status).toBe(201);
+      expect(
+        (
+          await post(stack.baseUrl, "/webhooks", key, idempotencyKey && `${idempotencyKey}-hook`, {
+            url: HOOK_URL,
+            event_types: ["qr_code.created"],
+          })
+        ).status,
+      ).toBe(201);
     }
     expect(await listed(key, "/workspaces")).toHaveLength(4);
     expect(await listed(key, "/webhooks")).toHaveLength(4);
@@ -119,7 +192,11 @@ describe.each(MODES)("Idempotency-Key on workspace and webhook creates [%s]", (m
       const { key } = await newAccount();
       const requests = [
         { path: "/workspaces", body: { name: "Frozen" }, idempotencyKey: randomUUID() },
-        { path: "/webhooks", body: { url: `${HOOK_URL}/frozen`, event_types: ["qr_code.created"] }, idempotencyKey: randomUUID() },
+        {
+          path: "/webhooks",
+          body: { url: `${HOOK_URL}/frozen`, event_types: ["qr_code.created"] },
+          idempotencyKey: randomUUID(),
+        },
       ];
       const catalog = stack.processes!.catalog.child;
       catalog.kill("SIGSTOP");

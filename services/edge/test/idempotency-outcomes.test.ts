@@ -97,32 +97,49 @@ describe("Idempotency-Key outcomes", () => {
   afterAll(() => close?.());
 
   const send = async (status: number, key: string) => {
-    const res = await fetch(`${baseUrl}/answer/${status}`, { method: "POST", headers: { "content-type": "application/json", "idempotency-key": key }, body: "{}" });
-    return { status: res.status, replayed: res.headers.get("idempotent-replayed"), body: (await res.json()) as Record<string, any> };
+    const res = await fetch(`${baseUrl}/answer/${status}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      body: "{}",
+    });
+    return {
+      status: res.status,
+      replayed: res.headers.get("idempotent-replayed"),
+      body: (await res.json()) as Record<string, any>,
+    };
   };
 
-  it.each([201, 200, 400, 403, 404, 422])("stores a %i and replays it to the retry without running the route again", async (status) => {
-    const key = `final-${status}`;
-    const before = runs;
-    const first = await send(status, key);
-    const retry = await send(status, key);
-    expect(runs - before).toBe(1);
-    expect([first.status, first.replayed, retry.status, retry.replayed]).toEqual([status, null, status, "true"]);
-    expect(store.stored.get(`account/${key}`)?.headers).toMatchObject({ "content-type": "application/json; charset=utf-8" });
-    if (status < 400) expect(retry.body).toEqual(first.body);
-    else expect({ ...retry.body.error, request_id: undefined }).toEqual({ ...first.body.error, request_id: undefined });
-    expect(store.released).not.toContain(key);
-  });
+  it.each([201, 200, 400, 403, 404, 422])(
+    "stores a %i and replays it to the retry without running the route again",
+    async (status) => {
+      const key = `final-${status}`;
+      const before = runs;
+      const first = await send(status, key);
+      const retry = await send(status, key);
+      expect(runs - before).toBe(1);
+      expect([first.status, first.replayed, retry.status, retry.replayed]).toEqual([status, null, status, "true"]);
+      expect(store.stored.get(`account/${key}`)?.headers).toMatchObject({
+        "content-type": "application/json; charset=utf-8",
+      });
+      if (status < 400) expect(retry.body).toEqual(first.body);
+      else
+        expect({ ...retry.body.error, request_id: undefined }).toEqual({ ...first.body.error, request_id: undefined });
+      expect(store.released).not.toContain(key);
+    },
+  );
 
-  it.each([500, 503, 504, 408, 409, 429])("releases the key after a %i, so that the retry runs again", async (status) => {
-    const key = `retry-${status}`;
-    const before = runs;
-    expect((await send(status, key)).status).toBe(status);
-    expect(store.released).toContain(key);
-    expect((await send(status, key)).replayed).toBeNull();
-    expect(runs - before).toBe(2);
-    expect(store.stored.has(`account/${key}`)).toBe(false);
-  });
+  it.each([500, 503, 504, 408, 409, 429])(
+    "releases the key after a %i, so that the retry runs again",
+    async (status) => {
+      const key = `retry-${status}`;
+      const before = runs;
+      expect((await send(status, key)).status).toBe(status);
+      expect(store.released).toContain(key);
+      expect((await send(status, key)).replayed).toBeNull();
+      expect(runs - before).toBe(2);
+      expect(store.stored.has(`account/${key}`)).toBe(false);
+    },
+  );
 
   describe("a bulk create's 200", () => {
     const workspace = "3f0c9a1e-4b7d-4c8e-9a2b-5d6e7f8a9b0c";
@@ -133,27 +150,40 @@ describe("Idempotency-Key outcomes", () => {
         body: JSON.stringify({ items: [{ name: "a" }, { name: "b" }, { name: "c" }] }),
       });
       const body = (await res.json()) as { created: number; results: { status: number; qr_code?: { id: string } }[] };
-      return { status: res.status, replayed: res.headers.get("idempotent-replayed"), statuses: body.results.map((r) => r.status), body };
+      return {
+        status: res.status,
+        replayed: res.headers.get("idempotent-replayed"),
+        statuses: body.results.map((r) => r.status),
+        body,
+      };
     };
 
-    it.each([409, 500, 503, 504])("is not kept when an item answered %i: the retry runs the call again and gets every item", async (status) => {
-      const key = `bulk-${status}`;
-      itemOutcomes.set(`${key} 1`, status);
-      const first = await sendBulk(key);
-      expect([first.status, first.statuses]).toEqual([200, [201, status, 201]]);
-      expect(store.released).toContain(key);
-      expect(store.stored.has(`account/${key}`)).toBe(false);
+    it.each([409, 500, 503, 504])(
+      "is not kept when an item answered %i: the retry runs the call again and gets every item",
+      async (status) => {
+        const key = `bulk-${status}`;
+        itemOutcomes.set(`${key} 1`, status);
+        const first = await sendBulk(key);
+        expect([first.status, first.statuses]).toEqual([200, [201, status, 201]]);
+        expect(store.released).toContain(key);
+        expect(store.stored.has(`account/${key}`)).toBe(false);
 
-      // The item is done now: the retry is not a replay, and every item comes back under its own key.
-      itemOutcomes.delete(`${key} 1`);
-      bulkRuns.length = 0;
-      const retry = await sendBulk(key);
-      expect([retry.status, retry.replayed, retry.statuses, retry.body.created]).toEqual([200, null, [201, 201, 201], 3]);
-      expect(bulkRuns.sort()).toEqual([`${key} 0`, `${key} 1`, `${key} 2`]);
-      expect(retry.body.results.map((r) => r.qr_code?.id)).toEqual([0, 1, 2].map((i) => `code-of ${key} ${i}`));
-      // That answer is final, so it is the one kept.
-      expect((await sendBulk(key)).replayed).toBe("true");
-    });
+        // The item is done now: the retry is not a replay, and every item comes back under its own key.
+        itemOutcomes.delete(`${key} 1`);
+        bulkRuns.length = 0;
+        const retry = await sendBulk(key);
+        expect([retry.status, retry.replayed, retry.statuses, retry.body.created]).toEqual([
+          200,
+          null,
+          [201, 201, 201],
+          3,
+        ]);
+        expect(bulkRuns.sort()).toEqual([`${key} 0`, `${key} 1`, `${key} 2`]);
+        expect(retry.body.results.map((r) => r.qr_code?.id)).toEqual([0, 1, 2].map((i) => `code-of ${key} ${i}`));
+        // That answer is final, so it is the one kept.
+        expect((await sendBulk(key)).replayed).toBe("true");
+      },
+    );
 
     it("is kept when every item's outcome is final, failures included", async () => {
       const key = "bulk-final";

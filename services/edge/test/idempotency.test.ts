@@ -23,7 +23,10 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
 
   beforeAll(async () => {
     stack = await startStack(mode);
-    [replica, impatient] = await Promise.all([stack.startEdgeReplica(), stack.startEdgeReplica({ idempotencyWaitMs: 200 })]);
+    [replica, impatient] = await Promise.all([
+      stack.startEdgeReplica(),
+      stack.startEdgeReplica({ idempotencyWaitMs: 200 }),
+    ]);
     const transport =
       mode === "in-process"
         ? stack.grpcModules!.find(({ module }) => module.services.includes(IdempotencyKeyService))!.transport
@@ -33,12 +36,21 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
   afterAll(() => stack?.close());
 
   async function newAccount(tier = SubscriptionTier.ORIGIN) {
-    const { account } = await stack.admin.createAccount({ name: `Retry ${randomBytes(3).toString("hex")}`, subscriptionTier: tier });
+    const { account } = await stack.admin.createAccount({
+      name: `Retry ${randomBytes(3).toString("hex")}`,
+      subscriptionTier: tier,
+    });
     const { secret } = await stack.admin.createApiKey({ accountId: account!.id });
     return { accountId: account!.id, key: secret };
   }
 
-  function post(baseUrl: string, path: string, key: string, idempotencyKey: string | undefined, body: unknown): Promise<ApiResponse> {
+  function post(
+    baseUrl: string,
+    path: string,
+    key: string,
+    idempotencyKey: string | undefined,
+    body: unknown,
+  ): Promise<ApiResponse> {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (idempotencyKey !== undefined) headers["idempotency-key"] = idempotencyKey;
     return call(baseUrl, "POST", path, { key, body, headers });
@@ -77,7 +89,10 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
     expect(listed.body.data.map((w: { id: string }) => w.id)).toEqual([workspaces[0]!.body.id]);
 
     const workspaceId = workspaces[0]!.body.id;
-    const codes = await twenty(`/workspaces/${workspaceId}/qr-codes`, { name: "Menu", destination_url: "https://example.com/menu" });
+    const codes = await twenty(`/workspaces/${workspaceId}/qr-codes`, {
+      name: "Menu",
+      destination_url: "https://example.com/menu",
+    });
     expect(codes.map(answer)).toEqual(Array(20).fill(answer(codes[0]!)));
     expect(codes[0]!.status).toBe(201);
     expect(codes.filter((res) => res.headers.get("idempotent-replayed") === "true")).toHaveLength(19);
@@ -89,7 +104,11 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
     const workspaceId = await newWorkspace(key);
     const path = `/workspaces/${workspaceId}/qr-codes`;
     const idempotencyKey = randomUUID();
-    const first = await post(stack.baseUrl, path, key, idempotencyKey, { name: "Menu", destination_url: "https://example.com/menu", tags: ["a"] });
+    const first = await post(stack.baseUrl, path, key, idempotencyKey, {
+      name: "Menu",
+      destination_url: "https://example.com/menu",
+      tags: ["a"],
+    });
     expect(first.status).toBe(201);
     expect(first.headers.get("idempotent-replayed")).toBeNull();
     expect(first.headers.get("location")).toBe(`/api/v1/qr-codes/${first.body.id}`);
@@ -121,12 +140,26 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
     const workspaceId = await newWorkspace(key);
     const path = `/workspaces/${workspaceId}/qr-codes`;
     const idempotencyKey = randomUUID();
-    expect((await post(stack.baseUrl, path, key, idempotencyKey, { name: "Menu", destination_url: "https://example.com/menu" })).status).toBe(201);
+    expect(
+      (
+        await post(stack.baseUrl, path, key, idempotencyKey, {
+          name: "Menu",
+          destination_url: "https://example.com/menu",
+        })
+      ).status,
+    ).toBe(201);
 
-    const otherBody = await post(replica.baseUrl, path, key, idempotencyKey, { name: "Menu", destination_url: "https://example.com/other" });
+    const otherBody = await post(replica.baseUrl, path, key, idempotencyKey, {
+      name: "Menu",
+      destination_url: "https://example.com/other",
+    });
     expectError(otherBody, 422, "idempotency_key_reused");
     expect(otherBody.body.error.details).toEqual({ header: "Idempotency-Key" });
-    expectError(await post(stack.baseUrl, "/workspaces", key, idempotencyKey, { name: "Menu" }), 422, "idempotency_key_reused");
+    expectError(
+      await post(stack.baseUrl, "/workspaces", key, idempotencyKey, { name: "Menu" }),
+      422,
+      "idempotency_key_reused",
+    );
     expect(await countCodes(key, workspaceId)).toBe(1);
     const workspaces = await call(stack.baseUrl, "GET", "/workspaces", { key });
     expect(workspaces.body.data).toHaveLength(1);
@@ -137,7 +170,11 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
     const body = { name: "Held" };
     const idempotencyKey = randomUUID();
     // Another edge is running this very request: it holds the key.
-    const held = await keys.claimIdempotencyKey({ accountId, key: idempotencyKey, fingerprint: requestFingerprint("POST", "/api/v1/workspaces", body) });
+    const held = await keys.claimIdempotencyKey({
+      accountId,
+      key: idempotencyKey,
+      fingerprint: requestFingerprint("POST", "/api/v1/workspaces", body),
+    });
     expect(held.state).toBe(IdempotencyKeyState.CLAIMED);
 
     const busy = await post(impatient.baseUrl, "/workspaces", key, idempotencyKey, body);
@@ -145,7 +182,11 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
     expect(busy.headers.get("retry-after")).toBe("1");
     expect((await call(stack.baseUrl, "GET", "/workspaces", { key })).body.data).toHaveLength(0);
     // Another body is refused as reused even while the first runs.
-    expectError(await post(impatient.baseUrl, "/workspaces", key, idempotencyKey, { name: "Other" }), 422, "idempotency_key_reused");
+    expectError(
+      await post(impatient.baseUrl, "/workspaces", key, idempotencyKey, { name: "Other" }),
+      422,
+      "idempotency_key_reused",
+    );
 
     // That edge's request failed and released the key: the retry runs.
     await keys.releaseIdempotencyKey({ accountId, key: idempotencyKey, claimId: held.claimId });
@@ -171,7 +212,12 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
     // Filled through the API: in the in-process shape a long pause without HTTP lets the server close an idle
     // keep-alive socket in the same turn as the client reuses it (ECONNRESET), as the two share one event loop.
     for (let batch = 0; batch < 99; batch += 33) {
-      const fillers = Array.from({ length: 33 }, (_, i) => post(stack.baseUrl, `/workspaces/${workspaceId}/qr-codes`, key, undefined, { name: `Filler ${batch + i}`, destination_url: "https://example.com/" }));
+      const fillers = Array.from({ length: 33 }, (_, i) =>
+        post(stack.baseUrl, `/workspaces/${workspaceId}/qr-codes`, key, undefined, {
+          name: `Filler ${batch + i}`,
+          destination_url: "https://example.com/",
+        }),
+      );
       expect((await Promise.all(fillers)).map((res) => res.status)).toEqual(Array(33).fill(201));
     }
     const path = `/workspaces/${workspaceId}/qr-codes`;
@@ -179,7 +225,11 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
     const body = { name: "The hundredth", destination_url: "https://example.com/last" };
     const last = await post(stack.baseUrl, path, key, idempotencyKey, body);
     expect(last.status).toBe(201);
-    const retries = await Promise.all(Array.from({ length: 5 }, (_, i) => post(i % 2 ? replica.baseUrl : stack.baseUrl, path, key, idempotencyKey, body)));
+    const retries = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        post(i % 2 ? replica.baseUrl : stack.baseUrl, path, key, idempotencyKey, body),
+      ),
+    );
     expect(retries.map(answer)).toEqual(Array(5).fill(answer(last)));
 
     const refused = await post(stack.baseUrl, path, key, randomUUID(), { ...body, name: "One too many" });
@@ -192,7 +242,13 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
    * has the catalog make the code under it, as the route does, and never stores the answer. The claim is
    * then freed, as the end of a dead edge's lease or the release after a 503 or 504 frees it.
    */
-  async function createAndLoseTheAnswer(accountId: string, idempotencyKey: string, path: string, body: unknown, create: (key: { key: string; fingerprint: Uint8Array }) => Promise<unknown>) {
+  async function createAndLoseTheAnswer(
+    accountId: string,
+    idempotencyKey: string,
+    path: string,
+    body: unknown,
+    create: (key: { key: string; fingerprint: Uint8Array }) => Promise<unknown>,
+  ) {
     const fingerprint = requestFingerprint("POST", `/api/v1${path}`, body);
     const claim = await keys.claimIdempotencyKey({ accountId, key: idempotencyKey, fingerprint });
     expect(claim.state).toBe(IdempotencyKeyState.CLAIMED);
@@ -204,25 +260,49 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
     const { accountId, key } = await newAccount();
     const workspaceId = await newWorkspace(key);
     // 99 of the origin plan's 100 places, in one bulk call.
-    const fillers = Array.from({ length: 99 }, (_, i) => ({ name: `Filler ${i}`, destination_url: "https://example.com/" }));
-    expect((await post(stack.baseUrl, `/workspaces/${workspaceId}/qr-codes/bulk`, key, undefined, { items: fillers })).body.created).toBe(99);
+    const fillers = Array.from({ length: 99 }, (_, i) => ({
+      name: `Filler ${i}`,
+      destination_url: "https://example.com/",
+    }));
+    expect(
+      (await post(stack.baseUrl, `/workspaces/${workspaceId}/qr-codes/bulk`, key, undefined, { items: fillers })).body
+        .created,
+    ).toBe(99);
     const path = `/workspaces/${workspaceId}/qr-codes`;
     const body = { name: "The hundredth", destination_url: "https://example.com/last" };
     const idempotencyKey = randomUUID();
     let lost: string | undefined;
     await createAndLoseTheAnswer(accountId, idempotencyKey, path, body, async (idempotency) => {
-      const { qrCode } = await stack.catalog.createQrCode({ accountId, workspaceId, name: body.name, destinationUrl: body.destination_url, idempotencyKey: idempotency });
+      const { qrCode } = await stack.catalog.createQrCode({
+        accountId,
+        workspaceId,
+        name: body.name,
+        destinationUrl: body.destination_url,
+        idempotencyKey: idempotency,
+      });
       lost = qrCode!.id;
     });
 
     // The account is full, yet every retry gets the code the lost answer held, and none makes another.
-    const retries = await Promise.all(Array.from({ length: 20 }, (_, i) => post(i % 2 ? replica.baseUrl : stack.baseUrl, path, key, idempotencyKey, body)));
+    const retries = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        post(i % 2 ? replica.baseUrl : stack.baseUrl, path, key, idempotencyKey, body),
+      ),
+    );
     expect(retries.map((res) => [res.status, res.body.id])).toEqual(Array(20).fill([201, lost]));
     expect(retries[0]!.headers.get("location")).toBe(`/api/v1/qr-codes/${lost}`);
     expect((await stack.catalog.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(100n);
-    expectError(await post(stack.baseUrl, path, key, randomUUID(), { ...body, name: "One too many" }), 403, "qr_code_limit_reached");
+    expectError(
+      await post(stack.baseUrl, path, key, randomUUID(), { ...body, name: "One too many" }),
+      403,
+      "qr_code_limit_reached",
+    );
     // The same key with another body is still refused.
-    expectError(await post(stack.baseUrl, path, key, idempotencyKey, { ...body, name: "Another" }), 422, "idempotency_key_reused");
+    expectError(
+      await post(stack.baseUrl, path, key, idempotencyKey, { ...body, name: "Another" }),
+      422,
+      "idempotency_key_reused",
+    );
   });
 
   it("gives the retry of a bulk create whose answer was lost the codes its items already made, and makes only the others", async () => {
@@ -255,7 +335,17 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
 
   it("refuses a malformed key with 400 invalid_idempotency_key before running anything", async () => {
     const { key } = await newAccount();
-    for (const bad of ["", "x".repeat(256), "has space", '"unterminated', 'in"side', "back\\slash", "é", "a, b", '""']) {
+    for (const bad of [
+      "",
+      "x".repeat(256),
+      "has space",
+      '"unterminated',
+      'in"side',
+      "back\\slash",
+      "é",
+      "a, b",
+      '""',
+    ]) {
       const res = await post(stack.baseUrl, "/workspaces", key, bad, { name: "Never" });
       expectError(res, 400, "invalid_idempotency_key");
       expect(res.body.error.details).toEqual({ header: "Idempotency-Key" });
@@ -263,13 +353,20 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
     const twice = new Headers({ authorization: `Bearer ${key}`, "content-type": "application/json" });
     twice.append("idempotency-key", "first");
     twice.append("idempotency-key", "second");
-    const res = await fetch(`${stack.baseUrl}/workspaces`, { method: "POST", headers: twice, body: JSON.stringify({ name: "Never" }) });
+    const res = await fetch(`${stack.baseUrl}/workspaces`, {
+      method: "POST",
+      headers: twice,
+      body: JSON.stringify({ name: "Never" }),
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("invalid_idempotency_key");
     expect((await call(stack.baseUrl, "GET", "/workspaces", { key })).body.data).toHaveLength(0);
     // The longest key and every visible character but " and \ are fine.
     expect((await post(stack.baseUrl, "/workspaces", key, "k".repeat(255), { name: "Long key" })).status).toBe(201);
-    expect((await post(stack.baseUrl, "/workspaces", key, "!#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}~", { name: "Odd key" })).status).toBe(201);
+    expect(
+      (await post(stack.baseUrl, "/workspaces", key, "!#$%&'()*+,-./09:;<=>?@AZ[]^_`az{|}~", { name: "Odd key" }))
+        .status,
+    ).toBe(201);
   });
 
   if (mode === "processes") {

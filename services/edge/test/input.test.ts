@@ -20,10 +20,15 @@ describe("parseInput", () => {
   const schema = z.strictObject({ name: z.string(), tags: z.array(z.string()) });
 
   it("names at most 20 of 200,000 invalid elements and counts the rest", () => {
-    const error = refusal(() => parseInput(schema, { name: "x", tags: Array.from({ length: 200_000 }, () => 1) }, { id: "read_only" }));
+    const error = refusal(() =>
+      parseInput(schema, { name: "x", tags: Array.from({ length: 200_000 }, () => 1) }, { id: "read_only" }),
+    );
     expect(error).toMatchObject({ status: 400, code: "validation_error" });
     expect(error.details?.fields).toHaveLength(MAX_FIELD_PROBLEMS);
-    expect((error.details!.fields as { field: string }[])[0]).toMatchObject({ field: "tags.0", reason: "invalid_type" });
+    expect((error.details!.fields as { field: string }[])[0]).toMatchObject({
+      field: "tags.0",
+      reason: "invalid_type",
+    });
     expect(error.details?.omitted_fields).toBe(200_000 - MAX_FIELD_PROBLEMS);
     expect(JSON.stringify(error.details).length).toBeLessThan(4096);
   });

@@ -19,7 +19,10 @@ interface Owner {
 }
 
 /** What each operation is, in this suite: reached with the owner's ids by a stranger, or not scoped to one resource. */
-type Probe = { kind: "path"; method: string; path: (o: Owner) => string; body?: unknown } | { kind: "list" } | { kind: "public" };
+type Probe =
+  | { kind: "path"; method: string; path: (o: Owner) => string; body?: unknown }
+  | { kind: "list" }
+  | { kind: "public" };
 
 const PROBES: Record<string, Probe> = {
   getOpenApiDocument: { kind: "public" },
@@ -31,13 +34,27 @@ const PROBES: Record<string, Probe> = {
   listWebhookEndpoints: { kind: "list" },
   createWebhookEndpoint: { kind: "list" },
   getWebhookEndpoint: { kind: "path", method: "GET", path: (o) => `/webhooks/${o.webhookId}` },
-  updateWebhookEndpoint: { kind: "path", method: "PATCH", path: (o) => `/webhooks/${o.webhookId}`, body: { url: "https://evil.example/hook" } },
+  updateWebhookEndpoint: {
+    kind: "path",
+    method: "PATCH",
+    path: (o) => `/webhooks/${o.webhookId}`,
+    body: { url: "https://evil.example/hook" },
+  },
   deleteWebhookEndpoint: { kind: "path", method: "DELETE", path: (o) => `/webhooks/${o.webhookId}` },
   rotateWebhookEndpointSecret: { kind: "path", method: "POST", path: (o) => `/webhooks/${o.webhookId}/rotate-secret` },
   listWebhookDeliveries: { kind: "path", method: "GET", path: (o) => `/webhooks/${o.webhookId}/deliveries` },
-  getWebhookDelivery: { kind: "path", method: "GET", path: (o) => `/webhooks/${o.webhookId}/deliveries/${o.deliveryId}` },
+  getWebhookDelivery: {
+    kind: "path",
+    method: "GET",
+    path: (o) => `/webhooks/${o.webhookId}/deliveries/${o.deliveryId}`,
+  },
   getWorkspace: { kind: "path", method: "GET", path: (o) => `/workspaces/${o.workspaceId}` },
-  updateWorkspace: { kind: "path", method: "PATCH", path: (o) => `/workspaces/${o.workspaceId}`, body: { name: "taken over" } },
+  updateWorkspace: {
+    kind: "path",
+    method: "PATCH",
+    path: (o) => `/workspaces/${o.workspaceId}`,
+    body: { name: "taken over" },
+  },
   deleteWorkspace: { kind: "path", method: "DELETE", path: (o) => `/workspaces/${o.workspaceId}` },
   listWorkspaceQrCodes: { kind: "path", method: "GET", path: (o) => `/workspaces/${o.workspaceId}/qr-codes` },
   createQrCode: {
@@ -52,7 +69,11 @@ const PROBES: Record<string, Probe> = {
     path: (o) => `/workspaces/${o.workspaceId}/qr-codes/bulk`,
     body: { items: [{ name: "planted", destination_url: "https://example.com" }] },
   },
-  exportWorkspaceQrCodes: { kind: "path", method: "GET", path: (o) => `/workspaces/${o.workspaceId}/qr-codes/export?format=svg&size=128` },
+  exportWorkspaceQrCodes: {
+    kind: "path",
+    method: "GET",
+    path: (o) => `/workspaces/${o.workspaceId}/qr-codes/export?format=svg&size=128`,
+  },
   getQrCode: { kind: "path", method: "GET", path: (o) => `/qr-codes/${o.qrCodeId}` },
   updateQrCode: {
     kind: "path",
@@ -61,7 +82,11 @@ const PROBES: Record<string, Probe> = {
     body: { destination_url: "https://evil.example", status: "paused" },
   },
   deleteQrCode: { kind: "path", method: "DELETE", path: (o) => `/qr-codes/${o.qrCodeId}` },
-  getQrCodeAnalytics: { kind: "path", method: "GET", path: (o) => `/qr-codes/${o.qrCodeId}/analytics?from=2026-01-01&to=2026-01-31` },
+  getQrCodeAnalytics: {
+    kind: "path",
+    method: "GET",
+    path: (o) => `/qr-codes/${o.qrCodeId}/analytics?from=2026-01-01&to=2026-01-31`,
+  },
   exportQrCode: { kind: "path", method: "GET", path: (o) => `/qr-codes/${o.qrCodeId}/export?format=svg&size=256` },
 };
 
@@ -69,10 +94,14 @@ describe("cross-account isolation", () => {
   let stack: Stack;
   let owner: Owner;
   let stranger: { accountId: string; key: string; workspaceId: string; qrCodeId: string };
-  const api = (method: string, path: string, options?: Parameters<typeof call>[3]) => call(stack.baseUrl, method, path, options);
+  const api = (method: string, path: string, options?: Parameters<typeof call>[3]) =>
+    call(stack.baseUrl, method, path, options);
 
   async function newAccount() {
-    const { account } = await stack.admin.createAccount({ name: `Iso ${randomBytes(3).toString("hex")}`, subscriptionTier: SubscriptionTier.SCALE });
+    const { account } = await stack.admin.createAccount({
+      name: `Iso ${randomBytes(3).toString("hex")}`,
+      subscriptionTier: SubscriptionTier.SCALE,
+    });
     const { secret } = await stack.admin.createApiKey({ accountId: account!.id });
     const { body: workspace } = await api("POST", "/workspaces", { key: secret, body: { name: "Mine" } });
     const { body: code } = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
@@ -104,12 +133,21 @@ describe("cross-account isolation", () => {
   beforeAll(async () => {
     stack = await startStack("in-process");
     const first = await newAccount();
-    const { domain } = await stack.domains.createDomain({ accountId: first.accountId, hostname: `iso-${randomBytes(4).toString("hex")}.example` });
+    const { domain } = await stack.domains.createDomain({
+      accountId: first.accountId,
+      hostname: `iso-${randomBytes(4).toString("hex")}.example`,
+    });
     stack.dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
     await stack.domains.verifyDomain({ accountId: first.accountId, domainId: domain!.id });
-    const { body: webhook } = await api("POST", "/webhooks", { key: first.key, body: { url: "https://93.184.215.14/hook", event_types: ["qr_code.created"] } });
+    const { body: webhook } = await api("POST", "/webhooks", {
+      key: first.key,
+      body: { url: "https://93.184.215.14/hook", event_types: ["qr_code.created"] },
+    });
     // A code made after the endpoint gives it a delivery (pending: no worker sends it here).
-    await api("POST", `/workspaces/${first.workspaceId}/qr-codes`, { key: first.key, body: { name: "Delivered", destination_url: "https://example.com/d" } });
+    await api("POST", `/workspaces/${first.workspaceId}/qr-codes`, {
+      key: first.key,
+      body: { name: "Delivered", destination_url: "https://example.com/d" },
+    });
     const { body: deliveries } = await api("GET", `/webhooks/${webhook.id}/deliveries`, { key: first.key });
     owner = { ...first, domainId: domain!.id, webhookId: webhook.id, deliveryId: deliveries.data[0].id };
     stranger = await newAccount();
@@ -117,7 +155,11 @@ describe("cross-account isolation", () => {
   afterAll(() => stack?.close());
 
   it("covers every documented operation", () => {
-    expect(documentedOperations().map((o) => o.operation.operationId).sort()).toEqual(Object.keys(PROBES).sort());
+    expect(
+      documentedOperations()
+        .map((o) => o.operation.operationId)
+        .sort(),
+    ).toEqual(Object.keys(PROBES).sort());
   });
 
   it("answers a stranger 404 for every route that names the owner's resource, and changes nothing", async () => {
@@ -125,7 +167,11 @@ describe("cross-account isolation", () => {
     for (const [operationId, probe] of Object.entries(PROBES)) {
       if (probe.kind !== "path") continue;
       const res = await api(probe.method, probe.path(owner), { key: stranger.key, body: probe.body });
-      expect({ operationId, status: res.status, code: res.body?.error?.code }).toEqual({ operationId, status: 404, code: "not_found" });
+      expect({ operationId, status: res.status, code: res.body?.error?.code }).toEqual({
+        operationId,
+        status: 404,
+        code: "not_found",
+      });
       expectError(res, 404, "not_found");
     }
     expect(await snapshot()).toEqual(before);
@@ -133,12 +179,20 @@ describe("cross-account isolation", () => {
 
   it("refuses references to the owner's workspace or domain inside a stranger's own requests", async () => {
     const before = await snapshot();
-    const move = await api("PATCH", `/qr-codes/${stranger.qrCodeId}`, { key: stranger.key, body: { workspace_id: owner.workspaceId } });
+    const move = await api("PATCH", `/qr-codes/${stranger.qrCodeId}`, {
+      key: stranger.key,
+      body: { workspace_id: owner.workspaceId },
+    });
     expectError(move, 404, "not_found");
     expect(move.body.error.details).toEqual({ resource: "workspace" });
     const vanity = await api("POST", `/workspaces/${stranger.workspaceId}/qr-codes`, {
       key: stranger.key,
-      body: { name: "x", destination_url: "https://example.com", vanity_domain_id: owner.domainId, vanity_slug: "hijack" },
+      body: {
+        name: "x",
+        destination_url: "https://example.com",
+        vanity_domain_id: owner.domainId,
+        vanity_slug: "hijack",
+      },
     });
     expectError(vanity, 404, "not_found");
     expect(vanity.body.error.details).toEqual({ resource: "domain" });
@@ -146,21 +200,28 @@ describe("cross-account isolation", () => {
     expectError(filtered, 404, "not_found");
     expect(await snapshot()).toEqual(before);
     // The stranger's own code did not move either.
-    expect((await api("GET", `/qr-codes/${stranger.qrCodeId}`, { key: stranger.key })).body.workspace_id).toBe(stranger.workspaceId);
+    expect((await api("GET", `/qr-codes/${stranger.qrCodeId}`, { key: stranger.key })).body.workspace_id).toBe(
+      stranger.workspaceId,
+    );
   });
 
   it("never lists the owner's resources to a stranger, and cursors do not cross accounts", async () => {
     const lists: ApiResponse[] = await Promise.all(
-      ["/workspaces", "/qr-codes", "/domains", "/webhooks", `/workspaces/${stranger.workspaceId}/qr-codes`].map((path) => api("GET", path, { key: stranger.key })),
+      ["/workspaces", "/qr-codes", "/domains", "/webhooks", `/workspaces/${stranger.workspaceId}/qr-codes`].map(
+        (path) => api("GET", path, { key: stranger.key }),
+      ),
     );
     const seen = JSON.stringify(lists.map((l) => l.body));
-    for (const id of [owner.accountId, owner.workspaceId, owner.qrCodeId, owner.domainId, owner.webhookId]) expect(seen).not.toContain(id);
+    for (const id of [owner.accountId, owner.workspaceId, owner.qrCodeId, owner.domainId, owner.webhookId])
+      expect(seen).not.toContain(id);
     expect((await api("GET", "/account", { key: stranger.key })).body.id).toBe(stranger.accountId);
 
     await api("POST", "/workspaces", { key: owner.key, body: { name: "Second" } });
     const page = await api("GET", "/workspaces?limit=1", { key: owner.key });
     expect(page.body.next_cursor).toEqual(expect.any(String));
-    const replayed = await api("GET", `/workspaces?limit=1&cursor=${encodeURIComponent(page.body.next_cursor)}`, { key: stranger.key });
+    const replayed = await api("GET", `/workspaces?limit=1&cursor=${encodeURIComponent(page.body.next_cursor)}`, {
+      key: stranger.key,
+    });
     expectError(replayed, 400, "validation_error");
   });
 });

@@ -7,7 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { AuthenticateApiKeyResponseSchema, SubscriptionTier, type AuthenticateApiKeyResponse } from "@qrplatform/api/tenancy";
+import {
+  AuthenticateApiKeyResponseSchema,
+  SubscriptionTier,
+  type AuthenticateApiKeyResponse,
+} from "@qrplatform/api/tenancy";
 import { memoryAccessChanges } from "@qrplatform/platform";
 import { freePort, killRedis, scrapeMetrics, startRedis, switchableBus } from "@qrplatform/testing";
 import { cachedKeys } from "../src/http/key-cache.js";
@@ -26,9 +30,14 @@ function fakeTenancy() {
     ask: async (secret: string): Promise<AuthenticateApiKeyResponse> => {
       calls++;
       const key = keys.get(secret);
-      if (!key) throw new ConnectError("The API key is missing, malformed, unknown, expired or revoked.", Code.Unauthenticated);
+      if (!key)
+        throw new ConnectError("The API key is missing, malformed, unknown, expired or revoked.", Code.Unauthenticated);
       return create(AuthenticateApiKeyResponseSchema, {
-        apiKey: { id: key.keyId, accountId: key.accountId, expireTime: key.expireMs === undefined ? undefined : timestampFromMs(key.expireMs) },
+        apiKey: {
+          id: key.keyId,
+          accountId: key.accountId,
+          expireTime: key.expireMs === undefined ? undefined : timestampFromMs(key.expireMs),
+        },
         account: { id: key.accountId },
         plan: {},
       });
@@ -138,7 +147,8 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] two edge replicas", 
     const { secret, apiKey } = await stack.admin.createApiKey({ accountId: account!.id });
     return { accountId: account!.id, key: secret, keyId: apiKey!.id };
   }
-  const both = (key: string) => Promise.all([stack.baseUrl, replica].map((base) => call(base, "GET", "/account", { key })));
+  const both = (key: string) =>
+    Promise.all([stack.baseUrl, replica].map((base) => call(base, "GET", "/account", { key })));
 
   it("refuses a revoked key on the next request of the replica that did not revoke it", async () => {
     const { key, keyId } = await newKey();
@@ -155,7 +165,11 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] two edge replicas", 
     const limited = await both(key);
     expect(limited.map((res) => res.headers.get("ratelimit-limit"))).toEqual(["7", "7"]);
     expect(limited.map((res) => res.body.limits.hourly_requests)).toEqual([7, 7]);
-    await stack.admin.updateAccount({ accountId, clearHourlyRequestLimitOverride: true, subscriptionTier: SubscriptionTier.THRIVE });
+    await stack.admin.updateAccount({
+      accountId,
+      clearHourlyRequestLimitOverride: true,
+      subscriptionTier: SubscriptionTier.THRIVE,
+    });
     const upgraded = await both(key);
     expect(upgraded.map((res) => res.headers.get("ratelimit-limit"))).toEqual(["5000", "5000"]);
     expect(upgraded.map((res) => res.body.limits.hourly_requests)).toEqual([5000, 5000]);
@@ -169,18 +183,29 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] two edge replicas", 
       const { key } = await newKey();
       const before = (await scrapeMetrics(tenancyMetrics)).value("grpc_server_handled_total", AUTHENTICATIONS);
       for (let i = 0; i < 5; i++) await both(key);
-      expect((await scrapeMetrics(tenancyMetrics)).value("grpc_server_handled_total", AUTHENTICATIONS) - before).toBe(2);
+      expect((await scrapeMetrics(tenancyMetrics)).value("grpc_server_handled_total", AUTHENTICATIONS) - before).toBe(
+        2,
+      );
     });
 
     it("makes a create with a warm key three calls (the catalog, one design check, the link), and two once the design was checked", async () => {
       const { key } = await newKey();
       // A design no earlier test used: the catalog keeps rendering's answers for designs without a logo.
-      const design = { foreground: `#0000${Math.floor(Math.random() * 0x80).toString(16).padStart(2, "0")}`, background: "#fffff0" };
+      const design = {
+        foreground: `#0000${Math.floor(Math.random() * 0x80)
+          .toString(16)
+          .padStart(2, "0")}`,
+        background: "#fffff0",
+      };
       const workspace = await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name: "Hops" } });
       const rpcs = async () => {
-        const [tenancy, rendering, links] = await Promise.all(["tenancy", "rendering", "links"].map((name) => scrapeMetrics(stack.metricsUrls![name as "links"])));
+        const [tenancy, rendering, links] = await Promise.all(
+          ["tenancy", "rendering", "links"].map((name) => scrapeMetrics(stack.metricsUrls![name as "links"])),
+        );
         return {
-          tenancy: tenancy!.value("grpc_server_handled_total", { grpc_service: "qrplatform.tenancy.v1.TenancyService" }),
+          tenancy: tenancy!.value("grpc_server_handled_total", {
+            grpc_service: "qrplatform.tenancy.v1.TenancyService",
+          }),
           validateDesign: rendering!.value("grpc_server_handled_total", { grpc_method: "ValidateDesign" }),
           createLink: links!.value("grpc_server_handled_total", { grpc_method: "CreateLink" }),
         };
@@ -194,7 +219,11 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] two edge replicas", 
         expect(created.status).toBe(201);
         expect(created.body.design).toMatchObject(design);
         const after = await rpcs();
-        return { tenancy: after.tenancy - before.tenancy, validateDesign: after.validateDesign - before.validateDesign, createLink: after.createLink - before.createLink };
+        return {
+          tenancy: after.tenancy - before.tenancy,
+          validateDesign: after.validateDesign - before.validateDesign,
+          createLink: after.createLink - before.createLink,
+        };
       };
       expect(await createdWith()).toEqual({ tenancy: 0, validateDesign: 1, createLink: 1 });
       expect(await createdWith()).toEqual({ tenancy: 0, validateDesign: 0, createLink: 1 });
@@ -208,7 +237,9 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] two edge replicas", 
         body: { name: "Menu", destination_url: "https://example.com/menu" },
       });
       const renders = async () =>
-        (await scrapeMetrics(stack.metricsUrls!.rendering)).value("grpc_server_handled_total", { grpc_method: "RenderQrCode" });
+        (await scrapeMetrics(stack.metricsUrls!.rendering)).value("grpc_server_handled_total", {
+          grpc_method: "RenderQrCode",
+        });
       const path = `/qr-codes/${code.body.id}/export?format=svg&size=200`;
       const before = await renders();
       const first = await call(stack.baseUrl, "GET", path, { key });
@@ -218,7 +249,10 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] two edge replicas", 
       expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
       expect(again.headers.get("content-disposition")).toBe(first.headers.get("content-disposition"));
       expect((await renders()) - before).toBe(1);
-      const revalidated = await call(stack.baseUrl, "GET", path, { key, headers: { "if-none-match": first.headers.get("etag")! } });
+      const revalidated = await call(stack.baseUrl, "GET", path, {
+        key,
+        headers: { "if-none-match": first.headers.get("etag")! },
+      });
       expect(revalidated.status).toBe(304);
       expect((await renders()) - before).toBe(2);
     });

@@ -68,13 +68,25 @@ function startRunner(offset: number, databaseUrl: string, dataDir: string, env: 
   child.stdout!.on("data", (chunk) => (output += chunk));
   child.stderr!.on("data", (chunk) => (output += chunk));
   const { ports } = localPorts(offset);
-  return { child, offset, edgeUrl: `http://127.0.0.1:${ports.edge}`, tenancyUrl: `http://127.0.0.1:${ports.tenancy}`, output: () => output };
+  return {
+    child,
+    offset,
+    edgeUrl: `http://127.0.0.1:${ports.edge}`,
+    tenancyUrl: `http://127.0.0.1:${ports.tenancy}`,
+    output: () => output,
+  };
 }
 
-async function waitFor(runner: Runner, what: string, condition: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+async function waitFor(
+  runner: Runner,
+  what: string,
+  condition: () => Promise<boolean>,
+  timeoutMs = 120_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition().catch(() => false))) {
-    if (runner.child.exitCode !== null) throw new Error(`the runner exited while waiting for ${what}:\n${runner.output()}`);
+    if (runner.child.exitCode !== null)
+      throw new Error(`the runner exited while waiting for ${what}:\n${runner.output()}`);
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}:\n${runner.output()}`);
     await sleep(200);
   }
@@ -84,7 +96,10 @@ const ready = (runner: Runner) => async () => (await fetch(`${runner.edgeUrl}/re
 
 /** An account with an API key on this runner's stack. */
 async function apiKey(runner: Runner, name: string): Promise<string> {
-  const admin = createClient(TenancyAdminService, remoteTransport({ baseUrl: runner.tenancyUrl, token: credentials.adminToken }));
+  const admin = createClient(
+    TenancyAdminService,
+    remoteTransport({ baseUrl: runner.tenancyUrl, token: credentials.adminToken }),
+  );
   const { account } = await admin.createAccount({ name, subscriptionTier: SubscriptionTier.SCALE });
   return (await admin.createApiKey({ accountId: account!.id })).secret;
 }
@@ -129,7 +144,10 @@ describe.skipIf(!process.env.DATABASE_URL)("deploy/local/run-services.sh", () =>
   it("passes the caller's environment to the processes: tracing reaches the edge and the services", async () => {
     const key = await apiKey(first, "Traced");
     expect((await call(`${first.edgeUrl}/api/v1`, "GET", "/account", { key })).status).toBe(200);
-    const spans = await receiver.waitFor((all) => ["edge", "tenancy"].every((service) => all.some((span) => span.service === service)), 30_000);
+    const spans = await receiver.waitFor(
+      (all) => ["edge", "tenancy"].every((service) => all.some((span) => span.service === service)),
+      30_000,
+    );
     expect(spans.some((span) => span.service === "edge")).toBe(true);
     expect(spans.some((span) => span.service === "tenancy")).toBe(true);
   });
@@ -146,16 +164,22 @@ describe.skipIf(!process.env.DATABASE_URL)("deploy/local/run-services.sh", () =>
 
   it("restarts a process that exits while the others keep serving", async () => {
     const key = await apiKey(first, "Restarts");
-    const api = (method: string, path: string, body?: unknown) => call(`${first.edgeUrl}/api/v1`, method, path, { key, body });
+    const api = (method: string, path: string, body?: unknown) =>
+      call(`${first.edgeUrl}/api/v1`, method, path, { key, body });
     const workspace = (await api("POST", "/workspaces", { name: "Posters" })).body;
-    const code = await api("POST", `/workspaces/${workspace.id}/qr-codes`, { name: "Poster", destination_url: "https://example.com/" });
+    const code = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+      name: "Poster",
+      destination_url: "https://example.com/",
+    });
     expect(code.status).toBe(201);
     expect((await api("GET", `/qr-codes/${code.body.id}/export?format=png&size=256`)).status).toBe(200);
 
     const started = /\[run-services\] rendering started \(pid (\d+)\)/g;
     const pid = Number([...first.output().matchAll(started)].at(-1)![1]);
     process.kill(pid, "SIGTERM");
-    await waitFor(first, "rendering to exit", async () => first.output().includes("rendering exited (status 0); restarting it in 1 s"));
+    await waitFor(first, "rendering to exit", async () =>
+      first.output().includes("rendering exited (status 0); restarting it in 1 s"),
+    );
 
     // Meanwhile: 503 for what needs rendering (each size is drawn anew), 200 for the rest.
     expectError(await api("GET", `/qr-codes/${code.body.id}/export?format=png&size=300`), 503, "service_unavailable");
@@ -164,7 +188,12 @@ describe.skipIf(!process.env.DATABASE_URL)("deploy/local/run-services.sh", () =>
 
     // Back by itself, under a new pid, and the edge draws again.
     await waitFor(first, "rendering restarted", async () => [...first.output().matchAll(started)].length === 2);
-    await waitFor(first, "exports again", async () => (await api("GET", `/qr-codes/${code.body.id}/export?format=png&size=320`)).status === 200, 60_000);
+    await waitFor(
+      first,
+      "exports again",
+      async () => (await api("GET", `/qr-codes/${code.body.id}/export?format=png&size=320`)).status === 200,
+      60_000,
+    );
     // Nothing else was restarted, and the runner still runs.
     expect(first.output().match(/\[run-services\] \w+ exited/g)).toEqual(["[run-services] rendering exited"]);
     expect(first.child.exitCode).toBeNull();
@@ -186,7 +215,9 @@ describe.skipIf(!process.env.DATABASE_URL)("deploy/local/run-services.sh", () =>
       setTimeout(() => reject(new Error("the port stayed taken")), 10_000);
     });
     try {
-      await waitFor(second, "rendering to give up", async () => second.output().includes("rendering could not start (status 2); not restarting it"));
+      await waitFor(second, "rendering to give up", async () =>
+        second.output().includes("rendering could not start (status 2); not restarting it"),
+      );
       expect(second.output()).toContain(`(GRPC_PORT): the address is already in use`);
       // It stays down, and the rest of the stack keeps serving.
       await new Promise((resolve) => setTimeout(resolve, 3_000));

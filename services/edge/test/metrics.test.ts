@@ -13,6 +13,10 @@ describe("metrics of every process (separate processes)", () => {
   afterAll(() => stack?.close());
 
   it("serves request, RPC, redirect, scan, quota, cache, pool and runtime metrics that move with requests", async () => {
-    await checkMetricsMove({ apiUrl: stack.baseUrl, admin: stack.admin, scrape: (process) => scrapeMetrics(stack.metricsUrls![process]) });
+    await checkMetricsMove({
+      apiUrl: stack.baseUrl,
+      admin: stack.admin,
+      scrape: (process) => scrapeMetrics(stack.metricsUrls![process]),
+    });
   }, 60_000);
 });

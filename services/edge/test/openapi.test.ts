@@ -25,14 +25,19 @@ import { startStack, type Stack } from "./support/stack.js";
 function* nodesOf(node: unknown, pointer = "#"): Generator<[string, DocNode]> {
   if (!node || typeof node !== "object") return;
   yield [pointer, node as DocNode];
-  for (const [key, value] of Object.entries(node)) yield* nodesOf(value, `${pointer}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`);
+  for (const [key, value] of Object.entries(node))
+    yield* nodesOf(value, `${pointer}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`);
 }
 
 const PUBLIC_OPERATION = "getOpenApiDocument";
 
 describe("the OpenAPI document", () => {
   it("is OpenAPI 3.1 that passes Redocly's structural rules without a warning", async () => {
-    expect(openApiDocument).toMatchObject({ openapi: "3.1.0", info: { version: "1.0.0" }, servers: [{ url: "/api/v1" }] });
+    expect(openApiDocument).toMatchObject({
+      openapi: "3.1.0",
+      info: { version: "1.0.0" },
+      servers: [{ url: "/api/v1" }],
+    });
     const warnings: unknown[] = [];
     const warn = vi.spyOn(console, "warn").mockImplementation((...args) => void warnings.push(args));
     const error = vi.spyOn(console, "error").mockImplementation((...args) => void warnings.push(args));
@@ -53,7 +58,9 @@ describe("the OpenAPI document", () => {
   });
 
   it("describes exactly the operations of v1, with stable operationIds", () => {
-    const operations = documentedOperations().map(({ method, path, operation }) => `${method.toUpperCase()} ${path} ${operation.operationId}`);
+    const operations = documentedOperations().map(
+      ({ method, path, operation }) => `${method.toUpperCase()} ${path} ${operation.operationId}`,
+    );
     expect(operations.sort()).toEqual(
       [
         "GET /openapi.json getOpenApiDocument",
@@ -95,13 +102,22 @@ describe("the OpenAPI document", () => {
       const item = openApiDocument.paths[path];
       const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map(resolveRef);
       expect(operation.summary, where).toEqual(expect.any(String));
-      expect(statuses.filter((s) => s.startsWith("2")), where).toHaveLength(1);
+      expect(
+        statuses.filter((s) => s.startsWith("2")),
+        where,
+      ).toHaveLength(1);
       for (const status of statuses) {
         const response = resolveRef(operation.responses[status]);
-        expect(resolveRef(response.headers?.["X-Request-ID"] ?? {}).required, `${where} ${status} X-Request-ID`).toBe(true);
+        expect(resolveRef(response.headers?.["X-Request-ID"] ?? {}).required, `${where} ${status} X-Request-ID`).toBe(
+          true,
+        );
         if (status === "201") expect(response.headers?.Location, `${where} Location`).toBeDefined();
-        if (status === "401") expect(resolveRef(response.headers?.["WWW-Authenticate"] ?? {}).required, where).toBe(true);
-        if (status === "429") expect(Object.keys(response.headers)).toEqual(expect.arrayContaining(["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]));
+        if (status === "401")
+          expect(resolveRef(response.headers?.["WWW-Authenticate"] ?? {}).required, where).toBe(true);
+        if (status === "429")
+          expect(Object.keys(response.headers)).toEqual(
+            expect.arrayContaining(["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]),
+          );
       }
       if (operation.operationId === PUBLIC_OPERATION) {
         expect(operation.security, where).toEqual([]);
@@ -114,10 +130,13 @@ describe("the OpenAPI document", () => {
       expect(scheme.description, where).toContain(`\`${scope}\``);
       expect(operation.description, where).toContain(`\`${scope}\``);
       expect(statuses, where).toEqual(expect.arrayContaining(["401", "403", "429", "500", "503"]));
-      if (parameters.some((p) => p.in === "path" || p.in === "query") || operation.requestBody) expect(statuses, where).toContain("400");
+      if (parameters.some((p) => p.in === "path" || p.in === "query") || operation.requestBody)
+        expect(statuses, where).toContain("400");
       if (parameters.some((p) => p.in === "path")) expect(statuses, where).toContain("404");
-      for (const status of ["413", "415"]) expect(statuses.includes(status), `${where} ${status}`).toBe(Boolean(operation.requestBody));
-      for (const p of parameters.filter((p) => p.in === "path")) expect(p.schema, `${where} ${p.name}`).toEqual({ type: "string", format: "uuid" });
+      for (const status of ["413", "415"])
+        expect(statuses.includes(status), `${where} ${status}`).toBe(Boolean(operation.requestBody));
+      for (const p of parameters.filter((p) => p.in === "path"))
+        expect(p.schema, `${where} ${p.name}`).toEqual({ type: "string", format: "uuid" });
       if (operation.requestBody) {
         const schema = resolveRef(operation.requestBody.content["application/json"].schema);
         expect(schema.additionalProperties, `${where} request body`).toBe(false);
@@ -126,7 +145,8 @@ describe("the OpenAPI document", () => {
   });
 
   it("compiles every schema under Ajv's strict mode", () => {
-    for (const name of Object.keys(openApiDocument.components.schemas)) expect(() => componentSchemaValidator(name), name).not.toThrow();
+    for (const name of Object.keys(openApiDocument.components.schemas))
+      expect(() => componentSchemaValidator(name), name).not.toThrow();
     const inline = [...nodesOf(openApiDocument.paths), ...nodesOf(openApiDocument.components)].filter(
       ([pointer, node]) => /\/(schema)$/.test(pointer) && typeof node === "object",
     );
@@ -149,7 +169,11 @@ describe("the OpenAPI document", () => {
   });
 
   it("lets the response validator catch what the document does not describe", () => {
-    const headers = { "x-request-id": "req_1", "cache-control": "no-store", "content-type": "application/json; charset=utf-8" };
+    const headers = {
+      "x-request-id": "req_1",
+      "cache-control": "no-store",
+      "content-type": "application/json; charset=utf-8",
+    };
     const workspace = {
       id: "6f1c2b1e-0000-4000-8000-000000000000",
       account_id: "6f1c2b1e-0000-4000-8000-000000000001",
@@ -161,19 +185,39 @@ describe("the OpenAPI document", () => {
       created_at: "2026-01-01T00:00:00.000Z",
       updated_at: "2026-01-01T00:00:00.000Z",
     };
-    expect(validateResponse("GET", `/workspaces/${workspace.id}`, 200, headers, workspace)).toBe("getWorkspace (GET /workspaces/{workspace_id})");
+    expect(validateResponse("GET", `/workspaces/${workspace.id}`, 200, headers, workspace)).toBe(
+      "getWorkspace (GET /workspaces/{workspace_id})",
+    );
     const rejected = (fn: () => unknown) => expect(fn).toThrow(OpenApiMismatchError);
     rejected(() => validateResponse("GET", `/workspaces/${workspace.id}`, 200, headers, { ...workspace, extra: 1 }));
-    rejected(() => validateResponse("GET", `/workspaces/${workspace.id}`, 200, { ...headers, "cache-control": "max-age=60" }, workspace));
+    rejected(() =>
+      validateResponse(
+        "GET",
+        `/workspaces/${workspace.id}`,
+        200,
+        { ...headers, "cache-control": "max-age=60" },
+        workspace,
+      ),
+    );
     rejected(() => validateResponse("GET", `/workspaces/${workspace.id}`, 418, headers, workspace));
-    rejected(() => validateResponse("GET", "/account", 404, headers, { error: { code: "not_found", message: "m", request_id: "req_1" } }));
+    rejected(() =>
+      validateResponse("GET", "/account", 404, headers, {
+        error: { code: "not_found", message: "m", request_id: "req_1" },
+      }),
+    );
     const notFound = { error: { code: "route_not_found", message: "m", request_id: "req_1" } };
     expect(() => validateResponse("GET", "/links", 404, headers, notFound)).not.toThrow();
-    rejected(() => validateResponse("GET", "/links", 404, headers, { error: { ...notFound.error, request_id: "other" } }));
+    rejected(() =>
+      validateResponse("GET", "/links", 404, headers, { error: { ...notFound.error, request_id: "other" } }),
+    );
     rejected(() => validateResponse("GET", "/links", 200, headers, {}));
     const notAllowed = { error: { code: "method_not_allowed", message: "m", request_id: "req_1" } };
-    expect(() => validateResponse("PUT", "/workspaces", 405, { ...headers, allow: "GET, POST, HEAD, OPTIONS" }, notAllowed)).not.toThrow();
-    rejected(() => validateResponse("PUT", "/workspaces", 405, { ...headers, allow: "GET, HEAD, OPTIONS" }, notAllowed));
+    expect(() =>
+      validateResponse("PUT", "/workspaces", 405, { ...headers, allow: "GET, POST, HEAD, OPTIONS" }, notAllowed),
+    ).not.toThrow();
+    rejected(() =>
+      validateResponse("PUT", "/workspaces", 405, { ...headers, allow: "GET, HEAD, OPTIONS" }, notAllowed),
+    );
     rejected(() => validateResponse("PUT", "/workspaces", 405, headers, notAllowed));
   });
 });
@@ -184,7 +228,10 @@ describe("the edge serving its description", () => {
 
   /** A new account on a plan with API access and a key with every scope. */
   async function newKey(): Promise<string> {
-    const { account } = await stack.admin.createAccount({ name: "Typed Co", subscriptionTier: SubscriptionTier.ORIGIN });
+    const { account } = await stack.admin.createAccount({
+      name: "Typed Co",
+      subscriptionTier: SubscriptionTier.ORIGIN,
+    });
     const { secret } = await stack.admin.createApiKey({ accountId: account!.id, scopes: [] });
     return secret;
   }
@@ -222,7 +269,9 @@ describe("the edge serving its description", () => {
     expect(html).toContain('data-openapi-url="/api/v1/openapi.json"');
 
     const linked = [...html.matchAll(/\b(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
-    expect(linked).toEqual(expect.arrayContaining(["/docs/assets/swagger-ui.css", "/docs/assets/swagger-ui-bundle.js", "/docs/init.js"]));
+    expect(linked).toEqual(
+      expect.arrayContaining(["/docs/assets/swagger-ui.css", "/docs/assets/swagger-ui-bundle.js", "/docs/init.js"]),
+    );
     for (const path of linked) {
       expect(path, path).toMatch(/^\/docs\//);
       const asset = await fetch(`${root}${path}`);
@@ -238,7 +287,11 @@ describe("the edge serving its description", () => {
     }
 
     // swagger-ui-dist's own page and initializer point at a demo document on the internet: never served.
-    for (const path of ["/docs/assets/index.html", "/docs/assets/swagger-initializer.js", "/docs/assets/%2e%2e/package.json"]) {
+    for (const path of [
+      "/docs/assets/index.html",
+      "/docs/assets/swagger-initializer.js",
+      "/docs/assets/%2e%2e/package.json",
+    ]) {
       expect((await fetch(`${root}${path}`)).status, path).toBe(404);
     }
   });
@@ -246,11 +299,18 @@ describe("the edge serving its description", () => {
   it("works with the generated typed client", async () => {
     const client = typedClient(stack.baseUrl, await newKey());
 
-    const created = await client.POST("/workspaces", { body: { name: "Typed workspace", description: "From the client" } });
+    const created = await client.POST("/workspaces", {
+      body: { name: "Typed workspace", description: "From the client" },
+    });
     expectTypeOf(created.data).toEqualTypeOf<Workspace | undefined>();
     expect(created.response.status).toBe(201);
     const workspace = created.data!;
-    expect(workspace).toMatchObject({ name: "Typed workspace", slug: "typed-workspace", description: "From the client", qr_code_count: 0 });
+    expect(workspace).toMatchObject({
+      name: "Typed workspace",
+      slug: "typed-workspace",
+      description: "From the client",
+      qr_code_count: 0,
+    });
     expect(created.response.headers.get("location")).toBe(`/api/v1/workspaces/${workspace.id}`);
 
     const read = await client.GET("/workspaces/{workspace_id}", { params: { path: { workspace_id: workspace.id } } });

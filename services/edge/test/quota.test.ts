@@ -38,7 +38,9 @@ describe(`hourly quotas (${process.env.REDIS_URL ? "Redis" : "memory"})`, () => 
   it("admits exactly the quota out of 50 concurrent requests, and says so on every response", async () => {
     const quota = 7;
     const { key } = await keyWithHourlyLimit(stack, quota);
-    const responses = await Promise.all(Array.from({ length: 50 }, () => call(stack.baseUrl, "GET", "/account", { key })));
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => call(stack.baseUrl, "GET", "/account", { key })),
+    );
     const admitted = responses.filter((r) => r.status === 200);
     const refused = responses.filter((r) => r.status === 429);
     expect([admitted.length, refused.length]).toEqual([quota, 50 - quota]);
@@ -60,7 +62,8 @@ describe(`hourly quotas (${process.env.REDIS_URL ? "Redis" : "memory"})`, () => 
   it("counts per key, and does not count requests refused for their key", async () => {
     const first = await keyWithHourlyLimit(stack, 2);
     const { secret: second } = await stack.admin.createApiKey({ accountId: first.accountId, scopes: ["account:read"] });
-    for (let i = 0; i < 2; i++) expect((await call(stack.baseUrl, "GET", "/account", { key: first.key })).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await call(stack.baseUrl, "GET", "/account", { key: first.key })).status).toBe(200);
     expectError(await call(stack.baseUrl, "GET", "/account", { key: first.key }), 429, "rate_limited");
     expect((await call(stack.baseUrl, "GET", "/account", { key: second })).status).toBe(200);
 
@@ -76,7 +79,8 @@ describe(`hourly quotas (${process.env.REDIS_URL ? "Redis" : "memory"})`, () => 
   it("keeps a key's count for the hour when the account's limit is raised and lowered again", async () => {
     const { accountId, key } = await keyWithHourlyLimit(stack, 10);
     const get = async () => rateLimitHeaders(await call(stack.baseUrl, "GET", "/account", { key }));
-    const setLimit = (limit: number) => stack.admin.updateAccount({ accountId, hourlyRequestLimitOverride: BigInt(limit) });
+    const setLimit = (limit: number) =>
+      stack.admin.updateAccount({ accountId, hourlyRequestLimitOverride: BigInt(limit) });
     expect([(await get()).remaining, (await get()).remaining, (await get()).remaining]).toEqual([9, 8, 7]);
 
     await setLimit(1000);
@@ -176,7 +180,12 @@ describe("the hourly limit the edge applies", () => {
     });
     const logger = createLogger({ service: "test", level: "silent" });
     const app = express();
-    app.get("/account", authenticate(async () => found, "account:read"), hourlyQuota(memoryQuotaStore()), getAccount);
+    app.get(
+      "/account",
+      authenticate(async () => found, "account:read"),
+      hourlyQuota(memoryQuotaStore()),
+      getAccount,
+    );
     app.use(errorHandler(logger));
     const server = await listenHttp({ handler: app, host: "127.0.0.1", port: 0, logger, name: "test" });
     baseUrl = `http://127.0.0.1:${server.port}`;

@@ -16,7 +16,10 @@ describe("request bodies", () => {
   beforeAll(async () => {
     // The edge's default limit, 1 MiB, which the 100,000-200,000 levels a client may send fit in.
     stack = await startStack("in-process", { maxBodyBytes: 1024 * 1024 });
-    const { account } = await stack.admin.createAccount({ name: `Bodies ${randomBytes(3).toString("hex")}`, subscriptionTier: SubscriptionTier.ORIGIN });
+    const { account } = await stack.admin.createAccount({
+      name: `Bodies ${randomBytes(3).toString("hex")}`,
+      subscriptionTier: SubscriptionTier.ORIGIN,
+    });
     key = (await stack.admin.createApiKey({ accountId: account!.id })).secret;
   }, 180_000);
   afterAll(() => stack?.close());
@@ -25,7 +28,11 @@ describe("request bodies", () => {
     return call(stack.baseUrl, "POST", "/workspaces", {
       key,
       body: typeof body === "string" ? body : new Uint8Array(body),
-      headers: { "content-type": "application/json", ...(idempotencyKey && { "idempotency-key": idempotencyKey }), ...headers },
+      headers: {
+        "content-type": "application/json",
+        ...(idempotencyKey && { "idempotency-key": idempotencyKey }),
+        ...headers,
+      },
     });
   }
 
@@ -53,7 +60,10 @@ describe("request bodies", () => {
 
   it("reads a body exactly MAX_JSON_DEPTH deep, and brackets inside strings do not count", async () => {
     // The body object is level 1: the name's arrays add MAX_JSON_DEPTH - 1 more.
-    const deepest = await postRaw(`{"name":${"[".repeat(MAX_JSON_DEPTH - 1)}${"]".repeat(MAX_JSON_DEPTH - 1)}}`, randomUUID());
+    const deepest = await postRaw(
+      `{"name":${"[".repeat(MAX_JSON_DEPTH - 1)}${"]".repeat(MAX_JSON_DEPTH - 1)}}`,
+      randomUUID(),
+    );
     expectError(deepest, 400, "validation_error");
     // 80 opening brackets, a quote and a backslash, all inside the string.
     const name = `${"[{".repeat(40)} "quoted" \\ ${"]".repeat(5)}`;
@@ -90,7 +100,11 @@ describe("request bodies", () => {
     expect(made.status).toBe(201);
     expect(made.body.name).toBe("Café 🎉 東京");
     const patch = Buffer.concat([Buffer.from('{"name":"Caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
-    const res = await call(stack.baseUrl, "PATCH", `/workspaces/${made.body.id}`, { key, body: new Uint8Array(patch), headers: { "content-type": "application/json" } });
+    const res = await call(stack.baseUrl, "PATCH", `/workspaces/${made.body.id}`, {
+      key,
+      body: new Uint8Array(patch),
+      headers: { "content-type": "application/json" },
+    });
     expectError(res, 400, "invalid_utf8");
     expect((await call(stack.baseUrl, "GET", `/workspaces/${made.body.id}`, { key })).body.name).toBe("Café 🎉 東京");
   });

@@ -22,7 +22,10 @@ describe("request metrics", () => {
     app.use("/api/v1", api);
     app.get("/healthz", (_req, res) => void res.end());
     app.use((_req, res) => void res.status(404).end());
-    app.use((_error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => void res.status(500).end());
+    app.use(
+      (_error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) =>
+        void res.status(500).end(),
+    );
     server = app.listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -40,8 +40,15 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] scan totals on reads
     const transport =
       mode === "processes"
         ? remoteTransport({ baseUrl: stack.grpcUrls!.links, token: credentials.serviceToken })
-        : stack.grpcModules!.find(({ module }) => module.services.some((s) => s.typeName === RedirectService.typeName))!.transport;
-    const scans = Array.from({ length: count }, () => ({ id: randomUUID(), linkId, scanTime: timestampNow(), deviceType: "mobile", visitorKey: "v1" }));
+        : stack.grpcModules!.find(({ module }) => module.services.some((s) => s.typeName === RedirectService.typeName))!
+            .transport;
+    const scans = Array.from({ length: count }, () => ({
+      id: randomUUID(),
+      linkId,
+      scanTime: timestampNow(),
+      deviceType: "mobile",
+      visitorKey: "v1",
+    }));
     expect((await createClient(RedirectService, transport).recordScans({ scans })).recordedCount).toBe(count);
   }
 
@@ -58,7 +65,10 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] scan totals on reads
     return { key, id: created.body.id as string, linkId: qrCode!.linkId };
   }
   const totals = async (key: string, id: string) => {
-    const [one, page] = await Promise.all([call(stack.baseUrl, "GET", `/qr-codes/${id}`, { key }), call(stack.baseUrl, "GET", "/qr-codes", { key })]);
+    const [one, page] = await Promise.all([
+      call(stack.baseUrl, "GET", `/qr-codes/${id}`, { key }),
+      call(stack.baseUrl, "GET", "/qr-codes", { key }),
+    ]);
     return [one.body.total_scans, page.body.data.find((code: { id: string }) => code.id === id).total_scans];
   };
 
@@ -73,7 +83,8 @@ describe.each<StackMode>(["in-process", "processes"])("[%s] scan totals on reads
 
   if (mode === "processes") {
     it("asks links for a code's total once while none of its scans is stored", async () => {
-      const asked = async () => (await scrapeMetrics(stack.metricsUrls!.links)).value("grpc_server_handled_total", SCAN_TOTALS);
+      const asked = async () =>
+        (await scrapeMetrics(stack.metricsUrls!.links)).value("grpc_server_handled_total", SCAN_TOTALS);
       const before = await asked();
       // Reading the new code's link id (through the catalog) is the first read of its total.
       const { key, id, linkId } = await newCode();

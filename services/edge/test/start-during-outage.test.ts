@@ -17,7 +17,14 @@ import { LinkService } from "@qrplatform/api/links";
 import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import { hasPostgresServer, startPrivatePostgres, type PrivatePostgres } from "@qrplatform/db/testing";
 import { HEALTH_ACCEPTING, HEALTH_LIVENESS, remoteTransport } from "@qrplatform/platform";
-import { freePort, PAGE_TOKEN_SECRET, type ServiceProcess, spawnService, VISITOR_KEY_SECRET, waitForLog } from "@qrplatform/testing";
+import {
+  freePort,
+  PAGE_TOKEN_SECRET,
+  type ServiceProcess,
+  spawnService,
+  VISITOR_KEY_SECRET,
+  waitForLog,
+} from "@qrplatform/testing";
 import { credentials } from "./support/stack.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -30,15 +37,23 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("processes st
   const processes: Record<string, ServiceProcess> = {};
 
   const grpcUrl = (name: string) => `http://127.0.0.1:${ports[name]}`;
-  const health = (name: string) => createClient(Health, remoteTransport({ baseUrl: grpcUrl(name), token: "", timeoutMs: 2_000 }));
+  const health = (name: string) =>
+    createClient(Health, remoteTransport({ baseUrl: grpcUrl(name), token: "", timeoutMs: 2_000 }));
   const statusOf = async (name: string, service = "") => (await health(name).check({ service })).status;
 
   async function waitFor(what: string, condition: () => Promise<boolean>, timeoutMs = 45_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!(await condition().catch(() => false))) {
-      const exited = Object.entries(processes).find(([, p]) => p.child.exitCode !== null || p.child.signalCode !== null);
+      const exited = Object.entries(processes).find(
+        ([, p]) => p.child.exitCode !== null || p.child.signalCode !== null,
+      );
       if (exited) throw new Error(`${exited[0]} exited while waiting for ${what}:\n${exited[1].output()}`);
-      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}:\n${Object.entries(processes).map(([n, p]) => `--- ${n}\n${p.output()}`).join("\n")}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `Timed out waiting for ${what}:\n${Object.entries(processes)
+            .map(([n, p]) => `--- ${n}\n${p.output()}`)
+            .join("\n")}`,
+        );
       await sleep(100);
     }
   }
@@ -47,7 +62,8 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("processes st
     postgres = await startPrivatePostgres();
     await postgres.stop("fast");
     dataDir = mkdtempSync(join(tmpdir(), "qrp-start-outage-"));
-    for (const name of ["tenancy", "links", "catalog", "redirector", "embedded", "embeddedGrpc"]) ports[name] = await freePort();
+    for (const name of ["tenancy", "links", "catalog", "redirector", "embedded", "embeddedGrpc"])
+      ports[name] = await freePort();
     const common = {
       LOG_LEVEL: "info",
       SERVICE_TOKEN: credentials.serviceToken,
@@ -56,7 +72,11 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("processes st
       GRPC_HOST: "127.0.0.1",
       DATABASE_URL: postgres.url,
     };
-    processes.tenancy = spawnService("dist/tenancy.js", { ...common, GRPC_PORT: String(ports.tenancy), DATA_DIR: join(dataDir, "tenancy") });
+    processes.tenancy = spawnService("dist/tenancy.js", {
+      ...common,
+      GRPC_PORT: String(ports.tenancy),
+      DATA_DIR: join(dataDir, "tenancy"),
+    });
     processes.links = spawnService("dist/links.js", {
       ...common,
       GRPC_PORT: String(ports.links),
@@ -85,14 +105,16 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("processes st
   }, 90_000);
 
   afterAll(async () => {
-    for (const service of Object.values(processes)) if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill("SIGKILL");
+    for (const service of Object.values(processes))
+      if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill("SIGKILL");
     await Promise.all(Object.values(processes).map((service) => service.exited));
     await postgres?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("stay alive and not ready, then migrate and serve once the database is back", async () => {
-    for (const name of ["tenancy", "links", "catalog", "embedded"]) await waitForLog(processes[name]!, (line) => line.msg === WAITING, 45_000);
+    for (const name of ["tenancy", "links", "catalog", "embedded"])
+      await waitForLog(processes[name]!, (line) => line.msg === WAITING, 45_000);
 
     // Alive, not ready, for the probes of each shape.
     for (const name of ["tenancy", "links", "catalog", "embeddedGrpc"]) {
@@ -103,8 +125,13 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("processes st
     expect((await fetch(`http://127.0.0.1:${ports.embedded}/healthz`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${ports.embedded}/readyz`)).status).toBe(503);
     // Calls are refused as "try again later", not as a fault.
-    const admin = createClient(TenancyAdminService, remoteTransport({ baseUrl: grpcUrl("tenancy"), token: credentials.adminToken }));
-    await expect(admin.createAccount({ name: "Too early", subscriptionTier: SubscriptionTier.FREE })).rejects.toMatchObject({ code: 14 });
+    const admin = createClient(
+      TenancyAdminService,
+      remoteTransport({ baseUrl: grpcUrl("tenancy"), token: credentials.adminToken }),
+    );
+    await expect(
+      admin.createAccount({ name: "Too early", subscriptionTier: SubscriptionTier.FREE }),
+    ).rejects.toMatchObject({ code: 14 });
     // A fresh links process knows no destination yet: a clear 503 page, not a refused connection.
     const early = await fetch(`http://127.0.0.1:${ports.redirector}/abc123`, { redirect: "manual" });
     expect(early.status).toBe(503);
@@ -115,11 +142,20 @@ describe.skipIf(!process.env.DATABASE_URL || !hasPostgresServer())("processes st
     for (const name of ["tenancy", "links", "catalog", "embeddedGrpc"]) {
       await waitFor(`${name} ready`, async () => (await statusOf(name)) === ServingStatus.SERVING);
     }
-    await waitFor("the embedded platform ready", async () => (await fetch(`http://127.0.0.1:${ports.embedded}/readyz`)).status === 200);
+    await waitFor(
+      "the embedded platform ready",
+      async () => (await fetch(`http://127.0.0.1:${ports.embedded}/readyz`)).status === 200,
+    );
 
-    const { account } = await admin.createAccount({ name: "After the outage", subscriptionTier: SubscriptionTier.FREE });
+    const { account } = await admin.createAccount({
+      name: "After the outage",
+      subscriptionTier: SubscriptionTier.FREE,
+    });
     expect(account?.name).toBe("After the outage");
-    const links = createClient(LinkService, remoteTransport({ baseUrl: grpcUrl("links"), token: credentials.serviceToken }));
+    const links = createClient(
+      LinkService,
+      remoteTransport({ baseUrl: grpcUrl("links"), token: credentials.serviceToken }),
+    );
     const { link } = await links.createLink({ accountId: randomUUID(), destinationUrl: "https://example.com/after" });
     const redirect = await fetch(`http://127.0.0.1:${ports.redirector}/${link!.slug}`, { redirect: "manual" });
     expect(redirect.status).toBe(302);

@@ -37,10 +37,14 @@ function createTrace(spans: readonly ReceivedSpan[]): ReceivedSpan[] {
 
 /** The RPCs of the create, by the service package that serves them. */
 const PACKAGES = ["qrplatform.catalog.v1", "qrplatform.tenancy.v1", "qrplatform.links.v1", "qrplatform.rendering.v1"];
-const servedBy = (span: ReceivedSpan, pkg: string) => span.kind === SERVER && String(span.attributes["rpc.service"]).startsWith(`${pkg}.`);
+const servedBy = (span: ReceivedSpan, pkg: string) =>
+  span.kind === SERVER && String(span.attributes["rpc.service"]).startsWith(`${pkg}.`);
 const complete = (spans: readonly ReceivedSpan[]) => {
   const trace = createTrace(spans);
-  return PACKAGES.every((pkg) => trace.some((s) => servedBy(s, pkg))) && trace.some((s) => s.attributes["db.system"] === "postgresql");
+  return (
+    PACKAGES.every((pkg) => trace.some((s) => servedBy(s, pkg))) &&
+    trace.some((s) => s.attributes["db.system"] === "postgresql")
+  );
 };
 
 /** What holds of a well-formed trace, whichever shape produced it. */
@@ -55,14 +59,19 @@ function expectWellFormed(trace: ReceivedSpan[]) {
   });
   expect(roots[0]!.attributes["url.path"]).toMatch(/^\/api\/v1\/workspaces\/[0-9a-f-]{36}\/qr-codes$/);
   // Every parent is in the trace: nothing was lost between the hops.
-  for (const span of trace) if (span.parentSpanId) expect(byId.has(span.parentSpanId), `parent of ${span.name}`).toBe(true);
+  for (const span of trace)
+    if (span.parentSpanId) expect(byId.has(span.parentSpanId), `parent of ${span.name}`).toBe(true);
   // Every gRPC server span hangs under the client span of the same RPC.
   const servers = trace.filter((s) => s.kind === SERVER && s.attributes["rpc.system"] === "grpc");
   expect(servers.length).toBeGreaterThanOrEqual(4);
   for (const server of servers) {
     const client = byId.get(server.parentSpanId)!;
     expect(client.kind).toBe(CLIENT);
-    expect(client.attributes).toMatchObject({ "rpc.system": "grpc", "rpc.service": server.attributes["rpc.service"], "rpc.method": server.attributes["rpc.method"] });
+    expect(client.attributes).toMatchObject({
+      "rpc.system": "grpc",
+      "rpc.service": server.attributes["rpc.service"],
+      "rpc.method": server.attributes["rpc.method"],
+    });
     expect(server.attributes["rpc.grpc.status_code"]).toBe(0);
   }
   // SQL statements sit under the server span of the service that ran them.
@@ -115,23 +124,37 @@ describe("traces in the processes shape", () => {
     expectWellFormed(trace);
     expect(new Set(trace.map((s) => s.service))).toEqual(new Set(["edge", "catalog", "tenancy", "links", "rendering"]));
     // Each process exports its own spans: every server span comes from the process that serves it.
-    for (const pkg of PACKAGES) for (const s of trace.filter((s) => servedBy(s, pkg))) expect(s.service).toBe(pkg.split(".")[1]);
+    for (const pkg of PACKAGES)
+      for (const s of trace.filter((s) => servedBy(s, pkg))) expect(s.service).toBe(pkg.split(".")[1]);
     expect(new Set(receiver.contentTypes)).toEqual(new Set(["application/json", "application/x-protobuf"]));
 
     // The catalog's log line for CreateQrCode names this trace and the catalog's server span of it.
-    const lines = stack.processes!.catalog.output().split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as Record<string, unknown>);
-    const created = lines.find((line) => line.msg === "rpc ok" && line.rpc === "qrplatform.catalog.v1.QrCodeService/CreateQrCode");
+    const lines = stack
+      .processes!.catalog.output()
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const created = lines.find(
+      (line) => line.msg === "rpc ok" && line.rpc === "qrplatform.catalog.v1.QrCodeService/CreateQrCode",
+    );
     const served = trace.find((s) => s.kind === SERVER && s.attributes["rpc.method"] === "CreateQrCode")!;
     expect(created).toMatchObject({ trace_id: served.traceId, span_id: served.spanId });
   });
 
   it("traces a scan batch of the links process in a trace of its own, down to its INSERT, wherever the process records", async () => {
     const created = await createQrCode(stack);
-    const res = await fetch(created.body.vanity_url, { redirect: "manual", headers: { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)" } });
+    const res = await fetch(created.body.vanity_url, {
+      redirect: "manual",
+      headers: { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)" },
+    });
     expect(res.status).toBe(302);
-    const batchOf = (all: readonly ReceivedSpan[]) => all.find((s) => s.name === "record scans" && s.service === "links");
+    const batchOf = (all: readonly ReceivedSpan[]) =>
+      all.find((s) => s.name === "record scans" && s.service === "links");
     const insertOf = (all: readonly ReceivedSpan[], batch: ReceivedSpan) =>
-      all.find((s) => s.traceId === batch.traceId && /INSERT INTO links\.scans/.test(String(s.attributes["db.query.text"] ?? "")));
+      all.find(
+        (s) =>
+          s.traceId === batch.traceId && /INSERT INTO links\.scans/.test(String(s.attributes["db.query.text"] ?? "")),
+      );
     const spans = await receiver.waitFor((all) => {
       const batch = batchOf(all);
       return batch !== undefined && insertOf(all, batch) !== undefined;
@@ -159,7 +182,13 @@ describe("traces in the embedded shape", () => {
     startTelemetry({ service: "test" });
     const destination = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString().trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>));
+        lines.push(
+          ...chunk
+            .toString()
+            .trim()
+            .split("\n")
+            .map((line) => JSON.parse(line) as Record<string, unknown>),
+        );
         done();
       },
     });
@@ -186,25 +215,46 @@ describe("traces in the embedded shape", () => {
     for (const line of inTrace) expect(spanIds.has(String(line.span_id))).toBe(true);
     const access = inTrace.find((line) => line.msg === "request completed");
     expect(access?.span_id).toBe(trace.find((s) => !s.parentSpanId)!.spanId);
-    expect(lines.find((line) => line.msg === "request completed" && (line.req as { url: string }).url.endsWith("/qr-codes"))?.trace_id).toBe(traceId);
+    expect(
+      lines.find((line) => line.msg === "request completed" && (line.req as { url: string }).url.endsWith("/qr-codes"))
+        ?.trace_id,
+    ).toBe(traceId);
   });
 
   it("traces a sampled redirect down to its lookup, and the scan batch it leads to, in a trace of its own, down to its SQL", async () => {
     const created = await createQrCode(stack);
-    const res = await fetch(created.body.vanity_url, { redirect: "manual", headers: { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)" } });
+    const res = await fetch(created.body.vanity_url, {
+      redirect: "manual",
+      headers: { "user-agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)" },
+    });
     expect(res.status).toBe(302);
     const spans = await receiver.waitFor(
-      (all) => all.some((s) => s.name === "GET /{slug}") && all.some((s) => s.name === "record scans") && all.some((s) => s.attributes["db.system"] === "postgresql" && all.find((p) => p.spanId === s.parentSpanId)?.attributes["rpc.method"] === "RecordScans"),
+      (all) =>
+        all.some((s) => s.name === "GET /{slug}") &&
+        all.some((s) => s.name === "record scans") &&
+        all.some(
+          (s) =>
+            s.attributes["db.system"] === "postgresql" &&
+            all.find((p) => p.spanId === s.parentSpanId)?.attributes["rpc.method"] === "RecordScans",
+        ),
     );
     const redirect = spans.find((s) => s.name === "GET /{slug}")!;
     expect(redirect.parentSpanId).toBe("");
-    expect(redirect.attributes).toMatchObject({ "http.route": "/{slug}", "http.response.status_code": 302, "qrplatform.hot_path": true });
-    const lookup = spans.filter((s) => s.traceId === redirect.traceId && s.attributes["rpc.method"] === "ResolveRedirect");
+    expect(redirect.attributes).toMatchObject({
+      "http.route": "/{slug}",
+      "http.response.status_code": 302,
+      "qrplatform.hot_path": true,
+    });
+    const lookup = spans.filter(
+      (s) => s.traceId === redirect.traceId && s.attributes["rpc.method"] === "ResolveRedirect",
+    );
     expect(lookup.map((s) => s.kind).sort()).toEqual([SERVER, CLIENT]);
     const batch = spans.find((s) => s.name === "record scans")!;
     expect(batch.parentSpanId).toBe("");
     expect(batch.attributes["qrplatform.scans.count"]).toBeGreaterThanOrEqual(1);
-    const recordScans = spans.filter((s) => s.traceId === batch.traceId && s.attributes["rpc.method"] === "RecordScans");
+    const recordScans = spans.filter(
+      (s) => s.traceId === batch.traceId && s.attributes["rpc.method"] === "RecordScans",
+    );
     expect(recordScans).toHaveLength(2);
   });
 });

@@ -23,7 +23,11 @@ const MODES: StackMode[] = ["in-process", "processes"];
  * Runs qrctl's command line in this process (spawning it costs seconds a call) with --json, as the
  * account's key against the API; its stdout parsed, its stderr kept.
  */
-async function qrctl(apiUrl: string, key: string, ...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
+async function qrctl(
+  apiUrl: string,
+  key: string,
+  ...args: string[]
+): Promise<{ code: number; json: any; stderr: string }> {
   const out: string[] = [];
   const err: string[] = [];
   const [stdoutWrite, stderrWrite] = [process.stdout.write, process.stderr.write];
@@ -38,10 +42,17 @@ async function qrctl(apiUrl: string, key: string, ...args: string[]): Promise<{ 
   }
 }
 
-const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+const IPHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 
 /** Short times, so retries, timeouts, scan periods and giving up all happen within seconds. */
-const WEBHOOKS = { pollIntervalMs: 100, retryScheduleMs: [200, 200, 300, 300, 400, 400], scanPeriodMs: 1000, timeoutMs: 1000, allowLoopback: true };
+const WEBHOOKS = {
+  pollIntervalMs: 100,
+  retryScheduleMs: [200, 200, 300, 300, 400, 400],
+  scanPeriodMs: 1000,
+  timeoutMs: 1000,
+  allowLoopback: true,
+};
 
 type Behaviour = "ok" | "fail" | "hang";
 
@@ -79,10 +90,19 @@ class Receiver {
     const behaviour = this.script.shift() ?? "ok";
     if (behaviour === "fail") return void res.writeHead(503).end("not now");
     if (behaviour === "hang") return void this.hanging.push(res);
-    const headers = Object.fromEntries(["webhook-id", "webhook-timestamp", "webhook-signature"].map((h) => [h, String(req.headers[h])]));
+    const headers = Object.fromEntries(
+      ["webhook-id", "webhook-timestamp", "webhook-signature"].map((h) => [h, String(req.headers[h])]),
+    );
     const body = Buffer.concat(chunks).toString("utf8");
     const parsed = JSON.parse(body) as { type: string; data: Record<string, unknown> };
-    this.accepted.push({ id: headers["webhook-id"]!, type: parsed.type, data: parsed.data, signature: headers["webhook-signature"]!, body, headers });
+    this.accepted.push({
+      id: headers["webhook-id"]!,
+      type: parsed.type,
+      data: parsed.data,
+      signature: headers["webhook-signature"]!,
+      body,
+      headers,
+    });
     res.writeHead(204).end();
   }
 
@@ -98,7 +118,11 @@ class Receiver {
   }
 }
 
-async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 30_000,
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -113,10 +137,14 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
   let receiver: Receiver;
   let key: string;
   let accountId: string;
-  const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) => call(stack.baseUrl, method, path, { key, ...options });
+  const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+    call(stack.baseUrl, method, path, { key, ...options });
 
   async function newAccount(): Promise<{ accountId: string; key: string }> {
-    const { account } = await stack.admin.createAccount({ name: `Hooks ${randomBytes(3).toString("hex")}`, subscriptionTier: SubscriptionTier.SCALE });
+    const { account } = await stack.admin.createAccount({
+      name: `Hooks ${randomBytes(3).toString("hex")}`,
+      subscriptionTier: SubscriptionTier.SCALE,
+    });
     const { secret } = await stack.admin.createApiKey({ accountId: account!.id });
     return { accountId: account!.id, key: secret };
   }
@@ -133,7 +161,11 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
 
   it("delivers every event signed, each exactly once after deduplication, while the receiver fails, times out and recovers; a rolled-back change sends none", async () => {
     const created = await api("POST", "/webhooks", {
-      body: { url: `${receiver.url}/hooks`, description: "all of them", event_types: ["qr_code.created", "qr_code.updated", "qr_code.deleted", "qr_code.scanned", "domain.verified"] },
+      body: {
+        url: `${receiver.url}/hooks`,
+        description: "all of them",
+        event_types: ["qr_code.created", "qr_code.updated", "qr_code.deleted", "qr_code.scanned", "domain.verified"],
+      },
     });
     expect(created.status).toBe(201);
     expect(created.body.secret).toMatch(/^whsec_/);
@@ -143,12 +175,21 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     receiver.script = ["fail", "fail", "hang"];
 
     const { body: workspace } = await api("POST", "/workspaces", { body: { name: "Hooked" } });
-    const { body: code } = await api("POST", `/workspaces/${workspace.id}/qr-codes`, { body: { name: "Menu", destination_url: "https://example.com/menu" } });
-    await api("PATCH", `/qr-codes/${code.id}`, { body: { destination_url: "https://example.com/menu2", status: "paused" } });
+    const { body: code } = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+      body: { name: "Menu", destination_url: "https://example.com/menu" },
+    });
+    await api("PATCH", `/qr-codes/${code.id}`, {
+      body: { destination_url: "https://example.com/menu2", status: "paused" },
+    });
     await api("PATCH", `/qr-codes/${code.id}`, { body: { status: "active" } });
     // A create the links service refuses is undone: the code never existed, and no event tells of it.
     const refused = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
-      body: { name: "x", destination_url: "https://example.com", vanity_domain_id: "00000000-0000-4000-8000-000000000000", vanity_slug: "nope" },
+      body: {
+        name: "x",
+        destination_url: "https://example.com",
+        vanity_domain_id: "00000000-0000-4000-8000-000000000000",
+        vanity_slug: "nope",
+      },
     });
     expect(refused.status).toBe(404);
     for (let i = 0; i < 3; i++) {
@@ -160,7 +201,9 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     stack.dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
     await stack.domains.verifyDomain({ accountId, domainId: domain!.id });
 
-    const scanned = await waitFor("the scans' event", () => receiver.unique().find((e) => e.type === "qr_code.scanned"));
+    const scanned = await waitFor("the scans' event", () =>
+      receiver.unique().find((e) => e.type === "qr_code.scanned"),
+    );
     expect(scanned.data).toMatchObject({ qr_code_id: code.id, scans: 3 });
     await api("DELETE", `/qr-codes/${code.id}`);
     await waitFor("every event", () => receiver.unique().length >= 6);
@@ -168,38 +211,66 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
 
     const events = receiver.unique();
-    expect(events.map((e) => e.type).sort()).toEqual(["domain.verified", "qr_code.created", "qr_code.deleted", "qr_code.scanned", "qr_code.updated", "qr_code.updated"]);
-    expect(events.filter((e) => e.type.startsWith("qr_code.") && e.type !== "qr_code.scanned").every((e) => e.data.id === code.id)).toBe(true);
+    expect(events.map((e) => e.type).sort()).toEqual([
+      "domain.verified",
+      "qr_code.created",
+      "qr_code.deleted",
+      "qr_code.scanned",
+      "qr_code.updated",
+      "qr_code.updated",
+    ]);
+    expect(
+      events
+        .filter((e) => e.type.startsWith("qr_code.") && e.type !== "qr_code.scanned")
+        .every((e) => e.data.id === code.id),
+    ).toBe(true);
     // Deliveries are not ordered: each body says what the code became.
     const updates = events.filter((e) => e.type === "qr_code.updated").map((e) => e.data);
     expect(updates.map((u) => u.status).sort()).toEqual(["active", "paused"]);
     expect(updates.every((u) => u.destination_url === "https://example.com/menu2")).toBe(true);
     expect(events.find((e) => e.type === "domain.verified")!.data).toMatchObject({ id: domain!.id, hostname });
     // Every accepted request verifies with the endpoint's secret, as receivers check it.
-    for (const event of receiver.accepted) expect(verifier.verify(event.body, event.headers)).toMatchObject({ type: event.type });
+    for (const event of receiver.accepted)
+      expect(verifier.verify(event.body, event.headers)).toMatchObject({ type: event.type });
     expect(receiver.requests).toBeGreaterThanOrEqual(events.length + 3);
 
     // The delivery log tells the same story, a page at a time.
     const first = await api("GET", `/webhooks/${created.body.id}/deliveries?limit=4`);
     expect(first.body.data).toHaveLength(4);
-    const second = await api("GET", `/webhooks/${created.body.id}/deliveries?limit=4&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+    const second = await api(
+      "GET",
+      `/webhooks/${created.body.id}/deliveries?limit=4&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+    );
     const log = [...first.body.data, ...second.body.data];
     expect(second.body.next_cursor).toBeNull();
     expect(log.map((d: { event_id: string }) => d.event_id).sort()).toEqual(events.map((e) => e.id).sort());
     expect(log.every((d: { status: string }) => d.status === "succeeded")).toBe(true);
     expect(log.some((d: { attempts: number }) => d.attempts > 1)).toBe(true);
     // Each delivery's attempts: the failures the receiver scripted (two 503s, one timeout), then its 204 last.
-    type Attempt = { attempt: number; response_status: number | null; error: string | null; duration_ms: number; attempted_at: string };
+    type Attempt = {
+      attempt: number;
+      response_status: number | null;
+      error: string | null;
+      duration_ms: number;
+      attempted_at: string;
+    };
     const attempts: Attempt[] = [];
     for (const delivery of log) {
       const detail = await api("GET", `/webhooks/${created.body.id}/deliveries/${delivery.id}`);
       expect(detail.status).toBe(200);
-      expect(detail.body).toMatchObject({ id: delivery.id, event_id: delivery.event_id, status: "succeeded", attempts: delivery.attempts });
+      expect(detail.body).toMatchObject({
+        id: delivery.id,
+        event_id: delivery.event_id,
+        status: "succeeded",
+        attempts: delivery.attempts,
+      });
       const attemptLog: Attempt[] = detail.body.attempt_log;
       expect(attemptLog.map((a) => a.attempt)).toEqual(Array.from({ length: delivery.attempts }, (_, i) => i + 1));
       expect(attemptLog.at(-1)).toMatchObject({ response_status: 204, error: null });
       for (const failed of attemptLog.slice(0, -1)) expect(failed.error).toEqual(expect.any(String));
-      expect(attemptLog.every((a) => Date.parse(a.attempted_at) >= Date.parse(delivery.created_at) && a.duration_ms >= 0)).toBe(true);
+      expect(
+        attemptLog.every((a) => Date.parse(a.attempted_at) >= Date.parse(delivery.created_at) && a.duration_ms >= 0),
+      ).toBe(true);
       attempts.push(...attemptLog);
     }
     const failures = attempts.filter((a) => a.error !== null);
@@ -209,24 +280,37 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
   }, 90_000);
 
   it("signs with the old and the new secret while a rotation's grace lasts, and with the new one alone after", async () => {
-    const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/rotation`, event_types: ["qr_code.created"] } });
+    const { body: endpoint } = await api("POST", "/webhooks", {
+      body: { url: `${receiver.url}/rotation`, event_types: ["qr_code.created"] },
+    });
     const rotated = await api("POST", `/webhooks/${endpoint.id}/rotate-secret`);
     expect(rotated.status).toBe(200);
     expect(rotated.body.secret).not.toBe(endpoint.secret);
     expect(Date.parse(rotated.body.previous_secret_expires_at) - Date.now()).toBeGreaterThan(23 * 3600_000);
     const { body: workspace } = await api("POST", "/workspaces", { body: { name: "Rotation" } });
-    const makeCode = async () => (await api("POST", `/workspaces/${workspace.id}/qr-codes`, { body: { name: "R", destination_url: "https://example.com/r" } })).body;
+    const makeCode = async () =>
+      (
+        await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+          body: { name: "R", destination_url: "https://example.com/r" },
+        })
+      ).body;
 
     const during = await makeCode();
-    const signedDuring = await waitFor("the delivery during the grace", () => receiver.accepted.find((e) => e.data.id === during.id));
+    const signedDuring = await waitFor("the delivery during the grace", () =>
+      receiver.accepted.find((e) => e.data.id === during.id),
+    );
     expect(signedDuring.signature.split(" ")).toHaveLength(2);
     expect(() => new Webhook(endpoint.secret).verify(signedDuring.body, signedDuring.headers)).not.toThrow();
     expect(() => new Webhook(rotated.body.secret).verify(signedDuring.body, signedDuring.headers)).not.toThrow();
 
-    const again = await api("POST", `/webhooks/${endpoint.id}/rotate-secret`, { body: { previous_secret_expires_in: 0 } });
+    const again = await api("POST", `/webhooks/${endpoint.id}/rotate-secret`, {
+      body: { previous_secret_expires_in: 0 },
+    });
     expect(again.body.previous_secret_expires_at).toBeNull();
     const after = await makeCode();
-    const signedAfter = await waitFor("the delivery after the grace", () => receiver.accepted.find((e) => e.data.id === after.id));
+    const signedAfter = await waitFor("the delivery after the grace", () =>
+      receiver.accepted.find((e) => e.data.id === after.id),
+    );
     expect(signedAfter.signature.split(" ")).toHaveLength(1);
     expect(() => new Webhook(again.body.secret).verify(signedAfter.body, signedAfter.headers)).not.toThrow();
     expect(() => new Webhook(rotated.body.secret).verify(signedAfter.body, signedAfter.headers)).toThrow();
@@ -234,9 +318,13 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
   }, 60_000);
 
   it("disables an endpoint whose deliveries keep failing, says why, and resumes once enabled", async () => {
-    const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/dead`, event_types: ["qr_code.created"] } });
+    const { body: endpoint } = await api("POST", "/webhooks", {
+      body: { url: `${receiver.url}/dead`, event_types: ["qr_code.created"] },
+    });
     const { body: workspace } = await api("POST", "/workspaces", { body: { name: "Dead" } });
-    await api("POST", `/workspaces/${workspace.id}/qr-codes`, { body: { name: "D", destination_url: "https://example.com/d" } });
+    await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+      body: { name: "D", destination_url: "https://example.com/d" },
+    });
     const disabled = await waitFor("the endpoint disabled", async () => {
       const { body } = await api("GET", `/webhooks/${endpoint.id}`);
       return body.status === "disabled" ? body : undefined;
@@ -245,30 +333,58 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     expect(disabled.disabled_message).toContain("HTTP 500");
     const { body: log } = await api("GET", `/webhooks/${endpoint.id}/deliveries`);
     expect(log.data).toEqual([
-      expect.objectContaining({ status: "failed", attempts: WEBHOOKS.retryScheduleMs.length + 1, last_response_status: 500, next_attempt_at: null }),
+      expect.objectContaining({
+        status: "failed",
+        attempts: WEBHOOKS.retryScheduleMs.length + 1,
+        last_response_status: 500,
+        next_attempt_at: null,
+      }),
     ]);
     expect(log.data[0].last_error).toContain("down for good");
     const { body: detail } = await api("GET", `/webhooks/${endpoint.id}/deliveries/${log.data[0].id}`);
-    expect(detail.attempt_log.map((a: { attempt: number }) => a.attempt)).toEqual(Array.from({ length: WEBHOOKS.retryScheduleMs.length + 1 }, (_, i) => i + 1));
-    expect(detail.attempt_log.every((a: { response_status: number; error: string }) => a.response_status === 500 && a.error.includes("down for good"))).toBe(true);
+    expect(detail.attempt_log.map((a: { attempt: number }) => a.attempt)).toEqual(
+      Array.from({ length: WEBHOOKS.retryScheduleMs.length + 1 }, (_, i) => i + 1),
+    );
+    expect(
+      detail.attempt_log.every(
+        (a: { response_status: number; error: string }) =>
+          a.response_status === 500 && a.error.includes("down for good"),
+      ),
+    ).toBe(true);
 
-    const enabled = await api("PATCH", `/webhooks/${endpoint.id}`, { body: { status: "enabled", url: `${receiver.url}/revived` } });
+    const enabled = await api("PATCH", `/webhooks/${endpoint.id}`, {
+      body: { status: "enabled", url: `${receiver.url}/revived` },
+    });
     expect(enabled.body).toMatchObject({ status: "enabled", disabled_reason: null, disabled_message: null });
-    const revived = await api("POST", `/workspaces/${workspace.id}/qr-codes`, { body: { name: "E", destination_url: "https://example.com/e" } });
-    await waitFor("a delivery to the enabled endpoint", () => receiver.accepted.find((e) => e.data.id === revived.body.id));
+    const revived = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+      body: { name: "E", destination_url: "https://example.com/e" },
+    });
+    await waitFor("a delivery to the enabled endpoint", () =>
+      receiver.accepted.find((e) => e.data.id === revived.body.id),
+    );
     await api("DELETE", `/webhooks/${endpoint.id}`);
   }, 60_000);
 
   it("holds the events of a disabled endpoint as paused in its log and delivers them once it is enabled again", async () => {
     // An account of its own: no other endpoint of it receives these events.
     const own = await newAccount();
-    const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) => call(stack.baseUrl, method, path, { key: own.key, ...options });
-    const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/paused`, event_types: ["qr_code.created"] } });
+    const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+      call(stack.baseUrl, method, path, { key: own.key, ...options });
+    const { body: endpoint } = await api("POST", "/webhooks", {
+      body: { url: `${receiver.url}/paused`, event_types: ["qr_code.created"] },
+    });
     expect(endpoint.held_deliveries_dropped).toBe(0);
     await api("PATCH", `/webhooks/${endpoint.id}`, { body: { status: "disabled" } });
     const { body: workspace } = await api("POST", "/workspaces", { body: { name: "Paused" } });
     const made: string[] = [];
-    for (const name of ["P1", "P2"]) made.push((await api("POST", `/workspaces/${workspace.id}/qr-codes`, { body: { name, destination_url: "https://example.com/p" } })).body.id);
+    for (const name of ["P1", "P2"])
+      made.push(
+        (
+          await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+            body: { name, destination_url: "https://example.com/p" },
+          })
+        ).body.id,
+      );
 
     const { body: held } = await api("GET", `/webhooks/${endpoint.id}/deliveries`);
     expect(held.data).toEqual([
@@ -282,7 +398,11 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     expect(receiver.accepted.filter((e) => made.includes(e.data.id as string))).toEqual([]);
 
     await api("PATCH", `/webhooks/${endpoint.id}`, { body: { status: "enabled" } });
-    await waitFor("the held events delivered", () => new Set(receiver.accepted.filter((e) => made.includes(e.data.id as string)).map((e) => e.data.id)).size === 2);
+    await waitFor(
+      "the held events delivered",
+      () =>
+        new Set(receiver.accepted.filter((e) => made.includes(e.data.id as string)).map((e) => e.data.id)).size === 2,
+    );
     const after = await waitFor("the log to show them delivered", async () => {
       const { body } = await api("GET", `/webhooks/${endpoint.id}/deliveries`);
       return body.data.every((d: { status: string }) => d.status === "succeeded") ? body.data : undefined;
@@ -293,11 +413,21 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
 
   it("filters the delivery log by status and lists it newest first, a page at a time, oldest first by default", async () => {
     const own = await newAccount();
-    const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) => call(stack.baseUrl, method, path, { key: own.key, ...options });
-    const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/log`, event_types: ["qr_code.created", "qr_code.deleted"] } });
+    const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
+      call(stack.baseUrl, method, path, { key: own.key, ...options });
+    const { body: endpoint } = await api("POST", "/webhooks", {
+      body: { url: `${receiver.url}/log`, event_types: ["qr_code.created", "qr_code.deleted"] },
+    });
     const { body: workspace } = await api("POST", "/workspaces", { body: { name: "Log" } });
     const codes: string[] = [];
-    for (let i = 0; i < 5; i++) codes.push((await api("POST", `/workspaces/${workspace.id}/qr-codes`, { body: { name: `L${i}`, destination_url: "https://example.com/l" } })).body.id);
+    for (let i = 0; i < 5; i++)
+      codes.push(
+        (
+          await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+            body: { name: `L${i}`, destination_url: "https://example.com/l" },
+          })
+        ).body.id,
+      );
     await waitFor("five deliveries made", async () => {
       const { body } = await api("GET", `/webhooks/${endpoint.id}/deliveries?status=succeeded`);
       return body.data.length === 5 || undefined;
@@ -315,7 +445,10 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
       const seen: { id: string; created_at: string; status: string }[] = [];
       let cursor: string | null = null;
       do {
-        const res = await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=2&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+        const res = await api(
+          "GET",
+          `/webhooks/${endpoint.id}/deliveries?limit=2&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+        );
         expect(res.status).toBe(200);
         seen.push(...res.body.data);
         cursor = res.body.next_cursor;
@@ -335,8 +468,22 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
 
     // A cursor belongs to the filter and order that issued it.
     const first = await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=2&status=succeeded`);
-    expectError(await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`), 400, "validation_error");
-    expectError(await api("GET", `/webhooks/${endpoint.id}/deliveries?limit=2&status=succeeded&order=newest_first&cursor=${encodeURIComponent(first.body.next_cursor)}`), 400, "validation_error");
+    expectError(
+      await api(
+        "GET",
+        `/webhooks/${endpoint.id}/deliveries?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+      ),
+      400,
+      "validation_error",
+    );
+    expectError(
+      await api(
+        "GET",
+        `/webhooks/${endpoint.id}/deliveries?limit=2&status=succeeded&order=newest_first&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+      ),
+      400,
+      "validation_error",
+    );
     const badStatus = await api("GET", `/webhooks/${endpoint.id}/deliveries?status=exploded`);
     expectError(badStatus, 400, "validation_error");
     expect(invalidFields(badStatus)).toEqual(["status"]);
@@ -352,11 +499,24 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
         : remoteTransport({ baseUrl: stack.grpcUrls!.catalog, token: credentials.serviceToken });
     const grpc = createClient(WebhookEndpointService, transport);
     const ask = { accountId: own.accountId, endpointId: endpoint.id };
-    const newestSucceeded = await grpc.listWebhookDeliveries({ ...ask, status: "succeeded", order: WebhookDeliveryOrder.NEWEST_FIRST, pageSize: 2 });
+    const newestSucceeded = await grpc.listWebhookDeliveries({
+      ...ask,
+      status: "succeeded",
+      order: WebhookDeliveryOrder.NEWEST_FIRST,
+      pageSize: 2,
+    });
     expect(newestSucceeded.deliveries.map((d) => d.id)).toEqual(succeeded.slice(0, 2).map((d) => d.id));
-    expect((await grpc.listWebhookDeliveries({ ...ask, pageSize: 2, pageToken: newestSucceeded.nextPageToken, status: "succeeded", order: WebhookDeliveryOrder.NEWEST_FIRST })).deliveries.map((d) => d.id)).toEqual(
-      succeeded.slice(2, 4).map((d) => d.id),
-    );
+    expect(
+      (
+        await grpc.listWebhookDeliveries({
+          ...ask,
+          pageSize: 2,
+          pageToken: newestSucceeded.nextPageToken,
+          status: "succeeded",
+          order: WebhookDeliveryOrder.NEWEST_FIRST,
+        })
+      ).deliveries.map((d) => d.id),
+    ).toEqual(succeeded.slice(2, 4).map((d) => d.id));
     expect((await grpc.listWebhookDeliveries(ask)).deliveries.map((d) => d.id)).toEqual(oldestFirst.map((d) => d.id));
     const refused = await grpc.listWebhookDeliveries({ ...ask, status: "exploded" }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ConnectError);
@@ -366,9 +526,12 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
   }, 90_000);
 
   it("keeps every account's endpoints and deliveries to itself", async () => {
-    const { body: endpoint } = await api("POST", "/webhooks", { body: { url: `${receiver.url}/mine`, event_types: ["qr_code.created"] } });
+    const { body: endpoint } = await api("POST", "/webhooks", {
+      body: { url: `${receiver.url}/mine`, event_types: ["qr_code.created"] },
+    });
     const stranger = await newAccount();
-    const as = (method: string, path: string, body?: unknown) => call(stack.baseUrl, method, path, { key: stranger.key, body });
+    const as = (method: string, path: string, body?: unknown) =>
+      call(stack.baseUrl, method, path, { key: stranger.key, body });
     for (const [method, path, body] of [
       ["GET", `/webhooks/${endpoint.id}`],
       ["PATCH", `/webhooks/${endpoint.id}`, { url: `${receiver.url}/stolen` }],
@@ -381,16 +544,28 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
     }
     expect((await as("GET", "/webhooks")).body.data).toEqual([]);
     const page = await api("GET", "/webhooks?limit=1");
-    expect((await api("GET", `/webhooks/${endpoint.id}`)).body).toMatchObject({ url: `${receiver.url}/mine`, status: "enabled" });
-    if (page.body.next_cursor) expectError(await as("GET", `/webhooks?cursor=${encodeURIComponent(page.body.next_cursor)}`), 400, "validation_error");
+    expect((await api("GET", `/webhooks/${endpoint.id}`)).body).toMatchObject({
+      url: `${receiver.url}/mine`,
+      status: "enabled",
+    });
+    if (page.body.next_cursor)
+      expectError(
+        await as("GET", `/webhooks?cursor=${encodeURIComponent(page.body.next_cursor)}`),
+        400,
+        "validation_error",
+      );
     await api("DELETE", `/webhooks/${endpoint.id}`);
   }, 60_000);
 
   it("refuses endpoints at IPv6 addresses that carry a private IPv4 address inside, in the documented envelope", async () => {
     for (const { address } of EMBEDDED_IPV4_ADDRESSES) {
-      const res = await api("POST", "/webhooks", { body: { url: `https://[${address}]/hook`, event_types: ["qr_code.created"] } });
+      const res = await api("POST", "/webhooks", {
+        body: { url: `https://[${address}]/hook`, event_types: ["qr_code.created"] },
+      });
       expectError(res, 400, "validation_error");
-      expect(res.body.error.details.fields, address).toEqual([expect.objectContaining({ field: "url", reason: "forbidden_address" })]);
+      expect(res.body.error.details.fields, address).toEqual([
+        expect.objectContaining({ field: "url", reason: "forbidden_address" }),
+      ]);
     }
   });
 
@@ -400,47 +575,97 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
       expectError(res, 400, "validation_error");
       return res.body.error.details.fields as { field: string; reason: string }[];
     };
-    expect(await bad({ url: "ftp://example.com/hook", event_types: ["qr_code.created"] })).toEqual([expect.objectContaining({ field: "url", reason: "invalid_url" })]);
-    expect(await bad({ url: "https://10.1.2.3/hook", event_types: ["qr_code.created"] })).toEqual([expect.objectContaining({ field: "url", reason: "forbidden_address" })]);
-    expect(await bad({ url: "https://user:pw@example.com/hook", event_types: ["qr_code.created"] })).toEqual([expect.objectContaining({ field: "url", reason: "invalid_url" })]);
-    expect((await bad({ url: "https://example.com/hook", event_types: ["qr_code.exploded"] }))[0]).toMatchObject({ field: "event_types.0" });
-    expect((await bad({ url: "https://example.com/hook", event_types: [] }))[0]).toMatchObject({ field: "event_types" });
-    expect((await bad({ url: "https://example.com/hook", event_types: ["qr_code.created"], secret: "mine" }))[0]).toMatchObject({ field: "secret", reason: "read_only" });
+    expect(await bad({ url: "ftp://example.com/hook", event_types: ["qr_code.created"] })).toEqual([
+      expect.objectContaining({ field: "url", reason: "invalid_url" }),
+    ]);
+    expect(await bad({ url: "https://10.1.2.3/hook", event_types: ["qr_code.created"] })).toEqual([
+      expect.objectContaining({ field: "url", reason: "forbidden_address" }),
+    ]);
+    expect(await bad({ url: "https://user:pw@example.com/hook", event_types: ["qr_code.created"] })).toEqual([
+      expect.objectContaining({ field: "url", reason: "invalid_url" }),
+    ]);
+    expect((await bad({ url: "https://example.com/hook", event_types: ["qr_code.exploded"] }))[0]).toMatchObject({
+      field: "event_types.0",
+    });
+    expect((await bad({ url: "https://example.com/hook", event_types: [] }))[0]).toMatchObject({
+      field: "event_types",
+    });
+    expect(
+      (await bad({ url: "https://example.com/hook", event_types: ["qr_code.created"], secret: "mine" }))[0],
+    ).toMatchObject({ field: "secret", reason: "read_only" });
     expectError(await api("GET", "/webhooks/not-a-uuid"), 400, "validation_error");
-    const { body: endpoint } = await api("POST", "/webhooks", { body: { url: "https://example.com/hook", event_types: ["qr_code.created"] } });
+    const { body: endpoint } = await api("POST", "/webhooks", {
+      body: { url: "https://example.com/hook", event_types: ["qr_code.created"] },
+    });
     const badDelivery = await api("GET", `/webhooks/${endpoint.id}/deliveries/not-a-uuid`);
     expectError(badDelivery, 400, "validation_error");
     expect(invalidFields(badDelivery)).toEqual(["delivery_id"]);
     expectError(await api("GET", `/webhooks/${endpoint.id}/deliveries/${randomUUID()}`), 404, "not_found");
     await api("DELETE", `/webhooks/${endpoint.id}`);
-    expectError(await api("POST", `/webhooks/${"0".repeat(8)}-0000-4000-8000-000000000000/rotate-secret`, { body: { previous_secret_expires_in: 999_999 } }), 400, "validation_error");
+    expectError(
+      await api("POST", `/webhooks/${"0".repeat(8)}-0000-4000-8000-000000000000/rotate-secret`, {
+        body: { previous_secret_expires_in: 999_999 },
+      }),
+      400,
+      "validation_error",
+    );
 
     const { account } = await stack.admin.createAccount({ name: "Viewer", subscriptionTier: SubscriptionTier.SCALE });
     const { secret: viewer } = await stack.admin.createApiKey({ accountId: account!.id, scopes: ["role:viewer"] });
     expect((await call(stack.baseUrl, "GET", "/webhooks", { key: viewer })).status).toBe(200);
-    const denied = await call(stack.baseUrl, "POST", "/webhooks", { key: viewer, body: { url: "https://example.com/hook", event_types: ["qr_code.created"] } });
+    const denied = await call(stack.baseUrl, "POST", "/webhooks", {
+      key: viewer,
+      body: { url: "https://example.com/hook", event_types: ["qr_code.created"] },
+    });
     expectError(denied, 403, "insufficient_scope");
     expect(denied.body.error.details).toEqual({ required_scope: "webhooks:write" });
   }, 60_000);
 
-  it.runIf(mode === "in-process")("is managed with qrctl through the typed client", async () => {
-    const created = await qrctl(stack.baseUrl, key, "create", "--url", `${receiver.url}/cli`, "--events", "qr_code.created,qr_code.deleted");
-    expect(created.code).toBe(0);
-    expect(created.json).toMatchObject({ url: `${receiver.url}/cli`, event_types: ["qr_code.created", "qr_code.deleted"], secret: expect.stringMatching(/^whsec_/) });
-    const id = created.json.id as string;
-    const disabled = await qrctl(stack.baseUrl, key, "update", id, "--disable");
-    expect(disabled.json).toMatchObject({ status: "disabled", disabled_reason: "disabled_by_account" });
-    const rotated = await qrctl(stack.baseUrl, key, "rotate-secret", id, "--keep-old-for", "60");
-    expect(rotated.json.secret).not.toBe(created.json.secret);
-    expect((await qrctl(stack.baseUrl, key, "list")).json.data.map((e: { id: string }) => e.id)).toContain(id);
-    expect((await qrctl(stack.baseUrl, key, "deliveries", id)).json).toEqual({ data: [], next_cursor: null });
-    expect((await qrctl(stack.baseUrl, key, "deliveries", id, "--status", "paused", "--newest-first")).json).toEqual({ data: [], next_cursor: null });
-    const missing = await qrctl(stack.baseUrl, key, "delivery", id, randomUUID());
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain("not_found");
-    const refused = await qrctl(stack.baseUrl, key, "create", "--url", "http://10.0.0.1/x", "--events", "qr_code.created");
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain("validation_error");
-    expect((await qrctl(stack.baseUrl, key, "delete", id)).json).toEqual({ id, deleted: true });
-  }, 90_000);
+  it.runIf(mode === "in-process")(
+    "is managed with qrctl through the typed client",
+    async () => {
+      const created = await qrctl(
+        stack.baseUrl,
+        key,
+        "create",
+        "--url",
+        `${receiver.url}/cli`,
+        "--events",
+        "qr_code.created,qr_code.deleted",
+      );
+      expect(created.code).toBe(0);
+      expect(created.json).toMatchObject({
+        url: `${receiver.url}/cli`,
+        event_types: ["qr_code.created", "qr_code.deleted"],
+        secret: expect.stringMatching(/^whsec_/),
+      });
+      const id = created.json.id as string;
+      const disabled = await qrctl(stack.baseUrl, key, "update", id, "--disable");
+      expect(disabled.json).toMatchObject({ status: "disabled", disabled_reason: "disabled_by_account" });
+      const rotated = await qrctl(stack.baseUrl, key, "rotate-secret", id, "--keep-old-for", "60");
+      expect(rotated.json.secret).not.toBe(created.json.secret);
+      expect((await qrctl(stack.baseUrl, key, "list")).json.data.map((e: { id: string }) => e.id)).toContain(id);
+      expect((await qrctl(stack.baseUrl, key, "deliveries", id)).json).toEqual({ data: [], next_cursor: null });
+      expect((await qrctl(stack.baseUrl, key, "deliveries", id, "--status", "paused", "--newest-first")).json).toEqual({
+        data: [],
+        next_cursor: null,
+      });
+      const missing = await qrctl(stack.baseUrl, key, "delivery", id, randomUUID());
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain("not_found");
+      const refused = await qrctl(
+        stack.baseUrl,
+        key,
+        "create",
+        "--url",
+        "http://10.0.0.1/x",
+        "--events",
+        "qr_code.created",
+      );
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain("validation_error");
+      expect((await qrctl(stack.baseUrl, key, "delete", id)).json).toEqual({ id, deleted: true });
+    },
+    90_000,
+  );
 });

@@ -1,30 +1,42 @@
 // `npm start`: the whole platform in one process. Configuration: see docs/configuration.md.
 import { z } from "zod";
 import { databaseEnv } from "@qrplatform/db";
-import { createLogger, logLevelVar, metricsPortVar, onShutdownSignal, optionalVar, portVar, readConfig, startProcess } from "@qrplatform/platform";
+import {
+  createLogger,
+  logLevelVar,
+  metricsPortVar,
+  onShutdownSignal,
+  optionalVar,
+  portVar,
+  readConfig,
+  startProcess,
+} from "@qrplatform/platform";
 import { webhookEnv, webhookOptionsFromEnv } from "@qrplatform/catalog";
 import { redirectPathEnv, resolverTxtLookup } from "@qrplatform/links";
 import { startPlatform } from "./platform.js";
 
 startProcess({ service: "qr-platform" });
 const config = readConfig(
-  databaseEnv.merge(redirectPathEnv).merge(webhookEnv).extend({
-    HOST: z.string().default("127.0.0.1"),
-    PORT: portVar(8080),
-    GRPC_HOST: z.string().default("127.0.0.1"),
-    GRPC_PORT: portVar(9090),
-    METRICS_HOST: z.string().default("127.0.0.1"),
-    METRICS_PORT: metricsPortVar(),
-    SHORT_LINK_BASE_URL: optionalVar(z.string().url()),
-    CUSTOM_DOMAIN_SCHEME: z.enum(["https", "http"]).default("https"),
-    DNS_RESOLVER: optionalVar(z.string()),
-    SCAN_RETENTION_DAYS: optionalVar(z.coerce.number().int().min(0).max(36_500)),
-    RENDER_CACHE_BYTES: optionalVar(z.coerce.number().int().min(1)),
-    RENDER_CONCURRENCY: optionalVar(z.coerce.number().int().min(1)),
-    RENDER_CONCURRENCY_PER_ACCOUNT: optionalVar(z.coerce.number().int().min(1)),
-    RENDER_QUEUE_PER_ACCOUNT: optionalVar(z.coerce.number().int().min(0)),
-    LOG_LEVEL: logLevelVar(),
-  }),
+  databaseEnv
+    .merge(redirectPathEnv)
+    .merge(webhookEnv)
+    .extend({
+      HOST: z.string().default("127.0.0.1"),
+      PORT: portVar(8080),
+      GRPC_HOST: z.string().default("127.0.0.1"),
+      GRPC_PORT: portVar(9090),
+      METRICS_HOST: z.string().default("127.0.0.1"),
+      METRICS_PORT: metricsPortVar(),
+      SHORT_LINK_BASE_URL: optionalVar(z.string().url()),
+      CUSTOM_DOMAIN_SCHEME: z.enum(["https", "http"]).default("https"),
+      DNS_RESOLVER: optionalVar(z.string()),
+      SCAN_RETENTION_DAYS: optionalVar(z.coerce.number().int().min(0).max(36_500)),
+      RENDER_CACHE_BYTES: optionalVar(z.coerce.number().int().min(1)),
+      RENDER_CONCURRENCY: optionalVar(z.coerce.number().int().min(1)),
+      RENDER_CONCURRENCY_PER_ACCOUNT: optionalVar(z.coerce.number().int().min(1)),
+      RENDER_QUEUE_PER_ACCOUNT: optionalVar(z.coerce.number().int().min(0)),
+      LOG_LEVEL: logLevelVar(),
+    }),
 );
 const logger = createLogger({ service: "embedded", level: config.LOG_LEVEL });
 

@@ -3,7 +3,15 @@ import { join } from "node:path";
 import type { WebhookOptions } from "@qrplatform/catalog";
 import { databaseReadiness, openDatabase } from "@qrplatform/db";
 import type { RedirectRecorder, TxtRecordsLookup } from "@qrplatform/links";
-import { lateHandler, listenGrpc, listenHttp, noMetrics, processMetrics, serveMetrics, type Logger } from "@qrplatform/platform";
+import {
+  lateHandler,
+  listenGrpc,
+  listenHttp,
+  noMetrics,
+  processMetrics,
+  serveMetrics,
+  type Logger,
+} from "@qrplatform/platform";
 import type { RenderingOptions } from "@qrplatform/rendering";
 import { composePlatform } from "./compose.js";
 import { loadOrCreateSecrets, writeAdminCredential } from "./secrets.js";
@@ -83,13 +91,25 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
   // the HTTP port's address is the default short domain the links are made on. While the services
   // start (waiting out a database outage, say) /healthz answers and everything else gets a 503.
   const handler = lateHandler(startingHttp);
-  const http = await listenHttp({ handler: handler.listener, host: options.host, port: options.port, logger, name: "REST edge and short links" });
+  const http = await listenHttp({
+    handler: handler.listener,
+    host: options.host,
+    port: options.port,
+    logger,
+    name: "REST edge and short links",
+  });
   const grpc = await listenGrpc({ logger, host: options.grpcHost, port: options.grpcPort });
   const metricsHost = options.metricsHost ?? "127.0.0.1";
   const metricsServer =
-    options.metricsPort === undefined ? undefined : await serveMetrics({ metrics, host: metricsHost, port: options.metricsPort, logger });
+    options.metricsPort === undefined
+      ? undefined
+      : await serveMetrics({ metrics, host: metricsHost, port: options.metricsPort, logger });
   // PGlite on a thread of its own: storing a batch of scans or a year of analytics never stalls redirects.
-  const database = await openDatabase({ databaseUrl: options.databaseUrl, dataDir: join(options.dataDir, "pglite"), pgliteThread: true });
+  const database = await openDatabase({
+    databaseUrl: options.databaseUrl,
+    dataDir: join(options.dataDir, "pglite"),
+    pgliteThread: true,
+  });
   // One database behind every service: while it is away they all answer UNAVAILABLE and not ready.
   const readiness = databaseReadiness(database, { logger, metrics });
   const ownUrl = `http://${urlHost(options.host)}:${http.port}`;

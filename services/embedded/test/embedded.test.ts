@@ -24,7 +24,15 @@ describe("embedded platform", () => {
   });
 
   const start = () =>
-    startPlatform({ dataDir, databaseUrl: scratch?.url, host: "127.0.0.1", port: 0, grpcHost: "127.0.0.1", grpcPort: 0, logger });
+    startPlatform({
+      dataDir,
+      databaseUrl: scratch?.url,
+      host: "127.0.0.1",
+      port: 0,
+      grpcHost: "127.0.0.1",
+      grpcPort: 0,
+      logger,
+    });
 
   const adminCredential = (platform: Platform) =>
     JSON.parse(readFileSync(platform.adminCredentialPath, "utf8")) as { address: string; token: string };
@@ -39,7 +47,10 @@ describe("embedded platform", () => {
       const credential = adminCredential(first);
       expect(credential.address).toBe(first.grpcUrl);
 
-      const admin = createClient(TenancyAdminService, remoteTransport({ baseUrl: credential.address, token: credential.token }));
+      const admin = createClient(
+        TenancyAdminService,
+        remoteTransport({ baseUrl: credential.address, token: credential.token }),
+      );
       const { account } = await admin.createAccount({ name: "Persisted", subscriptionTier: SubscriptionTier.ORIGIN });
       accountId = account!.id;
       secret = (await admin.createApiKey({ accountId })).secret;

@@ -19,10 +19,19 @@ describe("Idempotency-Key across a restart", () => {
       const create = async (name: string) => {
         const res = await fetch(`${platform.apiUrl}/workspaces`, {
           method: "POST",
-          headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "idempotency-key": idempotencyKey },
+          headers: {
+            authorization: `Bearer ${key}`,
+            "content-type": "application/json",
+            "idempotency-key": idempotencyKey,
+          },
           body: JSON.stringify({ name }),
         });
-        return { status: res.status, replayed: res.headers.get("idempotent-replayed"), location: res.headers.get("location"), body: await res.text() };
+        return {
+          status: res.status,
+          replayed: res.headers.get("idempotent-replayed"),
+          location: res.headers.get("location"),
+          body: await res.text(),
+        };
       };
 
       const first = await create("Before the restart");

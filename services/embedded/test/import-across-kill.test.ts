@@ -57,7 +57,8 @@ describe.skipIf(process.env.DATABASE_URL)("qrctl qr-codes import across SIGKILLs
           const run = startImport(platform.apiUrl, key, csv, workspaceId);
           let outcome: number | string | undefined;
           void run.exited.then((code) => (outcome = code));
-          while (outcome === undefined && run.imported() < point) await new Promise((resolve) => setTimeout(resolve, 10));
+          while (outcome === undefined && run.imported() < point)
+            await new Promise((resolve) => setTimeout(resolve, 10));
           if (outcome === undefined) {
             // Progress is reported per answered call: the next call has just been sent. Kill inside it.
             await new Promise((resolve) => setTimeout(resolve, KILL_DELAY_MS));
@@ -86,7 +87,10 @@ describe.skipIf(process.env.DATABASE_URL)("qrctl qr-codes import across SIGKILLs
 
       const names: string[] = [];
       for (let cursor: string | null = null; ; ) {
-        const page = await api("GET", `/workspaces/${workspaceId}/qr-codes?limit=100${cursor ? `&cursor=${cursor}` : ""}`);
+        const page = await api(
+          "GET",
+          `/workspaces/${workspaceId}/qr-codes?limit=100${cursor ? `&cursor=${cursor}` : ""}`,
+        );
         names.push(...page.data.map((code: { name: string }) => code.name));
         cursor = page.next_cursor;
         if (!cursor) break;

@@ -15,7 +15,11 @@ describe("metrics of the embedded platform", () => {
 
   it("serves every named series on one port, and they move with requests", async () => {
     expect(platform.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
-    await checkMetricsMove({ apiUrl: platform.apiUrl, admin: platform.admin, scrape: () => scrapeMetrics(platform.metricsUrl!) });
+    await checkMetricsMove({
+      apiUrl: platform.apiUrl,
+      admin: platform.admin,
+      scrape: () => scrapeMetrics(platform.metricsUrl!),
+    });
   }, 60_000);
 
   it("answers 404 outside /metrics", async () => {

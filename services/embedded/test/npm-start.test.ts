@@ -22,13 +22,19 @@ describe("npm start", () => {
       const me = await fetch(`${apiUrl}/account`, { headers });
       expect(await me.json()).toMatchObject({ id: accountId, name: "Acme", subscription_tier: "origin" });
 
-      const workspace = (await (await fetch(`${apiUrl}/workspaces`, { method: "POST", headers, body: JSON.stringify({ name: "Menus" }) })).json()) as {
+      const workspace = (await (
+        await fetch(`${apiUrl}/workspaces`, { method: "POST", headers, body: JSON.stringify({ name: "Menus" }) })
+      ).json()) as {
         id: string;
       };
       const created = await fetch(`${apiUrl}/workspaces/${workspace.id}/qr-codes`, {
         method: "POST",
         headers,
-        body: JSON.stringify({ name: "Table 4", destination_url: "https://example.com/menu", utm: { source: "table" } }),
+        body: JSON.stringify({
+          name: "Table 4",
+          destination_url: "https://example.com/menu",
+          utm: { source: "table" },
+        }),
       });
       expect(created.status).toBe(201);
       const code = (await created.json()) as { vanity_url: string };

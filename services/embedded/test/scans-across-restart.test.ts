@@ -14,10 +14,13 @@ afterAll(() => {
   for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 });
 
-const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
-const PIXEL = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36";
+const IPHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+const PIXEL =
+  "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36";
 
-const follow = (url: string, method: string, userAgent: string) => fetch(url, { method, redirect: "manual", headers: { "user-agent": userAgent } });
+const follow = (url: string, method: string, userAgent: string) =>
+  fetch(url, { method, redirect: "manual", headers: { "user-agent": userAgent } });
 
 describe.each([
   { recording: "on the answering thread", SCAN_RECORDING_THREAD: "false" },
@@ -47,7 +50,9 @@ describe.each([
     try {
       for (let i = 0; i < 50; i++) expect((await follow(vanityUrl, "GET", IPHONE)).status).toBe(302);
       for (let i = 0; i < 3; i++) expect((await follow(vanityUrl, "HEAD", IPHONE)).status).toBe(302);
-      expect((await follow(vanityUrl, "GET", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)")).status).toBe(302);
+      expect(
+        (await follow(vanityUrl, "GET", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)")).status,
+      ).toBe(302);
       // Stopped at once: the last scans are still in the buffer, and SIGTERM must store them.
       expect(await platform.stop()).toBe(0);
 
@@ -98,7 +103,12 @@ describe.each([
         devices: { scans: number }[];
       };
       const sum = (entries: { scans: number }[]) => entries.reduce((total, entry) => total + entry.scans, 0);
-      expect([afterwards.total_scans, sum(afterwards.daily), sum(afterwards.operating_systems), sum(afterwards.devices)]).toEqual(Array(4).fill(afterKill));
+      expect([
+        afterwards.total_scans,
+        sum(afterwards.daily),
+        sum(afterwards.operating_systems),
+        sum(afterwards.devices),
+      ]).toEqual(Array(4).fill(afterKill));
     } finally {
       await platform.stop();
     }

@@ -10,9 +10,15 @@ import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { afterAll, describe, expect, it } from "vitest";
 import { createScratchDatabase } from "@qrplatform/db/testing";
-import { accountWithKey, apiCaller, startPlatformProcess, type PlatformProcess } from "@qrplatform/testing/platform-process";
+import {
+  accountWithKey,
+  apiCaller,
+  startPlatformProcess,
+  type PlatformProcess,
+} from "@qrplatform/testing/platform-process";
 
-const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+const IPHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 const ENV = {
   WEBHOOK_ALLOW_LOOPBACK: "true",
   WEBHOOK_POLL_SECONDS: "0.1",
@@ -35,7 +41,10 @@ describe("webhooks across a SIGKILL of npm start", () => {
       req.on("end", () => {
         if (!accepting) return void res.writeHead(503).end();
         const body = Buffer.concat(chunks).toString("utf8");
-        const event = new Webhook(secret).verify(body, req.headers as Record<string, string>) as { type: string; data: Record<string, unknown> };
+        const event = new Webhook(secret).verify(body, req.headers as Record<string, string>) as {
+          type: string;
+          data: Record<string, unknown>;
+        };
         received.set(String(req.headers["webhook-id"]), event);
         res.writeHead(200).end();
       });
@@ -52,11 +61,18 @@ describe("webhooks across a SIGKILL of npm start", () => {
       }));
       const workspace = await api("POST", "/workspaces", { name: `Kill ${randomBytes(3).toString("hex")}` });
       const codes: { id: string; vanity_url: string }[] = [];
-      for (let i = 0; i < 4; i++) codes.push(await api("POST", `/workspaces/${workspace.id}/qr-codes`, { name: `C${i}`, destination_url: "https://example.com" }));
+      for (let i = 0; i < 4; i++)
+        codes.push(
+          await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+            name: `C${i}`,
+            destination_url: "https://example.com",
+          }),
+        );
       for (const code of codes.slice(1)) await api("PATCH", `/qr-codes/${code.id}`, { name: "renamed" });
       await api("DELETE", `/qr-codes/${codes[3]!.id}`);
       const scanned = codes[0]!;
-      for (let i = 0; i < 3; i++) await fetch(scanned.vanity_url, { redirect: "manual", headers: { "user-agent": IPHONE } });
+      for (let i = 0; i < 3; i++)
+        await fetch(scanned.vanity_url, { redirect: "manual", headers: { "user-agent": IPHONE } });
       // Stored (not yet necessarily folded, relayed or delivered): what a kill must not lose.
       for (let tries = 0; (await api("GET", `/qr-codes/${scanned.id}`)).total_scans < 3; tries++) {
         expect(tries).toBeLessThan(100);
@@ -72,8 +88,20 @@ describe("webhooks across a SIGKILL of npm start", () => {
         for (const event of received.values()) byType[event.type] = (byType[event.type] ?? 0) + 1;
         return byType;
       };
-      const scans = () => [...received.values()].filter((e) => e.type === "qr_code.scanned").reduce((sum, e) => sum + Number(e.data.scans), 0);
-      for (let tries = 0; !(counts()["qr_code.created"] === 4 && counts()["qr_code.updated"] === 3 && counts()["qr_code.deleted"] === 1 && scans() === 3); tries++) {
+      const scans = () =>
+        [...received.values()]
+          .filter((e) => e.type === "qr_code.scanned")
+          .reduce((sum, e) => sum + Number(e.data.scans), 0);
+      for (
+        let tries = 0;
+        !(
+          counts()["qr_code.created"] === 4 &&
+          counts()["qr_code.updated"] === 3 &&
+          counts()["qr_code.deleted"] === 1 &&
+          scans() === 3
+        );
+        tries++
+      ) {
         if (tries > 300) throw new Error(`not every event arrived: ${JSON.stringify(counts())}, ${scans()} scans`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }

@@ -28,7 +28,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .unique()
     .where(sql.ref("deleted_at"), "is", null)
     .execute();
-  await db.schema.createIndex("domains_account_id_created_at_id").on("links.domains").columns(["account_id", "created_at", "id"]).execute();
+  await db.schema
+    .createIndex("domains_account_id_created_at_id")
+    .on("links.domains")
+    .columns(["account_id", "created_at", "id"])
+    .execute();
   await db.schema.createIndex("domains_created_at_id").on("links.domains").columns(["created_at", "id"]).execute();
 
   // A deleted link keeps its row (deleted_at set) and with it both of its slugs, forever.
@@ -54,7 +58,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .unique()
     .where(sql.ref("vanity_slug"), "is not", null)
     .execute();
-  await db.schema.createIndex("links_account_id_created_at_id").on("links.links").columns(["account_id", "created_at", "id"]).execute();
+  await db.schema
+    .createIndex("links_account_id_created_at_id")
+    .on("links.links")
+    .columns(["account_id", "created_at", "id"])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -20,7 +20,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("referrer_host", "text", (c) => c.notNull())
     .addColumn("visitor_key", "text", (c) => c.notNull())
     .execute();
-  await db.schema.createIndex("scans_link_id_scanned_at").on("links.scans").columns(["link_id", "scanned_at"]).execute();
+  await db.schema
+    .createIndex("scans_link_id_scanned_at")
+    .on("links.scans")
+    .columns(["link_id", "scanned_at"])
+    .execute();
 
   // All-time scans per link: total_scans of a QR code.
   await db.schema

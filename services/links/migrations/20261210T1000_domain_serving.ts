@@ -39,10 +39,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropIndex("links.domains_hostname_removed").execute();
-  await db.schema
-    .alterTable("links.domains")
-    .dropConstraint("domains_serving_reported_together")
-    .execute();
+  await db.schema.alterTable("links.domains").dropConstraint("domains_serving_reported_together").execute();
   await db.schema
     .alterTable("links.domains")
     .dropColumn("serving")

@@ -18,7 +18,9 @@ import { sql, type Kysely } from "kysely";
 
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table links.scan_day_values drop constraint scan_day_values_pkey`.execute(db);
-  await sql`alter table links.scan_day_values add constraint scan_day_values_pkey primary key (link_id, day, dimension, value) include (scans)`.execute(db);
+  await sql`alter table links.scan_day_values add constraint scan_day_values_pkey primary key (link_id, day, dimension, value) include (scans)`.execute(
+    db,
+  );
   await db.schema
     .createTable("links.scan_deltas")
     .addColumn("link_id", "uuid", (c) => c.notNull())
@@ -30,7 +32,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("visitors", "bigint", (c) => c.notNull())
     .execute();
   // A queue: every row is deleted within seconds, so its dead rows are vacuumed as soon as there are many.
-  await sql`alter table links.scan_deltas set (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 20000, autovacuum_vacuum_cost_delay = 0)`.execute(db);
+  await sql`alter table links.scan_deltas set (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 20000, autovacuum_vacuum_cost_delay = 0)`.execute(
+    db,
+  );
   await db.schema
     .createTable("links.scan_day_sketches")
     .addColumn("link_id", "uuid", (c) => c.notNull())
@@ -43,7 +47,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`alter table links.scan_day_values drop constraint scan_day_values_pkey`.execute(db);
-  await sql`alter table links.scan_day_values add constraint scan_day_values_pkey primary key (link_id, day, dimension, value)`.execute(db);
+  await sql`alter table links.scan_day_values add constraint scan_day_values_pkey primary key (link_id, day, dimension, value)`.execute(
+    db,
+  );
   await db.schema.dropTable("links.scan_day_sketches").execute();
   await db.schema.dropTable("links.scan_deltas").execute();
 }

@@ -33,7 +33,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     )
     insert into links.scan_day_values (link_id, day, dimension, value, scans)
     select link_id, day, dimension, value, sum(scans) from folded where dimension <> '' group by 1, 2, 3, 4
-    on conflict (link_id, day, dimension, value) do update set scans = scan_day_values.scans + excluded.scans`.execute(db);
+    on conflict (link_id, day, dimension, value) do update set scans = scan_day_values.scans + excluded.scans`.execute(
+    db,
+  );
   await db.schema.dropTable("links.scan_deltas").execute();
   await db.schema
     .createTable("links.scan_deltas")
@@ -48,7 +50,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("scans", "bigint", (c) => c.notNull())
     .addColumn("visitors", "bigint", (c) => c.notNull())
     .execute();
-  await sql`alter table links.scan_deltas set (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 20000, autovacuum_vacuum_cost_delay = 0)`.execute(db);
+  await sql`alter table links.scan_deltas set (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 20000, autovacuum_vacuum_cost_delay = 0)`.execute(
+    db,
+  );
   await sql`drop index links.scans_link_id_scanned_at`.execute(db);
 }
 
@@ -71,7 +75,9 @@ export async function down(db: Kysely<any>): Promise<void> {
     select link_id, day, d.dimension, d.value, sum(scans)
     from folded, lateral (values ('country', country), ('device', device_type), ('os', os), ('browser', browser), ('referrer', referrer_host)) as d (dimension, value)
     group by 1, 2, 3, 4
-    on conflict (link_id, day, dimension, value) do update set scans = scan_day_values.scans + excluded.scans`.execute(db);
+    on conflict (link_id, day, dimension, value) do update set scans = scan_day_values.scans + excluded.scans`.execute(
+    db,
+  );
   await db.schema.dropTable("links.scan_deltas").execute();
   await db.schema
     .createTable("links.scan_deltas")
@@ -83,6 +89,12 @@ export async function down(db: Kysely<any>): Promise<void> {
     .addColumn("scans", "bigint", (c) => c.notNull())
     .addColumn("visitors", "bigint", (c) => c.notNull())
     .execute();
-  await sql`alter table links.scan_deltas set (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 20000, autovacuum_vacuum_cost_delay = 0)`.execute(db);
-  await db.schema.createIndex("scans_link_id_scanned_at").on("links.scans").columns(["link_id", "scanned_at"]).execute();
+  await sql`alter table links.scan_deltas set (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 20000, autovacuum_vacuum_cost_delay = 0)`.execute(
+    db,
+  );
+  await db.schema
+    .createIndex("scans_link_id_scanned_at")
+    .on("links.scans")
+    .columns(["link_id", "scanned_at"])
+    .execute();
 }

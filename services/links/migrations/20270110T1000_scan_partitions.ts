@@ -22,7 +22,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   const { rows } = await sql<{ cut: string }>`
     select greatest(${sql.raw(DAY)} + interval '1 day',
       (select date_trunc('day', max(scanned_at) at time zone 'UTC') at time zone 'UTC' + interval '1 day' from links.scans),
-      (select max(day)::timestamp at time zone 'UTC' + interval '1 day' from links.scan_day_visitors))::text as cut`.execute(db);
+      (select max(day)::timestamp at time zone 'UTC' + interval '1 day' from links.scan_day_visitors))::text as cut`.execute(
+    db,
+  );
   const cut = rows[0]!.cut;
 
   await sql`alter table links.scans rename to scans_before_partitions`.execute(db);
@@ -35,9 +37,13 @@ export async function up(db: Kysely<any>): Promise<void> {
       constraint scans_pkey primary key (id, scanned_at)
     ) partition by range (scanned_at)`.execute(db);
   // A CHECK the attach can trust spares it another scan of the old rows.
-  await sql`alter table links.scans_before_partitions add constraint scans_before_partitions_bound check (scanned_at < ${sql.lit(cut)}::timestamptz) not valid`.execute(db);
+  await sql`alter table links.scans_before_partitions add constraint scans_before_partitions_bound check (scanned_at < ${sql.lit(cut)}::timestamptz) not valid`.execute(
+    db,
+  );
   await sql`alter table links.scans_before_partitions validate constraint scans_before_partitions_bound`.execute(db);
-  await sql`alter table links.scans attach partition links.scans_before_partitions for values from (minvalue) to (${sql.lit(cut)})`.execute(db);
+  await sql`alter table links.scans attach partition links.scans_before_partitions for values from (minvalue) to (${sql.lit(cut)})`.execute(
+    db,
+  );
 
   await sql`alter table links.scan_day_visitors rename to scan_day_visitors_before_partitions`.execute(db);
   await sql`alter index links.scan_day_visitors_pkey rename to scan_day_visitors_before_partitions_pkey`.execute(db);
@@ -45,8 +51,12 @@ export async function up(db: Kysely<any>): Promise<void> {
       link_id uuid not null, day date not null, visitor_key text not null,
       constraint scan_day_visitors_pkey primary key (link_id, day, visitor_key)
     ) partition by range (day)`.execute(db);
-  await sql`alter table links.scan_day_visitors_before_partitions add constraint scan_day_visitors_before_partitions_bound check (day < ${sql.lit(cut)}::timestamptz::date) not valid`.execute(db);
-  await sql`alter table links.scan_day_visitors_before_partitions validate constraint scan_day_visitors_before_partitions_bound`.execute(db);
+  await sql`alter table links.scan_day_visitors_before_partitions add constraint scan_day_visitors_before_partitions_bound check (day < ${sql.lit(cut)}::timestamptz::date) not valid`.execute(
+    db,
+  );
+  await sql`alter table links.scan_day_visitors_before_partitions validate constraint scan_day_visitors_before_partitions_bound`.execute(
+    db,
+  );
   await sql`alter table links.scan_day_visitors attach partition links.scan_day_visitors_before_partitions
     for values from (minvalue) to (${sql.lit(cut)}::timestamptz::date)`.execute(db);
 
@@ -54,28 +64,44 @@ export async function up(db: Kysely<any>): Promise<void> {
   for (const offset of [0, 1]) {
     const { rows: bounds } = await sql<{ name: string; from: string; to: string }>`
       select to_char(${sql.lit(cut)}::timestamptz + ${offset} * interval '1 day', 'YYYYMMDD') as name,
-        (${sql.lit(cut)}::timestamptz + ${offset} * interval '1 day')::text as from, (${sql.lit(cut)}::timestamptz + ${offset + 1} * interval '1 day')::text as to`.execute(db);
+        (${sql.lit(cut)}::timestamptz + ${offset} * interval '1 day')::text as from, (${sql.lit(cut)}::timestamptz + ${offset + 1} * interval '1 day')::text as to`.execute(
+      db,
+    );
     const { name, from, to } = bounds[0]!;
-    await sql`create table ${sql.raw(`links.scans_${name}`)} partition of links.scans for values from (${sql.lit(from)}) to (${sql.lit(to)})`.execute(db);
+    await sql`create table ${sql.raw(`links.scans_${name}`)} partition of links.scans for values from (${sql.lit(from)}) to (${sql.lit(to)})`.execute(
+      db,
+    );
     await sql`create table ${sql.raw(`links.scan_day_visitors_${name}`)} partition of links.scan_day_visitors
       for values from (${sql.lit(from)}::timestamptz::date) to (${sql.lit(to)}::timestamptz::date)`.execute(db);
   }
 
   // The scan times that have a partition: [kept_from, until). One row, kept by the partition manager.
   await sql`create table links.scan_window (
-      only_row boolean primary key default true check (only_row), kept_from timestamptz not null, until timestamptz not null)`.execute(db);
-  await sql`insert into links.scan_window (kept_from, until) values ('-infinity', ${sql.lit(cut)}::timestamptz + interval '2 days')`.execute(db);
+      only_row boolean primary key default true check (only_row), kept_from timestamptz not null, until timestamptz not null)`.execute(
+    db,
+  );
+  await sql`insert into links.scan_window (kept_from, until) values ('-infinity', ${sql.lit(cut)}::timestamptz + interval '2 days')`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop table links.scan_window`.execute(db);
   for (const table of ["scans", "scan_day_visitors"]) {
-    await sql`alter table ${sql.raw(`links.${table}`)} detach partition ${sql.raw(`links.${table}_before_partitions`)}`.execute(db);
-    await sql`insert into ${sql.raw(`links.${table}_before_partitions`)} select * from ${sql.raw(`links.${table}`)}`.execute(db);
+    await sql`alter table ${sql.raw(`links.${table}`)} detach partition ${sql.raw(`links.${table}_before_partitions`)}`.execute(
+      db,
+    );
+    await sql`insert into ${sql.raw(`links.${table}_before_partitions`)} select * from ${sql.raw(`links.${table}`)}`.execute(
+      db,
+    );
     await sql`drop table ${sql.raw(`links.${table}`)}`.execute(db);
-    await sql`alter table ${sql.raw(`links.${table}_before_partitions`)} drop constraint ${sql.raw(`${table}_before_partitions_bound`)}`.execute(db);
+    await sql`alter table ${sql.raw(`links.${table}_before_partitions`)} drop constraint ${sql.raw(`${table}_before_partitions_bound`)}`.execute(
+      db,
+    );
     await sql`alter table ${sql.raw(`links.${table}_before_partitions`)} rename to ${sql.raw(table)}`.execute(db);
-    await sql`alter index ${sql.raw(`links.${table}_before_partitions_pkey`)} rename to ${sql.raw(`${table}_pkey`)}`.execute(db);
+    await sql`alter index ${sql.raw(`links.${table}_before_partitions_pkey`)} rename to ${sql.raw(`${table}_pkey`)}`.execute(
+      db,
+    );
   }
   await sql`alter table links.scans drop constraint scans_pkey`.execute(db);
   await sql`alter table links.scans add constraint scans_pkey primary key (id)`.execute(db);

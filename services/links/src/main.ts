@@ -3,7 +3,17 @@
 import { join } from "node:path";
 import { z } from "zod";
 import { databaseEnv, databaseReadiness, openDatabase, whenDatabaseAnswers } from "@qrplatform/db";
-import { inProcessTransport, lateHandler, listenHttp, memoryScanChanges, optionalVar, portVar, redisScanChanges, runGrpcService, secretVar } from "@qrplatform/platform";
+import {
+  inProcessTransport,
+  lateHandler,
+  listenHttp,
+  memoryScanChanges,
+  optionalVar,
+  portVar,
+  redisScanChanges,
+  runGrpcService,
+  secretVar,
+} from "@qrplatform/platform";
 import {
   buildLinks,
   SCAN_RETENTION_DAYS,
@@ -42,24 +52,32 @@ await runGrpcService({
       name: "redirector",
     });
     // PGlite on a thread of its own: statements never hold up redirects, and the recording thread reaches it too.
-    const database = await openDatabase({ databaseUrl: config.DATABASE_URL, dataDir: join(config.DATA_DIR, "links"), pgliteThread: true });
+    const database = await openDatabase({
+      databaseUrl: config.DATABASE_URL,
+      dataDir: join(config.DATA_DIR, "links"),
+      pgliteThread: true,
+    });
     // Without Redis an instance hears only its own changes; that is only right for a single instance.
-    const invalidations = config.REDIS_URL ? await redisInvalidationBus(config.REDIS_URL, logger) : memoryInvalidationBus(logger);
+    const invalidations = config.REDIS_URL
+      ? await redisInvalidationBus(config.REDIS_URL, logger)
+      : memoryInvalidationBus(logger);
     if (!config.REDIS_URL) logger.warn("REDIS_URL is not set: other links instances do not hear this one's changes");
     // Catalogs keep scan totals only while they hear these; without Redis none does, and nothing is lost.
     const scanChanges = config.REDIS_URL ? await redisScanChanges(config.REDIS_URL, logger) : memoryScanChanges(logger);
     const lookupTxt = resolverTxtLookup({ server: config.DNS_RESOLVER });
-    const build = () => buildLinks({
-      db: database.db,
-      shortLinkBaseUrl: config.SHORT_LINK_BASE_URL,
-      customDomainScheme: config.CUSTOM_DOMAIN_SCHEME,
-      lookupTxt,
-      pageTokenSecret: config.PAGE_TOKEN_SECRET,
-      invalidations,
-      scanChanges,
-      scanRetentionDays: config.SCAN_RETENTION_DAYS,
-      onPartitionError: (error) => logger.error({ err: error }, "making or dropping scan partitions failed; tried again within the hour"),
-    });
+    const build = () =>
+      buildLinks({
+        db: database.db,
+        shortLinkBaseUrl: config.SHORT_LINK_BASE_URL,
+        customDomainScheme: config.CUSTOM_DOMAIN_SCHEME,
+        lookupTxt,
+        pageTokenSecret: config.PAGE_TOKEN_SECRET,
+        invalidations,
+        scanChanges,
+        scanRetentionDays: config.SCAN_RETENTION_DAYS,
+        onPartitionError: (error) =>
+          logger.error({ err: error }, "making or dropping scan partitions failed; tried again within the hour"),
+      });
     // Started during an outage, the process waits for the database (alive, not ready) instead of exiting.
     const links = await whenDatabaseAnswers(build, { logger, what: "migrating", signal: stopping });
     const readiness = databaseReadiness(database, { logger, metrics });
@@ -68,7 +86,14 @@ await runGrpcService({
     // is away it keeps answering from its cache, and scans wait in the spool.
     const credentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };
     const redirectPath = await startRedirectPath({
-      transport: inProcessTransport({ modules: [links], credentials, logger, token: config.SERVICE_TOKEN, readiness, metrics }),
+      transport: inProcessTransport({
+        modules: [links],
+        credentials,
+        logger,
+        token: config.SERVICE_TOKEN,
+        readiness,
+        metrics,
+      }),
       storeScans: links.storeCheckedScans,
       // By default a thread of its own classifies and stores scans, off the thread that answers.
       recordingThread: config.SCAN_RECORDING_THREAD === "true" ? recordingThreadStorage(links, database) : undefined,

@@ -98,7 +98,9 @@ function shortLinkOrigin(value: string): string {
     throw new ConfigError(`The short link base URL "${value}" must be an http or https URL without credentials.`);
   }
   if (url.pathname !== "/" || url.search || url.hash) {
-    throw new ConfigError(`The short link base URL "${value}" must be an origin without a path, such as https://qr.example.`);
+    throw new ConfigError(
+      `The short link base URL "${value}" must be an origin without a path, such as https://qr.example.`,
+    );
   }
   return url.origin;
 }
@@ -148,7 +150,12 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
   // turns stored scans into qr_code.scanned webhooks.
   deps.scanDeltas.foldSoon();
   // Partitions for today's and the next days' scans exist before the first batch is stored.
-  const partitions = new ScanPartitionManager(db, options.scanRetentionDays ?? SCAN_RETENTION_DAYS, deps.now, options.onPartitionError);
+  const partitions = new ScanPartitionManager(
+    db,
+    options.scanRetentionDays ?? SCAN_RETENTION_DAYS,
+    deps.now,
+    options.onPartitionError,
+  );
   await partitions.start();
   return {
     services: [LinkService, DomainService, RedirectService, AnalyticsService, OutboxService],

@@ -86,7 +86,10 @@ describe("WatchDomains", () => {
     feed = countingBus();
     stack = await startLinks({ invalidations: feed.bus });
     server = await serveGrpc({ modules: [stack.module], credentials, logger, host: "127.0.0.1", port: 0 });
-    overGrpc = createClient(DomainService, remoteTransport({ baseUrl: `http://127.0.0.1:${server.port}`, token: credentials.adminToken }));
+    overGrpc = createClient(
+      DomainService,
+      remoteTransport({ baseUrl: `http://127.0.0.1:${server.port}`, token: credentials.adminToken }),
+    );
   });
   afterAll(async () => {
     await server?.close();
@@ -95,7 +98,10 @@ describe("WatchDomains", () => {
 
   it("is for the admin credential only", async () => {
     const stream = stack.domains.watchDomains({})[Symbol.asyncIterator]();
-    expect(await errorOf(stream.next())).toMatchObject({ code: Code.PermissionDenied, reason: "admin_credential_required" });
+    expect(await errorOf(stream.next())).toMatchObject({
+      code: Code.PermissionDenied,
+      reason: "admin_credential_required",
+    });
     expect(feed.subscribers()).toBe(0);
   });
 
@@ -127,7 +133,9 @@ describe("WatchDomains", () => {
         serving: { serving: false, routeAdmitted: false, certificateReady: false, reason: "NotVerified" },
       });
       const marker = (await stack.domains.createDomain({ accountId, hostname: uniqueHost("marker") })).domain!;
-      await expect.poll(watcher.changed).toEqual([`${id} PENDING`, `${id} VERIFIED`, `${id} FAILED`, `${marker.id} PENDING`]);
+      await expect
+        .poll(watcher.changed)
+        .toEqual([`${id} PENDING`, `${id} VERIFIED`, `${id} FAILED`, `${marker.id} PENDING`]);
 
       await stack.domains.deleteDomain({ accountId, domainId: id });
       await expect.poll(watcher.removed).toEqual([`${id} ${hostname}`]);
@@ -192,7 +200,10 @@ describe("WatchDomains", () => {
       expect(watchers[0]!.ended()?.error?.code).toBe(Code.Canceled);
       await expect.poll(feed.subscribers).toBe(1);
       // The other stream goes on.
-      const { domain } = await stack.domains.createDomain({ accountId: randomUUID(), hostname: uniqueHost("after-cancel") });
+      const { domain } = await stack.domains.createDomain({
+        accountId: randomUUID(),
+        hostname: uniqueHost("after-cancel"),
+      });
       await expect.poll(watchers[1]!.changed).toEqual([`${domain!.id} PENDING`]);
       await watchers[1]!.cancel();
       await expect.poll(feed.subscribers).toBe(0);
@@ -201,7 +212,10 @@ describe("WatchDomains", () => {
 
   it("ends open streams when the server shuts down", async () => {
     const own = await serveGrpc({ modules: [stack.module], credentials, logger, host: "127.0.0.1", port: 0 });
-    const client = createClient(DomainService, remoteTransport({ baseUrl: `http://127.0.0.1:${own.port}`, token: credentials.adminToken }));
+    const client = createClient(
+      DomainService,
+      remoteTransport({ baseUrl: `http://127.0.0.1:${own.port}`, token: credentials.adminToken }),
+    );
     const watcher = watch(client);
     await expect.poll(() => watcher.messages.length).toBe(1);
     await own.close();
@@ -214,7 +228,12 @@ describe("WatchDomains", () => {
  * Two buses that reach each other: Redis at REDIS_URL, else a Redis of the test's own when one can be
  * started, else one bus of this process shared by both instances.
  */
-async function sharedBuses(): Promise<{ label: string; a: InvalidationBus; b: InvalidationBus; close(): Promise<void> }> {
+async function sharedBuses(): Promise<{
+  label: string;
+  a: InvalidationBus;
+  b: InvalidationBus;
+  close(): Promise<void>;
+}> {
   let redis: ChildProcess | undefined;
   let url = process.env.REDIS_URL;
   if (!url && hasRedisServer()) {
@@ -247,8 +266,16 @@ describe("WatchDomains across links instances", () => {
     buses = await sharedBuses();
     // Instance A makes the changes; instance B, on the same database, is the one watched.
     stack = await startLinks({ invalidations: buses.a });
-    const moduleB = await buildLinks({ db: stack.database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: PAGE_TOKEN_SECRET, invalidations: buses.b });
-    other = createClient(DomainService, inProcessTransport({ modules: [moduleB], credentials, logger, token: credentials.adminToken }));
+    const moduleB = await buildLinks({
+      db: stack.database.db,
+      shortLinkBaseUrl: SHORT_BASE,
+      pageTokenSecret: PAGE_TOKEN_SECRET,
+      invalidations: buses.b,
+    });
+    other = createClient(
+      DomainService,
+      inProcessTransport({ modules: [moduleB], credentials, logger, token: credentials.adminToken }),
+    );
   }, 60_000);
   afterAll(async () => {
     await buses?.close();

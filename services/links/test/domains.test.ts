@@ -47,7 +47,18 @@ describe("registering domains", () => {
 
   it("refuses hostnames that are not public DNS names, naming hostname", async () => {
     const accountId = newAccount();
-    for (const hostname of ["127.0.0.1", "::1", "localhost", "printer.local", "intranet", "-bad.example.com", `${"a".repeat(64)}.example.com`, "https://go.example.com", "", "s.qr.example"]) {
+    for (const hostname of [
+      "127.0.0.1",
+      "::1",
+      "localhost",
+      "printer.local",
+      "intranet",
+      "-bad.example.com",
+      `${"a".repeat(64)}.example.com`,
+      "https://go.example.com",
+      "",
+      "s.qr.example",
+    ]) {
       const error = await errorOf(stack.domains.createDomain({ accountId, hostname }));
       expect(error.code, hostname).toBe(Code.InvalidArgument);
       expect(error.reason).toBe("validation_error");
@@ -70,7 +81,10 @@ describe("registering domains", () => {
   it("requires an account, even from the admin credential", async () => {
     for (const client of [stack.domains, stack.adminDomains]) {
       const error = await errorOf(client.createDomain({ accountId: "", hostname: uniqueHost() }));
-      expect(error).toMatchObject({ code: Code.InvalidArgument, fields: [{ field: "account_id", reason: "required" }] });
+      expect(error).toMatchObject({
+        code: Code.InvalidArgument,
+        fields: [{ field: "account_id", reason: "required" }],
+      });
     }
   });
 });
@@ -100,14 +114,19 @@ describe("listing domains", () => {
     expect(seen).toEqual(inListOrder);
 
     const first = await stack.domains.listDomains({ accountId, pageSize: 1 });
-    const replay = await errorOf(stack.domains.listDomains({ accountId: newAccount(), pageSize: 1, pageToken: first.nextPageToken }));
+    const replay = await errorOf(
+      stack.domains.listDomains({ accountId: newAccount(), pageSize: 1, pageToken: first.nextPageToken }),
+    );
     expect(replay).toMatchObject({ code: Code.InvalidArgument, fields: [{ field: "page_token" }] });
-    expect(await errorOf(stack.domains.listDomains({ accountId, pageSize: 101 }))).toMatchObject({ code: Code.InvalidArgument });
+    expect(await errorOf(stack.domains.listDomains({ accountId, pageSize: 101 }))).toMatchObject({
+      code: Code.InvalidArgument,
+    });
   });
 
   it("lists every account's domains for the admin credential only", async () => {
     const mine = (await stack.domains.createDomain({ accountId: newAccount(), hostname: uniqueHost("admin") })).domain!;
-    const theirs = (await stack.domains.createDomain({ accountId: newAccount(), hostname: uniqueHost("admin") })).domain!;
+    const theirs = (await stack.domains.createDomain({ accountId: newAccount(), hostname: uniqueHost("admin") }))
+      .domain!;
     const ids: string[] = [];
     let pageToken = "";
     do {
@@ -125,10 +144,15 @@ describe("listing domains", () => {
       () => stack.domains.verifyDomain({ accountId: "", domainId: mine.id }),
       () => stack.domains.deleteDomain({ accountId: "", domainId: mine.id }),
     ]) {
-      expect(await errorOf(call())).toMatchObject({ code: Code.InvalidArgument, fields: [{ field: "account_id", reason: "required" }] });
+      expect(await errorOf(call())).toMatchObject({
+        code: Code.InvalidArgument,
+        fields: [{ field: "account_id", reason: "required" }],
+      });
     }
     // The admin acts on any domain by id alone.
-    expect((await stack.adminDomains.getDomain({ accountId: "", domainId: theirs.id })).domain?.hostname).toBe(theirs.hostname);
+    expect((await stack.adminDomains.getDomain({ accountId: "", domainId: theirs.id })).domain?.hostname).toBe(
+      theirs.hostname,
+    );
   });
 });
 
@@ -153,7 +177,9 @@ describe("verifying domains", () => {
     const { domain } = await stack.domains.createDomain({ accountId, hostname: uniqueHost("split") });
     const value = domain!.challengeRecordValue;
     stack.dns.txt.set(domain!.challengeRecordName, [[value.slice(0, 20), value.slice(20)]]);
-    expect((await stack.domains.verifyDomain({ accountId, domainId: domain!.id })).domain?.state).toBe(DomainState.VERIFIED);
+    expect((await stack.domains.verifyDomain({ accountId, domainId: domain!.id })).domain?.state).toBe(
+      DomainState.VERIFIED,
+    );
   });
 
   it("fails with a reason when the name does not exist, has no TXT record, or holds the wrong value", async () => {
@@ -180,7 +206,9 @@ describe("verifying domains", () => {
   it("moves a failed domain to verified once the record appears, and a verified one to failed once it is gone", async () => {
     const accountId = newAccount();
     const { domain } = await stack.domains.createDomain({ accountId, hostname: uniqueHost("flip") });
-    expect((await stack.domains.verifyDomain({ accountId, domainId: domain!.id })).domain?.state).toBe(DomainState.FAILED);
+    expect((await stack.domains.verifyDomain({ accountId, domainId: domain!.id })).domain?.state).toBe(
+      DomainState.FAILED,
+    );
     stack.dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
     const verified = (await stack.domains.verifyDomain({ accountId, domainId: domain!.id })).domain!;
     expect(verified).toMatchObject({ state: DomainState.VERIFIED, failureReason: "" });
@@ -207,7 +235,9 @@ describe("verifying domains", () => {
   });
 
   it("answers UNAVAILABLE and changes nothing when the resolver cannot be reached", async () => {
-    const unreachable = await startLinks({ lookupTxt: resolverTxtLookup({ server: `127.0.0.1:${await closedUdpPort()}`, timeoutMs: 300 }) });
+    const unreachable = await startLinks({
+      lookupTxt: resolverTxtLookup({ server: `127.0.0.1:${await closedUdpPort()}`, timeoutMs: 300 }),
+    });
     try {
       const accountId = newAccount();
       const { domain } = await unreachable.domains.createDomain({ accountId, hostname: uniqueHost("nodns") });
@@ -228,9 +258,13 @@ describe("the TXT lookup", () => {
       const accountId = newAccount();
       const { domain } = await inMemory.domains.createDomain({ accountId, hostname: uniqueHost("memory") });
       dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
-      expect((await inMemory.domains.verifyDomain({ accountId, domainId: domain!.id })).domain?.state).toBe(DomainState.VERIFIED);
+      expect((await inMemory.domains.verifyDomain({ accountId, domainId: domain!.id })).domain?.state).toBe(
+        DomainState.VERIFIED,
+      );
       dns.txt.set(domain!.challengeRecordName, "silent");
-      expect(await errorOf(inMemory.domains.verifyDomain({ accountId, domainId: domain!.id }))).toMatchObject({ code: Code.Unavailable });
+      expect(await errorOf(inMemory.domains.verifyDomain({ accountId, domainId: domain!.id }))).toMatchObject({
+        code: Code.Unavailable,
+      });
     } finally {
       await inMemory.close();
     }
@@ -254,7 +288,11 @@ describe("removing domains", () => {
       vanitySlug: "menu",
     });
     const inUse = await errorOf(stack.domains.deleteDomain({ accountId, domainId: domain.id }));
-    expect(inUse).toMatchObject({ code: Code.FailedPrecondition, reason: "domain_in_use", metadata: { domain_id: domain.id, links: "1" } });
+    expect(inUse).toMatchObject({
+      code: Code.FailedPrecondition,
+      reason: "domain_in_use",
+      metadata: { domain_id: domain.id, links: "1" },
+    });
     expect((await stack.domains.getDomain({ accountId, domainId: domain.id })).domain?.id).toBe(domain.id);
 
     // A deleted link no longer holds the domain.
@@ -279,7 +317,12 @@ describe("removing domains", () => {
     const accountId = newAccount();
     const domain = await stack.verifiedDomain(accountId, uniqueHost("race"));
     const creations = Array.from({ length: 5 }, (_, i) =>
-      stack.links.createLink({ accountId, destinationUrl: "https://example.com/", vanityDomainId: domain.id, vanitySlug: `race-${i}` }),
+      stack.links.createLink({
+        accountId,
+        destinationUrl: "https://example.com/",
+        vanityDomainId: domain.id,
+        vanitySlug: `race-${i}`,
+      }),
     );
     const removal = stack.domains.deleteDomain({ accountId, domainId: domain.id });
     const [removed, ...created] = await Promise.allSettled([removal, ...creations]);
@@ -298,7 +341,9 @@ describe("removing domains", () => {
     const accountId = newAccount();
     const { domain } = await stack.domains.createDomain({ accountId, hostname: uniqueHost("admin-rm") });
     await stack.adminDomains.deleteDomain({ accountId: "", domainId: domain!.id });
-    expect(await errorOf(stack.domains.getDomain({ accountId, domainId: domain!.id }))).toMatchObject({ code: Code.NotFound });
+    expect(await errorOf(stack.domains.getDomain({ accountId, domainId: domain!.id }))).toMatchObject({
+      code: Code.NotFound,
+    });
   });
 });
 
@@ -312,18 +357,34 @@ describe("account isolation", () => {
       () => stack.domains.verifyDomain({ accountId: intruder, domainId: domain.id }),
       () => stack.domains.deleteDomain({ accountId: intruder, domainId: domain.id }),
     ]) {
-      expect(await errorOf(call())).toMatchObject({ code: Code.NotFound, reason: "not_found", metadata: { resource: "domain" } });
+      expect(await errorOf(call())).toMatchObject({
+        code: Code.NotFound,
+        reason: "not_found",
+        metadata: { resource: "domain" },
+      });
     }
     // A malformed id names nothing: refused before any query.
-    expect(await errorOf(stack.domains.getDomain({ accountId: owner, domainId: "not-a-uuid" }))).toMatchObject({ code: Code.InvalidArgument, reason: "validation_error" });
-    expect(await errorOf(stack.domains.getDomain({ accountId: "not-a-uuid", domainId: domain.id }))).toMatchObject({ code: Code.InvalidArgument, reason: "validation_error" });
+    expect(await errorOf(stack.domains.getDomain({ accountId: owner, domainId: "not-a-uuid" }))).toMatchObject({
+      code: Code.InvalidArgument,
+      reason: "validation_error",
+    });
+    expect(await errorOf(stack.domains.getDomain({ accountId: "not-a-uuid", domainId: domain.id }))).toMatchObject({
+      code: Code.InvalidArgument,
+      reason: "validation_error",
+    });
     expect((await stack.domains.listDomains({ accountId: intruder })).domains).toEqual([]);
     expect((await stack.domains.getDomain({ accountId: owner, domainId: domain.id })).domain).toEqual(domain);
   });
 });
 
 describe("reporting serving state", () => {
-  const issuing = { serving: false, routeAdmitted: true, certificateReady: false, reason: "Issuing", message: "Waiting for the ACME challenge." };
+  const issuing = {
+    serving: false,
+    routeAdmitted: true,
+    certificateReady: false,
+    reason: "Issuing",
+    message: "Waiting for the ACME challenge.",
+  };
   const expiry = Date.parse("2027-03-01T12:00:00.123Z");
   const serving = {
     serving: true,
@@ -336,7 +397,13 @@ describe("reporting serving state", () => {
   };
   /** The row's version: a write, even of equal values, changes it. */
   const rowVersion = async (id: string) =>
-    (await stack.database.db.selectFrom("links.domains").select(sql<string>`xmin::text`.as("xmin")).where("id", "=", id).executeTakeFirstOrThrow()).xmin;
+    (
+      await stack.database.db
+        .selectFrom("links.domains")
+        .select(sql<string>`xmin::text`.as("xmin"))
+        .where("id", "=", id)
+        .executeTakeFirstOrThrow()
+    ).xmin;
 
   it("records what the operator reports; tenants read it with the domain, and update_time stays", async () => {
     const accountId = newAccount();
@@ -351,13 +418,21 @@ describe("reporting serving state", () => {
     });
     expect(reported).toEqual({ ...domain, serving: expect.objectContaining(issuing) });
     expect(reported?.serving?.certificateExpireTime).toBeUndefined();
-    expect(Number(reported!.serving!.reportTime!.seconds) * 1000).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000);
+    expect(Number(reported!.serving!.reportTime!.seconds) * 1000).toBeGreaterThanOrEqual(
+      Math.floor(before / 1000) * 1000,
+    );
 
     expect((await stack.domains.getDomain({ accountId, domainId: domain.id })).domain).toEqual(reported);
     expect((await stack.domains.listDomains({ accountId })).domains).toEqual([reported]);
 
     const { domain: served } = await stack.adminDomains.reportDomainServing({ domainId: domain.id, serving });
-    expect(served?.serving).toMatchObject({ serving: true, routeAdmitted: true, certificateReady: true, reason: "Serving", message: "" });
+    expect(served?.serving).toMatchObject({
+      serving: true,
+      routeAdmitted: true,
+      certificateReady: true,
+      reason: "Serving",
+      message: "",
+    });
     expect(served?.serving?.certificateExpireTime).toEqual(timestampFromMs(expiry));
     expect(served?.updateTime).toEqual(domain.updateTime);
   });
@@ -369,18 +444,22 @@ describe("reporting serving state", () => {
     const version = await rowVersion(domain.id);
 
     // The same state, its expiry spelled with other nanoseconds of the same millisecond.
-    const again = (await stack.adminDomains.reportDomainServing({
-      domainId: domain.id,
-      serving: { ...serving, certificateExpireTime: { ...timestampFromMs(expiry), nanos: 123_000_001 } },
-    })).domain!;
+    const again = (
+      await stack.adminDomains.reportDomainServing({
+        domainId: domain.id,
+        serving: { ...serving, certificateExpireTime: { ...timestampFromMs(expiry), nanos: 123_000_001 } },
+      })
+    ).domain!;
     expect(again).toEqual(first);
     expect(await rowVersion(domain.id)).toBe(version);
 
     // Any difference is a new state, reported now.
-    const renewed = (await stack.adminDomains.reportDomainServing({
-      domainId: domain.id,
-      serving: { ...serving, certificateExpireTime: timestampFromMs(expiry + 90 * 86_400_000) },
-    })).domain!;
+    const renewed = (
+      await stack.adminDomains.reportDomainServing({
+        domainId: domain.id,
+        serving: { ...serving, certificateExpireTime: timestampFromMs(expiry + 90 * 86_400_000) },
+      })
+    ).domain!;
     expect(await rowVersion(domain.id)).not.toBe(version);
     expect(renewed.serving?.certificateExpireTime).toEqual(timestampFromMs(expiry + 90 * 86_400_000));
   });
@@ -396,30 +475,60 @@ describe("reporting serving state", () => {
 
   it("names every invalid field", async () => {
     const domain = await stack.verifiedDomain(newAccount(), uniqueHost("invalid"));
-    const report = (fields: Partial<DomainServing>): DomainServing => create(DomainServingSchema, { ...issuing, ...fields });
+    const report = (fields: Partial<DomainServing>): DomainServing =>
+      create(DomainServingSchema, { ...issuing, ...fields });
     const cases: [object, [string, string][]][] = [
       [{ domainId: "", serving: report({}) }, [["domain_id", "required"]]],
       [{ domainId: "nope", serving: report({}) }, [["domain_id", "invalid_format"]]],
       [{ domainId: domain.id }, [["serving", "required"]]],
       [{ domainId: domain.id, serving: report({ reason: "" }) }, [["serving.reason", "required"]]],
-      [{ domainId: domain.id, serving: report({ reason: "certificate_issuing" }) }, [["serving.reason", "invalid_format"]]],
+      [
+        { domainId: domain.id, serving: report({ reason: "certificate_issuing" }) },
+        [["serving.reason", "invalid_format"]],
+      ],
       [{ domainId: domain.id, serving: report({ reason: "Not Verified" }) }, [["serving.reason", "invalid_format"]]],
       [{ domainId: domain.id, serving: report({ reason: `R${"a".repeat(64)}` }) }, [["serving.reason", "too_long"]]],
       [{ domainId: domain.id, serving: report({ reason: "Serving" }) }, [["serving.reason", "invalid_value"]]],
-      [{ domainId: domain.id, serving: report({ serving: true, reason: "Serving" }) }, [["serving.serving", "invalid_value"]]],
+      [
+        { domainId: domain.id, serving: report({ serving: true, reason: "Serving" }) },
+        [["serving.serving", "invalid_value"]],
+      ],
       [{ domainId: domain.id, serving: report({ message: "x".repeat(1025) }) }, [["serving.message", "too_long"]]],
-      [{ domainId: domain.id, serving: report({ message: "two\nlines" }) }, [["serving.message", "invalid_characters"]]],
-      [{ domainId: domain.id, serving: report({ certificateExpireTime: timestampFromMs(-1000) }) }, [["serving.certificate_expire_time", "out_of_range"]]],
-      [{ domainId: domain.id, serving: report({ reason: "x", message: "x".repeat(1025) }) }, [["serving.reason", "invalid_format"], ["serving.message", "too_long"]]],
+      [
+        { domainId: domain.id, serving: report({ message: "two\nlines" }) },
+        [["serving.message", "invalid_characters"]],
+      ],
+      [
+        { domainId: domain.id, serving: report({ certificateExpireTime: timestampFromMs(-1000) }) },
+        [["serving.certificate_expire_time", "out_of_range"]],
+      ],
+      [
+        { domainId: domain.id, serving: report({ reason: "x", message: "x".repeat(1025) }) },
+        [
+          ["serving.reason", "invalid_format"],
+          ["serving.message", "too_long"],
+        ],
+      ],
       // What every request is checked for (ids, text) is refused at the door, before the fields' own rules.
-      [{ domainId: "nope", serving: report({ reason: "x", message: "\u0007" }) }, [["domain_id", "invalid_format"], ["serving.message", "invalid_characters"]]],
+      [
+        { domainId: "nope", serving: report({ reason: "x", message: "\u0007" }) },
+        [
+          ["domain_id", "invalid_format"],
+          ["serving.message", "invalid_characters"],
+        ],
+      ],
     ];
     for (const [i, [request, fields]] of cases.entries()) {
       const error = await errorOf(stack.adminDomains.reportDomainServing(request));
       expect(error.code, `case ${i}`).toBe(Code.InvalidArgument);
-      expect(error.fields.map((f) => [f.field, f.reason]), `case ${i}`).toEqual(fields);
+      expect(
+        error.fields.map((f) => [f.field, f.reason]),
+        `case ${i}`,
+      ).toEqual(fields);
     }
-    expect((await stack.adminDomains.getDomain({ accountId: "", domainId: domain.id })).domain?.serving).toBeUndefined();
+    expect(
+      (await stack.adminDomains.getDomain({ accountId: "", domainId: domain.id })).domain?.serving,
+    ).toBeUndefined();
   });
 
   it("answers NOT_FOUND for an unknown or a removed domain", async () => {

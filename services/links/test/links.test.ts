@@ -69,21 +69,38 @@ describe("creating links", () => {
 
   it("refuses a malformed account id", async () => {
     const error = await errorOf(stack.links.createLink({ accountId: "acct", destinationUrl: "https://example.com/" }));
-    expect(error).toMatchObject({ code: Code.InvalidArgument, fields: [{ field: "account_id", reason: "invalid_format" }] });
+    expect(error).toMatchObject({
+      code: Code.InvalidArgument,
+      fields: [{ field: "account_id", reason: "invalid_format" }],
+    });
   });
 
   it("gives the link the caller's id, once: a taken id (live or deleted) or a malformed one is refused", async () => {
     const accountId = newAccount();
     const linkId = randomUUID();
-    const { link } = await stack.links.createLink({ accountId, linkId: linkId.toUpperCase(), destinationUrl: "https://example.com/" });
+    const { link } = await stack.links.createLink({
+      accountId,
+      linkId: linkId.toUpperCase(),
+      destinationUrl: "https://example.com/",
+    });
     expect(link?.id).toBe(linkId);
-    expect(await errorOf(stack.links.createLink({ accountId, linkId, destinationUrl: "https://example.com/" }))).toMatchObject({
+    expect(
+      await errorOf(stack.links.createLink({ accountId, linkId, destinationUrl: "https://example.com/" })),
+    ).toMatchObject({
       code: Code.AlreadyExists,
       reason: "link_exists",
     });
     await stack.links.deleteLink({ accountId, linkId });
-    expect((await errorOf(stack.links.createLink({ accountId: newAccount(), linkId, destinationUrl: "https://example.com/" }))).reason).toBe("link_exists");
-    expect(await errorOf(stack.links.createLink({ accountId, linkId: "link-1", destinationUrl: "https://example.com/" }))).toMatchObject({
+    expect(
+      (
+        await errorOf(
+          stack.links.createLink({ accountId: newAccount(), linkId, destinationUrl: "https://example.com/" }),
+        )
+      ).reason,
+    ).toBe("link_exists");
+    expect(
+      await errorOf(stack.links.createLink({ accountId, linkId: "link-1", destinationUrl: "https://example.com/" })),
+    ).toMatchObject({
       code: Code.InvalidArgument,
       fields: [{ field: "link_id", reason: "invalid_format" }],
     });
@@ -133,7 +150,9 @@ describe("vanity slugs", () => {
       vanityUrl: "https://go.vanity-ok.example/spring-sale",
       canonicalUrl: `${SHORT_BASE}/${link!.slug}`,
     });
-    expect((await stack.links.getLink({ accountId, linkId: link!.id })).link?.vanityUrl).toBe("https://go.vanity-ok.example/spring-sale");
+    expect((await stack.links.getLink({ accountId, linkId: link!.id })).link?.vanityUrl).toBe(
+      "https://go.vanity-ok.example/spring-sale",
+    );
   });
 
   it("uses the configured scheme for custom domains", async () => {
@@ -157,9 +176,17 @@ describe("vanity slugs", () => {
   it("needs both the domain and the slug, naming the missing one", async () => {
     const accountId = newAccount();
     const domain = await stack.verifiedDomain(accountId);
-    const noSlug = await errorOf(stack.links.createLink({ accountId, destinationUrl: "https://example.com/", vanityDomainId: domain.id }));
-    expect(noSlug).toMatchObject({ code: Code.InvalidArgument, reason: "validation_error", fields: [{ field: "vanity_slug", reason: "required" }] });
-    const noDomain = await errorOf(stack.links.createLink({ accountId, destinationUrl: "https://example.com/", vanitySlug: "menu" }));
+    const noSlug = await errorOf(
+      stack.links.createLink({ accountId, destinationUrl: "https://example.com/", vanityDomainId: domain.id }),
+    );
+    expect(noSlug).toMatchObject({
+      code: Code.InvalidArgument,
+      reason: "validation_error",
+      fields: [{ field: "vanity_slug", reason: "required" }],
+    });
+    const noDomain = await errorOf(
+      stack.links.createLink({ accountId, destinationUrl: "https://example.com/", vanitySlug: "menu" }),
+    );
     expect(noDomain).toMatchObject({
       code: Code.InvalidArgument,
       reason: "validation_error",
@@ -171,7 +198,14 @@ describe("vanity slugs", () => {
     const accountId = newAccount();
     const domain = await stack.verifiedDomain(accountId);
     const attempt = (vanitySlug: string) =>
-      errorOf(stack.links.createLink({ accountId, destinationUrl: "https://example.com/", vanityDomainId: domain.id, vanitySlug }));
+      errorOf(
+        stack.links.createLink({
+          accountId,
+          destinationUrl: "https://example.com/",
+          vanityDomainId: domain.id,
+          vanitySlug,
+        }),
+      );
     for (const slug of ["ab", "-menu", "menu-", "me nu", "a".repeat(65), "menü"]) {
       expect(await attempt(slug), slug).toMatchObject({
         code: Code.InvalidArgument,
@@ -179,7 +213,18 @@ describe("vanity slugs", () => {
         fields: [{ field: "vanity_slug", reason: "invalid_format" }],
       });
     }
-    for (const slug of ["api", "Docs", "healthz", "readyz", "admin", "static", "assets", "favicon.ico", "robots.txt", ".well-known"]) {
+    for (const slug of [
+      "api",
+      "Docs",
+      "healthz",
+      "readyz",
+      "admin",
+      "static",
+      "assets",
+      "favicon.ico",
+      "robots.txt",
+      ".well-known",
+    ]) {
       expect(await attempt(slug), slug).toMatchObject({
         code: Code.InvalidArgument,
         reason: "validation_error",
@@ -193,7 +238,12 @@ describe("vanity slugs", () => {
     const foreign = await stack.verifiedDomain(newAccount());
     for (const vanityDomainId of [randomUUID(), foreign.id]) {
       const error = await errorOf(
-        stack.links.createLink({ accountId, destinationUrl: "https://example.com/", vanityDomainId, vanitySlug: "menu" }),
+        stack.links.createLink({
+          accountId,
+          destinationUrl: "https://example.com/",
+          vanityDomainId,
+          vanitySlug: "menu",
+        }),
       );
       expect(error).toMatchObject({ code: Code.NotFound, reason: "not_found", metadata: { resource: "domain" } });
     }
@@ -206,7 +256,12 @@ describe("vanity slugs", () => {
     await stack.domains.verifyDomain({ accountId, domainId: failed!.id });
     for (const domain of [pending!, failed!]) {
       const error = await errorOf(
-        stack.links.createLink({ accountId, destinationUrl: "https://example.com/", vanityDomainId: domain.id, vanitySlug: "menu" }),
+        stack.links.createLink({
+          accountId,
+          destinationUrl: "https://example.com/",
+          vanityDomainId: domain.id,
+          vanitySlug: "menu",
+        }),
       );
       expect(error).toMatchObject({ code: Code.FailedPrecondition, reason: "domain_not_verified" });
     }
@@ -216,7 +271,12 @@ describe("vanity slugs", () => {
     const accountId = newAccount();
     const domain = await stack.verifiedDomain(accountId);
     const create = (vanitySlug: string) =>
-      stack.links.createLink({ accountId, destinationUrl: "https://example.com/", vanityDomainId: domain.id, vanitySlug });
+      stack.links.createLink({
+        accountId,
+        destinationUrl: "https://example.com/",
+        vanityDomainId: domain.id,
+        vanitySlug,
+      });
     await create("live-one");
     const gone = await create("gone-one");
     await stack.links.deleteLink({ accountId, linkId: gone.link!.id });
@@ -239,7 +299,12 @@ describe("vanity slugs", () => {
     const domain = await stack.verifiedDomain(accountId);
     const results = await Promise.allSettled(
       Array.from({ length: 5 }, () =>
-        stack.links.createLink({ accountId, destinationUrl: "https://example.com/", vanityDomainId: domain.id, vanitySlug: "race" }),
+        stack.links.createLink({
+          accountId,
+          destinationUrl: "https://example.com/",
+          vanityDomainId: domain.id,
+          vanitySlug: "race",
+        }),
       ),
     );
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
@@ -252,14 +317,23 @@ describe("vanity slugs", () => {
     const accountId = newAccount();
     const domain = await stack.verifiedDomain(accountId);
     const create = () =>
-      stack.links.createLink({ accountId, destinationUrl: "https://example.com/", vanityDomainId: domain.id, vanitySlug: "undo-me" });
+      stack.links.createLink({
+        accountId,
+        destinationUrl: "https://example.com/",
+        vanityDomainId: domain.id,
+        vanitySlug: "undo-me",
+      });
     const first = await create();
     await stack.links.deleteLink({ accountId, linkId: first.link!.id, purge: true });
-    expect(await errorOf(stack.links.getLink({ accountId, linkId: first.link!.id }))).toMatchObject({ code: Code.NotFound });
+    expect(await errorOf(stack.links.getLink({ accountId, linkId: first.link!.id }))).toMatchObject({
+      code: Code.NotFound,
+    });
     const second = await create();
     expect(second.link?.vanitySlug).toBe("undo-me");
     // Purging another account's link finds nothing.
-    expect(await errorOf(stack.links.deleteLink({ accountId: newAccount(), linkId: second.link!.id, purge: true }))).toMatchObject({
+    expect(
+      await errorOf(stack.links.deleteLink({ accountId: newAccount(), linkId: second.link!.id, purge: true })),
+    ).toMatchObject({
       code: Code.NotFound,
     });
   });
@@ -277,7 +351,11 @@ describe("updating and deleting", () => {
       destinationUrl: "http://example.org/new",
       status: LinkStatus.PAUSED,
     });
-    expect(changed.link).toMatchObject({ destinationUrl: "http://example.org/new", status: LinkStatus.PAUSED, slug: link!.slug });
+    expect(changed.link).toMatchObject({
+      destinationUrl: "http://example.org/new",
+      status: LinkStatus.PAUSED,
+      slug: link!.slug,
+    });
     const resumed = await stack.links.updateLink({ accountId, linkId: link!.id, status: LinkStatus.ACTIVE });
     expect(resumed.link).toMatchObject({ destinationUrl: "http://example.org/new", status: LinkStatus.ACTIVE });
   });
@@ -286,11 +364,18 @@ describe("updating and deleting", () => {
     const accountId = newAccount();
     const { link } = await stack.links.createLink({ accountId, destinationUrl: "https://example.com/" });
     const error = await errorOf(
-      stack.links.updateLink({ accountId, linkId: link!.id, destinationUrl: "javascript:alert(1)", status: LinkStatus.UNSPECIFIED }),
+      stack.links.updateLink({
+        accountId,
+        linkId: link!.id,
+        destinationUrl: "javascript:alert(1)",
+        status: LinkStatus.UNSPECIFIED,
+      }),
     );
     expect(error.code).toBe(Code.InvalidArgument);
     expect(error.fields.map((f) => f.field).sort()).toEqual(["destination_url", "status"]);
-    expect((await stack.links.getLink({ accountId, linkId: link!.id })).link?.destinationUrl).toBe("https://example.com/");
+    expect((await stack.links.getLink({ accountId, linkId: link!.id })).link?.destinationUrl).toBe(
+      "https://example.com/",
+    );
   });
 
   it("deletes once: afterwards the link is not_found everywhere", async () => {
@@ -302,10 +387,18 @@ describe("updating and deleting", () => {
       () => stack.links.updateLink({ accountId, linkId: link!.id, status: LinkStatus.PAUSED }),
       () => stack.links.deleteLink({ accountId, linkId: link!.id }),
     ]) {
-      expect(await errorOf(call())).toMatchObject({ code: Code.NotFound, reason: "not_found", metadata: { resource: "link" } });
+      expect(await errorOf(call())).toMatchObject({
+        code: Code.NotFound,
+        reason: "not_found",
+        metadata: { resource: "link" },
+      });
     }
     // The row stays, holding the slug.
-    const stored = await stack.database.db.selectFrom("links.links").select(["slug", "deleted_at"]).where("id", "=", link!.id).executeTakeFirst();
+    const stored = await stack.database.db
+      .selectFrom("links.links")
+      .select(["slug", "deleted_at"])
+      .where("id", "=", link!.id)
+      .executeTakeFirst();
     expect(stored?.slug).toBe(link!.slug);
     expect(stored?.deleted_at).toBeInstanceOf(Date);
   });
@@ -314,15 +407,28 @@ describe("updating and deleting", () => {
 describe("destinations on hosts whose links we answer", () => {
   /** Asserts that CreateLink refuses the destination, and that UpdateLink refuses it for an existing link. */
   async function expectRefused(links: LinksStack, accountId: string, destinationUrl: string) {
-    const refusal = { code: Code.InvalidArgument, reason: "validation_error", fields: [{ field: "destination_url", reason: "short_link_destination" }] };
+    const refusal = {
+      code: Code.InvalidArgument,
+      reason: "validation_error",
+      fields: [{ field: "destination_url", reason: "short_link_destination" }],
+    };
     expect(await errorOf(links.links.createLink({ accountId, destinationUrl })), destinationUrl).toMatchObject(refusal);
     const { link } = await links.links.createLink({ accountId, destinationUrl: "https://example.com/" });
-    expect(await errorOf(links.links.updateLink({ accountId, linkId: link!.id, destinationUrl })), destinationUrl).toMatchObject(refusal);
+    expect(
+      await errorOf(links.links.updateLink({ accountId, linkId: link!.id, destinationUrl })),
+      destinationUrl,
+    ).toMatchObject(refusal);
   }
 
   it("refuses the short domain in any spelling: trailing dot, upper case, explicit port", async () => {
     const accountId = newAccount();
-    for (const url of [`${SHORT_BASE}/abc`, `https://${SHORT_HOST}./abc`, `https://${SHORT_HOST.toUpperCase()}/abc`, `https://${SHORT_HOST}.:443/abc`, `http://${SHORT_HOST}../x`]) {
+    for (const url of [
+      `${SHORT_BASE}/abc`,
+      `https://${SHORT_HOST}./abc`,
+      `https://${SHORT_HOST.toUpperCase()}/abc`,
+      `https://${SHORT_HOST}.:443/abc`,
+      `http://${SHORT_HOST}../x`,
+    ]) {
       await expectRefused(stack, accountId, url);
     }
   });
@@ -333,7 +439,12 @@ describe("destinations on hosts whose links we answer", () => {
     const unicode = await stack.domains.createDomain({ accountId, hostname: `bücher-${suffix}.example` });
     const punycode = unicode.domain!.hostname;
     expect(punycode).toBe(`${new URL(`http://bücher-${suffix}.example`).hostname}`);
-    for (const url of [`https://bücher-${suffix}.example/x`, `https://${punycode}/x`, `https://${punycode.toUpperCase()}./x`, `https://BÜCHER-${suffix}.example./x`]) {
+    for (const url of [
+      `https://bücher-${suffix}.example/x`,
+      `https://${punycode}/x`,
+      `https://${punycode.toUpperCase()}./x`,
+      `https://BÜCHER-${suffix}.example./x`,
+    ]) {
       await expectRefused(stack, newAccount(), url);
     }
     const { domain } = await stack.domains.createDomain({ accountId, hostname: `xn--caf-dma.${suffix}.example` });
@@ -362,7 +473,14 @@ describe("destinations on hosts whose links we answer", () => {
       ];
       for (const url of spellings) await expectRefused(local, accountId, url);
       // Another port of this machine is another program (a developer's own server), not our short links.
-      const elsewhere = ["https://example.com/", "http://128.0.0.1/", "http://localhost.example.com/", "http://localhost:3000/x", "http://127.0.0.1/abc", "http://[::1]:8081/abc"];
+      const elsewhere = [
+        "https://example.com/",
+        "http://128.0.0.1/",
+        "http://localhost.example.com/",
+        "http://localhost:3000/x",
+        "http://127.0.0.1/abc",
+        "http://[::1]:8081/abc",
+      ];
       for (const url of elsewhere) {
         expect((await local.links.createLink({ accountId, destinationUrl: url })).link?.destinationUrl, url).toBe(url);
       }
@@ -370,7 +488,10 @@ describe("destinations on hosts whose links we answer", () => {
       await local.close();
     }
     // Where the short domain is a public name, loopback hosts are someone else's (a developer's own server).
-    const { link } = await stack.links.createLink({ accountId: newAccount(), destinationUrl: "http://localhost:3000/" });
+    const { link } = await stack.links.createLink({
+      accountId: newAccount(),
+      destinationUrl: "http://localhost:3000/",
+    });
     expect(link?.destinationUrl).toBe("http://localhost:3000/");
   });
 });
@@ -390,7 +511,10 @@ describe("account isolation", () => {
       expect(await errorOf(call())).toMatchObject({ code: Code.NotFound, reason: "not_found" });
     }
     // A malformed id names nothing: refused before any query.
-    expect(await errorOf(stack.links.getLink({ accountId: owner, linkId: "not-a-uuid" }))).toMatchObject({ code: Code.InvalidArgument, reason: "validation_error" });
+    expect(await errorOf(stack.links.getLink({ accountId: owner, linkId: "not-a-uuid" }))).toMatchObject({
+      code: Code.InvalidArgument,
+      reason: "validation_error",
+    });
     expect((await stack.links.getLink({ accountId: owner, linkId: link!.id })).link).toEqual(link);
   });
 });

@@ -23,11 +23,18 @@ describe("the outbox migration to scans grouped by account", () => {
     const [accountId, linkA, linkB, domainId] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     await sql`insert into links.outbox_events (account_id, type, link_id, scan_count) values
       (${accountId}, 'link.scanned', ${linkA}, 3), (${accountId}, 'link.scanned', ${linkB}, 5)`.execute(db);
-    await sql`insert into links.outbox_events (account_id, type, domain_id, hostname) values (${accountId}, 'domain.verified', ${domainId}, 'go.example')`.execute(db);
+    await sql`insert into links.outbox_events (account_id, type, domain_id, hostname) values (${accountId}, 'domain.verified', ${domainId}, 'go.example')`.execute(
+      db,
+    );
 
     const throughIt = Object.fromEntries(Object.entries(migrations).filter(([name]) => name <= MIGRATION));
     expect(await migrateSchema(db, SCHEMA, throughIt)).toEqual([MIGRATION]);
-    const { rows } = await sql<{ type: string; link_ids: string[] | null; scan_counts: (string | number)[] | null; domain_id: string | null }>`
+    const { rows } = await sql<{
+      type: string;
+      link_ids: string[] | null;
+      scan_counts: (string | number)[] | null;
+      domain_id: string | null;
+    }>`
       select type, link_ids, scan_counts, domain_id from links.outbox_events order by position`.execute(db);
     expect(rows.map((row) => ({ ...row, scan_counts: row.scan_counts?.map(Number) ?? null }))).toEqual([
       { type: "link.scanned", link_ids: [linkA], scan_counts: [3], domain_id: null },
@@ -35,7 +42,9 @@ describe("the outbox migration to scans grouped by account", () => {
       { type: "domain.verified", link_ids: null, scan_counts: null, domain_id: domainId },
     ]);
     // A link.scanned event must name its links from now on.
-    await expect(sql`insert into links.outbox_events (account_id, type) values (${accountId}, 'link.scanned')`.execute(db)).rejects.toMatchObject({
+    await expect(
+      sql`insert into links.outbox_events (account_id, type) values (${accountId}, 'link.scanned')`.execute(db),
+    ).rejects.toMatchObject({
       constraint: "outbox_events_link_scans",
     });
   });

@@ -32,7 +32,13 @@ beforeAll(async () => {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH,
-      ...linksProcessEnv({ grpcPort, redirectPort, dataDir, shortLinkBaseUrl: `http://127.0.0.1:${redirectPort}`, databaseUrl: scratch?.url }),
+      ...linksProcessEnv({
+        grpcPort,
+        redirectPort,
+        dataDir,
+        shortLinkBaseUrl: `http://127.0.0.1:${redirectPort}`,
+        databaseUrl: scratch?.url,
+      }),
       METRICS_PORT: "0",
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -53,13 +59,22 @@ afterAll(async () => {
 });
 
 it("serves gRPC and redirects on their own ports, then stops gracefully on SIGTERM", async () => {
-  const links = createClient(LinkService, remoteTransport({ baseUrl: `http://127.0.0.1:${grpcPort}`, token: credentials.serviceToken }));
-  const { link } = await links.createLink({ accountId: randomUUID(), destinationUrl: "https://example.com/", queryParameters: { utm_source: "qr" } });
+  const links = createClient(
+    LinkService,
+    remoteTransport({ baseUrl: `http://127.0.0.1:${grpcPort}`, token: credentials.serviceToken }),
+  );
+  const { link } = await links.createLink({
+    accountId: randomUUID(),
+    destinationUrl: "https://example.com/",
+    queryParameters: { utm_source: "qr" },
+  });
   expect(link?.canonicalUrl).toBe(`http://127.0.0.1:${redirectPort}/${link!.slug}`);
 
   // The canonical URL is served by this very process; localhost is the same loopback host.
   for (const url of [link!.canonicalUrl, `http://localhost:${redirectPort}/${link!.slug}`]) {
-    const answer = await new Promise<http.IncomingMessage>((resolve, reject) => http.get(url, resolve).on("error", reject));
+    const answer = await new Promise<http.IncomingMessage>((resolve, reject) =>
+      http.get(url, resolve).on("error", reject),
+    );
     answer.resume();
     expect(answer.statusCode).toBe(302);
     expect(answer.headers.location).toBe("https://example.com/?utm_source=qr");

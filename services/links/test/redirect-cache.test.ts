@@ -23,10 +23,13 @@ import { freePort, hasRedisServer, killRedis, startRedis } from "@qrplatform/tes
 
 /** A resolver that counts its calls: each one stands for a database round trip. */
 function counting(resolve: ResolveLink): ResolveLink & { calls: number } {
-  const counted = Object.assign((host: string, slug: string) => {
-    counted.calls++;
-    return resolve(host, slug);
-  }, { calls: 0 });
+  const counted = Object.assign(
+    (host: string, slug: string) => {
+      counted.calls++;
+      return resolve(host, slug);
+    },
+    { calls: 0 },
+  );
   return counted;
 }
 
@@ -148,7 +151,8 @@ describe("cachedResolver", () => {
     failing = true;
     clock.advance(10 * 60_000);
     // Long expired, asked for again (every time: an error is never kept), and still served.
-    for (let i = 0; i < 3; i++) expect(await cache.resolve("s.qr.example", "abc")).toEqual(target("l1", "https://example.com/a"));
+    for (let i = 0; i < 3; i++)
+      expect(await cache.resolve("s.qr.example", "abc")).toEqual(target("l1", "https://example.com/a"));
     expect(resolve.calls).toBe(5);
     // A link never looked up has nothing to fall back on.
     await expect(cache.resolve("s.qr.example", "xyz")).rejects.toThrow("database down");
@@ -305,10 +309,21 @@ describe("the links service announces its changes", () => {
       },
     };
     stack = await startLinks({ invalidations: bus });
-    const transport = inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken });
+    const transport = inProcessTransport({
+      modules: [stack.module],
+      credentials,
+      logger,
+      token: credentials.serviceToken,
+    });
     resolve = counting(resolveVia(transport));
     cache = cachedResolver(resolve, bus);
-    server = await listenHttp({ handler: buildRedirector({ resolve: cache.resolve, logger }), host: "127.0.0.1", port: 0, logger, name: "redirector" });
+    server = await listenHttp({
+      handler: buildRedirector({ resolve: cache.resolve, logger }),
+      host: "127.0.0.1",
+      port: 0,
+      logger,
+      name: "redirector",
+    });
   });
   afterAll(async () => {
     await server?.close();
@@ -322,10 +337,13 @@ describe("the links service announces its changes", () => {
   /** One GET through the redirector over a real socket: its status and Location. */
   const visit = (host: string, slug: string) =>
     new Promise<{ status: number; location: string | undefined }>((done, reject) => {
-      const req = http.request({ host: "127.0.0.1", port: server.port, path: `/${slug}`, headers: { host }, agent: false }, (res) => {
-        res.resume();
-        res.on("end", () => done({ status: res.statusCode!, location: res.headers.location }));
-      });
+      const req = http.request(
+        { host: "127.0.0.1", port: server.port, path: `/${slug}`, headers: { host }, agent: false },
+        (res) => {
+          res.resume();
+          res.on("end", () => done({ status: res.statusCode!, location: res.headers.location }));
+        },
+      );
       req.on("error", reject);
       req.end();
     });
@@ -333,7 +351,8 @@ describe("the links service announces its changes", () => {
   it("answers a warm link from memory: 50 redirects, one lookup", async () => {
     const link = await createLink();
     const callsBefore = resolve.calls;
-    for (let i = 0; i < 50; i++) expect(await visit(SHORT_HOST, link.slug)).toEqual({ status: 302, location: "https://example.com/first" });
+    for (let i = 0; i < 50; i++)
+      expect(await visit(SHORT_HOST, link.slug)).toEqual({ status: 302, location: "https://example.com/first" });
     expect(resolve.calls - callsBefore).toBe(1);
   });
 
@@ -413,7 +432,8 @@ describe.skipIf(!hasRedisServer())("across instances, through Redis", () => {
     if (redis) await killRedis(redis);
   });
 
-  const transport = () => inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken });
+  const transport = () =>
+    inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken });
 
   it("shows a change made on one instance on another within a second", async () => {
     const cacheA = cachedResolver(resolveVia(transport()), busA);
@@ -422,14 +442,18 @@ describe.skipIf(!hasRedisServer())("across instances, through Redis", () => {
     try {
       expect([busA.connected, busB.connected]).toEqual([true, true]);
       const { link } = await stack.links.createLink({ accountId, destinationUrl: "https://example.com/first" });
-      for (const cache of [cacheA, cacheB]) expect((await cache.resolve(SHORT_HOST, link!.slug))?.location).toBe("https://example.com/first");
+      for (const cache of [cacheA, cacheB])
+        expect((await cache.resolve(SHORT_HOST, link!.slug))?.location).toBe("https://example.com/first");
       await cacheB.resolve(SHORT_HOST, link!.slug);
       expect(resolveB.calls).toBe(1);
 
       await stack.links.updateLink({ accountId, linkId: link!.id, destinationUrl: "https://example.com/second" });
       // A, where the change was made, knows at once; B within a second.
       expect((await cacheA.resolve(SHORT_HOST, link!.slug))?.location).toBe("https://example.com/second");
-      const tookMs = await within(1000, async () => (await cacheB.resolve(SHORT_HOST, link!.slug))?.location === "https://example.com/second");
+      const tookMs = await within(
+        1000,
+        async () => (await cacheB.resolve(SHORT_HOST, link!.slug))?.location === "https://example.com/second",
+      );
       expect(tookMs).toBeLessThan(1000);
 
       await stack.links.deleteLink({ accountId, linkId: link!.id });
@@ -446,7 +470,13 @@ describe.skipIf(!hasRedisServer())("across instances, through Redis", () => {
     const raw = await createClient({ url: `redis://127.0.0.1:${port}` }).connect();
     try {
       const count = heardByB.length;
-      for (const junk of ["not json", "[]", "{}", JSON.stringify({ from: "x", linkIds: [1] }), JSON.stringify({ from: "x", hostnames: "a" })]) {
+      for (const junk of [
+        "not json",
+        "[]",
+        "{}",
+        JSON.stringify({ from: "x", linkIds: [1] }),
+        JSON.stringify({ from: "x", hostnames: "a" }),
+      ]) {
         await raw.publish(INVALIDATION_CHANNEL, junk);
       }
       await busA.publish({ linkIds: ["l1"] });
@@ -508,7 +538,10 @@ describe.skipIf(!hasRedisServer())("across instances, through Redis", () => {
       // And changes travel again: this five-second-old answer goes because it is told to, not by age.
       clock.advance(5000);
       await stack.links.updateLink({ accountId, linkId: link!.id, destinationUrl: "https://example.com/after" });
-      await within(1000, async () => (await cacheB.resolve(SHORT_HOST, link!.slug))?.location === "https://example.com/after");
+      await within(
+        1000,
+        async () => (await cacheB.resolve(SHORT_HOST, link!.slug))?.location === "https://example.com/after",
+      );
     } finally {
       cacheB.close();
     }

@@ -14,8 +14,19 @@ const accountId = randomUUID();
 
 beforeAll(async () => {
   stack = await startLinks();
-  const transport = inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken });
-  server = await listenHttp({ handler: buildRedirector({ resolve: resolveVia(transport), logger }), host: "127.0.0.1", port: 0, logger, name: "redirector" });
+  const transport = inProcessTransport({
+    modules: [stack.module],
+    credentials,
+    logger,
+    token: credentials.serviceToken,
+  });
+  server = await listenHttp({
+    handler: buildRedirector({ resolve: resolveVia(transport), logger }),
+    host: "127.0.0.1",
+    port: 0,
+    logger,
+    name: "redirector",
+  });
 });
 afterAll(async () => {
   await server?.close();
@@ -30,7 +41,13 @@ interface LinkFields {
 }
 
 const createLink = async (fields: LinkFields = {}): Promise<Link> =>
-  (await stack.links.createLink({ accountId, destinationUrl: "https://example.com/landing?keep=1&utm_source=old", ...fields })).link!;
+  (
+    await stack.links.createLink({
+      accountId,
+      destinationUrl: "https://example.com/landing?keep=1&utm_source=old",
+      ...fields,
+    })
+  ).link!;
 
 interface Answer {
   status: number;
@@ -41,11 +58,14 @@ interface Answer {
 /** One request to the redirector with the given Host header, over a real socket. */
 function request(path: string, host: string, method = "GET"): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: "127.0.0.1", port: server.port, path, method, headers: { host }, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
+    const req = http.request(
+      { host: "127.0.0.1", port: server.port, path, method, headers: { host }, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+      },
+    );
     req.on("error", reject);
     req.end();
   });
@@ -53,7 +73,9 @@ function request(path: string, host: string, method = "GET"): Promise<Answer> {
 
 describe("ResolveRedirect", () => {
   it("resolves a generated slug on the short domain, in any case, merging the campaign parameters", async () => {
-    const link = await createLink({ queryParameters: { utm_source: "qr", utm_medium: "print", utm_campaign: "spring" } });
+    const link = await createLink({
+      queryParameters: { utm_source: "qr", utm_medium: "print", utm_campaign: "spring" },
+    });
     for (const slug of [link.slug, link.slug.toUpperCase()]) {
       const resolved = await stack.redirects.resolveRedirect({ host: SHORT_HOST, slug });
       expect(resolved).toMatchObject({
@@ -64,19 +86,30 @@ describe("ResolveRedirect", () => {
       });
     }
     // The short domain with an explicit default port is the same host.
-    expect((await stack.redirects.resolveRedirect({ host: `${SHORT_HOST}:443`, slug: link.slug })).linkId).toBe(link.id);
+    expect((await stack.redirects.resolveRedirect({ host: `${SHORT_HOST}:443`, slug: link.slug })).linkId).toBe(
+      link.id,
+    );
   });
 
   it("keeps a destination without parameters as it is", async () => {
     const link = await createLink({ destinationUrl: "https://example.com/a?b=c%20d#frag" });
-    expect((await stack.redirects.resolveRedirect({ host: SHORT_HOST, slug: link.slug })).location).toBe("https://example.com/a?b=c%20d#frag");
+    expect((await stack.redirects.resolveRedirect({ host: SHORT_HOST, slug: link.slug })).location).toBe(
+      "https://example.com/a?b=c%20d#frag",
+    );
   });
 
   it("resolves a vanity slug on a verified custom domain, and only there", async () => {
     const domain = await stack.verifiedDomain(accountId, "go.resolve.example");
-    const link = await createLink({ vanityDomainId: domain.id, vanitySlug: "Menu", queryParameters: { utm_source: "table" } });
+    const link = await createLink({
+      vanityDomainId: domain.id,
+      vanitySlug: "Menu",
+      queryParameters: { utm_source: "table" },
+    });
     const resolved = await stack.redirects.resolveRedirect({ host: "GO.Resolve.Example.", slug: "MENU" });
-    expect(resolved).toMatchObject({ linkId: link.id, location: "https://example.com/landing?keep=1&utm_source=table" });
+    expect(resolved).toMatchObject({
+      linkId: link.id,
+      location: "https://example.com/landing?keep=1&utm_source=table",
+    });
     // The generated slug still works on the short domain...
     expect((await stack.redirects.resolveRedirect({ host: SHORT_HOST, slug: link.slug })).linkId).toBe(link.id);
     // ...but slugs do not cross between domains.
@@ -85,14 +118,19 @@ describe("ResolveRedirect", () => {
       [SHORT_HOST, "menu"],
       ["other.example", "menu"],
     ] as const) {
-      expect(await errorOf(stack.redirects.resolveRedirect({ host, slug })), `${host}/${slug}`).toMatchObject({ code: Code.NotFound });
+      expect(await errorOf(stack.redirects.resolveRedirect({ host, slug })), `${host}/${slug}`).toMatchObject({
+        code: Code.NotFound,
+      });
     }
   });
 
   it("reports a paused link without a location", async () => {
     const link = await createLink();
     await stack.links.updateLink({ accountId, linkId: link.id, status: LinkStatus.PAUSED });
-    expect(await stack.redirects.resolveRedirect({ host: SHORT_HOST, slug: link.slug })).toMatchObject({ paused: true, location: "" });
+    expect(await stack.redirects.resolveRedirect({ host: SHORT_HOST, slug: link.slug })).toMatchObject({
+      paused: true,
+      location: "",
+    });
   });
 
   it("answers not_found for deleted and unknown links, unverified domains and junk", async () => {
@@ -198,10 +236,12 @@ describe("the redirector", () => {
     });
     try {
       const answer = await new Promise<number>((resolve, reject) =>
-        http.get({ host: "127.0.0.1", port: failing.port, path: "/abcdefgh", agent: false }, (res) => {
-          res.resume();
-          resolve(res.statusCode!);
-        }).on("error", reject),
+        http
+          .get({ host: "127.0.0.1", port: failing.port, path: "/abcdefgh", agent: false }, (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          })
+          .on("error", reject),
       );
       expect(answer).toBe(503);
     } finally {

@@ -38,7 +38,18 @@ describe("vanity slugs", () => {
   });
 
   it("refuse reserved names, in any case, as reserved", () => {
-    for (const reserved of ["api", "DOCS", "healthz", "readyz", "admin", "static", "assets", "favicon.ico", "robots.txt", ".well-known"]) {
+    for (const reserved of [
+      "api",
+      "DOCS",
+      "healthz",
+      "readyz",
+      "admin",
+      "static",
+      "assets",
+      "favicon.ico",
+      "robots.txt",
+      ".well-known",
+    ]) {
       expect(parseVanitySlug(reserved), reserved).toHaveProperty("problem.reason", "reserved");
     }
   });
@@ -46,7 +57,12 @@ describe("vanity slugs", () => {
 
 describe("destination URLs", () => {
   it("accept absolute http and https URLs", () => {
-    for (const ok of ["https://example.com", "http://example.com/a?b=c#d", "https://例え.jp/パス", "https://example.com:8443/x"]) {
+    for (const ok of [
+      "https://example.com",
+      "http://example.com/a?b=c#d",
+      "https://例え.jp/パス",
+      "https://example.com:8443/x",
+    ]) {
       expect(destinationUrlProblem(ok), ok).toBeUndefined();
     }
   });
@@ -77,16 +93,20 @@ describe("destination URLs", () => {
   });
 
   it("merge parameters into the destination, replacing those of the same name", () => {
-    expect(redirectLocation("https://example.com/p?utm_source=old&keep=1", { utm_source: "qr", utm_medium: "print" })).toBe(
-      "https://example.com/p?utm_source=qr&keep=1&utm_medium=print",
-    );
+    expect(
+      redirectLocation("https://example.com/p?utm_source=old&keep=1", { utm_source: "qr", utm_medium: "print" }),
+    ).toBe("https://example.com/p?utm_source=qr&keep=1&utm_medium=print");
     expect(redirectLocation("https://example.com/p?a=1#frag", {})).toBe("https://example.com/p?a=1#frag");
-    expect(redirectLocation("https://例え.jp/パス", { q: "a b" })).toBe("https://xn--r8jz45g.jp/%E3%83%91%E3%82%B9?q=a+b");
+    expect(redirectLocation("https://例え.jp/パス", { q: "a b" })).toBe(
+      "https://xn--r8jz45g.jp/%E3%83%91%E3%82%B9?q=a+b",
+    );
   });
 
   it("limit query parameters", () => {
     expect(queryParameterProblems({ utm_source: "x" })).toEqual([]);
-    expect(queryParameterProblems(Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`p${i}`, "v"])))).toHaveLength(1);
+    expect(
+      queryParameterProblems(Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`p${i}`, "v"]))),
+    ).toHaveLength(1);
     expect(queryParameterProblems({ "": "v" })[0]?.field).toBe("query_parameters");
     expect(queryParameterProblems({ a: "x".repeat(1001) })).toHaveLength(1);
     expect(queryParameterProblems({ a: "x\ny" })).toHaveLength(1);
@@ -157,7 +177,8 @@ describe("request hosts", () => {
   });
 
   it("refuse anything that is not a host with an optional port", () => {
-    for (const bad of ["", "a b", "user@host", "host/path", "host?x"]) expect(parseRequestHost(bad), bad).toBeUndefined();
+    for (const bad of ["", "a b", "user@host", "host/path", "host?x"])
+      expect(parseRequestHost(bad), bad).toBeUndefined();
     expect(parseRequestHost("Go.Example.com:8080")).toEqual({ hostname: "go.example.com", port: "8080" });
   });
 });
@@ -167,8 +188,12 @@ describe("the verification policy", () => {
   const expected = "qr-platform-verification=abc";
 
   it("verifies on the expected value among others and fails on definite answers", () => {
-    expect(verificationOutcome("pending", name, expected, { kind: "records", values: ["other", expected] })).toEqual({ state: "verified" });
-    expect(verificationOutcome("verified", name, expected, { kind: "records", values: ["wrong"] })).toMatchObject({ state: "failed" });
+    expect(verificationOutcome("pending", name, expected, { kind: "records", values: ["other", expected] })).toEqual({
+      state: "verified",
+    });
+    expect(verificationOutcome("verified", name, expected, { kind: "records", values: ["wrong"] })).toMatchObject({
+      state: "failed",
+    });
     expect(verificationOutcome("pending", name, expected, { kind: "no_domain" })).toMatchObject({
       state: "failed",
       reason: expect.stringContaining("NXDOMAIN"),
@@ -182,7 +207,11 @@ describe("the verification policy", () => {
       reason: expect.stringContaining("timed out"),
     });
     expect(verificationOutcome("verified", name, expected, { kind: "timeout" })).toHaveProperty("unavailable");
-    expect(verificationOutcome("verified", name, expected, { kind: "server_failure", code: "ESERVFAIL" })).toHaveProperty("unavailable");
-    expect(verificationOutcome("pending", name, expected, { kind: "unreachable", code: "ECONNREFUSED" })).toHaveProperty("unavailable");
+    expect(
+      verificationOutcome("verified", name, expected, { kind: "server_failure", code: "ESERVFAIL" }),
+    ).toHaveProperty("unavailable");
+    expect(
+      verificationOutcome("pending", name, expected, { kind: "unreachable", code: "ECONNREFUSED" }),
+    ).toHaveProperty("unavailable");
   });
 });

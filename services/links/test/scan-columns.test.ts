@@ -6,20 +6,36 @@ import { timestampDate, timestampFromMs, timestampMs } from "@bufbuild/protobuf/
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ScanSchema, type Scan } from "@qrplatform/api/links";
-import { batchSchema, checkedScanColumns, MAX_SCANS_PER_BATCH, plainlyValid, scanColumnsOf, type ScanColumns } from "../src/scans/scan-columns.js";
+import {
+  batchSchema,
+  checkedScanColumns,
+  MAX_SCANS_PER_BATCH,
+  plainlyValid,
+  scanColumnsOf,
+  type ScanColumns,
+} from "../src/scans/scan-columns.js";
 
 /**
  * Text of exactly `length` UTF-16 units: ASCII, or any code points (zod counts those, so a string of
  * astral characters is shorter to it than to `length`, and the plain check refuses it first).
  */
 const textOf = (length: number) =>
-  fc.oneof(fc.string({ minLength: length, maxLength: length }), fc.string({ minLength: length, maxLength: length, unit: "binary" }).map((t) => t.padEnd(length, "x").slice(0, length)));
+  fc.oneof(
+    fc.string({ minLength: length, maxLength: length }),
+    fc
+      .string({ minLength: length, maxLength: length, unit: "binary" })
+      .map((t) => t.padEnd(length, "x").slice(0, length)),
+  );
 /** Any text up to `max`, and text of one less, exactly `max` and one more units, where the rules draw their line. */
-const nearLimit = (max: number) => fc.oneof(fc.string({ maxLength: max }), fc.integer({ min: max - 1, max: max + 1 }).chain(textOf));
+const nearLimit = (max: number) =>
+  fc.oneof(fc.string({ maxLength: max }), fc.integer({ min: max - 1, max: max + 1 }).chain(textOf));
 
 /** A scan every rule accepts. */
 const validFields: Record<string, fc.Arbitrary<unknown>> = {
-  id: fc.oneof(fc.uuid(), fc.uuid().map((id) => id.toUpperCase())),
+  id: fc.oneof(
+    fc.uuid(),
+    fc.uuid().map((id) => id.toUpperCase()),
+  ),
   linkId: fc.uuid(),
   scanTime: fc.integer({ min: 0, max: 4_102_444_800_000 }).map((ms) => timestampFromMs(ms)),
   country: fc.constantFrom("", "DE", "US"),
@@ -31,9 +47,16 @@ const validFields: Record<string, fc.Arbitrary<unknown>> = {
 };
 /** For each field, values on both sides of its rule. */
 const edgeFields: Record<string, fc.Arbitrary<unknown>> = {
-  id: fc.oneof(fc.string({ maxLength: 40 }), fc.uuid().map((id) => `${id}x`), fc.uuid().map((id) => id.slice(1))),
+  id: fc.oneof(
+    fc.string({ maxLength: 40 }),
+    fc.uuid().map((id) => `${id}x`),
+    fc.uuid().map((id) => id.slice(1)),
+  ),
   linkId: fc.oneof(fc.string({ maxLength: 40 }), fc.constant("")),
-  scanTime: fc.oneof(fc.constant(undefined), fc.constantFrom(8.64e15, 8.64e15 + 1, -8.64e15, -8.64e15 - 1, 1e17).map((ms) => timestampFromMs(ms))),
+  scanTime: fc.oneof(
+    fc.constant(undefined),
+    fc.constantFrom(8.64e15, 8.64e15 + 1, -8.64e15, -8.64e15 - 1, 1e17).map((ms) => timestampFromMs(ms)),
+  ),
   country: fc.oneof(fc.constantFrom("de", "D", "DEU", "ÄÖ", " D"), fc.string({ maxLength: 3 })),
   deviceType: fc.oneof(fc.constantFrom("Mobile", "", "phone"), fc.string({ maxLength: 8 })),
   os: nearLimit(64),
@@ -44,7 +67,9 @@ const edgeFields: Record<string, fc.Arbitrary<unknown>> = {
 /** A valid scan, or one with a single field moved to either side of its rule. */
 const anyScan: fc.Arbitrary<Scan> = fc
   .tuple(fc.record(validFields), fc.option(fc.constantFrom(...Object.keys(edgeFields)), { nil: undefined }))
-  .chain(([fields, edge]) => (edge ? edgeFields[edge]!.map((value) => ({ ...fields, [edge]: value })) : fc.constant(fields)))
+  .chain(([fields, edge]) =>
+    edge ? edgeFields[edge]!.map((value) => ({ ...fields, [edge]: value })) : fc.constant(fields),
+  )
   .map((fields) => create(ScanSchema, fields as MessageInitShape<typeof ScanSchema>));
 
 /** The scans as columns, unchecked: as a spooled batch may come off the disk. */
@@ -60,7 +85,10 @@ const columnsOf = (scans: Scan[]): ScanColumns => ({
   visitorKey: scans.map((scan) => scan.visitorKey),
 });
 
-const zodAccepts = (scans: Scan[]) => batchSchema.safeParse(scans.map((scan) => ({ ...scan, scanTime: scan.scanTime ? timestampDate(scan.scanTime) : undefined }))).success;
+const zodAccepts = (scans: Scan[]) =>
+  batchSchema.safeParse(
+    scans.map((scan) => ({ ...scan, scanTime: scan.scanTime ? timestampDate(scan.scanTime) : undefined })),
+  ).success;
 
 describe("scan columns", () => {
   it("accept by plain comparisons only batches that the scan schema accepts, and most valid batches", () => {
@@ -106,7 +134,13 @@ describe("scan columns", () => {
   });
 
   it("send a batch over the limit to the schema, which refuses it", () => {
-    const scan = create(ScanSchema, { id: crypto.randomUUID(), linkId: crypto.randomUUID(), scanTime: timestampFromMs(Date.now()), deviceType: "mobile", visitorKey: "v" });
+    const scan = create(ScanSchema, {
+      id: crypto.randomUUID(),
+      linkId: crypto.randomUUID(),
+      scanTime: timestampFromMs(Date.now()),
+      deviceType: "mobile",
+      visitorKey: "v",
+    });
     const batch = Array.from({ length: MAX_SCANS_PER_BATCH + 1 }, () => scan);
     expect(plainlyValid(columnsOf(batch))).toBe(false);
     expect(() => scanColumnsOf(batch)).toThrow();

@@ -31,11 +31,15 @@ describe("the scan_deltas migration to combinations", () => {
     await sql`insert into links.scan_deltas (link_id, account_id, day, dimension, value, scans, visitors) values
       (${linkId}, ${accountId}, '2026-11-20', '', '', 2, 1), (${linkId}, ${accountId}, '2026-11-20', 'country', 'DE', 1, 0),
       (${linkId}, ${accountId}, '2026-11-20', 'country', 'FR', 1, 0),
-      (${linkId}, ${accountId}, '2026-11-20', '', '', 1, 0), (${linkId}, ${accountId}, '2026-11-20', 'country', 'DE', 1, 0)`.execute(db);
+      (${linkId}, ${accountId}, '2026-11-20', '', '', 1, 0), (${linkId}, ${accountId}, '2026-11-20', 'country', 'DE', 1, 0)`.execute(
+      db,
+    );
 
     const throughIt = Object.fromEntries(Object.entries(migrations).filter(([name]) => name <= BEFORE));
     expect(await migrateSchema(db, SCHEMA, throughIt)).toEqual([BEFORE]);
-    const { rows: totals } = await sql<{ scans: number }>`select scans from links.scan_totals where link_id = ${linkId}`.execute(db);
+    const { rows: totals } = await sql<{
+      scans: number;
+    }>`select scans from links.scan_totals where link_id = ${linkId}`.execute(db);
     const { rows: days } = await sql<{ scans: number; unique_scans: number }>`
       select scans, unique_scans from links.scan_days where link_id = ${linkId}`.execute(db);
     const { rows: values } = await sql<{ value: string; scans: number }>`

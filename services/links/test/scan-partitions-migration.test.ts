@@ -27,8 +27,12 @@ describe("the migration to daily scan partitions", () => {
     // Scans of the way the service stored them before: as the old writers still do while it runs.
     const insertScan = async (id: string, at: string) => {
       await sql`insert into links.scans (id, link_id, account_id, scanned_at, country, device_type, os, browser, referrer_host, visitor_key)
-        values (${id}, ${linkId}, ${accountId}, ${at}::timestamptz, 'DE', 'mobile', 'iOS', 'Safari', '', 'visitor')`.execute(db);
-      await sql`insert into links.scan_day_visitors (link_id, day, visitor_key) values (${linkId}, (${at}::timestamptz at time zone 'UTC')::date, ${id})`.execute(db);
+        values (${id}, ${linkId}, ${accountId}, ${at}::timestamptz, 'DE', 'mobile', 'iOS', 'Safari', '', 'visitor')`.execute(
+        db,
+      );
+      await sql`insert into links.scan_day_visitors (link_id, day, visitor_key) values (${linkId}, (${at}::timestamptz at time zone 'UTC')::date, ${id})`.execute(
+        db,
+      );
     };
     const oldId = randomUUID();
     await insertScan(oldId, "2026-01-15T10:00:00Z");
@@ -47,14 +51,18 @@ describe("the migration to daily scan partitions", () => {
     expect(applied).toEqual([MIGRATION]);
 
     const { rows: scans } = await sql<{ n: number }>`select count(*)::int as n from links.scans`.execute(db);
-    const { rows: visitors } = await sql<{ n: number }>`select count(*)::int as n from links.scan_day_visitors`.execute(db);
+    const { rows: visitors } = await sql<{ n: number }>`select count(*)::int as n from links.scan_day_visitors`.execute(
+      db,
+    );
     expect(scans).toEqual([{ n: 21 + arriving }]);
     expect(visitors).toEqual([{ n: 21 + arriving }]);
     const { rows: partitioned } = await sql<{ relname: string }>`
       select c.relname from pg_partitioned_table p join pg_class c on c.oid = p.partrelid
       join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'links' order by 1`.execute(db);
     expect(partitioned.map((row) => row.relname)).toEqual(["scan_day_visitors", "scans"]);
-    const { rows: inOld } = await sql<{ n: number }>`select count(*)::int as n from links.scans_before_partitions where id = ${oldId}`.execute(db);
+    const { rows: inOld } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from links.scans_before_partitions where id = ${oldId}`.execute(db);
     expect(inOld).toEqual([{ n: 1 }]);
     // The old scan sent again: its (id, time) is taken.
     await expect(insertScan(oldId, "2026-01-15T10:00:00Z")).rejects.toMatchObject({ code: "23505" });

@@ -28,7 +28,9 @@ afterAll(() => database?.close());
 async function newLink(): Promise<string> {
   const id = randomUUID();
   await sql`insert into links.links (id, account_id, slug, destination_url, status, created_at, updated_at)
-    values (${id}, ${randomUUID()}, ${`p${id.slice(0, 8)}`}, 'https://example.com/', 'active', now(), now())`.execute(db);
+    values (${id}, ${randomUUID()}, ${`p${id.slice(0, 8)}`}, 'https://example.com/', 'active', now(), now())`.execute(
+    db,
+  );
   return id;
 }
 
@@ -58,9 +60,18 @@ describe("scan partitions", () => {
     const first = await maintainScanPartitions(db, 2, at("2030-03-10"));
     expect(first?.keptFrom).toBe("2030-03-08");
     expect(await partitions("scans")).toEqual(
-      expect.arrayContaining(["scans_20300308", "scans_20300309", "scans_20300310", "scans_20300311", "scans_20300312", "scans_20300313"]),
+      expect.arrayContaining([
+        "scans_20300308",
+        "scans_20300309",
+        "scans_20300310",
+        "scans_20300311",
+        "scans_20300312",
+        "scans_20300313",
+      ]),
     );
-    expect(await partitions("scan_day_visitors")).toEqual(expect.arrayContaining(["scan_day_visitors_20300308", "scan_day_visitors_20300313"]));
+    expect(await partitions("scan_day_visitors")).toEqual(
+      expect.arrayContaining(["scan_day_visitors_20300308", "scan_day_visitors_20300313"]),
+    );
     expect(await partitions("scans")).not.toContain("scans_20300314");
 
     const linkId = await newLink();
@@ -75,13 +86,20 @@ describe("scan partitions", () => {
     expect(await partitions("scans")).not.toContain("scans_20300309");
     expect(await partitions("scans")).toContain("scans_20300315");
     expect(await partitions("scans")).not.toContain("scans_20300316");
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from links.scans where link_id = ${linkId}`.execute(db);
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from links.scans where link_id = ${linkId}`.execute(db);
     expect(rows).toEqual([{ n: 2 }]);
     // A batch of the dropped days (a spool replayed too late) is not stored, and not counted again.
     const late = scansOf(linkId, [at("2030-03-09"), at("2030-03-12")], (i) => `late${i}`);
     expect(await storeScans(db, late)).toEqual(new Set([late.id[1]]));
     // Nor is a scan beyond the partitions made ahead.
-    expect(await storeScans(db, scansOf(linkId, [at("2030-03-20")], () => "ahead"))).toEqual(new Set());
+    expect(
+      await storeScans(
+        db,
+        scansOf(linkId, [at("2030-03-20")], () => "ahead"),
+      ),
+    ).toEqual(new Set());
     // The rollups keep every scan stored, the dropped days' included.
     await foldScanDeltas(db);
     const summary = await summarizeScans(db, linkId, "2030-03-01", "2030-03-31");
@@ -98,8 +116,14 @@ describe("scan partitions", () => {
     // 300 visitors on the 1st, 200 on the 2nd of whom 100 came on the 1st too: 400 in all.
     const first = Array.from({ length: 300 }, (_, i) => at("2031-05-01", i % 24));
     const second = Array.from({ length: 200 }, (_, i) => at("2031-05-02", i % 12));
-    await storeScans(db, scansOf(linkId, first, (i) => `visitor-${i}`));
-    await storeScans(db, scansOf(linkId, second, (i) => `visitor-${i + 200}`));
+    await storeScans(
+      db,
+      scansOf(linkId, first, (i) => `visitor-${i}`),
+    );
+    await storeScans(
+      db,
+      scansOf(linkId, second, (i) => `visitor-${i + 200}`),
+    );
     await foldScanDeltas(db);
     const deps = { db, exactVisitorDays: 20_000 } as LinksDeps;
     const range = { from: "2031-05-01", to: "2031-05-02", today: "2031-05-02" };
@@ -111,7 +135,9 @@ describe("scan partitions", () => {
     expect(run?.keptFrom).toBe("2031-05-03");
     expect(run?.dropped).toEqual(expect.arrayContaining(["scan_day_visitors_20310501", "scan_day_visitors_20310502"]));
     const { rows: sketches } = await sql<{ day: string; visitors: number }>`
-      select to_char(day, 'YYYY-MM-DD') as day, visitors::int from links.scan_day_sketches where link_id = ${linkId} order by 1`.execute(db);
+      select to_char(day, 'YYYY-MM-DD') as day, visitors::int from links.scan_day_sketches where link_id = ${linkId} order by 1`.execute(
+      db,
+    );
     expect(sketches).toEqual([
       { day: "2031-05-01", visitors: 300 },
       { day: "2031-05-02", visitors: 200 },
@@ -120,5 +146,4 @@ describe("scan partitions", () => {
     expect(Math.abs(estimated - 400) / 400).toBeLessThan(0.05);
     expect((await daily()).map((day) => day.uniqueScans)).toEqual([300, 200]);
   });
-
 });

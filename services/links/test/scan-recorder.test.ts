@@ -17,11 +17,21 @@ import type { RedirectTarget } from "../src/server.js";
 import { logger } from "./support/links-stack.js";
 import { VISITOR_KEY_SECRET } from "@qrplatform/testing";
 
-const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
-const target: RedirectTarget = { linkId: "6f1c2a4e-8a53-4a4e-9d0e-2b1f3c4d5e6f", accountId: "0a0b0c0d-0000-4000-8000-000000000001", location: "https://example.com/", paused: false };
+const IPHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+const target: RedirectTarget = {
+  linkId: "6f1c2a4e-8a53-4a4e-9d0e-2b1f3c4d5e6f",
+  accountId: "0a0b0c0d-0000-4000-8000-000000000001",
+  location: "https://example.com/",
+  paused: false,
+};
 
 const request = (method: string, userAgent: string, address = "203.0.113.9") =>
-  ({ method, headers: { "user-agent": userAgent, referer: "https://news.example/story" }, socket: { remoteAddress: address } }) as unknown as IncomingMessage;
+  ({
+    method,
+    headers: { "user-agent": userAgent, referer: "https://news.example/story" },
+    socket: { remoteAddress: address },
+  }) as unknown as IncomingMessage;
 
 /** A RecordScans stand-in that stores by id, as the service does, and can be told to fail. */
 function fakeService() {
@@ -65,20 +75,34 @@ describe("the scan recorder", () => {
     recorder.recordRedirect(request("GET", IPHONE), target);
     recorder.recordRedirect(request("HEAD", IPHONE), target);
     recorder.recordRedirect(request("GET", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"), target);
-    recorder.recordRedirect(request("GET", "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"), target);
+    recorder.recordRedirect(
+      request("GET", "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)"),
+      target,
+    );
     recorder.recordRedirect(request("GET", "Googlebot/2.1 (+http://www.google.com/bot.html)"), target);
     recorder.recordRedirect(request("GET", ""), target);
     await recorder.close();
     const scans = [...service.stored.values()];
     expect(scans).toHaveLength(1);
-    expect(scans[0]).toMatchObject({ linkId: target.linkId, deviceType: "mobile", os: "iOS", referrerHost: "news.example" });
+    expect(scans[0]).toMatchObject({
+      linkId: target.linkId,
+      deviceType: "mobile",
+      os: "iOS",
+      referrerHost: "news.example",
+    });
     // The salted hash of the address and agent, never the address itself.
-    expect(scans[0]!.visitorKey).toBe(visitorKey(VISITOR_KEY_SECRET, target.linkId, { clientAddress: "203.0.113.9", userAgent: IPHONE }));
+    expect(scans[0]!.visitorKey).toBe(
+      visitorKey(VISITOR_KEY_SECRET, target.linkId, { clientAddress: "203.0.113.9", userAgent: IPHONE }),
+    );
   });
 
   it("keeps a batch until it is stored, so a failing service loses nothing and counts nothing twice", async () => {
     const service = fakeService();
-    service.failures.push(new ConnectError("down", Code.Unavailable), new Error("connection reset"), new ConnectError("down", Code.Unavailable));
+    service.failures.push(
+      new ConnectError("down", Code.Unavailable),
+      new Error("connection reset"),
+      new ConnectError("down", Code.Unavailable),
+    );
     const recorder = recorderFor(service.send);
     for (let i = 0; i < 30; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.100.${i}`), target);
     await until(() => service.stored.size === 30);
@@ -171,26 +195,38 @@ describe("the scan recorder", () => {
       ["a column missing", ".json", Buffer.from(JSON.stringify(withoutVisitorKeys))],
       ["columns of other lengths", ".json", Buffer.from(JSON.stringify({ ...columns, linkId: [] }))],
       ["a time as text", ".json", Buffer.from(JSON.stringify({ ...columns, scannedAtMs: ["1"] }))],
-    ])("renames a spool file that cannot be decoded (%s) out of the way and stores the batches after it", async (_, suffix, bytes) => {
-      // Named as the spool names its batches, oldest first.
-      writeFileSync(join(dir, `000000000000001-damaged${suffix}`), bytes);
-      const crashed = recorderFor(down, 60_000, new ScanSpool(dir));
-      crashed.recordRedirect(request("GET", IPHONE), target);
-      await crashed.close(50);
-      expect(spooledFiles(dir).filter((file) => !file.startsWith("000000000000001-damaged"))).toHaveLength(1);
-      const service = fakeService();
-      const restarted = recorderFor(service.send, 10, new ScanSpool(dir));
-      await until(() => service.stored.size === 1);
-      await restarted.close();
-      expect(readdirSync(dir)).toEqual(["000000000000001-damaged.unreadable"]);
-    });
+    ])(
+      "renames a spool file that cannot be decoded (%s) out of the way and stores the batches after it",
+      async (_, suffix, bytes) => {
+        // Named as the spool names its batches, oldest first.
+        writeFileSync(join(dir, `000000000000001-damaged${suffix}`), bytes);
+        const crashed = recorderFor(down, 60_000, new ScanSpool(dir));
+        crashed.recordRedirect(request("GET", IPHONE), target);
+        await crashed.close(50);
+        expect(spooledFiles(dir).filter((file) => !file.startsWith("000000000000001-damaged"))).toHaveLength(1);
+        const service = fakeService();
+        const restarted = recorderFor(service.send, 10, new ScanSpool(dir));
+        await until(() => service.stored.size === 1);
+        await restarted.close();
+        expect(readdirSync(dir)).toEqual(["000000000000001-damaged.unreadable"]);
+      },
+    );
 
     it("stores, oldest first, the batches an earlier version spooled as RecordScans requests in protobuf binary", async () => {
       const older = Date.now() - 60_000;
       const scans = [older, older + 1].map((at) =>
-        create(ScanSchema, { id: timeOrderedScanId(at), linkId: target.linkId, scanTime: timestampFromMs(at), deviceType: "mobile", visitorKey: "v" }),
+        create(ScanSchema, {
+          id: timeOrderedScanId(at),
+          linkId: target.linkId,
+          scanTime: timestampFromMs(at),
+          deviceType: "mobile",
+          visitorKey: "v",
+        }),
       );
-      writeFileSync(join(dir, `${String(older).padStart(15, "0")}-earlier.scans`), toBinary(RecordScansRequestSchema, create(RecordScansRequestSchema, { scans })));
+      writeFileSync(
+        join(dir, `${String(older).padStart(15, "0")}-earlier.scans`),
+        toBinary(RecordScansRequestSchema, create(RecordScansRequestSchema, { scans })),
+      );
       // This version's batch, newer.
       const crashed = recorderFor(down, 60_000, new ScanSpool(dir));
       crashed.recordRedirect(request("GET", IPHONE), target);
@@ -242,7 +278,11 @@ describe("the scan recorder", () => {
       ["UNAVAILABLE", false, () => new ConnectError("database", Code.Unavailable)],
       ["INTERNAL", false, () => new ConnectError("boom", Code.Internal)],
       ["a reset connection", false, () => Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" })],
-      ["a commit whose answer was lost", true, () => new ConnectError("connection reset after commit", Code.Unavailable)],
+      [
+        "a commit whose answer was lost",
+        true,
+        () => new ConnectError("connection reset after commit", Code.Unavailable),
+      ],
     ])("spools while sends fail with %s, then stores each scan once", async (_, committed, failure) => {
       const stored = new Map<string, number>();
       let outage = true;
@@ -294,7 +334,8 @@ describe("the scan recorder", () => {
         await first.send(scans);
       };
       const behind = recorderFor(slow, 10, new ScanSpool(dir));
-      for (let i = 0; i < 60_000; i++) behind.recordRedirect(request("GET", IPHONE, `198.51.${i >> 8}.${i & 255}`), target);
+      for (let i = 0; i < 60_000; i++)
+        behind.recordRedirect(request("GET", IPHONE, `198.51.${i >> 8}.${i & 255}`), target);
       await until(() => calls === 1);
       release();
 
@@ -316,7 +357,8 @@ describe("the scan recorder", () => {
     it("keeps a backlog in memory, and stores it all, when storing catches up soon enough", async () => {
       const service = fakeService();
       const recorder = recorderFor(service.send, 10, new ScanSpool(dir));
-      for (let i = 0; i < 55_000; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.${i >> 8}.${i & 255}`), target);
+      for (let i = 0; i < 55_000; i++)
+        recorder.recordRedirect(request("GET", IPHONE, `198.51.${i >> 8}.${i & 255}`), target);
       await until(() => service.stored.size === 55_000);
       await recorder.close();
       // 50,000 waiting behind the first batch is not yet behind for good: no file was written.
@@ -346,12 +388,19 @@ describe("the scan recorder", () => {
         spool: new ScanSpool(join(blocker, "spool")),
         classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
         visitorKeySecret: VISITOR_KEY_SECRET,
-        logger: createLogger({ service: "test", destination: { write: (line: string) => messages.push((JSON.parse(line) as { msg: string }).msg) } }),
+        logger: createLogger({
+          service: "test",
+          destination: { write: (line: string) => messages.push((JSON.parse(line) as { msg: string }).msg) },
+        }),
         flushIntervalMs: 10,
       });
       for (let i = 0; i < 3; i++) recorder.recordRedirect(request("GET", IPHONE), target);
       await until(() => sends >= 4);
-      expect(messages.filter((message) => message === "the scan spool's disk fails; scans wait in memory until it works again")).toHaveLength(1);
+      expect(
+        messages.filter(
+          (message) => message === "the scan spool's disk fails; scans wait in memory until it works again",
+        ),
+      ).toHaveLength(1);
       expect([recorder.pending, recorder.spooledScans]).toEqual([3, 0]);
 
       rmSync(blocker);
@@ -386,7 +435,11 @@ describe("the scan recorder", () => {
       // The database is away: the scans move to the spool, and the oldest grows older.
       await until(() => recorder.pending === 0 && spooledFiles(dir).length > 0);
       clock += 120_000;
-      expect([await value("qrp_scans_buffered"), await value("qrp_scans_spooled"), await value("qrp_scans_stored_total")]).toEqual([0, 3, 0]);
+      expect([
+        await value("qrp_scans_buffered"),
+        await value("qrp_scans_spooled"),
+        await value("qrp_scans_stored_total"),
+      ]).toEqual([0, 3, 0]);
       expect(await value("qrp_scan_oldest_unstored_age_seconds")).toBe(120);
 
       up = true;
@@ -418,7 +471,10 @@ describe("the scan recorder", () => {
       let clock = answeredAt;
       const recorder = new ScanRecorder({
         send: service.send,
-        classify: scanClassifier({ trustedProxies: [], countryOf: (address) => (address === "81.169.145.1" ? "DE" : "") }),
+        classify: scanClassifier({
+          trustedProxies: [],
+          countryOf: (address) => (address === "81.169.145.1" ? "DE" : ""),
+        }),
         visitorKeySecret: VISITOR_KEY_SECRET,
         logger,
         flushIntervalMs: 60_000,
@@ -432,7 +488,10 @@ describe("the scan recorder", () => {
       await recorder.close();
       const [scan] = [...service.stored.values()];
       expect(timestampMs(scan!.scanTime!)).toBe(answeredAt);
-      expect(scan).toMatchObject({ country: "DE", visitorKey: visitorKey(VISITOR_KEY_SECRET, target.linkId, { clientAddress: "81.169.145.1", userAgent: IPHONE }) });
+      expect(scan).toMatchObject({
+        country: "DE",
+        visitorKey: visitorKey(VISITOR_KEY_SECRET, target.linkId, { clientAddress: "81.169.145.1", userAgent: IPHONE }),
+      });
     });
 
     it("drops and counts a redirect the classifier fails on, and stores the others", async () => {
@@ -450,7 +509,8 @@ describe("the scan recorder", () => {
         flushIntervalMs: 10,
         metrics,
       });
-      for (const userAgent of [IPHONE, "unreadable", IPHONE]) recorder.recordRedirect(request("GET", userAgent), target);
+      for (const userAgent of [IPHONE, "unreadable", IPHONE])
+        recorder.recordRedirect(request("GET", userAgent), target);
       await recorder.close();
       expect(service.stored.size).toBe(2);
       expect(recorder.recorded).toBe(2);
@@ -461,7 +521,8 @@ describe("the scan recorder", () => {
     it("keeps up with redirects answered between its chunks, and stores each one once", async () => {
       const service = fakeService();
       const recorder = recorderFor(service.send, 10);
-      for (let i = 0; i < 5000; i++) recorder.recordRedirect(request("GET", IPHONE, `198.51.${i >> 8}.${i & 255}`), target);
+      for (let i = 0; i < 5000; i++)
+        recorder.recordRedirect(request("GET", IPHONE, `198.51.${i >> 8}.${i & 255}`), target);
       // More redirects are answered at every turn of the event loop while the first 5,000 are classified.
       let answered = 5000;
       const more = setInterval(() => {

@@ -16,7 +16,8 @@ import { buildLinks } from "../src/server.js";
 import { credentials, logger, SHORT_BASE } from "./support/links-stack.js";
 import { PAGE_TOKEN_SECRET, VISITOR_KEY_SECRET } from "@qrplatform/testing";
 
-const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+const IPHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
 const serverUrl = process.env.DATABASE_URL;
 
 const admin = (sql: string) => adminQuery(serverUrl!, sql);
@@ -37,10 +38,17 @@ describe.skipIf(!serverUrl)("scans while Postgres is away", () => {
   });
 
   it("stores every scan exactly once after the database comes back", async () => {
-    const module = await buildLinks({ db: database.db, shortLinkBaseUrl: SHORT_BASE, pageTokenSecret: PAGE_TOKEN_SECRET });
+    const module = await buildLinks({
+      db: database.db,
+      shortLinkBaseUrl: SHORT_BASE,
+      pageTokenSecret: PAGE_TOKEN_SECRET,
+    });
     const transport = inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });
     const accountId = randomUUID();
-    const { link } = await createClient(LinkService, transport).createLink({ accountId, destinationUrl: "https://example.com/" });
+    const { link } = await createClient(LinkService, transport).createLink({
+      accountId,
+      destinationUrl: "https://example.com/",
+    });
     const recorder = new ScanRecorder({
       send: sendVia(transport),
       classify: scanClassifier({ trustedProxies: [], countryOf: () => "" }),
@@ -50,7 +58,14 @@ describe.skipIf(!serverUrl)("scans while Postgres is away", () => {
     });
     const target = { linkId: link!.id, accountId, location: "https://example.com/", paused: false };
     const scan = () =>
-      recorder.recordRedirect({ method: "GET", headers: { "user-agent": IPHONE }, socket: { remoteAddress: "203.0.113.7" } } as unknown as IncomingMessage, target);
+      recorder.recordRedirect(
+        {
+          method: "GET",
+          headers: { "user-agent": IPHONE },
+          socket: { remoteAddress: "203.0.113.7" },
+        } as unknown as IncomingMessage,
+        target,
+      );
 
     for (let i = 0; i < 40; i++) scan();
     // Postgres goes away: every connection is cut and new ones are refused, as during a restart.
@@ -63,7 +78,10 @@ describe.skipIf(!serverUrl)("scans while Postgres is away", () => {
     await admin(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
     await recorder.close(20_000);
     expect(recorder.pending).toBe(0);
-    const { totals } = await createClient(AnalyticsService, transport).getScanTotals({ accountId, linkIds: [link!.id] });
+    const { totals } = await createClient(AnalyticsService, transport).getScanTotals({
+      accountId,
+      linkIds: [link!.id],
+    });
     expect(totals[link!.id]).toBe(100n);
   }, 60_000);
 });

@@ -47,7 +47,8 @@ async function startLinksProcess(): Promise<LinksProcess> {
   });
   const deadline = Date.now() + 60_000;
   while (!/gRPC listening/.test(service.output()) || !/redirector listening/.test(service.output())) {
-    if (service.child.exitCode !== null || Date.now() > deadline) throw new Error(`links did not start:\n${service.output()}`);
+    if (service.child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`links did not start:\n${service.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const started = { service, grpcUrl: `http://127.0.0.1:${grpcPort}`, redirectPort };
@@ -59,7 +60,13 @@ async function startLinksProcess(): Promise<LinksProcess> {
 function follow(port: number, slug: string, i: number): Promise<number | undefined> {
   return new Promise((resolve) => {
     const req = http.get(
-      { host: "127.0.0.1", port, path: `/${slug}`, agent: false, headers: { host: SHORT_HOST, "user-agent": PHONES[i % 2], "x-forwarded-for": `198.51.100.${i % 200}` } },
+      {
+        host: "127.0.0.1",
+        port,
+        path: `/${slug}`,
+        agent: false,
+        headers: { host: SHORT_HOST, "user-agent": PHONES[i % 2], "x-forwarded-for": `198.51.100.${i % 200}` },
+      },
       (res) => {
         res.resume();
         resolve(res.statusCode === 302 ? performance.now() : undefined);
@@ -70,7 +77,13 @@ function follow(port: number, slug: string, i: number): Promise<number | undefin
 }
 
 /** Follows `count` times, `concurrency` at a time; answers when each 302 arrived. */
-async function load(port: number, slug: string, count: number, concurrency = 8, onAnswer?: (answered: number) => void): Promise<number[]> {
+async function load(
+  port: number,
+  slug: string,
+  count: number,
+  concurrency = 8,
+  onAnswer?: (answered: number) => void,
+): Promise<number[]> {
   const answeredAt: number[] = [];
   let next = 0;
   await Promise.all(
@@ -91,25 +104,38 @@ describe.skipIf(!serverUrl)("two links processes recording at once", () => {
     scratch = (await createScratchDatabase())!;
   });
   afterAll(async () => {
-    for (const { service } of running) if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill("SIGKILL");
+    for (const { service } of running)
+      if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill("SIGKILL");
     await scratch?.drop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
   it("count every scan once while both write, all of a SIGTERMed one's, and a SIGKILLed one's but its last flush", async () => {
     const [first, second] = await Promise.all([startLinksProcess(), startLinksProcess()]);
-    const links = createClient(LinkService, remoteTransport({ baseUrl: first.grpcUrl, token: credentials.serviceToken }));
+    const links = createClient(
+      LinkService,
+      remoteTransport({ baseUrl: first.grpcUrl, token: credentials.serviceToken }),
+    );
     const accountId = randomUUID();
     const make = async () => (await links.createLink({ accountId, destinationUrl: "https://example.com/menu" })).link!;
     const [shared, stopped, killed] = [await make(), await make(), await make()];
 
     // Both write the same link's rows at once.
-    const [viaFirst, viaSecond] = await Promise.all([load(first.redirectPort, shared.slug, 150), load(second.redirectPort, shared.slug, 150)]);
+    const [viaFirst, viaSecond] = await Promise.all([
+      load(first.redirectPort, shared.slug, 150),
+      load(second.redirectPort, shared.slug, 150),
+    ]);
     expect(viaFirst.length + viaSecond.length).toBe(300);
     // Both flush before the kill below, which may lose only what the killed one took after this point.
-    const sharedTotals = createClient(AnalyticsService, remoteTransport({ baseUrl: first.grpcUrl, token: credentials.serviceToken }));
+    const sharedTotals = createClient(
+      AnalyticsService,
+      remoteTransport({ baseUrl: first.grpcUrl, token: credentials.serviceToken }),
+    );
     const deadline = Date.now() + 10_000;
-    while ((await sharedTotals.getScanTotals({ accountId, linkIds: [shared.id] })).totals[shared.id] !== 300n && Date.now() < deadline) {
+    while (
+      (await sharedTotals.getScanTotals({ accountId, linkIds: [shared.id] })).totals[shared.id] !== 300n &&
+      Date.now() < deadline
+    ) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
 
@@ -132,7 +158,10 @@ describe.skipIf(!serverUrl)("two links processes recording at once", () => {
 
     // A process started afterwards reads what reached the database.
     const reader = await startLinksProcess();
-    const analytics = createClient(AnalyticsService, remoteTransport({ baseUrl: reader.grpcUrl, token: credentials.serviceToken }));
+    const analytics = createClient(
+      AnalyticsService,
+      remoteTransport({ baseUrl: reader.grpcUrl, token: credentials.serviceToken }),
+    );
     const { totals } = await analytics.getScanTotals({ accountId, linkIds: [shared.id, stopped.id, killed.id] });
     expect(totals[shared.id]).toBe(300n);
     expect(totals[stopped.id]).toBe(BigInt(answeredByStopped.length));
@@ -154,9 +183,12 @@ describe.skipIf(!serverUrl)("two links processes recording at once", () => {
     expect(Object.fromEntries(raw.map((row) => [row.link_id, BigInt(row.scans)]))).toEqual(totals);
     const killedSummary = await analytics.getLinkAnalytics({ accountId, linkId: killed.id, fromDate: "", toDate: "" });
     const sum = (entries: { scans: bigint }[]) => entries.reduce((total, entry) => total + entry.scans, 0n);
-    expect([killedSummary.totalScans, sum(killedSummary.daily), sum(killedSummary.devices), sum(killedSummary.countries)]).toEqual(
-      Array(4).fill(BigInt(storedOfKilled)),
-    );
+    expect([
+      killedSummary.totalScans,
+      sum(killedSummary.daily),
+      sum(killedSummary.devices),
+      sum(killedSummary.countries),
+    ]).toEqual(Array(4).fill(BigInt(storedOfKilled)));
     reader.service.child.kill("SIGTERM");
     expect(await exitWithin(reader.service, 30_000)).toBe(0);
   }, 180_000);

@@ -9,7 +9,12 @@ import { inProcessTransport } from "@qrplatform/platform";
 import { DeltaFolder } from "../src/scans/analytics/delta-folder.js";
 import { scanColumnsOf, type ScanColumns } from "../src/scans/scan-columns.js";
 import type { ScanSink } from "../src/scans/scan-sink.js";
-import { countVisitorsUpTo, dayRegisters, foldScanDeltas, storeScans } from "../src/scans/analytics/scans.repository.js";
+import {
+  countVisitorsUpTo,
+  dayRegisters,
+  foldScanDeltas,
+  storeScans,
+} from "../src/scans/analytics/scans.repository.js";
 import { errorOf } from "./support/errors.js";
 import { credentials, logger, startLinks, type LinksStack } from "./support/links-stack.js";
 
@@ -20,7 +25,10 @@ let stack: LinksStack;
 let analytics: Client<typeof AnalyticsService>;
 beforeAll(async () => {
   stack = await startLinks({ now: () => NOW });
-  analytics = createClient(AnalyticsService, inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken }));
+  analytics = createClient(
+    AnalyticsService,
+    inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken }),
+  );
 });
 afterAll(() => stack?.close());
 
@@ -47,7 +55,11 @@ function scan(linkId: string, at: string, fields: Partial<Omit<Scan, "$typeName"
 describe("recording scans", () => {
   it("stores each scan once, however often its batch is sent", async () => {
     const { accountId, linkId } = await newLink();
-    const batch = [scan(linkId, "2026-11-20T10:00:00Z"), scan(linkId, "2026-11-20T11:00:00Z"), scan(linkId, "2026-11-21T09:00:00Z")];
+    const batch = [
+      scan(linkId, "2026-11-20T10:00:00Z"),
+      scan(linkId, "2026-11-20T11:00:00Z"),
+      scan(linkId, "2026-11-21T09:00:00Z"),
+    ];
     expect((await stack.redirects.recordScans({ scans: batch })).recordedCount).toBe(3);
     expect((await stack.redirects.recordScans({ scans: batch })).recordedCount).toBe(0);
     // A retry that overlaps a newer batch counts only the new scan.
@@ -56,7 +68,12 @@ describe("recording scans", () => {
 
     const { totals } = await analytics.getScanTotals({ accountId, linkIds: [linkId] });
     expect(totals).toEqual({ [linkId]: 4n });
-    const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-20", toDate: "2026-11-21" });
+    const summary = await analytics.getLinkAnalytics({
+      accountId,
+      linkId,
+      fromDate: "2026-11-20",
+      toDate: "2026-11-21",
+    });
     expect(summary.totalScans).toBe(4n);
     expect(summary.daily.map((d) => [d.date, d.scans])).toEqual([
       ["2026-11-20", 2n],
@@ -67,11 +84,18 @@ describe("recording scans", () => {
   it("counts concurrent batches for the same link and day exactly", async () => {
     const { accountId, linkId } = await newLink();
     const batches = Array.from({ length: 8 }, (_, i) =>
-      Array.from({ length: 25 }, (_, j) => scan(linkId, "2026-11-22T08:00:00Z", { visitorKey: `v${(i * 25 + j) % 40}`, country: j % 2 ? "FR" : "DE" })),
+      Array.from({ length: 25 }, (_, j) =>
+        scan(linkId, "2026-11-22T08:00:00Z", { visitorKey: `v${(i * 25 + j) % 40}`, country: j % 2 ? "FR" : "DE" }),
+      ),
     );
     const results = await Promise.all(batches.map((scans) => stack.redirects.recordScans({ scans })));
     expect(results.reduce((sum, r) => sum + r.recordedCount, 0)).toBe(200);
-    const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-22", toDate: "2026-11-22" });
+    const summary = await analytics.getLinkAnalytics({
+      accountId,
+      linkId,
+      fromDate: "2026-11-22",
+      toDate: "2026-11-22",
+    });
     expect(summary).toMatchObject({ totalScans: 200n, uniqueScans: 40n });
     expect(summary.daily[0]).toMatchObject({ scans: 200n, uniqueScans: 40n });
     expect(summary.countries.map((c) => [c.value, c.scans])).toEqual([
@@ -82,7 +106,10 @@ describe("recording scans", () => {
 
   it("stores a same-process recorder's columns without the gRPC round trip, once each, as RecordScans does", async () => {
     const { accountId, linkId } = await newLink();
-    const batch = [scan(linkId, "2026-11-22T08:00:00Z"), scan(linkId, "2026-11-22T09:00:00Z", { visitorKey: "visitor-b" })];
+    const batch = [
+      scan(linkId, "2026-11-22T08:00:00Z"),
+      scan(linkId, "2026-11-22T09:00:00Z", { visitorKey: "visitor-b" }),
+    ];
     expect(await stack.module.storeCheckedScans(scanColumnsOf(batch))).toBe(2);
     expect(await stack.module.storeCheckedScans(scanColumnsOf(batch))).toBe(0);
     expect((await stack.redirects.recordScans({ scans: batch })).recordedCount).toBe(0);
@@ -94,7 +121,9 @@ describe("recording scans", () => {
     const shouted = scan(linkId.toUpperCase(), "2026-11-22T08:00:00Z");
     shouted.id = shouted.id.toUpperCase();
     // Beside a scan of a link that does not exist, so the statement answers the ids it stored.
-    expect(await stack.module.storeCheckedScans(scanColumnsOf([shouted, scan(randomUUID(), "2026-11-22T08:00:00Z")]))).toBe(1);
+    expect(
+      await stack.module.storeCheckedScans(scanColumnsOf([shouted, scan(randomUUID(), "2026-11-22T08:00:00Z")])),
+    ).toBe(1);
     const again = create(ScanSchema, { ...shouted, id: shouted.id.toLowerCase(), linkId });
     expect((await stack.redirects.recordScans({ scans: [again] })).recordedCount).toBe(0);
     expect((await analytics.getScanTotals({ accountId, linkIds: [linkId] })).totals).toEqual({ [linkId]: 1n });
@@ -102,9 +131,13 @@ describe("recording scans", () => {
 
   it("tells each of several batches sent at once how many of its own scans were new, a scan sent twice counting once", async () => {
     const { accountId, linkId } = await newLink();
-    const batches = Array.from({ length: 4 }, (_, i) => Array.from({ length: 30 }, (_, j) => scan(linkId, "2026-11-22T08:00:00Z", { visitorKey: `v${i}-${j}` })));
+    const batches = Array.from({ length: 4 }, (_, i) =>
+      Array.from({ length: 30 }, (_, j) => scan(linkId, "2026-11-22T08:00:00Z", { visitorKey: `v${i}-${j}` })),
+    );
     const again = [...batches[0]!.slice(0, 10), scan(linkId, "2026-11-22T08:00:00Z")];
-    const counts = await Promise.all([...batches, again].map((scans) => stack.module.storeCheckedScans(scanColumnsOf(scans))));
+    const counts = await Promise.all(
+      [...batches, again].map((scans) => stack.module.storeCheckedScans(scanColumnsOf(scans))),
+    );
     expect(counts.reduce((sum, count) => sum + count, 0)).toBe(121);
     expect(counts.slice(1, 4)).toEqual([30, 30, 30]);
     expect([counts[0], counts[4]].sort()).toEqual(counts[0] === 30 ? [1, 30] : [11, 20]);
@@ -114,23 +147,38 @@ describe("recording scans", () => {
   it("stores names with quotes, backslashes and braces exactly as sent", async () => {
     const { accountId, linkId } = await newLink();
     const names = ['Say "hi" OS', "C:\\Windows\\", "{braced, list}", "NULL"];
-    const batch = names.map((os, i) => scan(linkId, "2026-11-22T08:00:00Z", { os, browser: names[(i + 1) % names.length]! }));
+    const batch = names.map((os, i) =>
+      scan(linkId, "2026-11-22T08:00:00Z", { os, browser: names[(i + 1) % names.length]! }),
+    );
     expect((await stack.redirects.recordScans({ scans: batch })).recordedCount).toBe(4);
-    const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-22", toDate: "2026-11-22" });
+    const summary = await analytics.getLinkAnalytics({
+      accountId,
+      linkId,
+      fromDate: "2026-11-22",
+      toDate: "2026-11-22",
+    });
     expect(summary.operatingSystems.map((entry) => entry.value).sort()).toEqual([...names].sort());
     expect(summary.browsers.map((entry) => entry.value).sort()).toEqual([...names].sort());
   });
 
   it("drops scans of links that do not exist and refuses malformed scans", async () => {
     const { linkId } = await newLink();
-    const recorded = await stack.redirects.recordScans({ scans: [scan(randomUUID(), "2026-11-22T08:00:00Z"), scan(linkId, "2026-11-22T08:00:00Z")] });
+    const recorded = await stack.redirects.recordScans({
+      scans: [scan(randomUUID(), "2026-11-22T08:00:00Z"), scan(linkId, "2026-11-22T08:00:00Z")],
+    });
     expect(recorded.recordedCount).toBe(1);
 
-    const bad = await errorOf(stack.redirects.recordScans({ scans: [scan(linkId, "2026-11-22T08:00:00Z", { deviceType: "toaster", country: "Germany" })] }));
+    const bad = await errorOf(
+      stack.redirects.recordScans({
+        scans: [scan(linkId, "2026-11-22T08:00:00Z", { deviceType: "toaster", country: "Germany" })],
+      }),
+    );
     expect(bad.code).toBe(Code.InvalidArgument);
     expect(bad.fields.map((f) => f.field).sort()).toEqual(["0.country", "0.device_type"]);
     // A malformed id is refused at the door, before the scan's own rules.
-    const malformed = await errorOf(stack.redirects.recordScans({ scans: [scan(linkId, "2026-11-22T08:00:00Z", { id: "x" })] }));
+    const malformed = await errorOf(
+      stack.redirects.recordScans({ scans: [scan(linkId, "2026-11-22T08:00:00Z", { id: "x" })] }),
+    );
     expect(malformed.code).toBe(Code.InvalidArgument);
     expect(malformed.fields.map((f) => f.field)).toEqual(["scans.0.id"]);
   });
@@ -146,14 +194,21 @@ describe("recording scans", () => {
     };
     const other = await startLinks({ now: () => NOW, scanSink: sink });
     try {
-      const { link } = await other.links.createLink({ accountId: randomUUID(), destinationUrl: "https://example.com/" });
+      const { link } = await other.links.createLink({
+        accountId: randomUUID(),
+        destinationUrl: "https://example.com/",
+      });
       const batch = [scan(link!.id, "2026-11-22T08:00:00Z"), scan(link!.id, "2026-11-22T09:00:00Z", { country: "FR" })];
       expect((await other.redirects.recordScans({ scans: batch })).recordedCount).toBe(1);
-      expect(received.map((columns) => [columns.id, columns.country])).toEqual([[batch.map((s) => s.id), ["DE", "FR"]]]);
+      expect(received.map((columns) => [columns.id, columns.country])).toEqual([
+        [batch.map((s) => s.id), ["DE", "FR"]],
+      ]);
       expect(await other.module.storeCheckedScans(scanColumnsOf(batch))).toBe(1);
       expect(received).toHaveLength(2);
       // Nothing else stored them.
-      const rows = await sql<{ n: number }>`select count(*)::int as n from links.scans where link_id = ${link!.id}`.execute(other.database.db);
+      const rows = await sql<{
+        n: number;
+      }>`select count(*)::int as n from links.scans where link_id = ${link!.id}`.execute(other.database.db);
       expect(rows.rows[0]!.n).toBe(0);
     } finally {
       await other.close();
@@ -175,7 +230,12 @@ describe("link analytics", () => {
         scan(linkId, "2026-11-04T00:00:00Z", { visitorKey: "d" }),
       ],
     });
-    const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-01", toDate: "2026-11-03" });
+    const summary = await analytics.getLinkAnalytics({
+      accountId,
+      linkId,
+      fromDate: "2026-11-01",
+      toDate: "2026-11-03",
+    });
     expect(summary.daily.map((d) => [d.date, d.scans, d.uniqueScans])).toEqual([
       ["2026-11-01", 2n, 1n],
       ["2026-11-02", 0n, 0n],
@@ -189,26 +249,67 @@ describe("link analytics", () => {
     const { accountId, linkId } = await newLink();
     await stack.redirects.recordScans({
       scans: [
-        scan(linkId, "2026-11-23T01:00:00Z", { country: "", deviceType: "desktop", os: "Windows", browser: "Chrome", referrerHost: "news.example" }),
-        scan(linkId, "2026-11-23T02:00:00Z", { country: "US", deviceType: "mobile", os: "Android", browser: "Chrome", referrerHost: "news.example" }),
-        scan(linkId, "2026-11-23T03:00:00Z", { country: "US", deviceType: "mobile", os: "", browser: "", referrerHost: "" }),
+        scan(linkId, "2026-11-23T01:00:00Z", {
+          country: "",
+          deviceType: "desktop",
+          os: "Windows",
+          browser: "Chrome",
+          referrerHost: "news.example",
+        }),
+        scan(linkId, "2026-11-23T02:00:00Z", {
+          country: "US",
+          deviceType: "mobile",
+          os: "Android",
+          browser: "Chrome",
+          referrerHost: "news.example",
+        }),
+        scan(linkId, "2026-11-23T03:00:00Z", {
+          country: "US",
+          deviceType: "mobile",
+          os: "",
+          browser: "",
+          referrerHost: "",
+        }),
       ],
     });
     const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "", toDate: "" });
     const values = (entries: { value: string; scans: bigint }[]) => entries.map((e) => [e.value, Number(e.scans)]);
-    expect(values(summary.countries)).toEqual([["US", 2], ["unknown", 1]]);
-    expect(values(summary.devices)).toEqual([["mobile", 2], ["desktop", 1]]);
-    expect(values(summary.operatingSystems)).toEqual([["Android", 1], ["Windows", 1], ["unknown", 1]]);
-    expect(values(summary.browsers)).toEqual([["Chrome", 2], ["unknown", 1]]);
-    expect(values(summary.referrers)).toEqual([["news.example", 2], ["direct", 1]]);
+    expect(values(summary.countries)).toEqual([
+      ["US", 2],
+      ["unknown", 1],
+    ]);
+    expect(values(summary.devices)).toEqual([
+      ["mobile", 2],
+      ["desktop", 1],
+    ]);
+    expect(values(summary.operatingSystems)).toEqual([
+      ["Android", 1],
+      ["Windows", 1],
+      ["unknown", 1],
+    ]);
+    expect(values(summary.browsers)).toEqual([
+      ["Chrome", 2],
+      ["unknown", 1],
+    ]);
+    expect(values(summary.referrers)).toEqual([
+      ["news.example", 2],
+      ["direct", 1],
+    ]);
   });
 
   it("folds values past the fiftieth into one 'other' entry", async () => {
     const { accountId, linkId } = await newLink();
-    const scans = Array.from({ length: 60 }, (_, i) => scan(linkId, "2026-11-23T05:00:00Z", { referrerHost: `site${String(i).padStart(2, "0")}.example` }));
+    const scans = Array.from({ length: 60 }, (_, i) =>
+      scan(linkId, "2026-11-23T05:00:00Z", { referrerHost: `site${String(i).padStart(2, "0")}.example` }),
+    );
     scans.push(scan(linkId, "2026-11-23T05:00:00Z", { referrerHost: "site59.example" }));
     await stack.redirects.recordScans({ scans });
-    const { referrers } = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-23", toDate: "2026-11-23" });
+    const { referrers } = await analytics.getLinkAnalytics({
+      accountId,
+      linkId,
+      fromDate: "2026-11-23",
+      toDate: "2026-11-23",
+    });
     expect(referrers).toHaveLength(51);
     expect(referrers[0]).toMatchObject({ value: "site59.example", scans: 2n });
     expect(referrers[1]).toMatchObject({ value: "site00.example", scans: 1n });
@@ -224,7 +325,12 @@ describe("link analytics", () => {
     expect(fromOnly.daily.map((d) => d.date)).toEqual(["2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23"]);
     const toOnly = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "", toDate: "2024-03-01" });
     expect([toOnly.daily[0]!.date, toOnly.daily.at(-1)!.date]).toEqual(["2024-02-01", "2024-03-01"]);
-    const leapYear = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2024-01-01", toDate: "2024-12-31" });
+    const leapYear = await analytics.getLinkAnalytics({
+      accountId,
+      linkId,
+      fromDate: "2024-01-01",
+      toDate: "2024-12-31",
+    });
     expect(leapYear.daily).toHaveLength(366);
   });
 
@@ -258,12 +364,20 @@ describe("link analytics", () => {
     const { accountId, linkId } = await newLink();
     await stack.redirects.recordScans({ scans: [scan(linkId, "2026-11-23T05:00:00Z")] });
     const stranger = randomUUID();
-    expect((await errorOf(analytics.getLinkAnalytics({ accountId: stranger, linkId, fromDate: "", toDate: "" }))).code).toBe(Code.NotFound);
+    expect(
+      (await errorOf(analytics.getLinkAnalytics({ accountId: stranger, linkId, fromDate: "", toDate: "" }))).code,
+    ).toBe(Code.NotFound);
     expect((await analytics.getScanTotals({ accountId: stranger, linkIds: [linkId] })).totals).toEqual({});
-    expect((await analytics.getScanTotals({ accountId, linkIds: [linkId, randomUUID()] })).totals).toEqual({ [linkId]: 1n });
+    expect((await analytics.getScanTotals({ accountId, linkIds: [linkId, randomUUID()] })).totals).toEqual({
+      [linkId]: 1n,
+    });
     // Malformed ids name nothing: refused before any query.
-    expect((await errorOf(analytics.getScanTotals({ accountId, linkIds: [linkId, "not-a-uuid"] }))).code).toBe(Code.InvalidArgument);
-    expect((await errorOf(analytics.getLinkAnalytics({ accountId, linkId: "nope", fromDate: "", toDate: "" }))).code).toBe(Code.InvalidArgument);
+    expect((await errorOf(analytics.getScanTotals({ accountId, linkIds: [linkId, "not-a-uuid"] }))).code).toBe(
+      Code.InvalidArgument,
+    );
+    expect(
+      (await errorOf(analytics.getLinkAnalytics({ accountId, linkId: "nope", fromDate: "", toDate: "" }))).code,
+    ).toBe(Code.InvalidArgument);
   });
 
   it("keeps the scans of a deleted link readable by its account", async () => {
@@ -276,12 +390,18 @@ describe("link analytics", () => {
 });
 
 describe("rollups written as deltas", () => {
-  const deltasLeft = async () => Number((await sql<{ n: number }>`select count(*)::int as n from links.scan_deltas`.execute(stack.database.db)).rows[0]!.n);
+  const deltasLeft = async () =>
+    Number(
+      (await sql<{ n: number }>`select count(*)::int as n from links.scan_deltas`.execute(stack.database.db)).rows[0]!
+        .n,
+    );
 
   it("count every scan once before, while and after the deltas are folded, whoever folds", async () => {
     const { accountId, linkId } = await newLink();
     const batches = Array.from({ length: 6 }, (_, i) =>
-      Array.from({ length: 50 }, (_, j) => scan(linkId, `2026-11-2${i % 2}T08:00:00Z`, { visitorKey: `v${j % 30}`, country: j % 3 ? "FR" : "DE" })),
+      Array.from({ length: 50 }, (_, j) =>
+        scan(linkId, `2026-11-2${i % 2}T08:00:00Z`, { visitorKey: `v${j % 30}`, country: j % 3 ? "FR" : "DE" }),
+      ),
     );
     // Batches and folds at once, as several links instances would run them.
     await Promise.all([
@@ -291,7 +411,12 @@ describe("rollups written as deltas", () => {
     ]);
     const expected = async () => {
       expect((await analytics.getScanTotals({ accountId, linkIds: [linkId] })).totals).toEqual({ [linkId]: 300n });
-      const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-20", toDate: "2026-11-21" });
+      const summary = await analytics.getLinkAnalytics({
+        accountId,
+        linkId,
+        fromDate: "2026-11-20",
+        toDate: "2026-11-21",
+      });
       expect(summary).toMatchObject({ totalScans: 300n, uniqueScans: 30n });
       expect(summary.daily.map((d) => [d.date, d.scans, d.uniqueScans])).toEqual([
         ["2026-11-20", 150n, 30n],
@@ -307,18 +432,30 @@ describe("rollups written as deltas", () => {
     expect(await deltasLeft()).toBe(0);
     await expected();
     // The rollups alone now hold it all.
-    const { rows } = await sql<{ scans: number }>`select scans from links.scan_totals where link_id = ${linkId}`.execute(stack.database.db);
+    const { rows } = await sql<{
+      scans: number;
+    }>`select scans from links.scan_totals where link_id = ${linkId}`.execute(stack.database.db);
     expect(rows).toEqual([{ scans: 300 }]);
   });
 
   it("tell webhooks of a fold's scans in one outbox event per account, naming a thousand of its links at most", async () => {
-    const outbox = createClient(OutboxService, inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken }));
+    const outbox = createClient(
+      OutboxService,
+      inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken }),
+    );
     // Earlier tests' events are taken first, as the catalog's relay takes them, so only this fold's are listed.
-    for (let { events } = await outbox.listOutboxEvents({ pageSize: 1000 }); events.length > 0; { events } = await outbox.listOutboxEvents({ pageSize: 1000 })) {
+    for (
+      let { events } = await outbox.listOutboxEvents({ pageSize: 1000 });
+      events.length > 0;
+      { events } = await outbox.listOutboxEvents({ pageSize: 1000 })
+    ) {
       await outbox.acknowledgeOutboxEvents({ eventIds: events.map((event) => event.id) });
     }
     const [busy, quiet] = [randomUUID(), randomUUID()];
-    const links = [...Array.from({ length: 1001 }, (_, i) => ({ linkId: randomUUID(), accountId: busy, scans: 1 + (i % 3) })), { linkId: randomUUID(), accountId: quiet, scans: 7 }];
+    const links = [
+      ...Array.from({ length: 1001 }, (_, i) => ({ linkId: randomUUID(), accountId: busy, scans: 1 + (i % 3) })),
+      { linkId: randomUUID(), accountId: quiet, scans: 7 },
+    ];
     // Stored as a links instance stores them, two combinations of values per link.
     await sql`
       insert into links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, scans, visitors)
@@ -329,7 +466,11 @@ describe("rollups written as deltas", () => {
 
     const { events } = await outbox.listOutboxEvents({ pageSize: 1000 });
     expect(events.every((event) => event.type === "link.scanned")).toBe(true);
-    const sizes = (accountId: string) => events.filter((event) => event.accountId === accountId).map((event) => event.linkScans.length).sort((a, b) => a - b);
+    const sizes = (accountId: string) =>
+      events
+        .filter((event) => event.accountId === accountId)
+        .map((event) => event.linkScans.length)
+        .sort((a, b) => a - b);
     expect(sizes(busy)).toEqual([1, 1000]);
     expect(sizes(quiet)).toEqual([1]);
     const counted = events.flatMap((event) => event.linkScans.map((scans) => [scans.linkId, scans.scanCount] as const));
@@ -349,11 +490,19 @@ describe("rollups written as deltas", () => {
     const { linkId } = await newLink();
     // Stored as a links instance stores them, not through the service, whose own folder would fold them.
     const storeDeltas = (count: number, from: number) => {
-      const scans = Array.from({ length: count }, (_, i) => scan(linkId, "2026-11-23T05:00:00Z", { referrerHost: `r${from + i}.example` }));
+      const scans = Array.from({ length: count }, (_, i) =>
+        scan(linkId, "2026-11-23T05:00:00Z", { referrerHost: `r${from + i}.example` }),
+      );
       return storeScans(stack.database.db, scanColumnsOf(scans));
     };
     const pages = async () =>
-      Number((await sql<{ n: number }>`select pg_relation_size('links.scan_deltas')::int / 8192 as n`.execute(stack.database.db)).rows[0]!.n);
+      Number(
+        (
+          await sql<{ n: number }>`select pg_relation_size('links.scan_deltas')::int / 8192 as n`.execute(
+            stack.database.db,
+          )
+        ).rows[0]!.n,
+      );
     const folder = new DeltaFolder(stack.database.db, 1000, 2000);
     try {
       // Each scan its own combination, so its own delta.
@@ -378,22 +527,31 @@ describe("distinct visitors over long ranges", () => {
   let sketchedAnalytics: Client<typeof AnalyticsService>;
   beforeAll(async () => {
     sketched = await startLinks({ now: () => NOW, exactVisitorDays: 0 });
-    sketchedAnalytics = createClient(AnalyticsService, inProcessTransport({ modules: [sketched.module], credentials, logger, token: credentials.serviceToken }));
+    sketchedAnalytics = createClient(
+      AnalyticsService,
+      inProcessTransport({ modules: [sketched.module], credentials, logger, token: credentials.serviceToken }),
+    );
   });
   afterAll(() => sketched?.close());
 
   const sketchRows = async (linkId: string) =>
     (
       await sql<{ day: string; visitors: number }>`
-        select to_char(day, 'YYYY-MM-DD') as day, visitors from links.scan_day_sketches where link_id = ${linkId} order by day`.execute(sketched.database.db)
+        select to_char(day, 'YYYY-MM-DD') as day, visitors from links.scan_day_sketches where link_id = ${linkId} order by day`.execute(
+        sketched.database.db,
+      )
     ).rows;
 
   it("are estimated within 5% from day sketches, kept for the days that are over; daily counts stay exact", async () => {
-    const { accountId, linkId: id } = await sketched.links.createLink({ accountId: randomUUID(), destinationUrl: "https://example.com/" }).then(({ link }) => ({ accountId: link!.accountId, linkId: link!.id }));
+    const { accountId, linkId: id } = await sketched.links
+      .createLink({ accountId: randomUUID(), destinationUrl: "https://example.com/" })
+      .then(({ link }) => ({ accountId: link!.accountId, linkId: link!.id }));
     // 2,400 visitors over three days, each day 1,200 of them, overlapping: 21st 0-1199, 22nd 600-1799, today 1200-2399.
     const days = ["2026-11-21", "2026-11-22", "2026-11-23"];
     for (const [i, day] of days.entries()) {
-      const scans = Array.from({ length: 1200 }, (_, j) => scan(id, `${day}T0${j % 10}:00:00Z`, { visitorKey: `visitor-${i * 600 + j}` }));
+      const scans = Array.from({ length: 1200 }, (_, j) =>
+        scan(id, `${day}T0${j % 10}:00:00Z`, { visitorKey: `visitor-${i * 600 + j}` }),
+      );
       await sketched.redirects.recordScans({ scans });
     }
     const request = { accountId, linkId: id, fromDate: "2026-11-21", toDate: "2026-11-23" };
@@ -427,27 +585,42 @@ describe("distinct visitors over long ranges", () => {
     const count = (limit: number) => countVisitorsUpTo(db, linkId, "2026-11-20", "2026-11-21", limit);
     expect([await count(7), await count(6)]).toEqual([4, undefined]);
     await foldScanDeltas(db);
-    expect([await count(7), await count(6), await countVisitorsUpTo(db, linkId, "2026-11-21", "2026-11-21", 3)]).toEqual([4, undefined, 3]);
+    expect([
+      await count(7),
+      await count(6),
+      await countVisitorsUpTo(db, linkId, "2026-11-21", "2026-11-21", 3),
+    ]).toEqual([4, undefined, 3]);
   });
 
   it("read each visitor's register and rank as the stored sketches were built", async () => {
     const { linkId } = await newLink();
-    await stack.redirects.recordScans({ scans: Array.from({ length: 500 }, (_, j) => scan(linkId, "2026-11-22T08:00:00Z", { visitorKey: `v${j}` })) });
+    await stack.redirects.recordScans({
+      scans: Array.from({ length: 500 }, (_, j) => scan(linkId, "2026-11-22T08:00:00Z", { visitorKey: `v${j}` })),
+    });
     // The rank as first written in SQL: one plus the leading zeros of the hash's low 52 bits.
     const { rows: expected } = await sql<{ register: number; rank: number }>`
       select ((hashtextextended(visitor_key, 0) >> 52) & 4095)::int as register,
         max(53 - length(ltrim(hashtextextended(visitor_key, 0)::bit(52)::text, '0')))::int as rank
       from links.scan_day_visitors where link_id = ${linkId} group by 1 order by 1`.execute(stack.database.db);
     const read = await dayRegisters(stack.database.db.withSchema("links"), linkId, ["2026-11-22"]);
-    expect(read.map(({ register, rank }) => ({ register, rank })).sort((a, b) => a.register - b.register)).toEqual(expected);
+    expect(read.map(({ register, rank }) => ({ register, rank })).sort((a, b) => a.register - b.register)).toEqual(
+      expected,
+    );
   });
 
   it("stay exact where the range is small, on the default stack", async () => {
     const { accountId, linkId } = await newLink();
     await stack.redirects.recordScans({
-      scans: Array.from({ length: 300 }, (_, j) => scan(linkId, `2026-11-2${j % 3}T08:00:00Z`, { visitorKey: `visitor-${j % 250}` })),
+      scans: Array.from({ length: 300 }, (_, j) =>
+        scan(linkId, `2026-11-2${j % 3}T08:00:00Z`, { visitorKey: `visitor-${j % 250}` }),
+      ),
     });
-    const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-11-20", toDate: "2026-11-22" });
+    const summary = await analytics.getLinkAnalytics({
+      accountId,
+      linkId,
+      fromDate: "2026-11-20",
+      toDate: "2026-11-22",
+    });
     expect(summary.uniqueScans).toBe(250n);
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { addToSketch, emptySketch, estimateVisitors, mergeSketch, rankOf, SKETCH_REGISTERS } from "../src/scans/analytics/visitor-sketch.js";
+import {
+  addToSketch,
+  emptySketch,
+  estimateVisitors,
+  mergeSketch,
+  rankOf,
+  SKETCH_REGISTERS,
+} from "../src/scans/analytics/visitor-sketch.js";
 import { packSketch, unpackSketch } from "../src/scans/analytics/sketch-encoding.js";
 
 // Plain unit tests of the HyperLogLog sketch analytics counts distinct visitors with over long ranges.
@@ -70,9 +77,25 @@ describe("visitor sketches", () => {
   it("rank the 52 bits after the register by one plus their leading zeros, as the stored sketches were built", () => {
     // The definition Postgres used (length of the bit string without its leading zeros), in BigInt.
     const reference = (bits: bigint) => 53 - bits.toString(2).replace(/^0+/, "").length;
-    const edges = [0n, 1n, 2n, 3n, 2n ** 31n, 2n ** 32n - 1n, 2n ** 32n, 2n ** 32n + 1n, 2n ** 51n - 1n, 2n ** 51n, 2n ** 52n - 1n];
-    const random = Array.from({ length: 2000 }, (_, i) => (BigInt(mix(i)) << 20n) ^ BigInt(mix(i ^ 0x5bd1e995) >>> (i % 32)));
-    for (const bits of [...edges, ...random.map((value) => value & (2n ** 52n - 1n))]) expect(rankOf(Number(bits))).toBe(reference(bits));
+    const edges = [
+      0n,
+      1n,
+      2n,
+      3n,
+      2n ** 31n,
+      2n ** 32n - 1n,
+      2n ** 32n,
+      2n ** 32n + 1n,
+      2n ** 51n - 1n,
+      2n ** 51n,
+      2n ** 52n - 1n,
+    ];
+    const random = Array.from(
+      { length: 2000 },
+      (_, i) => (BigInt(mix(i)) << 20n) ^ BigInt(mix(i ^ 0x5bd1e995) >>> (i % 32)),
+    );
+    for (const bits of [...edges, ...random.map((value) => value & (2n ** 52n - 1n))])
+      expect(rankOf(Number(bits))).toBe(reference(bits));
     expect([rankOf(0), rankOf(1), rankOf(2 ** 52 - 1)]).toEqual([53, 52, 1]);
   });
 });
@@ -80,7 +103,12 @@ describe("visitor sketches", () => {
 describe("stored sketches", () => {
   it("keep a sketch of few visitors sparse and one of many whole, and read both back as they were", () => {
     const few = emptySketch();
-    for (const [register, rank] of [[0, 3], [257, 1], [4095, 52]] as const) addToSketch(few, register, rank);
+    for (const [register, rank] of [
+      [0, 3],
+      [257, 1],
+      [4095, 52],
+    ] as const)
+      addToSketch(few, register, rank);
     const packed = packSketch(few);
     expect(packed).toEqual(new Uint8Array([0, 0, 3, 1, 1, 1, 15, 255, 52]));
     expect(unpackSketch(packed)).toEqual(few);

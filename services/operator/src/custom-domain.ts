@@ -44,7 +44,12 @@ export type VerificationState = "pending" | "verified" | "failed";
 
 export interface CustomDomainStatus {
   observedGeneration?: number;
-  verification?: { state?: VerificationState; challengeRecordName?: string; challengeRecordValue?: string; lastCheckTime?: string };
+  verification?: {
+    state?: VerificationState;
+    challengeRecordName?: string;
+    challengeRecordValue?: string;
+    lastCheckTime?: string;
+  };
   route?: { kind: "Ingress" | "HTTPRoute"; name: string; namespace: string };
   certificate?: { name: string; secretName: string; notAfter?: string };
   conditions?: Condition[];

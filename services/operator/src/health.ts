@@ -14,7 +14,9 @@ export function healthHandler(readiness: () => Readiness): RequestListener {
   return (req, res) => {
     const path = (req.url ?? "").split("?", 1)[0];
     if (req.method !== "GET" && req.method !== "HEAD") {
-      res.writeHead(405, { Allow: "GET, HEAD", "Content-Type": "text/plain; charset=utf-8" }).end("Method not allowed\n");
+      res
+        .writeHead(405, { Allow: "GET, HEAD", "Content-Type": "text/plain; charset=utf-8" })
+        .end("Method not allowed\n");
       return;
     }
     if (path === "/healthz") {
@@ -23,13 +25,28 @@ export function healthHandler(readiness: () => Readiness): RequestListener {
     }
     if (path === "/readyz") {
       const state = readiness();
-      res.writeHead(state.ready ? 200 : 503, { "Content-Type": "application/json", "Cache-Control": "no-store" }).end(`${JSON.stringify(state)}\n`);
+      res
+        .writeHead(state.ready ? 200 : 503, { "Content-Type": "application/json", "Cache-Control": "no-store" })
+        .end(`${JSON.stringify(state)}\n`);
       return;
     }
-    res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" }).end("Not found: health is at GET /healthz and GET /readyz\n");
+    res
+      .writeHead(404, { "Content-Type": "text/plain; charset=utf-8" })
+      .end("Not found: health is at GET /healthz and GET /readyz\n");
   };
 }
 
-export function serveHealth(options: { readiness: () => Readiness; host: string; port: number; logger: Logger }): Promise<HttpServer> {
-  return listenHttp({ handler: healthHandler(options.readiness), host: options.host, port: options.port, logger: options.logger, name: "health on /healthz and /readyz" });
+export function serveHealth(options: {
+  readiness: () => Readiness;
+  host: string;
+  port: number;
+  logger: Logger;
+}): Promise<HttpServer> {
+  return listenHttp({
+    handler: healthHandler(options.readiness),
+    host: options.host,
+    port: options.port,
+    logger: options.logger,
+    name: "health on /healthz and /readyz",
+  });
 }

@@ -20,13 +20,20 @@ export interface OperatorMetrics {
 
 export function operatorMetrics(metrics: Metrics): OperatorMetrics {
   return {
-    reconciles: metrics.counter({ name: "qrp_operator_reconciles_total", help: "CustomDomain reconciles, by result (ok, error).", labelNames: ["result"] }),
+    reconciles: metrics.counter({
+      name: "qrp_operator_reconciles_total",
+      help: "CustomDomain reconciles, by result (ok, error).",
+      labelNames: ["result"],
+    }),
     reconcileSeconds: metrics.histogram({
       name: "qrp_operator_reconcile_duration_seconds",
       help: "How long one CustomDomain reconcile took.",
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     }),
-    leader: metrics.gauge({ name: "qrp_operator_leader", help: "1 while this replica holds the leader lease, else 0." }),
+    leader: metrics.gauge({
+      name: "qrp_operator_leader",
+      help: "1 while this replica holds the leader lease, else 0.",
+    }),
     lastFullResync: metrics.gauge({
       name: "qrp_operator_last_full_resync_timestamp_seconds",
       help: "When the platform's domains were last listed in full, in Unix seconds.",

@@ -120,8 +120,16 @@ export function buildOperator(deps: OperatorDeps): Operator {
       queue.add(cr.metadata.name);
     },
   });
-  const routes = new ResourceInformer<Route>({ ...informerOptions, resource: provisioning.route.kind === "HTTPRoute" ? HTTP_ROUTES : INGRESSES, onChange: onChild });
-  const certificates = new ResourceInformer<Certificate>({ ...informerOptions, resource: CERTIFICATES, onChange: onChild });
+  const routes = new ResourceInformer<Route>({
+    ...informerOptions,
+    resource: provisioning.route.kind === "HTTPRoute" ? HTTP_ROUTES : INGRESSES,
+    onChange: onChild,
+  });
+  const certificates = new ResourceInformer<Certificate>({
+    ...informerOptions,
+    resource: CERTIFICATES,
+    onChange: onChild,
+  });
   const informers = [customDomains, routes, certificates];
 
   const domains: DomainCache = new DomainCache({
@@ -207,7 +215,12 @@ export function buildOperator(deps: OperatorDeps): Operator {
       await Promise.all([...informers.map((informer) => informer.stop()), domains.stop()]);
     },
     readiness() {
-      const waiting = { customdomains: customDomains.synced, routes: routes.synced, certificates: certificates.synced, domains: domains.listed };
+      const waiting = {
+        customdomains: customDomains.synced,
+        routes: routes.synced,
+        certificates: certificates.synced,
+        domains: domains.listed,
+      };
       const waitingFor = Object.entries(waiting).flatMap(([name, done]) => (done ? [] : [name]));
       return { ready: waitingFor.length === 0, waitingFor };
     },

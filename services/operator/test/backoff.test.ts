@@ -5,8 +5,12 @@ const settings = { baseMs: 100, maxMs: 1000 };
 
 describe("backoff", () => {
   it("doubles per attempt up to the cap, jittered within the upper half", () => {
-    expect([1, 2, 3, 4, 5, 10].map((attempt) => backoffDelay(attempt, settings, () => 1))).toEqual([100, 200, 400, 800, 1000, 1000]);
-    expect([1, 2, 3, 4, 5].map((attempt) => backoffDelay(attempt, settings, () => 0))).toEqual([50, 100, 200, 400, 500]);
+    expect([1, 2, 3, 4, 5, 10].map((attempt) => backoffDelay(attempt, settings, () => 1))).toEqual([
+      100, 200, 400, 800, 1000, 1000,
+    ]);
+    expect([1, 2, 3, 4, 5].map((attempt) => backoffDelay(attempt, settings, () => 0))).toEqual([
+      50, 100, 200, 400, 500,
+    ]);
     expect(backoffDelay(1000, settings, () => 0.5)).toBe(750);
   });
 

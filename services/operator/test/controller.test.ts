@@ -8,7 +8,19 @@ import { DomainState } from "@qrplatform/api/links";
 import { TenancyService } from "@qrplatform/api/tenancy";
 import { notFound, type Metrics } from "@qrplatform/platform";
 import { FINALIZER } from "../src/custom-domain.js";
-import { CERTIFICATES, Cluster, CUSTOM_DOMAINS, eventually, HTTP_ROUTES, INGRESSES, LEASE_MS, LEASES, NAMESPACE, provisioning, type Replica } from "./support/cluster.js";
+import {
+  CERTIFICATES,
+  Cluster,
+  CUSTOM_DOMAINS,
+  eventually,
+  HTTP_ROUTES,
+  INGRESSES,
+  LEASE_MS,
+  LEASES,
+  NAMESPACE,
+  provisioning,
+  type Replica,
+} from "./support/cluster.js";
 import { ACCOUNT, OTHER_ACCOUNT } from "./support/objects.js";
 
 const UNKNOWN_ACCOUNT = "00000000-0000-4000-8000-000000000000";
@@ -43,7 +55,9 @@ async function counter(metrics: Metrics, name: string, labels: Record<string, st
   const metric = metrics.registry.getSingleMetric(name);
   if (!metric) return 0;
   const { values } = await metric.get();
-  return values.filter((value) => Object.entries(labels).every(([key, wanted]) => value.labels[key] === wanted)).reduce((sum, value) => sum + value.value, 0);
+  return values
+    .filter((value) => Object.entries(labels).every(([key, wanted]) => value.labels[key] === wanted))
+    .reduce((sum, value) => sum + value.value, 0);
 }
 
 describe("the domain operator", () => {
@@ -69,7 +83,10 @@ describe("the domain operator", () => {
     ]);
     expect(cluster.get(INGRESSES, "go.example.com")).toBeUndefined();
     await eventually(() => cluster.domains.domains.get(domain.id)?.serving?.reason, "PendingVerification");
-    expect(cluster.eventsFor("go.example.com").map((event) => [event.type, event.reason])).toContainEqual(["Warning", "PendingVerification"]);
+    expect(cluster.eventsFor("go.example.com").map((event) => [event.type, event.reason])).toContainEqual([
+      "Warning",
+      "PendingVerification",
+    ]);
 
     await cluster.kubectl().edit("go.example.com", { spec: { accountId: OTHER_ACCOUNT } });
     await eventually(() => cluster.customDomain("go.example.com")?.spec.accountId, ACCOUNT);
@@ -84,14 +101,32 @@ describe("the domain operator", () => {
     const certificate = cluster.get(CERTIFICATES, "shop.example.com")!;
     for (const child of [ingress, certificate]) {
       expect(child.metadata.ownerReferences).toEqual([
-        { apiVersion: "qr-platform.io/v1alpha1", kind: "CustomDomain", name: "shop.example.com", uid: cr.metadata.uid, controller: true, blockOwnerDeletion: true },
+        {
+          apiVersion: "qr-platform.io/v1alpha1",
+          kind: "CustomDomain",
+          name: "shop.example.com",
+          uid: cr.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
       ]);
-      expect(child.metadata.labels).toMatchObject({ "app.kubernetes.io/managed-by": "qr-platform-operator", "qr-platform.io/hostname": "shop.example.com" });
-      expect(child.metadata.managedFields?.map((entry) => [entry.manager, entry.operation])).toContainEqual(["qr-platform-operator", "Apply"]);
+      expect(child.metadata.labels).toMatchObject({
+        "app.kubernetes.io/managed-by": "qr-platform-operator",
+        "qr-platform.io/hostname": "shop.example.com",
+      });
+      expect(child.metadata.managedFields?.map((entry) => [entry.manager, entry.operation])).toContainEqual([
+        "qr-platform-operator",
+        "Apply",
+      ]);
     }
     expect((ingress as { spec?: unknown }).spec).toMatchObject({
       ingressClassName: "nginx",
-      rules: [{ host: "shop.example.com", http: { paths: [{ backend: { service: { name: "qr-platform-links", port: { number: 8081 } } } }] } }],
+      rules: [
+        {
+          host: "shop.example.com",
+          http: { paths: [{ backend: { service: { name: "qr-platform-links", port: { number: 8081 } } } }] },
+        },
+      ],
       tls: [{ hosts: ["shop.example.com"], secretName: "shop.example.com-tls" }],
     });
     expect((certificate as { spec?: unknown }).spec).toEqual({
@@ -112,7 +147,10 @@ describe("the domain operator", () => {
     const serving = cluster.domains.domains.get(domain.id)!.serving!;
     expect(serving).toMatchObject({ routeAdmitted: true, certificateReady: true, reason: "Serving" });
     expect(timestampDate(serving.certificateExpireTime!).toISOString()).toBe("2026-09-01T00:00:00.000Z");
-    expect(cluster.eventsFor("shop.example.com").map((event) => [event.type, event.reason])).toContainEqual(["Normal", "Serving"]);
+    expect(cluster.eventsFor("shop.example.com").map((event) => [event.type, event.reason])).toContainEqual([
+      "Normal",
+      "Serving",
+    ]);
   });
 
   it("stores the status only when it changed, applies nothing unchanged, and keeps lastTransitionTime across reconciles that do not flip", async () => {
@@ -131,7 +169,9 @@ describe("the domain operator", () => {
     // A full resync reconciles every hostname; an SRE's label reconciles the CR again.
     cluster.domains.requestResync();
     await cluster.kubectl().edit("calm.example.com", { metadata: { labels: { team: "growth" } } });
-    await expect.poll(() => counter(replica.metrics, "qrp_operator_reconciles_total", { result: "ok" }), { timeout: 10_000 }).toBeGreaterThanOrEqual(reconciled + 2);
+    await expect
+      .poll(() => counter(replica.metrics, "qrp_operator_reconciles_total", { result: "ok" }), { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(reconciled + 2);
 
     expect(cluster.kube.requests({ method: "PATCH", path: /\/status(\?|$)/ })).toEqual([]);
     expect(cluster.kube.requests({ method: "PATCH", path: /ingresses|certificates/ })).toEqual([]);
@@ -169,7 +209,11 @@ describe("the domain operator", () => {
     // The old route went with the old CR; the new CR has its own.
     await eventually(() => {
       const ingress = cluster.get(INGRESSES, "kept.example.com");
-      return Boolean(ingress && ingress.metadata.uid !== firstIngress && ingress.metadata.ownerReferences?.[0]?.uid === cluster.customDomain("kept.example.com")?.metadata.uid);
+      return Boolean(
+        ingress &&
+          ingress.metadata.uid !== firstIngress &&
+          ingress.metadata.ownerReferences?.[0]?.uid === cluster.customDomain("kept.example.com")?.metadata.uid,
+      );
     }, true);
   });
 
@@ -214,7 +258,9 @@ describe("the domain operator", () => {
         expect(cr.metadata.finalizers ?? []).toEqual([]);
         expect(cluster.get(INGRESSES, name)).toBeUndefined();
       }
-      expect(cluster.domains.callsOf("createDomain").map((call) => (call as { hostname: string }).hostname)).not.toContain("orphan.example.com");
+      expect(
+        cluster.domains.callsOf("createDomain").map((call) => (call as { hostname: string }).hostname),
+      ).not.toContain("orphan.example.com");
       await cluster.serve("fine.example.com");
       expect(replica.operator.isLeader).toBe(true);
     });
@@ -244,7 +290,16 @@ describe("the domain operator", () => {
         apiVersion: "networking.k8s.io/v1",
         kind: "Ingress",
         metadata: { name: "legacy", namespace: NAMESPACE },
-        spec: { rules: [{ host: "busy.example.com", http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "old", port: { number: 80 } } } }] } }] },
+        spec: {
+          rules: [
+            {
+              host: "busy.example.com",
+              http: {
+                paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "old", port: { number: 80 } } } }],
+              },
+            },
+          ],
+        },
       },
       { manager: "someone-else" },
     );
@@ -261,7 +316,10 @@ describe("the domain operator", () => {
 
     // Once the foreign route is gone, the operator routes the host.
     cluster.kube.delete(INGRESSES, NAMESPACE, "legacy");
-    await eventually(() => cluster.get(INGRESSES, "busy.example.com")?.metadata.ownerReferences?.[0]?.name, "busy.example.com");
+    await eventually(
+      () => cluster.get(INGRESSES, "busy.example.com")?.metadata.ownerReferences?.[0]?.name,
+      "busy.example.com",
+    );
   });
 
   it("reports a foreign Secret with the certificate's secret name as CertificateConflict and never touches it", async () => {
@@ -276,7 +334,9 @@ describe("the domain operator", () => {
     cluster.domains.register(ACCOUNT, "vault.example.com", DomainState.VERIFIED);
     await eventually(() => cluster.reasonOf("vault.example.com", "CertificateReady"), "False/CertificateConflict");
     expect(cluster.get(CERTIFICATES, "vault.example.com")).toBeUndefined();
-    expect(cluster.get("secrets", "vault.example.com-tls")?.metadata.resourceVersion).toBe(secret.metadata.resourceVersion);
+    expect(cluster.get("secrets", "vault.example.com-tls")?.metadata.resourceVersion).toBe(
+      secret.metadata.resourceVersion,
+    );
     // The route does not depend on the certificate.
     await eventually(() => Boolean(cluster.get(INGRESSES, "vault.example.com")), true);
   });
@@ -291,7 +351,8 @@ describe("the domain operator", () => {
     cluster.domains.update(domain.id, { state: DomainState.VERIFIED, failureReason: "" });
     await eventually(() => cluster.reasonOf("flaky.example.com", "Verified"), "True/Verified");
     // Events follow the status they tell of.
-    const verifiedEvents = () => cluster.eventsFor("flaky.example.com").filter((event) => (event as { reason?: string }).reason === "Verified");
+    const verifiedEvents = () =>
+      cluster.eventsFor("flaky.example.com").filter((event) => (event as { reason?: string }).reason === "Verified");
     await eventually(() => verifiedEvents().map((event) => (event as { count?: number }).count), [2]);
     const verified = verifiedEvents();
     expect(verified[0]).toMatchObject({
@@ -300,7 +361,10 @@ describe("the domain operator", () => {
       involvedObject: { kind: "CustomDomain", apiVersion: "qr-platform.io/v1alpha1", name: "flaky.example.com" },
       source: { component: "qr-platform-operator" },
     });
-    expect(cluster.eventsFor("flaky.example.com").map((event) => [event.type, event.reason])).toContainEqual(["Warning", "VerificationFailed"]);
+    expect(cluster.eventsFor("flaky.example.com").map((event) => [event.type, event.reason])).toContainEqual([
+      "Warning",
+      "VerificationFailed",
+    ]);
   });
 
   it("recovers from dropped watches, 500s, 429s and a compacted watch history", async () => {
@@ -318,8 +382,12 @@ describe("the domain operator", () => {
     await cluster.serve("one.example.com");
     await cluster.serve("two.example.com");
     expect(cluster.kube.pendingFaults()).toBe(0);
-    expect(await counter(replica.metrics, "qrp_operator_watch_restarts_total", { source: "certificates" })).toBeGreaterThanOrEqual(3);
-    expect(await counter(replica.metrics, "qrp_operator_reconciles_total", { result: "error" })).toBeGreaterThanOrEqual(2);
+    expect(
+      await counter(replica.metrics, "qrp_operator_watch_restarts_total", { source: "certificates" }),
+    ).toBeGreaterThanOrEqual(3);
+    expect(await counter(replica.metrics, "qrp_operator_reconciles_total", { result: "error" })).toBeGreaterThanOrEqual(
+      2,
+    );
 
     // History compacted while the watches are down: they resume with 410 Gone and list again.
     cluster.kube.compactWatchHistory();
@@ -329,7 +397,12 @@ describe("the domain operator", () => {
   });
 
   it("routes with an HTTPRoute to the configured Gateway when so configured", async () => {
-    await leadingOperator({ provisioning: { ...provisioning, route: { kind: "HTTPRoute", parentRef: { name: "public", namespace: "gateways" } } } });
+    await leadingOperator({
+      provisioning: {
+        ...provisioning,
+        route: { kind: "HTTPRoute", parentRef: { name: "public", namespace: "gateways" } },
+      },
+    });
     cluster.domains.register(ACCOUNT, "gw.example.com", DomainState.VERIFIED);
     await eventually(() => Boolean(cluster.get(HTTP_ROUTES, "gw.example.com")), true);
     expect((cluster.get(HTTP_ROUTES, "gw.example.com") as { spec?: unknown }).spec).toEqual({
@@ -339,19 +412,36 @@ describe("the domain operator", () => {
     });
     expect(cluster.get(INGRESSES, "gw.example.com")).toBeUndefined();
     cluster.kube.setStatus(HTTP_ROUTES, NAMESPACE, "gw.example.com", {
-      parents: [{ parentRef: { name: "public", namespace: "gateways" }, controllerName: "example.net/gateway", conditions: [{ type: "Accepted", status: "False", reason: "NotAllowedByListeners", message: "no listener" }] }],
+      parents: [
+        {
+          parentRef: { name: "public", namespace: "gateways" },
+          controllerName: "example.net/gateway",
+          conditions: [{ type: "Accepted", status: "False", reason: "NotAllowedByListeners", message: "no listener" }],
+        },
+      ],
     });
     await eventually(() => cluster.reasonOf("gw.example.com", "RouteAdmitted"), "False/RouteRejected");
     cluster.kube.setStatus(HTTP_ROUTES, NAMESPACE, "gw.example.com", {
-      parents: [{ parentRef: { name: "public", namespace: "gateways" }, controllerName: "example.net/gateway", conditions: [{ type: "Accepted", status: "True", reason: "Accepted", message: "" }] }],
+      parents: [
+        {
+          parentRef: { name: "public", namespace: "gateways" },
+          controllerName: "example.net/gateway",
+          conditions: [{ type: "Accepted", status: "True", reason: "Accepted", message: "" }],
+        },
+      ],
     });
     await eventually(() => cluster.reasonOf("gw.example.com", "RouteAdmitted"), "True/Admitted");
   });
 
   it("with TLS_MODE=ingress-annotation asks cert-manager through the Ingress and reads the Certificate its ingress-shim makes", async () => {
-    await leadingOperator({ provisioning: { ...provisioning, tls: { mode: "ingress-annotation", clusterIssuer: "letsencrypt" } } });
+    await leadingOperator({
+      provisioning: { ...provisioning, tls: { mode: "ingress-annotation", clusterIssuer: "letsencrypt" } },
+    });
     cluster.domains.register(ACCOUNT, "shim.example.com", DomainState.VERIFIED);
-    await eventually(() => cluster.get(INGRESSES, "shim.example.com")?.metadata.annotations?.["cert-manager.io/cluster-issuer"], "letsencrypt");
+    await eventually(
+      () => cluster.get(INGRESSES, "shim.example.com")?.metadata.annotations?.["cert-manager.io/cluster-issuer"],
+      "letsencrypt",
+    );
     await eventually(() => cluster.reasonOf("shim.example.com", "CertificateReady"), "False/Issuing");
     expect(cluster.kube.list(CERTIFICATES, NAMESPACE)).toEqual([]);
     // ingress-shim's part: a Certificate named after the secret, controlled by the Ingress.
@@ -364,17 +454,35 @@ describe("the domain operator", () => {
         metadata: {
           name: "shim.example.com-tls",
           namespace: NAMESPACE,
-          ownerReferences: [{ apiVersion: "networking.k8s.io/v1", kind: "Ingress", name: "shim.example.com", uid: ingress.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+          ownerReferences: [
+            {
+              apiVersion: "networking.k8s.io/v1",
+              kind: "Ingress",
+              name: "shim.example.com",
+              uid: ingress.metadata.uid!,
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
         },
-        spec: { secretName: "shim.example.com-tls", dnsNames: ["shim.example.com"], issuerRef: { kind: "ClusterIssuer", name: "letsencrypt" } },
+        spec: {
+          secretName: "shim.example.com-tls",
+          dnsNames: ["shim.example.com"],
+          issuerRef: { kind: "ClusterIssuer", name: "letsencrypt" },
+        },
       },
       { manager: "cert-manager-ingress-shim" },
     );
     cluster.admitIngress("shim.example.com");
     cluster.issueCertificate("shim.example.com-tls");
     await eventually(() => cluster.reasonOf("shim.example.com"), "True/Serving");
-    expect(cluster.customDomain("shim.example.com")?.status?.certificate).toMatchObject({ name: "shim.example.com-tls", secretName: "shim.example.com-tls" });
-    expect(cluster.get(CERTIFICATES, "shim.example.com-tls")?.metadata.managedFields?.map((entry) => entry.manager)).not.toContain("qr-platform-operator");
+    expect(cluster.customDomain("shim.example.com")?.status?.certificate).toMatchObject({
+      name: "shim.example.com-tls",
+      secretName: "shim.example.com-tls",
+    });
+    expect(
+      cluster.get(CERTIFICATES, "shim.example.com-tls")?.metadata.managedFields?.map((entry) => entry.manager),
+    ).not.toContain("qr-platform-operator");
   });
 
   describe("with two replicas", () => {
@@ -387,7 +495,9 @@ describe("the domain operator", () => {
       return [a, b];
     }
 
-    const holder = () => (cluster.kube.get(LEASES, NAMESPACE, "qr-platform-operator")?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
+    const holder = () =>
+      (cluster.kube.get(LEASES, NAMESPACE, "qr-platform-operator")?.spec as { holderIdentity?: string } | undefined)
+        ?.holderIdentity;
 
     it("has one leader, which reconciles; a stopped leader releases the lease and the other takes over at once", async () => {
       const [a, b] = await twoReplicas();
@@ -424,6 +534,8 @@ describe("the domain operator", () => {
     await leadingOperator();
     cluster.domains.register(ACCOUNT, "scope.example.com");
     await eventually(() => Boolean(cluster.customDomain("scope.example.com")), true);
-    expect(cluster.kube.list(CUSTOM_DOMAINS).map((cr) => [cr.metadata.name, cr.metadata.namespace])).toEqual([["scope.example.com", undefined]]);
+    expect(cluster.kube.list(CUSTOM_DOMAINS).map((cr) => [cr.metadata.name, cr.metadata.namespace])).toEqual([
+      ["scope.example.com", undefined],
+    ]);
   });
 });

@@ -37,7 +37,12 @@ describe("the domain cache", () => {
     for (const hostname of hostnames) service.register(ACCOUNT, hostname);
     const { cache, changed, metrics } = start(service);
     await expect.poll(() => cache.listed).toBe(true);
-    expect(cache.all().map((domain) => domain.hostname).sort()).toEqual(hostnames);
+    expect(
+      cache
+        .all()
+        .map((domain) => domain.hostname)
+        .sort(),
+    ).toEqual(hostnames);
     expect(new Set(changed)).toEqual(new Set(hostnames));
     expect(service.callsOf("listDomains")[0]).toMatchObject({ accountId: "", pageSize: 2, pageToken: "" });
     expect(await metrics.text()).toMatch(/^qrp_operator_last_full_resync_timestamp_seconds \d+/m);
@@ -91,7 +96,11 @@ describe("the domain cache", () => {
     const service = new FakeDomainService();
     service.register(ACCOUNT, "go.example.com");
     service.watchUnimplemented = true;
-    for (let i = 0; i < 3; i += 1) service.failures.push({ method: "listDomains", error: serviceError(Code.Unavailable, "unavailable", "links is down") });
+    for (let i = 0; i < 3; i += 1)
+      service.failures.push({
+        method: "listDomains",
+        error: serviceError(Code.Unavailable, "unavailable", "links is down"),
+      });
     const { cache } = start(service);
     expect(cache.listed).toBe(false);
     await expect.poll(() => cache.listed).toBe(true);
@@ -104,7 +113,11 @@ describe("the domain cache", () => {
     const domain = service.register(ACCOUNT, "go.example.com");
     const { cache } = start(service);
     await expect.poll(() => cache.listed).toBe(true);
-    const older = { ...domain, state: DomainState.FAILED, updateTime: { ...domain.updateTime!, seconds: domain.updateTime!.seconds - 100n } };
+    const older = {
+      ...domain,
+      state: DomainState.FAILED,
+      updateTime: { ...domain.updateTime!, seconds: domain.updateTime!.seconds - 100n },
+    };
     cache.remember(older);
     expect(cache.forHostname("go.example.com")?.state).toBe(DomainState.PENDING);
   });

@@ -85,22 +85,31 @@ async function qrctlJson(args: string[]) {
 }
 
 /** Polls until `read` returns something (not undefined/false), failing with the operators' output. */
-async function eventually<T>(what: string, read: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+async function eventually<T>(
+  what: string,
+  read: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) {
-      throw new Error(`${what}: not within ${timeoutMs} ms\n${operators.map((o) => `--- ${o.name}\n${o.output().slice(-4000)}`).join("\n")}`);
+      throw new Error(
+        `${what}: not within ${timeoutMs} ms\n${operators.map((o) => `--- ${o.name}\n${o.output().slice(-4000)}`).join("\n")}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
 const condition = (cr: CustomDomain | undefined, type: string) => cr?.status?.conditions?.find((c) => c.type === type);
-const customDomain = (hostname: string) => kube.get(CUSTOM_DOMAINS, undefined, hostname) as (StoredObject & CustomDomain) | undefined;
-const ingressOf = (hostname: string) => kube.get(INGRESSES, NAMESPACE, hostname) as (StoredObject & Ingress) | undefined;
-const certificateOf = (hostname: string) => kube.get(CERTIFICATES, NAMESPACE, hostname) as (StoredObject & Certificate) | undefined;
+const customDomain = (hostname: string) =>
+  kube.get(CUSTOM_DOMAINS, undefined, hostname) as (StoredObject & CustomDomain) | undefined;
+const ingressOf = (hostname: string) =>
+  kube.get(INGRESSES, NAMESPACE, hostname) as (StoredObject & Ingress) | undefined;
+const certificateOf = (hostname: string) =>
+  kube.get(CERTIFICATES, NAMESPACE, hostname) as (StoredObject & Certificate) | undefined;
 
 function getOnHost(host: string, path: string): Promise<{ status: number; location?: string }> {
   const target = new URL(stack.redirectorUrl);
@@ -117,7 +126,10 @@ function getOnHost(host: string, path: string): Promise<{ status: number; locati
 describe("the domain operator, end to end", () => {
   beforeAll(async () => {
     workDir = mkdtempSync(join(tmpdir(), "qrp-operator-e2e-"));
-    [stack, kube] = await Promise.all([startStack("processes"), startFakeKubeApiServer({ crds: [CRD], namespace: NAMESPACE })]);
+    [stack, kube] = await Promise.all([
+      startStack("processes"),
+      startFakeKubeApiServer({ crds: [CRD], namespace: NAMESPACE }),
+    ]);
     const kubeconfig = join(workDir, "kubeconfig");
     writeFileSync(kubeconfig, kube.kubeConfigYaml());
     kubectl = new KubectlCli(kube);
@@ -135,7 +147,10 @@ describe("the domain operator, end to end", () => {
 
   it("takes a domain from qrctl to a Ready CR, serving, and removes everything with it", async () => {
     const hostname = "go.e2e-operator.example";
-    const { account } = await stack.admin.createAccount({ name: "Operator journey", subscriptionTier: SubscriptionTier.SCALE });
+    const { account } = await stack.admin.createAccount({
+      name: "Operator journey",
+      subscriptionTier: SubscriptionTier.SCALE,
+    });
     const key = (await stack.admin.createApiKey({ accountId: account!.id, scopes: [] })).secret;
 
     // The SRE adds the domain for the tenant; the CR appears, waiting for its TXT record.
@@ -161,21 +176,45 @@ describe("the domain operator, end to end", () => {
     const cr = customDomain(hostname)!;
     for (const child of [ingress, certificate]) {
       expect(child.metadata.ownerReferences).toEqual([
-        expect.objectContaining({ apiVersion: "qr-platform.io/v1alpha1", kind: "CustomDomain", name: hostname, uid: cr.metadata.uid, controller: true }),
+        expect.objectContaining({
+          apiVersion: "qr-platform.io/v1alpha1",
+          kind: "CustomDomain",
+          name: hostname,
+          uid: cr.metadata.uid,
+          controller: true,
+        }),
       ]);
       expect(child.metadata.managedFields?.map((entry) => entry.manager)).toContain("qr-platform-operator");
     }
     expect(ingress.spec?.rules).toEqual([
-      expect.objectContaining({ host: hostname, http: expect.objectContaining({ paths: [expect.objectContaining({ backend: { service: { name: "qrp-links-redirect", port: { number: 8081 } } } })] }) }),
+      expect.objectContaining({
+        host: hostname,
+        http: expect.objectContaining({
+          paths: [
+            expect.objectContaining({ backend: { service: { name: "qrp-links-redirect", port: { number: 8081 } } } }),
+          ],
+        }),
+      }),
     ]);
-    expect(certificate.spec).toMatchObject({ dnsNames: [hostname], issuerRef: { kind: "ClusterIssuer", name: "letsencrypt" } });
+    expect(certificate.spec).toMatchObject({
+      dnsNames: [hostname],
+      issuerRef: { kind: "ClusterIssuer", name: "letsencrypt" },
+    });
 
     // Stand-ins for the ingress controller and cert-manager do their part.
     const notAfter = new Date(Date.now() + 90 * 86_400_000).toISOString().replace(/\.\d+Z$/, "Z");
     kube.setStatus(INGRESSES, NAMESPACE, hostname, { loadBalancer: { ingress: [{ ip: "203.0.113.10" }] } });
     kube.setStatus(CERTIFICATES, NAMESPACE, hostname, {
       notAfter,
-      conditions: [{ type: "Ready", status: "True", reason: "Ready", message: "Certificate is up to date and has not expired", lastTransitionTime: new Date().toISOString() }],
+      conditions: [
+        {
+          type: "Ready",
+          status: "True",
+          reason: "Ready",
+          message: "Certificate is up to date and has not expired",
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
     });
     const ready = await eventually("the CR Ready", () => {
       const current = customDomain(hostname);
@@ -188,7 +227,9 @@ describe("the domain operator, end to end", () => {
 
     // What the SRE reads with the real kubectl: the printer columns, the wide ones, the short name and
     // the category, the conditions and events in describe, the event list.
-    const [wide] = parseTable(await kubectl.ok("get", "customdomains", "-o", "wide")).filter((row) => row.NAME === hostname);
+    const [wide] = parseTable(await kubectl.ok("get", "customdomains", "-o", "wide")).filter(
+      (row) => row.NAME === hostname,
+    );
     expect(wide).toEqual({
       NAME: hostname,
       ACCOUNT: account!.id,
@@ -200,16 +241,33 @@ describe("the domain operator, end to end", () => {
     });
     const short = parseTable(await kubectl.ok("get", "cdom"));
     expect(Object.keys(short[0]!)).toEqual(["NAME", "ACCOUNT", "READY", "REASON", "AGE"]);
-    expect(short.find((row) => row.NAME === hostname)).toMatchObject({ ACCOUNT: account!.id, READY: "True", REASON: "Serving" });
+    expect(short.find((row) => row.NAME === hostname)).toMatchObject({
+      ACCOUNT: account!.id,
+      READY: "True",
+      REASON: "Serving",
+    });
     expect(parseTable(await kubectl.ok("get", "qrplatform")).map((row) => row.NAME)).toContain(hostname);
     const described = await kubectl.ok("describe", "customdomain", hostname);
     expect(described).toMatch(/Kind:\s+CustomDomain/);
-    for (const [type, status, reason] of [["Verified", "True", "Verified"], ["RouteAdmitted", "True", "Admitted"], ["CertificateReady", "True", "Ready"], ["Ready", "True", "Serving"]]) {
-      expect(described, type).toMatch(new RegExp(`Reason:\\s+${reason}\\n\\s+Status:\\s+${status}\\n\\s+Type:\\s+${type}\\n`));
+    for (const [type, status, reason] of [
+      ["Verified", "True", "Verified"],
+      ["RouteAdmitted", "True", "Admitted"],
+      ["CertificateReady", "True", "Ready"],
+      ["Ready", "True", "Serving"],
+    ]) {
+      expect(described, type).toMatch(
+        new RegExp(`Reason:\\s+${reason}\\n\\s+Status:\\s+${status}\\n\\s+Type:\\s+${type}\\n`),
+      );
     }
-    expect(described).toMatch(/Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n[\s\S]*Normal\s+Serving\s+\S+\s+qr-platform-operator\s+/);
-    const events = parseTable(await kubectl.ok("get", "events", "-n", NAMESPACE)).filter((row) => row.OBJECT === `customdomain/${hostname}`);
-    expect(events).toContainEqual(expect.objectContaining({ TYPE: "Normal", REASON: "Serving", MESSAGE: expect.stringMatching(/redirector/) }));
+    expect(described).toMatch(
+      /Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n[\s\S]*Normal\s+Serving\s+\S+\s+qr-platform-operator\s+/,
+    );
+    const events = parseTable(await kubectl.ok("get", "events", "-n", NAMESPACE)).filter(
+      (row) => row.OBJECT === `customdomain/${hostname}`,
+    );
+    expect(events).toContainEqual(
+      expect.objectContaining({ TYPE: "Normal", REASON: "Serving", MESSAGE: expect.stringMatching(/redirector/) }),
+    );
     expect(events).toContainEqual(expect.objectContaining({ TYPE: "Warning", REASON: "PendingVerification" }));
     const explained = await kubectl.ok("explain", "customdomain.spec");
     expect(explained).toMatch(/KIND:\s+CustomDomain/);
@@ -218,13 +276,26 @@ describe("the domain operator, end to end", () => {
     // A CR the SRE applies (server-side, validated by the server: a misspelt field is refused) is
     // registered for its account.
     const applied = "applied.e2e-operator.example";
-    const manifest = kubectl.writeFile("custom-domain.yaml", `apiVersion: qr-platform.io/v1alpha1\nkind: CustomDomain\nmetadata:\n  name: ${applied}\nspec:\n  accountId: ${account!.id}\n`);
-    const typo = await kubectl.run("apply", "--server-side", "-f", kubectl.writeFile("typo.yaml", `apiVersion: qr-platform.io/v1alpha1\nkind: CustomDomain\nmetadata:\n  name: ${applied}\nspec:\n  acountId: ${account!.id}\n`));
+    const manifest = kubectl.writeFile(
+      "custom-domain.yaml",
+      `apiVersion: qr-platform.io/v1alpha1\nkind: CustomDomain\nmetadata:\n  name: ${applied}\nspec:\n  accountId: ${account!.id}\n`,
+    );
+    const typo = await kubectl.run(
+      "apply",
+      "--server-side",
+      "-f",
+      kubectl.writeFile(
+        "typo.yaml",
+        `apiVersion: qr-platform.io/v1alpha1\nkind: CustomDomain\nmetadata:\n  name: ${applied}\nspec:\n  acountId: ${account!.id}\n`,
+      ),
+    );
     expect(typo.code).not.toBe(0);
     expect(typo.stderr).toContain('unknown field "spec.acountId"');
     expect(customDomain(applied)).toBeUndefined();
     kube.clearRequests();
-    expect(await kubectl.ok("apply", "--server-side", "-f", manifest)).toBe(`customdomain.qr-platform.io/${applied} serverside-applied\n`);
+    expect(await kubectl.ok("apply", "--server-side", "-f", manifest)).toBe(
+      `customdomain.qr-platform.io/${applied} serverside-applied\n`,
+    );
     expect(kube.requests({ method: "PATCH", path: /customdomains\/applied/ }).map((r) => r.query)).toEqual([
       expect.objectContaining({ fieldManager: "kubectl", fieldValidation: "Strict" }),
     ]);
@@ -236,7 +307,9 @@ describe("the domain operator, end to end", () => {
     await eventually("the applied CR waiting for its TXT record", async () => {
       const [row] = parseTable(await kubectl.ok("get", "cdom", applied, "-o", "wide"));
       return row?.REASON === "PendingVerification" && row;
-    }).then((row) => expect(row).toMatchObject({ ACCOUNT: account!.id, READY: "False", "DOMAIN-ID": registered.spec.domainId }));
+    }).then((row) =>
+      expect(row).toMatchObject({ ACCOUNT: account!.id, READY: "False", "DOMAIN-ID": registered.spec.domainId }),
+    );
 
     // The tenant sees it serving; the short link answers on the domain's Host.
     const listed = await eventually("the domain serving in the API", async () => {
@@ -249,7 +322,12 @@ describe("the domain operator, end to end", () => {
     const { body: workspace } = await call(stack.baseUrl, "POST", "/workspaces", { key, body: { name: "Doors" } });
     const code = await call(stack.baseUrl, "POST", `/workspaces/${workspace.id}/qr-codes`, {
       key,
-      body: { name: "Door", destination_url: "https://example.com/door", vanity_domain_id: added.id, vanity_slug: "door" },
+      body: {
+        name: "Door",
+        destination_url: "https://example.com/door",
+        vanity_domain_id: added.id,
+        vanity_slug: "door",
+      },
     });
     expect(code.status).toBe(201);
     expect(await getOnHost(hostname, "/door")).toEqual({ status: 302, location: "https://example.com/door" });
@@ -257,13 +335,16 @@ describe("the domain operator, end to end", () => {
     // Removing the domain (its code first) removes the CR, the route and the Certificate.
     expect((await call(stack.baseUrl, "DELETE", `/qr-codes/${code.body.id}`, { key })).status).toBe(200);
     await qrctlJson(["domains", "remove", added.id]);
-    await eventually("everything the operator made gone", () =>
-      !customDomain(hostname) && !ingressOf(hostname) && !certificateOf(hostname),
+    await eventually(
+      "everything the operator made gone",
+      () => !customDomain(hostname) && !ingressOf(hostname) && !certificateOf(hostname),
     );
   }, 120_000);
 
   it("has one leader; when it is killed the standby takes over within the lease period", async () => {
-    const holder = () => (kube.get(LEASES, NAMESPACE, "qrp-operator")?.spec as { holderIdentity?: string } | undefined)?.holderIdentity || undefined;
+    const holder = () =>
+      (kube.get(LEASES, NAMESPACE, "qrp-operator")?.spec as { holderIdentity?: string } | undefined)?.holderIdentity ||
+      undefined;
     const leaderName = await eventually("a leader", () => holder());
     const leader = operators.find((o) => o.name === leaderName)!;
     const standby = operators.find((o) => o.name !== leaderName)!;
@@ -276,7 +357,10 @@ describe("the domain operator, end to end", () => {
     console.log(`leader killed → standby leading in ${takeoverMs.toFixed(0)} ms (lease ${LEASE_SECONDS} s)`);
 
     // The new leader acts: a new domain is projected.
-    const { account } = await stack.admin.createAccount({ name: "After takeover", subscriptionTier: SubscriptionTier.SCALE });
+    const { account } = await stack.admin.createAccount({
+      name: "After takeover",
+      subscriptionTier: SubscriptionTier.SCALE,
+    });
     await qrctlJson(["domains", "add", "--account", account!.id, "--hostname", "after.e2e-operator.example"]);
     await eventually("the CR projected by the new leader", () => customDomain("after.e2e-operator.example"));
   }, 60_000);

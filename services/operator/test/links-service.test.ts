@@ -13,7 +13,6 @@ import { MemoryDns } from "@qrplatform/testing/dns-server";
 import { Cluster, eventually, INGRESSES } from "./support/cluster.js";
 import { ACCOUNT, OTHER_ACCOUNT } from "./support/objects.js";
 
-
 let database: Database;
 let dns: MemoryDns;
 let server: GrpcServer;
@@ -28,8 +27,17 @@ beforeAll(async () => {
     lookupTxt: dns.lookupTxt,
     pageTokenSecret: PAGE_TOKEN_SECRET,
   });
-  server = await serveGrpc({ modules: [linksModule], credentials, logger: createLogger({ service: "test", level: "silent" }), host: "127.0.0.1", port: 0 });
-  links = createClient(DomainService, remoteTransport({ baseUrl: `http://127.0.0.1:${server.port}`, token: credentials.adminToken }));
+  server = await serveGrpc({
+    modules: [linksModule],
+    credentials,
+    logger: createLogger({ service: "test", level: "silent" }),
+    host: "127.0.0.1",
+    port: 0,
+  });
+  links = createClient(
+    DomainService,
+    remoteTransport({ baseUrl: `http://127.0.0.1:${server.port}`, token: credentials.adminToken }),
+  );
   cluster = await Cluster.start();
 });
 
@@ -48,7 +56,18 @@ describe("the operator with the links service", () => {
     await kubectl.create("10.0.0.1", ACCOUNT);
     await kubectl.create("intranet", ACCOUNT);
     await kubectl.create("printer.local", ACCOUNT);
-    const replica = await cluster.startOperator({ deps: { domains: links, periods: { fullResyncMs: 200, reverifyMs: 86_400_000, pendingCheckMs: 3_600_000, unverifiedTtlMs: 7 * 86_400_000, recheckMs: 300 } } });
+    const replica = await cluster.startOperator({
+      deps: {
+        domains: links,
+        periods: {
+          fullResyncMs: 200,
+          reverifyMs: 86_400_000,
+          pendingCheckMs: 3_600_000,
+          unverifiedTtlMs: 7 * 86_400_000,
+          recheckMs: 300,
+        },
+      },
+    });
     await eventually(() => replica.operator.isLeader, true);
 
     await eventually(() => cluster.reasonOf("taken.links.example"), "False/HostnameTaken");
@@ -61,11 +80,16 @@ describe("the operator with the links service", () => {
     // A tenant's domain, as qrctl adds it: projected with its challenge, then verified through DNS.
     const added = (await links.createDomain({ accountId: ACCOUNT, hostname: "go.links.example" })).domain!;
     await eventually(() => cluster.reasonOf("go.links.example"), "False/PendingVerification");
-    expect(cluster.customDomain("go.links.example")?.status?.verification?.challengeRecordValue).toBe(added.challengeRecordValue);
+    expect(cluster.customDomain("go.links.example")?.status?.verification?.challengeRecordValue).toBe(
+      added.challengeRecordValue,
+    );
     dns.txt.set(added.challengeRecordName, [[added.challengeRecordValue]]);
     expect((await links.verifyDomain({ accountId: "", domainId: added.id })).domain?.state).toBe(DomainState.VERIFIED);
     await cluster.serve("go.links.example");
-    await eventually(async () => (await links.getDomain({ accountId: "", domainId: added.id })).domain?.serving?.reason, "Serving");
+    await eventually(
+      async () => (await links.getDomain({ accountId: "", domainId: added.id })).domain?.serving?.reason,
+      "Serving",
+    );
 
     // Removed through DomainService (qrctl domains delete): the CR and what it made go.
     await links.deleteDomain({ accountId: "", domainId: added.id });

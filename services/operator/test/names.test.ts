@@ -3,7 +3,11 @@ import { childLabels, childNames, hostnameLabelValue } from "../src/custom-domai
 
 describe("child names", () => {
   it("are the hostname, and the hostname with -tls for the secret", () => {
-    expect(childNames("go.example.com")).toEqual({ route: "go.example.com", certificate: "go.example.com", secret: "go.example.com-tls" });
+    expect(childNames("go.example.com")).toEqual({
+      route: "go.example.com",
+      certificate: "go.example.com",
+      secret: "go.example.com-tls",
+    });
   });
 
   it("fall back to a stable hash when the secret's name would exceed 253 characters", () => {
@@ -23,6 +27,9 @@ describe("child names", () => {
     const long = `${"x".repeat(60)}.example.com`;
     expect(hostnameLabelValue(long)).toMatch(/^sha256-[0-9a-f]{56}$/);
     expect(hostnameLabelValue(long)).toHaveLength(63);
-    expect(childLabels("go.example.com")).toEqual({ "app.kubernetes.io/managed-by": "qr-platform-operator", "qr-platform.io/hostname": "go.example.com" });
+    expect(childLabels("go.example.com")).toEqual({
+      "app.kubernetes.io/managed-by": "qr-platform-operator",
+      "qr-platform.io/hostname": "go.example.com",
+    });
   });
 });

@@ -9,7 +9,16 @@ import { createClient } from "@connectrpc/connect";
 import { DomainService } from "@qrplatform/api/links";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { credentials, exitWithin, freePort, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, type ServiceProcess, spawnService, waitForLog } from "@qrplatform/testing";
+import {
+  credentials,
+  exitWithin,
+  freePort,
+  MIGRATED_PLATFORM,
+  PAGE_TOKEN_SECRET,
+  type ServiceProcess,
+  spawnService,
+  waitForLog,
+} from "@qrplatform/testing";
 import { startFakeKubeApiServer, type FakeKubeApiServer } from "@qrplatform/fake-kube-apiserver";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
@@ -18,7 +27,10 @@ import { fileURLToPath } from "node:url";
 import { CUSTOM_DOMAINS, LEASES, NAMESPACE } from "./support/cluster.js";
 import { ACCOUNT } from "./support/objects.js";
 
-const CRD = readFileSync(fileURLToPath(new URL("../../../charts/qr-platform/crds/customdomains.qr-platform.io.yaml", import.meta.url)), "utf8");
+const CRD = readFileSync(
+  fileURLToPath(new URL("../../../charts/qr-platform/crds/customdomains.qr-platform.io.yaml", import.meta.url)),
+  "utf8",
+);
 const LEASE_SECONDS = 2;
 
 let database: Database;
@@ -30,8 +42,18 @@ const started: ServiceProcess[] = [];
 
 beforeAll(async () => {
   database = await openTestDatabase(MIGRATED_PLATFORM);
-  const links = await buildLinks({ db: database.db, shortLinkBaseUrl: "http://127.0.0.1:8080", pageTokenSecret: PAGE_TOKEN_SECRET });
-  server = await serveGrpc({ modules: [links], credentials, logger: createLogger({ service: "test", level: "silent" }), host: "127.0.0.1", port: 0 });
+  const links = await buildLinks({
+    db: database.db,
+    shortLinkBaseUrl: "http://127.0.0.1:8080",
+    pageTokenSecret: PAGE_TOKEN_SECRET,
+  });
+  server = await serveGrpc({
+    modules: [links],
+    credentials,
+    logger: createLogger({ service: "test", level: "silent" }),
+    host: "127.0.0.1",
+    port: 0,
+  });
   kube = await startFakeKubeApiServer({ crds: [CRD], namespace: NAMESPACE });
   directory = await mkdtemp(join(tmpdir(), "operator-"));
   kubeconfig = join(directory, "kubeconfig");
@@ -67,7 +89,9 @@ async function startOperator(podName: string): Promise<{ process: ServiceProcess
   return { process, health: `http://127.0.0.1:${healthPort}` };
 }
 
-const holder = () => (kube.get(LEASES, NAMESPACE, "qr-platform-operator")?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
+const holder = () =>
+  (kube.get(LEASES, NAMESPACE, "qr-platform-operator")?.spec as { holderIdentity?: string } | undefined)
+    ?.holderIdentity;
 
 async function status(url: string): Promise<number | undefined> {
   return fetch(url).then(
@@ -83,9 +107,14 @@ describe("the operator process", () => {
     expect(await status(`${a.health}/healthz`)).toBe(200);
     await expect.poll(holder, { timeout: 10_000 }).toBe("operator-a");
 
-    const links = createClient(DomainService, remoteTransport({ baseUrl: `http://127.0.0.1:${server.port}`, token: credentials.adminToken }));
+    const links = createClient(
+      DomainService,
+      remoteTransport({ baseUrl: `http://127.0.0.1:${server.port}`, token: credentials.adminToken }),
+    );
     await links.createDomain({ accountId: ACCOUNT, hostname: "process.example.com" });
-    await expect.poll(() => kube.get(CUSTOM_DOMAINS, undefined, "process.example.com")?.spec, { timeout: 10_000 }).toMatchObject({ accountId: ACCOUNT });
+    await expect
+      .poll(() => kube.get(CUSTOM_DOMAINS, undefined, "process.example.com")?.spec, { timeout: 10_000 })
+      .toMatchObject({ accountId: ACCOUNT });
 
     const b = await startOperator("operator-b");
     await expect.poll(() => status(`${b.health}/readyz`), { timeout: 20_000 }).toBe(200);
@@ -104,6 +133,8 @@ describe("the operator process", () => {
     await b.process.exited;
     await expect.poll(holder, { timeout: LEASE_SECONDS * 1000 + 2000 }).toBe("operator-c");
     await links.createDomain({ accountId: ACCOUNT, hostname: "after.example.com" });
-    await expect.poll(() => kube.get(CUSTOM_DOMAINS, undefined, "after.example.com")?.spec, { timeout: 10_000 }).toMatchObject({ accountId: ACCOUNT });
+    await expect
+      .poll(() => kube.get(CUSTOM_DOMAINS, undefined, "after.example.com")?.spec, { timeout: 10_000 })
+      .toMatchObject({ accountId: ACCOUNT });
   });
 });

@@ -6,7 +6,19 @@ import { childNames, type CustomDomain } from "../src/custom-domain.js";
 import type { Certificate, HTTPRoute, Ingress, KubeObject } from "../src/kube/objects.js";
 import { desiredCertificate, desiredRoute, type ProvisioningSettings } from "../src/reconcile/children.js";
 import { decide, type Plan, type ReconcileInputs } from "../src/reconcile/policy.js";
-import { ACCOUNT, CR_UID, customDomain, domain, DOMAIN_ID, HOST, inputs, NAMESPACE, NOW, OTHER_ACCOUNT, settings } from "./support/objects.js";
+import {
+  ACCOUNT,
+  CR_UID,
+  customDomain,
+  domain,
+  DOMAIN_ID,
+  HOST,
+  inputs,
+  NAMESPACE,
+  NOW,
+  OTHER_ACCOUNT,
+  settings,
+} from "./support/objects.js";
 
 const names = childNames(HOST);
 
@@ -22,7 +34,10 @@ function ourCertificate(cr: CustomDomain, status?: Certificate["status"]): Certi
 }
 
 const admitted: Ingress["status"] = { loadBalancer: { ingress: [{ ip: "203.0.113.7" }] } };
-const issued: Certificate["status"] = { conditions: [{ type: "Ready", status: "True", message: "Certificate is up to date and has not expired" }], notAfter: "2026-06-01T00:00:00Z" };
+const issued: Certificate["status"] = {
+  conditions: [{ type: "Ready", status: "True", message: "Certificate is up to date and has not expired" }],
+  notAfter: "2026-06-01T00:00:00Z",
+};
 
 /** A verified, served CR with everything in place: the plan should do nothing. */
 function serving(): { cr: CustomDomain; input: ReconcileInputs } {
@@ -30,7 +45,9 @@ function serving(): { cr: CustomDomain; input: ReconcileInputs } {
   const cr = customDomain({ status: first.status });
   const route = ourRoute(cr, admitted);
   const certificate = ourCertificate(cr, issued);
-  const settled = decide(inputs({ customDomain: cr, domain: domain(), route, certificate, ownedChildren: [route, certificate] }));
+  const settled = decide(
+    inputs({ customDomain: cr, domain: domain(), route, certificate, ownedChildren: [route, certificate] }),
+  );
   const stored = customDomain({ status: settled.status });
   return {
     cr: stored,
@@ -45,7 +62,9 @@ function serving(): { cr: CustomDomain; input: ReconcileInputs } {
 }
 
 function conditionsOf(plan: Plan): Record<string, [string, string]> {
-  return Object.fromEntries((plan.status?.conditions ?? []).map((condition) => [condition.type, [condition.status, condition.reason]]));
+  return Object.fromEntries(
+    (plan.status?.conditions ?? []).map((condition) => [condition.type, [condition.status, condition.reason]]),
+  );
 }
 
 describe("the reconcile policy", () => {
@@ -79,12 +98,19 @@ describe("the reconcile policy", () => {
   });
 
   it("undoes a hand edit of a bound CR's spec", () => {
-    const plan = decide(inputs({ customDomain: customDomain({ spec: { accountId: OTHER_ACCOUNT } }), domain: domain() }));
+    const plan = decide(
+      inputs({ customDomain: customDomain({ spec: { accountId: OTHER_ACCOUNT } }), domain: domain() }),
+    );
     expect(plan.applyCustomDomain?.spec).toEqual({ accountId: ACCOUNT, domainId: DOMAIN_ID });
   });
 
   it("puts the finalizer on a bound CR that lacks it", () => {
-    const plan = decide(inputs({ customDomain: customDomain({ metadata: { finalizers: [] } }), domain: domain({ state: DomainState.PENDING }) }));
+    const plan = decide(
+      inputs({
+        customDomain: customDomain({ metadata: { finalizers: [] } }),
+        domain: domain({ state: DomainState.PENDING }),
+      }),
+    );
     expect(plan.addFinalizer).toBe(true);
   });
 
@@ -104,7 +130,11 @@ describe("the reconcile policy", () => {
       challengeRecordValue: "qr-platform-verification=abc",
     });
     expect(plan.status?.observedGeneration).toBe(1);
-    expect(plan.status?.conditions?.every((condition) => condition.lastTransitionTime === NOW.toISOString() && condition.observedGeneration === 1)).toBe(true);
+    expect(
+      plan.status?.conditions?.every(
+        (condition) => condition.lastTransitionTime === NOW.toISOString() && condition.observedGeneration === 1,
+      ),
+    ).toBe(true);
     expect(plan.events.map((event) => [event.type, event.eventType, event.reason])).toEqual([
       ["Verified", "Warning", "PendingVerification"],
       ["RouteAdmitted", "Warning", "NotVerified"],
@@ -113,12 +143,22 @@ describe("the reconcile policy", () => {
     ]);
     expect(plan.reportServing).toEqual({
       domainId: DOMAIN_ID,
-      serving: expect.objectContaining({ serving: false, routeAdmitted: false, certificateReady: false, reason: "PendingVerification" }),
+      serving: expect.objectContaining({
+        serving: false,
+        routeAdmitted: false,
+        certificateReady: false,
+        reason: "PendingVerification",
+      }),
     });
   });
 
   it("says what a failed verification saw", () => {
-    const plan = decide(inputs({ customDomain: customDomain(), domain: domain({ state: DomainState.FAILED, failureReason: "NXDOMAIN" }) }));
+    const plan = decide(
+      inputs({
+        customDomain: customDomain(),
+        domain: domain({ state: DomainState.FAILED, failureReason: "NXDOMAIN" }),
+      }),
+    );
     expect(conditionsOf(plan).Verified).toEqual(["False", "VerificationFailed"]);
     expect(plan.status?.conditions?.[0]?.message).toContain("NXDOMAIN");
     expect(plan.status?.verification?.state).toBe("failed");
@@ -131,15 +171,40 @@ describe("the reconcile policy", () => {
       ["Ingress", HOST],
       ["Certificate", HOST],
     ]);
-    const [route, certificate] = plan.applyChildren as [Ingress & { spec: Record<string, unknown> }, Certificate & { spec: Record<string, unknown> }];
+    const [route, certificate] = plan.applyChildren as [
+      Ingress & { spec: Record<string, unknown> },
+      Certificate & { spec: Record<string, unknown> },
+    ];
     expect(route.metadata).toMatchObject({
       namespace: NAMESPACE,
       labels: { "app.kubernetes.io/managed-by": "qr-platform-operator", "qr-platform.io/hostname": HOST },
-      ownerReferences: [{ apiVersion: "qr-platform.io/v1alpha1", kind: "CustomDomain", name: HOST, uid: CR_UID, controller: true, blockOwnerDeletion: true }],
+      ownerReferences: [
+        {
+          apiVersion: "qr-platform.io/v1alpha1",
+          kind: "CustomDomain",
+          name: HOST,
+          uid: CR_UID,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
     });
     expect(route.spec).toEqual({
       ingressClassName: "nginx",
-      rules: [{ host: HOST, http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: "qr-platform-links", port: { number: 8081 } } } }] } }],
+      rules: [
+        {
+          host: HOST,
+          http: {
+            paths: [
+              {
+                path: "/",
+                pathType: "Prefix",
+                backend: { service: { name: "qr-platform-links", port: { number: 8081 } } },
+              },
+            ],
+          },
+        },
+      ],
       tls: [{ hosts: [HOST], secretName: `${HOST}-tls` }],
     });
     expect(certificate.spec).toEqual({
@@ -162,7 +227,9 @@ describe("the reconcile policy", () => {
     const cr = customDomain();
     const route = ourRoute(cr, admitted);
     const certificate = ourCertificate(cr, issued);
-    const plan = decide(inputs({ customDomain: cr, domain: domain(), route, certificate, ownedChildren: [route, certificate] }));
+    const plan = decide(
+      inputs({ customDomain: cr, domain: domain(), route, certificate, ownedChildren: [route, certificate] }),
+    );
     expect(plan.applyChildren).toEqual([]);
     expect(plan.deleteChildren).toEqual([]);
     expect(conditionsOf(plan).Ready).toEqual(["True", "Serving"]);
@@ -187,26 +254,51 @@ describe("the reconcile policy", () => {
     const pending = decide(inputs({ customDomain: customDomain(), domain: domain({ state: DomainState.PENDING }) }));
     const cr = customDomain({ status: pending.status });
     const later = new Date(NOW.getTime() + 60_000);
-    const plan = decide(inputs({ customDomain: cr, domain: domain({ state: DomainState.FAILED, failureReason: "no TXT" }), now: later }));
+    const plan = decide(
+      inputs({ customDomain: cr, domain: domain({ state: DomainState.FAILED, failureReason: "no TXT" }), now: later }),
+    );
     const verified = plan.status?.conditions?.find((condition) => condition.type === "Verified");
-    expect(verified).toMatchObject({ status: "False", reason: "VerificationFailed", lastTransitionTime: NOW.toISOString() });
+    expect(verified).toMatchObject({
+      status: "False",
+      reason: "VerificationFailed",
+      lastTransitionTime: NOW.toISOString(),
+    });
     expect(plan.events.map((event) => event.reason)).toEqual(["VerificationFailed", "VerificationFailed"]);
 
-    const flipped = decide(inputs({ customDomain: customDomain({ status: plan.status }), domain: domain(), now: later }));
-    expect(flipped.status?.conditions?.find((condition) => condition.type === "Verified")?.lastTransitionTime).toBe(later.toISOString());
+    const flipped = decide(
+      inputs({ customDomain: customDomain({ status: plan.status }), domain: domain(), now: later }),
+    );
+    expect(flipped.status?.conditions?.find((condition) => condition.type === "Verified")?.lastTransitionTime).toBe(
+      later.toISOString(),
+    );
   });
 
   it("reapplies a child edited by hand, and one whose desired form changed", () => {
     const { input } = serving();
     const route = input.route as Ingress;
-    const edited = { ...route, spec: { ...route.spec, tls: [{ hosts: [HOST], secretName: "someone-elses" }] } } as Ingress;
-    expect(decide({ ...input, route: edited, ownedChildren: [edited, input.certificate!] }).applyChildren.map((child) => child.kind)).toEqual(["Ingress"]);
-    const moved = decide({ ...input, settings: { ...settings, redirector: { service: "qr-platform-links", port: 9000 } } });
+    const edited = {
+      ...route,
+      spec: { ...route.spec, tls: [{ hosts: [HOST], secretName: "someone-elses" }] },
+    } as Ingress;
+    expect(
+      decide({ ...input, route: edited, ownedChildren: [edited, input.certificate!] }).applyChildren.map(
+        (child) => child.kind,
+      ),
+    ).toEqual(["Ingress"]);
+    const moved = decide({
+      ...input,
+      settings: { ...settings, redirector: { service: "qr-platform-links", port: 9000 } },
+    });
     expect(moved.applyChildren.map((child) => child.kind)).toEqual(["Ingress"]);
   });
 
   it("reports a route with the route's name that is not ours as RouteConflict and leaves it alone, still making the certificate", () => {
-    const foreign: Ingress = { apiVersion: "networking.k8s.io/v1", kind: "Ingress", metadata: { name: HOST, namespace: NAMESPACE, uid: "x" }, spec: { rules: [{ host: HOST }] } };
+    const foreign: Ingress = {
+      apiVersion: "networking.k8s.io/v1",
+      kind: "Ingress",
+      metadata: { name: HOST, namespace: NAMESPACE, uid: "x" },
+      spec: { rules: [{ host: HOST }] },
+    };
     const plan = decide(inputs({ customDomain: customDomain(), domain: domain(), route: foreign }));
     expect(conditionsOf(plan).RouteAdmitted).toEqual(["False", "RouteConflict"]);
     expect(conditionsOf(plan).Ready).toEqual(["False", "RouteConflict"]);
@@ -220,27 +312,50 @@ describe("the reconcile policy", () => {
   it("reports another route for the host as RouteConflict and keeps its own route as it is", () => {
     const cr = customDomain();
     const route = ourRoute(cr);
-    const other: Ingress = { kind: "Ingress", metadata: { name: "legacy", namespace: NAMESPACE, uid: "y" }, spec: { rules: [{ host: HOST }] } };
-    const plan = decide(inputs({ customDomain: cr, domain: domain(), route, otherRoutesForHost: [other], ownedChildren: [route] }));
+    const other: Ingress = {
+      kind: "Ingress",
+      metadata: { name: "legacy", namespace: NAMESPACE, uid: "y" },
+      spec: { rules: [{ host: HOST }] },
+    };
+    const plan = decide(
+      inputs({ customDomain: cr, domain: domain(), route, otherRoutesForHost: [other], ownedChildren: [route] }),
+    );
     expect(conditionsOf(plan).RouteAdmitted).toEqual(["False", "RouteConflict"]);
-    expect(plan.status?.conditions?.find((condition) => condition.type === "RouteAdmitted")?.message).toContain("qr-platform/legacy");
+    expect(plan.status?.conditions?.find((condition) => condition.type === "RouteAdmitted")?.message).toContain(
+      "qr-platform/legacy",
+    );
     expect(plan.deleteChildren).toEqual([]);
     expect(plan.applyChildren.map((child) => child.kind)).toEqual(["Certificate"]);
   });
 
   it("reports a Certificate, another Certificate's secret or a Secret it did not make as CertificateConflict", () => {
     const cr = customDomain();
-    const foreignCertificate: Certificate = { kind: "Certificate", metadata: { name: HOST, namespace: NAMESPACE, uid: "z" }, spec: { secretName: "x" } };
-    const rival: Certificate = { kind: "Certificate", metadata: { name: "other", namespace: NAMESPACE, uid: "w" }, spec: { secretName: names.secret } };
+    const foreignCertificate: Certificate = {
+      kind: "Certificate",
+      metadata: { name: HOST, namespace: NAMESPACE, uid: "z" },
+      spec: { secretName: "x" },
+    };
+    const rival: Certificate = {
+      kind: "Certificate",
+      metadata: { name: "other", namespace: NAMESPACE, uid: "w" },
+      spec: { secretName: names.secret },
+    };
     const secret = { kind: "Secret", metadata: { name: names.secret, namespace: NAMESPACE, uid: "s" } };
-    for (const fields of [{ certificate: foreignCertificate }, { otherCertificatesForSecret: [rival] }, { secret }] as Partial<ReconcileInputs>[]) {
+    for (const fields of [
+      { certificate: foreignCertificate },
+      { otherCertificatesForSecret: [rival] },
+      { secret },
+    ] as Partial<ReconcileInputs>[]) {
       const plan = decide(inputs({ customDomain: cr, domain: domain(), ...fields }));
       expect(conditionsOf(plan).CertificateReady).toEqual(["False", "CertificateConflict"]);
       expect(plan.applyChildren.map((child) => child.kind)).toEqual(["Ingress"]);
       expect(plan.status?.certificate).toBeUndefined();
       expect(plan.requeueAfter).toBe("recheck");
     }
-    const issuedForUs = { ...secret, metadata: { ...secret.metadata, annotations: { "cert-manager.io/certificate-name": HOST } } };
+    const issuedForUs = {
+      ...secret,
+      metadata: { ...secret.metadata, annotations: { "cert-manager.io/certificate-name": HOST } },
+    };
     const plan = decide(inputs({ customDomain: cr, domain: domain(), secret: issuedForUs }));
     expect(conditionsOf(plan).CertificateReady).toEqual(["False", "Issuing"]);
   });
@@ -264,7 +379,10 @@ describe("the reconcile policy", () => {
     expect(conditionsOf(plan).Verified).toEqual(["True", "Verified"]);
     expect(plan.register).toBeUndefined();
 
-    const withoutFinalizer = decide({ ...input, customDomain: { ...deleting, metadata: { ...deleting.metadata, finalizers: ["someone/else"] } } });
+    const withoutFinalizer = decide({
+      ...input,
+      customDomain: { ...deleting, metadata: { ...deleting.metadata, finalizers: ["someone/else"] } },
+    });
     expect(withoutFinalizer.removeFinalizer).toBeUndefined();
     expect(withoutFinalizer.deleteChildren).toEqual([]);
   });
@@ -313,14 +431,22 @@ describe("the reconcile policy", () => {
     });
 
     it("registers again after a failure that was not the platform's answer, showing Registering", () => {
-      const plan = decide(inputs({ customDomain: request(), registration: { reason: "Registering", message: "links unavailable", retry: true } }));
+      const plan = decide(
+        inputs({
+          customDomain: request(),
+          registration: { reason: "Registering", message: "links unavailable", retry: true },
+        }),
+      );
       expect(plan.register).toEqual({ accountId: ACCOUNT, hostname: HOST });
       expect(conditionsOf(plan).Verified).toEqual(["False", "Registering"]);
     });
   });
 
   describe("with HTTPRoute", () => {
-    const gateway: ProvisioningSettings = { ...settings, route: { kind: "HTTPRoute", parentRef: { name: "public", namespace: "gateways", sectionName: "https" } } };
+    const gateway: ProvisioningSettings = {
+      ...settings,
+      route: { kind: "HTTPRoute", parentRef: { name: "public", namespace: "gateways", sectionName: "https" } },
+    };
 
     it("makes an HTTPRoute with the Gateway as parent", () => {
       const plan = decide(inputs({ customDomain: customDomain(), domain: domain(), settings: gateway }));
@@ -338,18 +464,38 @@ describe("the reconcile policy", () => {
       const cr = customDomain();
       const route = (conditions: { type: string; status: string; reason?: string; message?: string }[]): HTTPRoute => {
         const applied = desiredRoute(cr, names, gateway) as HTTPRoute;
-        return { ...applied, metadata: { ...applied.metadata, uid: "r" }, status: { parents: [{ parentRef: { name: "public" }, conditions }] } };
+        return {
+          ...applied,
+          metadata: { ...applied.metadata, uid: "r" },
+          status: { parents: [{ parentRef: { name: "public" }, conditions }] },
+        };
       };
       const outcome = (observed: HTTPRoute) =>
-        conditionsOf(decide(inputs({ customDomain: cr, domain: domain(), settings: gateway, route: observed, ownedChildren: [observed] }))).RouteAdmitted;
+        conditionsOf(
+          decide(
+            inputs({
+              customDomain: cr,
+              domain: domain(),
+              settings: gateway,
+              route: observed,
+              ownedChildren: [observed],
+            }),
+          ),
+        ).RouteAdmitted;
       expect(outcome(route([{ type: "Accepted", status: "True" }]))).toEqual(["True", "Admitted"]);
-      expect(outcome(route([{ type: "Accepted", status: "False", reason: "NotAllowedByListeners" }]))).toEqual(["False", "RouteRejected"]);
+      expect(outcome(route([{ type: "Accepted", status: "False", reason: "NotAllowedByListeners" }]))).toEqual([
+        "False",
+        "RouteRejected",
+      ]);
       expect(outcome(route([]))).toEqual(["False", "RoutePending"]);
     });
   });
 
   describe("with TLS_MODE=ingress-annotation", () => {
-    const annotated: ProvisioningSettings = { ...settings, tls: { mode: "ingress-annotation", clusterIssuer: "letsencrypt" } };
+    const annotated: ProvisioningSettings = {
+      ...settings,
+      tls: { mode: "ingress-annotation", clusterIssuer: "letsencrypt" },
+    };
 
     it("annotates the Ingress, makes no Certificate, and reads the one ingress-shim made", () => {
       const cr = customDomain();
@@ -361,20 +507,43 @@ describe("the reconcile policy", () => {
       const route = ourRoute(cr, admitted, annotated);
       const shim: Certificate = {
         kind: "Certificate",
-        metadata: { name: names.secret, namespace: NAMESPACE, uid: "c", ownerReferences: [{ apiVersion: "networking.k8s.io/v1", kind: "Ingress", name: HOST, uid: "route-uid", controller: true }] },
+        metadata: {
+          name: names.secret,
+          namespace: NAMESPACE,
+          uid: "c",
+          ownerReferences: [
+            { apiVersion: "networking.k8s.io/v1", kind: "Ingress", name: HOST, uid: "route-uid", controller: true },
+          ],
+        },
         spec: { secretName: names.secret },
         status: issued,
       };
-      const ready = decide(inputs({ customDomain: cr, domain: domain(), settings: annotated, route, certificate: shim, ownedChildren: [route] }));
+      const ready = decide(
+        inputs({
+          customDomain: cr,
+          domain: domain(),
+          settings: annotated,
+          route,
+          certificate: shim,
+          ownedChildren: [route],
+        }),
+      );
       expect(conditionsOf(ready).Ready).toEqual(["True", "Serving"]);
-      expect(ready.status?.certificate).toEqual({ name: names.secret, secretName: names.secret, notAfter: "2026-06-01T00:00:00Z" });
+      expect(ready.status?.certificate).toEqual({
+        name: names.secret,
+        secretName: names.secret,
+        notAfter: "2026-06-01T00:00:00Z",
+      });
       expect(ready.applyChildren).toEqual([]);
     });
   });
 
   it("removes a child of its own that the configuration no longer wants", () => {
     const { input } = serving();
-    const annotated: ProvisioningSettings = { ...settings, tls: { mode: "ingress-annotation", clusterIssuer: "letsencrypt" } };
+    const annotated: ProvisioningSettings = {
+      ...settings,
+      tls: { mode: "ingress-annotation", clusterIssuer: "letsencrypt" },
+    };
     const plan = decide({ ...input, settings: annotated, certificate: undefined });
     expect(plan.deleteChildren.map((child: KubeObject) => child.kind)).toEqual(["Certificate"]);
     expect(plan.applyChildren.map((child) => child.kind)).toEqual(["Ingress"]);

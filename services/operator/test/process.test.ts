@@ -24,7 +24,12 @@ describe("the operator's configuration", () => {
       HEALTH_PORT: 8080,
       METRICS_PORT: 9464,
     });
-    expect(periodsOf(config)).toEqual({ fullResyncMs: 300_000, reverifyMs: 86_400_000, pendingCheckMs: 300_000, unverifiedTtlMs: 604_800_000 });
+    expect(periodsOf(config)).toEqual({
+      fullResyncMs: 300_000,
+      reverifyMs: 86_400_000,
+      pendingCheckMs: 300_000,
+      unverifiedTtlMs: 604_800_000,
+    });
     expect(provisioningOf(config)).toEqual({
       namespace: "qr-platform",
       route: { kind: "Ingress" },
@@ -34,17 +39,41 @@ describe("the operator's configuration", () => {
   });
 
   it("builds the Gateway parent of HTTPRoutes", () => {
-    const config = readConfig(operatorEnv, { ...required, ROUTE_KIND: "HTTPRoute", GATEWAY_NAME: "public", GATEWAY_NAMESPACE: "gateways", GATEWAY_SECTION_NAME: "" });
-    expect(provisioningOf(config).route).toEqual({ kind: "HTTPRoute", parentRef: { name: "public", namespace: "gateways" } });
+    const config = readConfig(operatorEnv, {
+      ...required,
+      ROUTE_KIND: "HTTPRoute",
+      GATEWAY_NAME: "public",
+      GATEWAY_NAMESPACE: "gateways",
+      GATEWAY_SECTION_NAME: "",
+    });
+    expect(provisioningOf(config).route).toEqual({
+      kind: "HTTPRoute",
+      parentRef: { name: "public", namespace: "gateways" },
+    });
   });
 
   it("names every bad variable at once", () => {
-    const read = () => readConfig(operatorEnv, { ...required, ADMIN_TOKEN: "short", ROUTE_KIND: "HTTPRoute", LEASE_DURATION_SECONDS: "0" });
+    const read = () =>
+      readConfig(operatorEnv, {
+        ...required,
+        ADMIN_TOKEN: "short",
+        ROUTE_KIND: "HTTPRoute",
+        LEASE_DURATION_SECONDS: "0",
+      });
     expect(read).toThrow(ConfigError);
     expect(read).toThrow(/ADMIN_TOKEN: must be at least 32 characters/);
     expect(read).toThrow(/LEASE_DURATION_SECONDS/);
-    expect(() => readConfig(operatorEnv, { ...required, ROUTE_KIND: "HTTPRoute" })).toThrow(/GATEWAY_NAME: is required when ROUTE_KIND is HTTPRoute/);
-    expect(() => readConfig(operatorEnv, { ...required, ROUTE_KIND: "HTTPRoute", GATEWAY_NAME: "g", TLS_MODE: "ingress-annotation" })).toThrow(/TLS_MODE/);
+    expect(() => readConfig(operatorEnv, { ...required, ROUTE_KIND: "HTTPRoute" })).toThrow(
+      /GATEWAY_NAME: is required when ROUTE_KIND is HTTPRoute/,
+    );
+    expect(() =>
+      readConfig(operatorEnv, {
+        ...required,
+        ROUTE_KIND: "HTTPRoute",
+        GATEWAY_NAME: "g",
+        TLS_MODE: "ingress-annotation",
+      }),
+    ).toThrow(/TLS_MODE/);
     expect(() => readConfig(operatorEnv, { ...required, CLUSTER_ISSUER: undefined })).toThrow(/CLUSTER_ISSUER/);
   });
 });
@@ -57,7 +86,12 @@ describe("the health endpoints", () => {
 
   it("answer /healthz always and /readyz once the caches are filled", async () => {
     let state: Readiness = { ready: false, waitingFor: ["customdomains", "domains"] };
-    server = await serveHealth({ readiness: () => state, host: "127.0.0.1", port: 0, logger: createLogger({ service: "test", level: "silent" }) });
+    server = await serveHealth({
+      readiness: () => state,
+      host: "127.0.0.1",
+      port: 0,
+      logger: createLogger({ service: "test", level: "silent" }),
+    });
     const base = `http://127.0.0.1:${server.port}`;
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     const waiting = await fetch(`${base}/readyz`);

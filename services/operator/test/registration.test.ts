@@ -21,7 +21,10 @@ const accounts = createClient(
 describe("registering a CR's hostname", () => {
   it("registers it for the account", async () => {
     const service = new FakeDomainService();
-    const outcome = await registerDomain({ domains: service.client(), accounts }, { accountId: ACCOUNT, hostname: "go.example.com" });
+    const outcome = await registerDomain(
+      { domains: service.client(), accounts },
+      { accountId: ACCOUNT, hostname: "go.example.com" },
+    );
     expect("domain" in outcome && outcome.domain.hostname).toBe("go.example.com");
   });
 
@@ -30,20 +33,36 @@ describe("registering a CR's hostname", () => {
     service.register(OTHER_ACCOUNT, "taken.example.com");
     const clients = { domains: service.client(), accounts };
     expect(await registerDomain(clients, { accountId: ACCOUNT, hostname: "10.0.0.1" })).toEqual({
-      refused: { reason: "InvalidHostname", message: "The platform refuses the hostname 10.0.0.1: it must be a DNS name, not an IP address.", retry: false },
+      refused: {
+        reason: "InvalidHostname",
+        message: "The platform refuses the hostname 10.0.0.1: it must be a DNS name, not an IP address.",
+        retry: false,
+      },
     });
-    expect(await registerDomain(clients, { accountId: ACCOUNT, hostname: "example.test" })).toMatchObject({ refused: { reason: "InvalidHostname" } });
-    expect(await registerDomain(clients, { accountId: ACCOUNT, hostname: "taken.example.com" })).toMatchObject({ refused: { reason: "HostnameTaken" } });
+    expect(await registerDomain(clients, { accountId: ACCOUNT, hostname: "example.test" })).toMatchObject({
+      refused: { reason: "InvalidHostname" },
+    });
+    expect(await registerDomain(clients, { accountId: ACCOUNT, hostname: "taken.example.com" })).toMatchObject({
+      refused: { reason: "HostnameTaken" },
+    });
     expect(await registerDomain(clients, { accountId: OTHER_ACCOUNT, hostname: "new.example.com" })).toMatchObject({
       refused: { reason: "AccountNotFound", message: `The account ${OTHER_ACCOUNT} does not exist.` },
     });
-    expect(service.callsOf("createDomain").map((call) => (call as { hostname: string }).hostname)).not.toContain("new.example.com");
+    expect(service.callsOf("createDomain").map((call) => (call as { hostname: string }).hostname)).not.toContain(
+      "new.example.com",
+    );
   });
 
   it("throws what is not the platform's answer, for the queue to retry", async () => {
     const service = new FakeDomainService();
-    service.failures.push({ method: "createDomain", error: serviceError(Code.Unavailable, "unavailable", "links is down") });
-    const failure = await registerDomain({ domains: service.client() }, { accountId: ACCOUNT, hostname: "go.example.com" }).catch((error: unknown) => error);
+    service.failures.push({
+      method: "createDomain",
+      error: serviceError(Code.Unavailable, "unavailable", "links is down"),
+    });
+    const failure = await registerDomain(
+      { domains: service.client() },
+      { accountId: ACCOUNT, hostname: "go.example.com" },
+    ).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ConnectError);
     expect((failure as ConnectError).code).toBe(Code.Unavailable);
   });

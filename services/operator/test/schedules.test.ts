@@ -10,23 +10,63 @@ import { ACCOUNT, domain } from "./support/objects.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const periods: SchedulePeriods = { reverifyMs: DAY, pendingCheckMs: 5 * 60_000, unverifiedTtlMs: 7 * DAY, tickMs: 60_000 };
+const periods: SchedulePeriods = {
+  reverifyMs: DAY,
+  pendingCheckMs: 5 * 60_000,
+  unverifiedTtlMs: 7 * DAY,
+  tickMs: 60_000,
+};
 const created = new Date("2026-03-01T00:00:00Z");
 const at = (ms: number) => new Date(created.getTime() + ms);
 const ts = (date: Date) => timestampFromDate(date);
 
 describe("what is due for a domain", () => {
   it.each([
-    ["a verified domain checked within the interval", { state: DomainState.VERIFIED, lastCheckTime: ts(at(HOUR)) }, at(DAY), undefined],
-    ["a verified domain checked an interval ago", { state: DomainState.VERIFIED, lastCheckTime: ts(at(HOUR)) }, at(DAY + HOUR), "reverify"],
-    ["a verified domain never checked counts from its verification", { state: DomainState.VERIFIED, verifyTime: ts(at(2 * HOUR)) }, at(DAY + HOUR), undefined],
+    [
+      "a verified domain checked within the interval",
+      { state: DomainState.VERIFIED, lastCheckTime: ts(at(HOUR)) },
+      at(DAY),
+      undefined,
+    ],
+    [
+      "a verified domain checked an interval ago",
+      { state: DomainState.VERIFIED, lastCheckTime: ts(at(HOUR)) },
+      at(DAY + HOUR),
+      "reverify",
+    ],
+    [
+      "a verified domain never checked counts from its verification",
+      { state: DomainState.VERIFIED, verifyTime: ts(at(2 * HOUR)) },
+      at(DAY + HOUR),
+      undefined,
+    ],
     ["a new pending domain", { state: DomainState.PENDING }, at(60_000), undefined],
     ["a pending domain after the check period", { state: DomainState.PENDING }, at(5 * 60_000), "check"],
-    ["a failed domain checked recently", { state: DomainState.FAILED, lastCheckTime: ts(at(DAY)) }, at(DAY + 60_000), undefined],
-    ["a failed domain past its check period", { state: DomainState.FAILED, lastCheckTime: ts(at(DAY)) }, at(DAY + 10 * 60_000), "check"],
-    ["a pending domain past the TTL", { state: DomainState.PENDING, lastCheckTime: ts(at(7 * DAY - 1)) }, at(7 * DAY), "expire"],
+    [
+      "a failed domain checked recently",
+      { state: DomainState.FAILED, lastCheckTime: ts(at(DAY)) },
+      at(DAY + 60_000),
+      undefined,
+    ],
+    [
+      "a failed domain past its check period",
+      { state: DomainState.FAILED, lastCheckTime: ts(at(DAY)) },
+      at(DAY + 10 * 60_000),
+      "check",
+    ],
+    [
+      "a pending domain past the TTL",
+      { state: DomainState.PENDING, lastCheckTime: ts(at(7 * DAY - 1)) },
+      at(7 * DAY),
+      "expire",
+    ],
     ["a failed domain past the TTL", { state: DomainState.FAILED }, at(8 * DAY), "expire"],
-    ["a verified domain past the TTL is never expired", { state: DomainState.VERIFIED, lastCheckTime: ts(at(8 * DAY)) }, at(8 * DAY + 1), undefined],
+    [
+      "a verified domain past the TTL is never expired",
+      { state: DomainState.VERIFIED, lastCheckTime: ts(at(8 * DAY)) },
+      at(8 * DAY + 1),
+      undefined,
+    ],
   ] as const)("%s", (_, fields, now, expected) => {
     expect(dueAction(domain({ createTime: ts(created), ...fields }), now, periods)).toBe(expected);
   });
@@ -50,9 +90,26 @@ describe("the domain schedules", () => {
     const metrics = new Metrics();
     const instruments = operatorMetrics(metrics);
     const logger = createLogger({ service: "test", level: "silent" });
-    const cache = new DomainCache({ client: service.client(), fullResyncMs: 60_000, backoff: { baseMs: 5, maxMs: 20 }, logger, metrics: instruments, onChange: () => {} });
-    const schedules = new DomainSchedules({ client: service.client(), cache, periods, logger, metrics: instruments, now });
-    stops.push(() => cache.stop(), () => schedules.stop());
+    const cache = new DomainCache({
+      client: service.client(),
+      fullResyncMs: 60_000,
+      backoff: { baseMs: 5, maxMs: 20 },
+      logger,
+      metrics: instruments,
+      onChange: () => {},
+    });
+    const schedules = new DomainSchedules({
+      client: service.client(),
+      cache,
+      periods,
+      logger,
+      metrics: instruments,
+      now,
+    });
+    stops.push(
+      () => cache.stop(),
+      () => schedules.stop(),
+    );
     return { service, cache, schedules, metrics };
   }
 
@@ -71,18 +128,29 @@ describe("the domain schedules", () => {
     now = at(10 * 60_000);
     // Only the pending ones are due: both checked, and "pending" now verifies.
     await schedules.tick();
-    expect(service.callsOf("verifyDomain").map((call) => (call as { domainId: string }).domainId).sort()).toEqual([pending.id, stale.id, inUse.id].sort());
+    expect(
+      service
+        .callsOf("verifyDomain")
+        .map((call) => (call as { domainId: string }).domainId)
+        .sort(),
+    ).toEqual([pending.id, stale.id, inUse.id].sort());
     expect(cache.forHostname("pending.example.com")?.state).toBe(DomainState.VERIFIED);
 
     now = at(8 * DAY);
-    service.failures.push({ method: "deleteDomain", error: serviceError(Code.FailedPrecondition, "domain_in_use", "live links use it") });
+    service.failures.push({
+      method: "deleteDomain",
+      error: serviceError(Code.FailedPrecondition, "domain_in_use", "live links use it"),
+    });
     // The first deletion fails as in use; which one depends on the order, so count outcomes.
     await schedules.tick();
     const deletions = service.callsOf("deleteDomain").map((call) => (call as { domainId: string }).domainId);
     expect(deletions.sort()).toEqual([stale.id, inUse.id].sort());
     expect([...service.domains.keys()]).toHaveLength(3);
     // Both verified domains (the pending one verified on its check) are re-verified a day later.
-    const reverified = service.callsOf("verifyDomain").slice(3).map((call) => (call as { domainId: string }).domainId);
+    const reverified = service
+      .callsOf("verifyDomain")
+      .slice(3)
+      .map((call) => (call as { domainId: string }).domainId);
     expect(reverified.sort()).toEqual([verified.id, pending.id].sort());
     const text = await metrics.text();
     expect(text).toMatch(/^qrp_operator_scheduled_calls_total\{action="expire",result="skipped"\} 1$/m);

@@ -5,7 +5,11 @@ import { WorkQueue, type WorkQueueOptions } from "../src/kube/work-queue.js";
 /** A logger that keeps its lines. */
 function recordingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
-  const logger = createLogger({ service: "test", level: "debug", destination: { write: (line: string) => void lines.push(JSON.parse(line)) } });
+  const logger = createLogger({
+    service: "test",
+    level: "debug",
+    destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+  });
   return { logger, lines };
 }
 

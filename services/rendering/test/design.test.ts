@@ -65,7 +65,10 @@ const pngOfSize = (size: number) => Buffer.concat([tinyPng(), Buffer.alloc(size 
 
 describe("defaults", () => {
   it("gives an unset corner dot the shape of its ring, so the finder patterns match", () => {
-    const { design: normalized, problems } = checkDesign(design({ cornerSquareShape: CornerSquareShape.CIRCLE }), "https://s.qr.example/ab3k9mzq");
+    const { design: normalized, problems } = checkDesign(
+      design({ cornerSquareShape: CornerSquareShape.CIRCLE }),
+      "https://s.qr.example/ab3k9mzq",
+    );
     expect(problems).toEqual([]);
     expect(normalized.cornerDotShape).toBe(CornerDotShape.CIRCLE);
   });
@@ -79,7 +82,14 @@ describe("defaults", () => {
       size: 1024,
       cornerSquareShape: CornerSquareShape.SQUARE,
       cornerDotShape: CornerDotShape.SQUARE,
-      frame: { enabled: false, type: FrameType.SQUARE, color: "#000000", borderThickness: 8, labelTop: "", labelBottom: "" },
+      frame: {
+        enabled: false,
+        type: FrameType.SQUARE,
+        color: "#000000",
+        borderThickness: 8,
+        labelTop: "",
+        labelBottom: "",
+      },
     };
     for (const input of [undefined, design()]) {
       const { design: normalized, problems } = normalizeDesign(input);
@@ -95,7 +105,9 @@ describe("defaults", () => {
     expect(withLogo.problems).toEqual([]);
     expect(withLogo.design.errorCorrection).toBe(ErrorCorrection.H);
     expect(withLogo.design.logo?.scale).toBe(0.2);
-    expect(normalizeDesign(design({ logo, errorCorrection: ErrorCorrection.L })).design.errorCorrection).toBe(ErrorCorrection.L);
+    expect(normalizeDesign(design({ logo, errorCorrection: ErrorCorrection.L })).design.errorCorrection).toBe(
+      ErrorCorrection.L,
+    );
   });
 
   it("keeps values that were given", () => {
@@ -107,7 +119,14 @@ describe("defaults", () => {
       size: 2048,
       cornerSquareShape: CornerSquareShape.CIRCLE,
       cornerDotShape: CornerDotShape.ROUNDED,
-      frame: { enabled: true, type: FrameType.ROUNDED, color: "#123456", borderThickness: 12, labelTop: "Scan", labelBottom: "me" },
+      frame: {
+        enabled: true,
+        type: FrameType.ROUNDED,
+        color: "#123456",
+        borderThickness: 12,
+        labelTop: "Scan",
+        labelBottom: "me",
+      },
     };
     const { design: normalized, problems } = normalizeDesign(design(given));
     expect(problems).toEqual([]);
@@ -172,7 +191,9 @@ describe("bounds", () => {
     [1, false],
     [Number.NaN, false],
   ])("logo scale %d valid: %s", (scale, valid) => {
-    const { design: normalized, problems } = normalizeDesign(design({ logo: { dataUri: dataUri("image/png", tinyPng()), scale } }));
+    const { design: normalized, problems } = normalizeDesign(
+      design({ logo: { dataUri: dataUri("image/png", tinyPng()), scale } }),
+    );
     expect(problems.map((p) => `${p.field} ${p.reason}`)).toEqual(valid ? [] : ["logo.scale out_of_range"]);
     if (valid) expect(normalized.logo?.scale).toBe(scale);
   });
@@ -180,7 +201,9 @@ describe("bounds", () => {
   it("allows labels of 30 characters after trimming, counting characters rather than UTF-16 units", () => {
     const thirty = "x".repeat(30);
     const emoji = "😀".repeat(30); // 60 UTF-16 units, 30 characters
-    const { design: normalized, problems } = normalizeDesign(design({ frame: { labelTop: `  ${thirty}  `, labelBottom: emoji } }));
+    const { design: normalized, problems } = normalizeDesign(
+      design({ frame: { labelTop: `  ${thirty}  `, labelBottom: emoji } }),
+    );
     expect(problems).toEqual([]);
     expect(normalized.frame?.labelTop).toBe(thirty);
     expect(normalized.frame?.labelBottom).toBe(emoji);
@@ -193,9 +216,12 @@ describe("bounds", () => {
     ]);
   });
 
-  it.each(["Scan\nme", "tab\there", "bell\u0007", "del\u007f", "trailing\r\n"])("refuses the control characters in %j", (label) => {
-    expect(problemsOf({ frame: { labelTop: label } })).toEqual(["design.frame.label_top invalid_characters"]);
-  });
+  it.each(["Scan\nme", "tab\there", "bell\u0007", "del\u007f", "trailing\r\n"])(
+    "refuses the control characters in %j",
+    (label) => {
+      expect(problemsOf({ frame: { labelTop: label } })).toEqual(["design.frame.label_top invalid_characters"]);
+    },
+  );
 
   it("trims labels, so a blank label is no label", () => {
     expect(normalizeDesign(design({ frame: { labelTop: "   ", labelBottom: " Hello " } })).design.frame).toMatchObject({
@@ -240,7 +266,8 @@ describe("tokens", () => {
     for (const [field, schema] of Object.entries(designEnums)) {
       const tokens = schema.values.filter((v) => v.number !== 0).map((v) => tokenOf(schema, v.number));
       expect(designTokens[field as keyof typeof designTokens]).toEqual(tokens);
-      for (const token of tokens) expect(token).toMatch(schema === ErrorCorrectionSchema ? /^[LMQH]$/ : /^[a-z]+(-[a-z]+)*$/);
+      for (const token of tokens)
+        expect(token).toMatch(schema === ErrorCorrectionSchema ? /^[LMQH]$/ : /^[a-z]+(-[a-z]+)*$/);
     }
     expect(designTokens).toEqual({
       style: ["square", "dots", "rounded", "extra-rounded", "classy", "classy-rounded"],
@@ -282,7 +309,8 @@ describe("tokens", () => {
     expect(canonicalToken("cornerSquareShape", "circle")).toBe("circle");
     // Aliases belong to their field: `dot` is no module style, and module-drawn corner names are unknown.
     expect(designValueOf("style", "dot")).toBeUndefined();
-    for (const token of ["dots", "classy", "classy-rounded", "Dot", "toString", "__proto__"]) expect(designValueOf("cornerSquareShape", token)).toBeUndefined();
+    for (const token of ["dots", "classy", "classy-rounded", "Dot", "toString", "__proto__"])
+      expect(designValueOf("cornerSquareShape", token)).toBeUndefined();
   });
 });
 
@@ -296,10 +324,16 @@ describe("logos", () => {
   });
 
   it("refuses bytes that are not of the declared type", () => {
-    expect(problemsOf({ logo: { dataUri: dataUri("image/png", jpegBytes) } })).toEqual(["design.logo.data_uri invalid_logo"]);
-    expect(problemsOf({ logo: { dataUri: dataUri("image/jpeg", tinyPng()) } })).toEqual(["design.logo.data_uri invalid_logo"]);
+    expect(problemsOf({ logo: { dataUri: dataUri("image/png", jpegBytes) } })).toEqual([
+      "design.logo.data_uri invalid_logo",
+    ]);
+    expect(problemsOf({ logo: { dataUri: dataUri("image/jpeg", tinyPng()) } })).toEqual([
+      "design.logo.data_uri invalid_logo",
+    ]);
     const pngTextThenJpeg = Buffer.concat([Buffer.from("PNG"), jpegBytes]);
-    expect(problemsOf({ logo: { dataUri: dataUri("image/png", pngTextThenJpeg) } })).toEqual(["design.logo.data_uri invalid_logo"]);
+    expect(problemsOf({ logo: { dataUri: dataUri("image/png", pngTextThenJpeg) } })).toEqual([
+      "design.logo.data_uri invalid_logo",
+    ]);
   });
 
   it.each([
@@ -317,8 +351,12 @@ describe("logos", () => {
   it("accepts 256 KiB and refuses one byte more", () => {
     expect(MAX_LOGO_BYTES).toBe(256 * 1024);
     expect(problemsOf({ logo: { dataUri: dataUri("image/png", pngOfSize(MAX_LOGO_BYTES)) } })).toEqual([]);
-    expect(problemsOf({ logo: { dataUri: dataUri("image/png", pngOfSize(MAX_LOGO_BYTES + 1)) } })).toEqual(["design.logo.data_uri too_large"]);
-    expect(problemsOf({ logo: { dataUri: dataUri("image/png", pngOfSize(4 * MAX_LOGO_BYTES)) } })).toEqual(["design.logo.data_uri too_large"]);
+    expect(problemsOf({ logo: { dataUri: dataUri("image/png", pngOfSize(MAX_LOGO_BYTES + 1)) } })).toEqual([
+      "design.logo.data_uri too_large",
+    ]);
+    expect(problemsOf({ logo: { dataUri: dataUri("image/png", pngOfSize(4 * MAX_LOGO_BYTES)) } })).toEqual([
+      "design.logo.data_uri too_large",
+    ]);
   });
 
   it("requires the image when a logo is given", () => {
@@ -348,7 +386,9 @@ describe("premium frames", () => {
   });
 
   it("reports premium fields in request spelling", () => {
-    expect(checkDesign(design({ frame: { enabled: true, type: FrameType.CIRCLE } }), "").premiumFrameFields).toEqual(["design.frame.type"]);
+    expect(checkDesign(design({ frame: { enabled: true, type: FrameType.CIRCLE } }), "").premiumFrameFields).toEqual([
+      "design.frame.type",
+    ]);
   });
 });
 
@@ -379,7 +419,9 @@ describe("content capacity", () => {
   });
 
   it("does not judge content against an invalid level, nor empty content", () => {
-    expect(problemsOf({ errorCorrection: 9 as ErrorCorrection }, "a".repeat(5000))).toEqual(["design.error_correction unknown_value"]);
+    expect(problemsOf({ errorCorrection: 9 as ErrorCorrection }, "a".repeat(5000))).toEqual([
+      "design.error_correction unknown_value",
+    ]);
     expect(problemsOf({ errorCorrection: ErrorCorrection.H }, "")).toEqual([]);
   });
 });
@@ -387,7 +429,10 @@ describe("content capacity", () => {
 describe("RenderingService over the service credential", () => {
   const logger = createLogger({ service: "test", level: "silent" });
   const clientWith = async (token: string) =>
-    createClient(RenderingService, inProcessTransport({ modules: [await buildRendering()], credentials, logger, token }));
+    createClient(
+      RenderingService,
+      inProcessTransport({ modules: [await buildRendering()], credentials, logger, token }),
+    );
 
   it("returns the normalized design and the premium fields", async () => {
     const rendering = await clientWith(credentials.serviceToken);
@@ -414,7 +459,12 @@ describe("RenderingService over the service credential", () => {
     const error = ConnectError.from(
       await rendering
         .validateDesign({
-          design: { background: "white", size: 64, frame: { labelBottom: "x".repeat(31) }, logo: { dataUri: dataUri("image/png", jpegBytes) } },
+          design: {
+            background: "white",
+            size: 64,
+            frame: { labelBottom: "x".repeat(31) },
+            logo: { dataUri: dataUri("image/png", jpegBytes) },
+          },
           content: "a".repeat(3000),
         })
         .catch((e) => e),
@@ -435,9 +485,17 @@ describe("RenderingService over the service credential", () => {
   it("accepts the corner pairs decoders read and refuses the others, naming the dot that fits", async () => {
     const rendering = await clientWith(credentials.serviceToken);
     const content = "https://qr.example/abcdefgh";
-    const accepted = await rendering.validateDesign({ design: { cornerSquareShape: CornerSquareShape.ROUNDED, cornerDotShape: CornerDotShape.ROUNDED }, content });
-    expect(accepted.design).toMatchObject({ cornerSquareShape: CornerSquareShape.ROUNDED, cornerDotShape: CornerDotShape.ROUNDED });
-    expect((await rendering.renderQrCode({ content, size: 128, design: accepted.design })).image.length).toBeGreaterThan(0);
+    const accepted = await rendering.validateDesign({
+      design: { cornerSquareShape: CornerSquareShape.ROUNDED, cornerDotShape: CornerDotShape.ROUNDED },
+      content,
+    });
+    expect(accepted.design).toMatchObject({
+      cornerSquareShape: CornerSquareShape.ROUNDED,
+      cornerDotShape: CornerDotShape.ROUNDED,
+    });
+    expect(
+      (await rendering.renderQrCode({ content, size: 128, design: accepted.design })).image.length,
+    ).toBeGreaterThan(0);
 
     // The scannability matrix found every unlike pair misread, a rounded ring around a round dot included.
     for (const [ring, dot, fits] of [
@@ -445,10 +503,16 @@ describe("RenderingService over the service credential", () => {
       [CornerSquareShape.ROUNDED, CornerDotShape.SQUARE, "rounded"],
       [CornerSquareShape.CIRCLE, CornerDotShape.SQUARE, "circle"],
     ] as const) {
-      const refused = ConnectError.from(await rendering.validateDesign({ design: { cornerSquareShape: ring, cornerDotShape: dot }, content }).catch((e) => e));
+      const refused = ConnectError.from(
+        await rendering
+          .validateDesign({ design: { cornerSquareShape: ring, cornerDotShape: dot }, content })
+          .catch((e) => e),
+      );
       expect(refused.code).toBe(Code.InvalidArgument);
       const violations = errorInfoOf(refused)?.fieldViolations ?? [];
-      expect(violations.map((v) => [v.field, v.reason])).toEqual([["design.corner_dot_shape", "mismatched_corner_shapes"]]);
+      expect(violations.map((v) => [v.field, v.reason])).toEqual([
+        ["design.corner_dot_shape", "mismatched_corner_shapes"],
+      ]);
       expect(violations[0]?.description).toContain(`must be ${fits} with a`);
     }
   });
@@ -470,9 +534,17 @@ describe("RenderingService over the service credential", () => {
 describe("logos by the pixels they decode to", () => {
   const logger = createLogger({ service: "test", level: "silent" });
   const client = async () =>
-    createClient(RenderingService, inProcessTransport({ modules: [await buildRendering()], credentials, logger, token: credentials.serviceToken }));
+    createClient(
+      RenderingService,
+      inProcessTransport({ modules: [await buildRendering()], credentials, logger, token: credentials.serviceToken }),
+    );
   const fieldsOf = async (promise: Promise<unknown>) => {
-    const error = ConnectError.from(await promise.then(() => undefined, (e: unknown) => e));
+    const error = ConnectError.from(
+      await promise.then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
     expect(error.code).toBe(Code.InvalidArgument);
     return errorInfoOf(error)?.fieldViolations.map((v) => [v.field, v.reason]);
   };
@@ -483,26 +555,38 @@ describe("logos by the pixels they decode to", () => {
     expect(bomb.length).toBeLessThan(MAX_LOGO_BYTES);
     const logo = { dataUri: dataUri("image/png", bomb) };
     const rendering = await client();
-    expect(await fieldsOf(rendering.validateDesign({ design: { logo }, content: "https://qr.example.com/ab3k9mzq" }))).toEqual([
-      ["design.logo.data_uri", "logo_too_many_pixels"],
-    ]);
+    expect(
+      await fieldsOf(rendering.validateDesign({ design: { logo }, content: "https://qr.example.com/ab3k9mzq" })),
+    ).toEqual([["design.logo.data_uri", "logo_too_many_pixels"]]);
     // A design stored before the bound is refused before it is drawn.
-    expect(await fieldsOf(rendering.renderQrCode({ content: "https://qr.example.com/ab3k9mzq", design: { logo }, size: 128 }))).toEqual([
-      ["design.logo.data_uri", "logo_too_many_pixels"],
-    ]);
+    expect(
+      await fieldsOf(
+        rendering.renderQrCode({ content: "https://qr.example.com/ab3k9mzq", design: { logo }, size: 128 }),
+      ),
+    ).toEqual([["design.logo.data_uri", "logo_too_many_pixels"]]);
 
     const normal = { dataUri: dataUri("image/png", tinyPng()) };
-    const { design } = await rendering.validateDesign({ design: { logo: normal }, content: "https://qr.example.com/ab3k9mzq" });
+    const { design } = await rendering.validateDesign({
+      design: { logo: normal },
+      content: "https://qr.example.com/ab3k9mzq",
+    });
     expect(design?.logo?.dataUri).toBe(normal.dataUri);
-    expect((await rendering.renderQrCode({ content: "https://qr.example.com/ab3k9mzq", design, size: 128 })).image.length).toBeGreaterThan(0);
+    expect(
+      (await rendering.renderQrCode({ content: "https://qr.example.com/ab3k9mzq", design, size: 128 })).image.length,
+    ).toBeGreaterThan(0);
   });
 
   it(`takes ${MAX_LOGO_SIDE_PIXELS} pixels on each side and refuses one more on either`, async () => {
     const rendering = await client();
     const check = async (width: number, height: number) =>
-      rendering.validateDesign({ design: { logo: { dataUri: dataUri("image/png", await hugeBlankPng(width, height)) } } });
+      rendering.validateDesign({
+        design: { logo: { dataUri: dataUri("image/png", await hugeBlankPng(width, height)) } },
+      });
     await check(MAX_LOGO_SIDE_PIXELS, MAX_LOGO_SIDE_PIXELS);
-    for (const [width, height] of [[MAX_LOGO_SIDE_PIXELS + 1, 1], [1, MAX_LOGO_SIDE_PIXELS + 1]] as const) {
+    for (const [width, height] of [
+      [MAX_LOGO_SIDE_PIXELS + 1, 1],
+      [1, MAX_LOGO_SIDE_PIXELS + 1],
+    ] as const) {
       expect(await fieldsOf(check(width, height))).toEqual([["design.logo.data_uri", "logo_too_many_pixels"]]);
     }
   });
@@ -510,9 +594,9 @@ describe("logos by the pixels they decode to", () => {
   it("refuses bytes with the right signature that do not read as an image", async () => {
     const rendering = await client();
     const truncated = tinyPng().subarray(0, 20);
-    expect(await fieldsOf(rendering.validateDesign({ design: { logo: { dataUri: dataUri("image/png", truncated) } } }))).toEqual([
-      ["design.logo.data_uri", "invalid_logo"],
-    ]);
+    expect(
+      await fieldsOf(rendering.validateDesign({ design: { logo: { dataUri: dataUri("image/png", truncated) } } })),
+    ).toEqual([["design.logo.data_uri", "invalid_logo"]]);
   });
 });
 
@@ -531,18 +615,29 @@ describe("logos given by URL", () => {
       const { port } = server.address() as AddressInfo;
       // Our loopback server stands in for a public host; the real policy refuses loopback.
       const module = await buildRendering({ logoFetch: { isAllowedAddress: (address) => address === "127.0.0.1" } });
-      const rendering = createClient(RenderingService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }));
+      const rendering = createClient(
+        RenderingService,
+        inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }),
+      );
       const url = `http://127.0.0.1:${port}/logo.png`;
       const { design } = await rendering.validateDesign({ design: { logo: { url } } });
-      expect(design?.logo).toMatchObject({ url, dataUri: `data:image/png;base64,${png.toString("base64")}`, scale: 0.2 });
+      expect(design?.logo).toMatchObject({
+        url,
+        dataUri: `data:image/png;base64,${png.toString("base64")}`,
+        scale: 0.2,
+      });
       // The normalized design carries its image, so checking it again fetches nothing.
       await rendering.validateDesign({ design, content: "https://qr.example.com/ab3k9mzq" });
       expect(requests).toBe(1);
 
       const refused = ConnectError.from(
-        await (await clientWith(credentials.serviceToken)).validateDesign({ design: { logo: { url } } }).catch((e) => e),
+        await (await clientWith(credentials.serviceToken))
+          .validateDesign({ design: { logo: { url } } })
+          .catch((e) => e),
       );
-      expect(errorInfoOf(refused)?.fieldViolations.map((v) => [v.field, v.reason])).toEqual([["design.logo.url", "forbidden_address"]]);
+      expect(errorInfoOf(refused)?.fieldViolations.map((v) => [v.field, v.reason])).toEqual([
+        ["design.logo.url", "forbidden_address"],
+      ]);
       expect(requests).toBe(1);
     } finally {
       await new Promise((done) => server.close(done));
@@ -550,7 +645,10 @@ describe("logos given by URL", () => {
   });
 
   const clientWith = async (token: string) =>
-    createClient(RenderingService, inProcessTransport({ modules: [await buildRendering()], credentials, logger, token }));
+    createClient(
+      RenderingService,
+      inProcessTransport({ modules: [await buildRendering()], credentials, logger, token }),
+    );
 
   it("refuses a fetched logo by its pixels, on the URL the client gave", async () => {
     const bomb = await hugeBlankPng(40000, 40000);
@@ -559,16 +657,27 @@ describe("logos given by URL", () => {
     try {
       const { port } = server.address() as AddressInfo;
       const module = await buildRendering({ logoFetch: { isAllowedAddress: (address) => address === "127.0.0.1" } });
-      const rendering = createClient(RenderingService, inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }));
-      const refused = ConnectError.from(await rendering.validateDesign({ design: { logo: { url: `http://127.0.0.1:${port}/logo.png` } } }).catch((e) => e));
-      expect(errorInfoOf(refused)?.fieldViolations.map((v) => [v.field, v.reason])).toEqual([["design.logo.url", "logo_too_many_pixels"]]);
+      const rendering = createClient(
+        RenderingService,
+        inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken }),
+      );
+      const refused = ConnectError.from(
+        await rendering
+          .validateDesign({ design: { logo: { url: `http://127.0.0.1:${port}/logo.png` } } })
+          .catch((e) => e),
+      );
+      expect(errorInfoOf(refused)?.fieldViolations.map((v) => [v.field, v.reason])).toEqual([
+        ["design.logo.url", "logo_too_many_pixels"],
+      ]);
     } finally {
       await new Promise((done) => server.close(done));
     }
   });
 
   it("must be http(s) URLs of at most 2048 characters", () => {
-    expect(problemsOf({ logo: { url: `https://example.com/${"a".repeat(2048)}` } })).toEqual(["design.logo.url too_long"]);
+    expect(problemsOf({ logo: { url: `https://example.com/${"a".repeat(2048)}` } })).toEqual([
+      "design.logo.url too_long",
+    ]);
     expect(problemsOf({ logo: {} })).toEqual(["design.logo.data_uri required"]);
   });
 });

@@ -121,9 +121,12 @@ describe("isPublicAddress", () => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
-  it.each(["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", ...EMBEDDED_PUBLIC_IPV4_ADDRESSES])("accepts %j", (address) => {
-    expect(isPublicAddress(address)).toBe(true);
-  });
+  it.each(["8.8.8.8", "1.1.1.1", "2606:4700:4700::1111", ...EMBEDDED_PUBLIC_IPV4_ADDRESSES])(
+    "accepts %j",
+    (address) => {
+      expect(isPublicAddress(address)).toBe(true);
+    },
+  );
 
   it.each(EMBEDDED_IPV4_ADDRESSES)("refuses $address ($form of $inside)", ({ address }) => {
     expect(isPublicAddress(address)).toBe(false);
@@ -131,17 +134,23 @@ describe("isPublicAddress", () => {
 });
 
 describe("IPv4 carried inside IPv6", () => {
-  it.each(EMBEDDED_IPV4_ADDRESSES)("refuses a logo at [$address] ($form of $inside), without a request", async ({ address }) => {
-    const result = await fetchLogo(`http://[${address}]:${canary.port}/logo.png`);
-    expect(result).toMatchObject({ reason: "forbidden_address" });
-    expect(canary.received).toHaveLength(0);
-  });
+  it.each(EMBEDDED_IPV4_ADDRESSES)(
+    "refuses a logo at [$address] ($form of $inside), without a request",
+    async ({ address }) => {
+      const result = await fetchLogo(`http://[${address}]:${canary.port}/logo.png`);
+      expect(result).toMatchObject({ reason: "forbidden_address" });
+      expect(canary.received).toHaveLength(0);
+    },
+  );
 
-  it.each(EMBEDDED_IPV4_ADDRESSES)("refuses a logo host that resolves to $address ($form of $inside)", async ({ address }) => {
-    const result = await fetchLogo(`http://logo.test:${canary.port}/logo.png`, { lookup: lookupTo(address) });
-    expect(result).toMatchObject({ reason: "forbidden_address" });
-    expect(canary.received).toHaveLength(0);
-  });
+  it.each(EMBEDDED_IPV4_ADDRESSES)(
+    "refuses a logo host that resolves to $address ($form of $inside)",
+    async ({ address }) => {
+      const result = await fetchLogo(`http://logo.test:${canary.port}/logo.png`, { lookup: lookupTo(address) });
+      expect(result).toMatchObject({ reason: "forbidden_address" });
+      expect(canary.received).toHaveLength(0);
+    },
+  );
 });
 
 describe("addresses refused before connecting", () => {
@@ -156,14 +165,11 @@ describe("addresses refused before connecting", () => {
     "http://0.0.0.0:PORT/logo.png",
     "http://[::ffff:127.0.0.2]:PORT/logo.png",
     "http://2130706434:PORT/logo.png",
-  ])(
-    "refuses the address literal %s",
-    async (url) => {
-      const result = await fetchLogo(url.replace("PORT", String(canary.port)));
-      expect(result).toMatchObject({ reason: "forbidden_address" });
-      expect(canary.received).toHaveLength(0);
-    },
-  );
+  ])("refuses the address literal %s", async (url) => {
+    const result = await fetchLogo(url.replace("PORT", String(canary.port)));
+    expect(result).toMatchObject({ reason: "forbidden_address" });
+    expect(canary.received).toHaveLength(0);
+  });
 
   it("refuses a host name that resolves to a loopback address, without saying which", async () => {
     const result = await fetchLogo(`http://logo.test:${canary.port}/logo.png`, { lookup: lookupTo("127.0.0.2") });

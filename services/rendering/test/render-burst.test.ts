@@ -14,7 +14,10 @@ const BURST = 100;
 
 const rendering = await buildRendering({ concurrency: 2, concurrencyPerAccount: 2, queuedPerAccount: BURST });
 afterAll(() => rendering.renderer.close());
-const client = createClient(RenderingService, inProcessTransport({ modules: [rendering], credentials, logger, token: credentials.serviceToken }));
+const client = createClient(
+  RenderingService,
+  inProcessTransport({ modules: [rendering], credentials, logger, token: credentials.serviceToken }),
+);
 
 /** CPU time in microseconds, of this thread and of the whole process (every thread). */
 const cpu = () => {
@@ -33,7 +36,12 @@ describe("a burst of large exports from one account", () => {
     // All different (content and size), so the cache cannot help; 2048 to 2147 px.
     const burst = Array.from({ length: BURST }, (_, i) =>
       client
-        .renderQrCode({ content: `https://qr.example/a${i}`, size: 2048 + i, format: ImageFormat.PNG, accountId: accountA })
+        .renderQrCode({
+          content: `https://qr.example/a${i}`,
+          size: 2048 + i,
+          format: ImageFormat.PNG,
+          accountId: accountA,
+        })
         .then((res) => {
           finished.push(`a${i}`);
           return res;

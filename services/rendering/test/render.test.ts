@@ -14,7 +14,10 @@ const request = (init: MessageInitShape<typeof RenderQrCodeRequestSchema> = {}) 
   create(RenderQrCodeRequestSchema, { content: CONTENT, ...init });
 
 async function failure(promise: Promise<unknown>): Promise<ConnectError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(ConnectError);
   return error as ConnectError;
 }
@@ -41,7 +44,8 @@ describe("rendering", () => {
     expect(rendered.contentType).toBe("image/png");
     const { data, info } = await sharp(rendered.image).raw().toBuffer({ resolveWithObject: true });
     expect([info.width, info.height]).toEqual([1024, 1024]);
-    const pixel = (x: number, y: number) => `#${[0, 1, 2].map((c) => data[(y * info.width + x) * info.channels + c]!.toString(16).padStart(2, "0")).join("")}`;
+    const pixel = (x: number, y: number) =>
+      `#${[0, 1, 2].map((c) => data[(y * info.width + x) * info.channels + c]!.toString(16).padStart(2, "0")).join("")}`;
     expect(pixel(2, 2)).toBe("#fffde7"); // the quiet zone
     const moduleSize = 1024 / (encodeQr(CONTENT, ErrorCorrection.M).size + 8);
     expect(pixel(Math.round(4.5 * moduleSize), Math.round(4.5 * moduleSize))).toBe("#c62828"); // the finder's outer ring
@@ -51,7 +55,8 @@ describe("rendering", () => {
 
   it("gives one strong ETag per content, design, format and size", async () => {
     const renderer = new Renderer();
-    const etag = async (init: MessageInitShape<typeof RenderQrCodeRequestSchema>) => (await renderer.render(request(init))).etag;
+    const etag = async (init: MessageInitShape<typeof RenderQrCodeRequestSchema>) =>
+      (await renderer.render(request(init))).etag;
     const base = await etag({ size: 256 });
     expect(base).toMatch(/^"[A-Za-z0-9_-]+"$/);
     expect(await etag({ size: 256 })).toBe(base);
@@ -114,7 +119,10 @@ describe("rendering", () => {
     };
 
     const [first, second] = [new AbortController(), new AbortController()];
-    const kept = [renderer.render(request({ size: 256 }), first.signal), renderer.render(request({ size: 256 }), second.signal)];
+    const kept = [
+      renderer.render(request({ size: 256 }), first.signal),
+      renderer.render(request({ size: 256 }), second.signal),
+    ];
     await started(1);
     first.abort();
     expect((await failure(kept[0]!)).code).toBe(Code.Canceled);
@@ -123,7 +131,10 @@ describe("rendering", () => {
     expect((await kept[1]!).image).toEqual(new Uint8Array([1]));
 
     const [third, fourth] = [new AbortController(), new AbortController()];
-    const abandoned = [renderer.render(request({ size: 512 }), third.signal), renderer.render(request({ size: 512 }), fourth.signal)];
+    const abandoned = [
+      renderer.render(request({ size: 512 }), third.signal),
+      renderer.render(request({ size: 512 }), fourth.signal),
+    ];
     await started(2);
     third.abort();
     fourth.abort();

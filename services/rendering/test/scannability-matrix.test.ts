@@ -59,7 +59,13 @@ const FRAMES: { name: string; frame?: DesignInit["frame"] }[] = [
     { name: `${type} frame`, frame: { enabled: true, type: enumValueOf(FrameTypeSchema, type)!, color: "#37474f" } },
     {
       name: `${type} frame with labels`,
-      frame: { enabled: true, type: enumValueOf(FrameTypeSchema, type)!, color: "#37474f", labelTop: "SCAN ME", labelBottom: "Menu & prices <today>" },
+      frame: {
+        enabled: true,
+        type: enumValueOf(FrameTypeSchema, type)!,
+        color: "#37474f",
+        labelTop: "SCAN ME",
+        labelBottom: "Menu & prices <today>",
+      },
     },
   ]),
 ];
@@ -87,7 +93,13 @@ function casesFor(style: string): Case[] {
 }
 
 /** A labelled frame, where jsQR misreads some corner pairs it reads without one. */
-const LABELLED_SQUARE_FRAME = { enabled: true, type: FrameType.SQUARE, color: "#37474f", labelTop: "SCAN ME", labelBottom: "Menu & prices <today>" };
+const LABELLED_SQUARE_FRAME = {
+  enabled: true,
+  type: FrameType.SQUARE,
+  color: "#37474f",
+  labelTop: "SCAN ME",
+  labelBottom: "Menu & prices <today>",
+};
 
 /**
  * For each refused corner pair (ring/dot), one design this matrix found misread at a tested size: with
@@ -95,14 +107,26 @@ const LABELLED_SQUARE_FRAME = { enabled: true, type: FrameType.SQUARE, color: "#
  * ring around a square dot, and a circle ring around a rounded dot, in every style.
  */
 const REFUSED_PAIR_WITNESSES: Record<string, { size: number; design: DesignInit }> = {
-  "square/rounded": { size: 256, design: { style: enumValueOf(ModuleStyleSchema, "dots")!, errorCorrection: ErrorCorrection.M } },
-  "square/circle": { size: 320, design: { style: enumValueOf(ModuleStyleSchema, "square")!, errorCorrection: ErrorCorrection.H } },
+  "square/rounded": {
+    size: 256,
+    design: { style: enumValueOf(ModuleStyleSchema, "dots")!, errorCorrection: ErrorCorrection.M },
+  },
+  "square/circle": {
+    size: 320,
+    design: { style: enumValueOf(ModuleStyleSchema, "square")!, errorCorrection: ErrorCorrection.H },
+  },
   "rounded/square": {
     size: SIZE,
     design: { errorCorrection: ErrorCorrection.M, frame: LABELLED_SQUARE_FRAME },
   },
-  "rounded/circle": { size: 256, design: { style: enumValueOf(ModuleStyleSchema, "dots")!, errorCorrection: ErrorCorrection.M } },
-  "circle/square": { size: 320, design: { style: enumValueOf(ModuleStyleSchema, "square")!, errorCorrection: ErrorCorrection.H } },
+  "rounded/circle": {
+    size: 256,
+    design: { style: enumValueOf(ModuleStyleSchema, "dots")!, errorCorrection: ErrorCorrection.M },
+  },
+  "circle/square": {
+    size: 320,
+    design: { style: enumValueOf(ModuleStyleSchema, "square")!, errorCorrection: ErrorCorrection.H },
+  },
   "circle/rounded": { size: SIZE, design: { errorCorrection: ErrorCorrection.H, frame: LABELLED_SQUARE_FRAME } },
 };
 
@@ -114,16 +138,30 @@ const subprocesses = pLimit(4);
 async function decodeFailures(cases: Case[]): Promise<string[]> {
   const images = await Promise.all(
     cases.map(async ({ design, size = SIZE }) => {
-      const render = (format: ImageFormat) => renderer.render(create(RenderQrCodeRequestSchema, { content: CONTENT, design, format, size }));
-      const [png, jpg, svg] = await Promise.all([render(ImageFormat.PNG), render(ImageFormat.JPG), render(ImageFormat.SVG)]);
+      const render = (format: ImageFormat) =>
+        renderer.render(create(RenderQrCodeRequestSchema, { content: CONTENT, design, format, size }));
+      const [png, jpg, svg] = await Promise.all([
+        render(ImageFormat.PNG),
+        render(ImageFormat.JPG),
+        render(ImageFormat.SVG),
+      ]);
       const svgRaster = await subprocesses(() => rsvgToPng(Buffer.from(svg.image)));
       return { png: Buffer.from(png.image), jpg: Buffer.from(jpg.image), svgRaster };
     }),
   );
   const [zbarPng, zbarJpg, zbarSvg] = await Promise.all([
-    zbarDecode(images.map((i) => i.png), "png"),
-    zbarDecode(images.map((i) => i.jpg), "jpg"),
-    zbarDecode(images.map((i) => i.svgRaster), "png"),
+    zbarDecode(
+      images.map((i) => i.png),
+      "png",
+    ),
+    zbarDecode(
+      images.map((i) => i.jpg),
+      "jpg",
+    ),
+    zbarDecode(
+      images.map((i) => i.svgRaster),
+      "png",
+    ),
   ]);
   const failures: string[] = [];
   for (const [i, { name }] of cases.entries()) {
@@ -136,39 +174,55 @@ async function decodeFailures(cases: Case[]): Promise<string[]> {
       "jpg/jsqr": await jsqrDecode(image.jpg),
       "svg/rsvg/jsqr": await jsqrDecode(image.svgRaster),
     };
-    for (const [how, text] of Object.entries(readings)) if (text !== CONTENT) failures.push(`${name}: ${how} read ${JSON.stringify(text)}`);
+    for (const [how, text] of Object.entries(readings))
+      if (text !== CONTENT) failures.push(`${name}: ${how} read ${JSON.stringify(text)}`);
   }
   return failures;
 }
 
 describe.skipIf(process.env.DATABASE_URL)("scannability matrix", () => {
-  it.each(designTokens.style)("every %s design the rules accept decodes in png, jpg and svg; the rest are refused", async (style) => {
-    const accepted: Case[] = [];
-    for (const c of casesFor(style)) {
-      const reasons = checkDesign(create(DesignSchema, c.design), CONTENT).problems.map((p) => p.reason).sort();
-      // The rules refuse a corner pair decoders misread, and a logo at L or M (at this link's length).
-      const expected = [
-        ...(c.design.logo && [ErrorCorrection.L, ErrorCorrection.M].includes(c.design.errorCorrection!) ? ["logo_too_large"] : []),
-        ...(cornerPairReadable(c.design.cornerSquareShape!, c.design.cornerDotShape!) ? [] : ["mismatched_corner_shapes"]),
-      ].sort();
-      expect(reasons, c.name).toEqual(expected);
-      if (reasons.length === 0) accepted.push(c);
-    }
-    const readablePairs = Object.values(READABLE_CORNER_DOTS).flat().length;
-    expect(accepted.length).toBe(readablePairs * FRAMES.length * (4 + 2));
+  it.each(designTokens.style)(
+    "every %s design the rules accept decodes in png, jpg and svg; the rest are refused",
+    async (style) => {
+      const accepted: Case[] = [];
+      for (const c of casesFor(style)) {
+        const reasons = checkDesign(create(DesignSchema, c.design), CONTENT)
+          .problems.map((p) => p.reason)
+          .sort();
+        // The rules refuse a corner pair decoders misread, and a logo at L or M (at this link's length).
+        const expected = [
+          ...(c.design.logo && [ErrorCorrection.L, ErrorCorrection.M].includes(c.design.errorCorrection!)
+            ? ["logo_too_large"]
+            : []),
+          ...(cornerPairReadable(c.design.cornerSquareShape!, c.design.cornerDotShape!)
+            ? []
+            : ["mismatched_corner_shapes"]),
+        ].sort();
+        expect(reasons, c.name).toEqual(expected);
+        if (reasons.length === 0) accepted.push(c);
+      }
+      const readablePairs = Object.values(READABLE_CORNER_DOTS).flat().length;
+      expect(accepted.length).toBe(readablePairs * FRAMES.length * (4 + 2));
 
-    expect(await decodeFailures(accepted)).toEqual([]);
-  }, 600_000);
+      expect(await decodeFailures(accepted)).toEqual([]);
+    },
+    600_000,
+  );
 
   it("reads every corner pair the rules accept at every size, and still misreads each pair they refuse", async () => {
-    const pairs = designTokens.cornerSquareShape.flatMap((square) => designTokens.cornerDotShape.map((dot) => `${square}/${dot}`));
+    const pairs = designTokens.cornerSquareShape.flatMap((square) =>
+      designTokens.cornerDotShape.map((dot) => `${square}/${dot}`),
+    );
     const readable = (pair: string) => {
       const [square, dot] = pair.split("/") as [string, string];
       return cornerPairReadable(enumValueOf(CornerSquareShapeSchema, square)!, enumValueOf(CornerDotShapeSchema, dot)!);
     };
     const shapes = (pair: string) => {
       const [square, dot] = pair.split("/") as [string, string];
-      return { cornerSquareShape: enumValueOf(CornerSquareShapeSchema, square)!, cornerDotShape: enumValueOf(CornerDotShapeSchema, dot)! };
+      return {
+        cornerSquareShape: enumValueOf(CornerSquareShapeSchema, square)!,
+        cornerDotShape: enumValueOf(CornerDotShapeSchema, dot)!,
+      };
     };
     // Every pair the rules refuse has a witness: a design the decoders misread, found by running this
     // matrix over every pair. A pair the renderer learns to draw readably loses its witness here.
@@ -182,7 +236,12 @@ describe.skipIf(process.env.DATABASE_URL)("scannability matrix", () => {
             cases.push({
               name: `${style} / corner ${pair} / ${level} / ${size} px`,
               size,
-              design: { foreground: "#1a237e", style: enumValueOf(ModuleStyleSchema, style)!, errorCorrection: enumValueOf(ErrorCorrectionSchema, level)!, ...shapes(pair) },
+              design: {
+                foreground: "#1a237e",
+                style: enumValueOf(ModuleStyleSchema, style)!,
+                errorCorrection: enumValueOf(ErrorCorrectionSchema, level)!,
+                ...shapes(pair),
+              },
             });
     const witnesses = Object.entries(REFUSED_PAIR_WITNESSES).map(([pair, { size, design }]) => ({
       name: `witness ${pair}`,
@@ -191,7 +250,11 @@ describe.skipIf(process.env.DATABASE_URL)("scannability matrix", () => {
     }));
     const [readableFailures, witnessFailures] = await Promise.all([decodeFailures(cases), decodeFailures(witnesses)]);
     expect(readableFailures).toEqual([]);
-    for (const { name } of witnesses) expect(witnessFailures.some((f) => f.startsWith(`${name}:`)), `${name} now decodes`).toBe(true);
+    for (const { name } of witnesses)
+      expect(
+        witnessFailures.some((f) => f.startsWith(`${name}:`)),
+        `${name} now decodes`,
+      ).toBe(true);
   }, 600_000);
 
   it("decodes a logo at the largest scale the rules accept, at every level that takes one", async () => {
@@ -202,7 +265,11 @@ describe.skipIf(process.env.DATABASE_URL)("scannability matrix", () => {
         const design = { errorCorrection: level, logo: { ...LOGO, scale: Math.round(scale * 100) / 100 } };
         if (checkDesign(create(DesignSchema, design), CONTENT).problems.length === 0) largest = design.logo.scale;
       }
-      if (largest !== undefined) edge.push({ name: `level ${level} scale ${largest}`, design: { errorCorrection: level, logo: { ...LOGO, scale: largest } } });
+      if (largest !== undefined)
+        edge.push({
+          name: `level ${level} scale ${largest}`,
+          design: { errorCorrection: level, logo: { ...LOGO, scale: largest } },
+        });
     }
     expect(edge.map((c) => c.name)).toContain(`level ${ErrorCorrection.H} scale 0.3`);
     expect(await decodeFailures(edge)).toEqual([]);

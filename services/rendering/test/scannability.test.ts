@@ -8,7 +8,10 @@ import { encodeQr } from "../src/render/qr-matrix.js";
 import { renderSvg } from "../src/render/svg.js";
 
 const CONTENT = "https://qr.example.com/ab3k9mzq";
-const LOGO = { dataUri: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC" };
+const LOGO = {
+  dataUri:
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC",
+};
 
 const problems = (init: MessageInitShape<typeof DesignSchema>, content = CONTENT) =>
   checkDesign(create(DesignSchema, init), content).problems.map((p) => `${p.field} ${p.reason}`);
@@ -37,7 +40,9 @@ describe("the QR matrix and its codeword map", () => {
 
   it("counts misdecode-protection codewords out of a small symbol's correction", () => {
     // Version 1-L: 7 EC codewords of which 3 only guard against misdecoding, so 2 errors are correctable.
-    expect(encodeQr("hello", ErrorCorrection.L).blocks).toEqual([{ dataCodewords: 19, ecCodewords: 7, correctable: 2 }]);
+    expect(encodeQr("hello", ErrorCorrection.L).blocks).toEqual([
+      { dataCodewords: 19, ecCodewords: 7, correctable: 2 },
+    ]);
   });
 });
 
@@ -54,10 +59,17 @@ describe("designs that would not scan", () => {
 
   it("refuses a logo that hides more than the code can recover, naming the numbers", () => {
     expect(problems({ logo: { ...LOGO, scale: 0.3 } })).toEqual([]); // H by default with a logo
-    expect(problems({ errorCorrection: ErrorCorrection.L, logo: { ...LOGO, scale: 0.1 } })).toEqual(["design.logo.scale logo_too_large"]);
-    expect(problems({ errorCorrection: ErrorCorrection.M, logo: { ...LOGO, scale: 0.2 } })).toEqual(["design.logo.scale logo_too_large"]);
+    expect(problems({ errorCorrection: ErrorCorrection.L, logo: { ...LOGO, scale: 0.1 } })).toEqual([
+      "design.logo.scale logo_too_large",
+    ]);
+    expect(problems({ errorCorrection: ErrorCorrection.M, logo: { ...LOGO, scale: 0.2 } })).toEqual([
+      "design.logo.scale logo_too_large",
+    ]);
     expect(problems({ errorCorrection: ErrorCorrection.M, logo: { ...LOGO, scale: 0.1 } })).toEqual([]);
-    const [problem] = checkDesign(create(DesignSchema, { errorCorrection: ErrorCorrection.M, logo: { ...LOGO, scale: 0.2 } }), CONTENT).problems;
+    const [problem] = checkDesign(
+      create(DesignSchema, { errorCorrection: ErrorCorrection.M, logo: { ...LOGO, scale: 0.2 } }),
+      CONTENT,
+    ).problems;
     expect(problem?.description).toMatch(/hides 12 codewords of a block that corrects 13 at error correction M/);
   });
 
@@ -74,7 +86,12 @@ describe("designs that would not scan", () => {
 
 describe("SVG safety", () => {
   const ALLOWED_ELEMENTS = new Set(["svg", "rect", "path", "g", "text", "image"]);
-  const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", preserveOrder: true, processEntities: true });
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: "",
+    preserveOrder: true,
+    processEntities: true,
+  });
 
   /** Every element and attribute of a parsed document, depth first. */
   function* walk(nodes: Record<string, unknown>[]): Generator<[string, Record<string, string>, unknown[]]> {
@@ -104,26 +121,32 @@ describe("SVG safety", () => {
     );
     const matrix = encodeQr(CONTENT, ErrorCorrection.M);
     fc.assert(
-      fc.property(hostile, hostile, fc.constantFrom(FrameType.SQUARE, FrameType.ROUNDED, FrameType.CIRCLE), (top, bottom, type) => {
-        // Straight to the renderer, past the label rules, as if a stored design had slipped through them.
-        const { design } = normalizeDesign(create(DesignSchema, { frame: { enabled: true, type }, logo: LOGO }));
-        design.frame!.labelTop = top;
-        design.frame!.labelBottom = bottom;
-        const svg = renderSvg(matrix, design, 512);
-        expect(XMLValidator.validate(svg)).toBe(true);
-        const texts: string[] = [];
-        for (const [name, attributes, children] of walk(parser.parse(svg))) {
-          if (name === "#text") continue;
-          expect(ALLOWED_ELEMENTS).toContain(name);
-          for (const [attribute, value] of Object.entries(attributes)) {
-            expect(attribute.toLowerCase().startsWith("on")).toBe(false);
-            if (/href$/i.test(attribute)) expect(value).toMatch(/^data:image\/(png|jpeg);base64,/);
-            expect(value).not.toMatch(/url\(|javascript:/i);
+      fc.property(
+        hostile,
+        hostile,
+        fc.constantFrom(FrameType.SQUARE, FrameType.ROUNDED, FrameType.CIRCLE),
+        (top, bottom, type) => {
+          // Straight to the renderer, past the label rules, as if a stored design had slipped through them.
+          const { design } = normalizeDesign(create(DesignSchema, { frame: { enabled: true, type }, logo: LOGO }));
+          design.frame!.labelTop = top;
+          design.frame!.labelBottom = bottom;
+          const svg = renderSvg(matrix, design, 512);
+          expect(XMLValidator.validate(svg)).toBe(true);
+          const texts: string[] = [];
+          for (const [name, attributes, children] of walk(parser.parse(svg))) {
+            if (name === "#text") continue;
+            expect(ALLOWED_ELEMENTS).toContain(name);
+            for (const [attribute, value] of Object.entries(attributes)) {
+              expect(attribute.toLowerCase().startsWith("on")).toBe(false);
+              if (/href$/i.test(attribute)) expect(value).toMatch(/^data:image\/(png|jpeg);base64,/);
+              expect(value).not.toMatch(/url\(|javascript:/i);
+            }
+            if (name === "text")
+              texts.push(children.map((c) => String((c as Record<string, unknown>)["#text"] ?? "")).join(""));
           }
-          if (name === "text") texts.push(children.map((c) => String((c as Record<string, unknown>)["#text"] ?? "")).join(""));
-        }
-        expect(texts).toHaveLength((top ? 1 : 0) + (bottom ? 1 : 0));
-      }),
+          expect(texts).toHaveLength((top ? 1 : 0) + (bottom ? 1 : 0));
+        },
+      ),
       { numRuns: 300 },
     );
   });

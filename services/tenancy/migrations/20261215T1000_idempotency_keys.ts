@@ -19,7 +19,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn("expires_at", sql`timestamptz(3)`, (c) => c.notNull())
     .addPrimaryKeyConstraint("idempotency_keys_pkey", ["account_id", "key"])
     .execute();
-  await db.schema.createIndex("idempotency_keys_expires_at").on("tenancy.idempotency_keys").column("expires_at").execute();
+  await db.schema
+    .createIndex("idempotency_keys_expires_at")
+    .on("tenancy.idempotency_keys")
+    .column("expires_at")
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

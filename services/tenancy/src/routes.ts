@@ -1,12 +1,6 @@
 import type { ConnectRouter } from "@connectrpc/connect";
 import { IdempotencyKeyService, TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
-import {
-  createAccount,
-  getAccount,
-  listAccounts,
-  listPlans,
-  updateAccount,
-} from "./accounts/accounts.handlers.js";
+import { createAccount, getAccount, listAccounts, listPlans, updateAccount } from "./accounts/accounts.handlers.js";
 import type { TenancyDeps } from "./deps.js";
 import {
   claimIdempotencyKey,
@@ -14,12 +8,7 @@ import {
   expiredKeySweeper,
   releaseIdempotencyKey,
 } from "./idempotency/idempotency-keys.handlers.js";
-import {
-  authenticateApiKey,
-  createApiKey,
-  listApiKeys,
-  revokeApiKey,
-} from "./keys/api-keys.handlers.js";
+import { authenticateApiKey, createApiKey, listApiKeys, revokeApiKey } from "./keys/api-keys.handlers.js";
 
 /**
  * Registers tenancy's services: the internal ones other services call (accounts and keys, and the

@@ -8,8 +8,13 @@ import * as apiKeys from "../src/keys/api-keys.handlers.js";
 const handlers: Record<string, unknown> = { ...accounts, ...idempotencyKeys, ...apiKeys };
 
 describe("tenancy's handlers", () => {
-  it.each([TenancyService, IdempotencyKeyService, TenancyAdminService])("has one named after each RPC of $typeName", (service) => {
-    const missing = service.methods.map((method) => method.localName).filter((name) => typeof handlers[name] !== "function");
-    expect(missing).toEqual([]);
-  });
+  it.each([TenancyService, IdempotencyKeyService, TenancyAdminService])(
+    "has one named after each RPC of $typeName",
+    (service) => {
+      const missing = service.methods
+        .map((method) => method.localName)
+        .filter((name) => typeof handlers[name] !== "function");
+      expect(missing).toEqual([]);
+    },
+  );
 });

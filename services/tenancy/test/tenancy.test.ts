@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { durationFromMs } from "@bufbuild/protobuf/wkt";
-import { ApiAccess, Addon, SubscriptionStatus, SubscriptionTier, TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
+import {
+  ApiAccess,
+  Addon,
+  SubscriptionStatus,
+  SubscriptionTier,
+  TenancyAdminService,
+  TenancyService,
+} from "@qrplatform/api/tenancy";
 import { openTestDatabase } from "@qrplatform/db/testing";
 import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 import type { Database } from "@qrplatform/db";
@@ -45,7 +52,9 @@ describe("accounts", () => {
 
   it("refuses an account without a plan or with an overlong name", async () => {
     expect(await codeOf(admin.createAccount({ name: "No plan" }))).toBe(Code.InvalidArgument);
-    const error = await admin.createAccount({ name: "x".repeat(101), subscriptionTier: SubscriptionTier.FREE }).catch((e) => e);
+    const error = await admin
+      .createAccount({ name: "x".repeat(101), subscriptionTier: SubscriptionTier.FREE })
+      .catch((e) => e);
     expect(errorInfoOf(ConnectError.from(error))?.fieldViolations.map((v) => v.field)).toEqual(["name"]);
   });
 
@@ -75,7 +84,8 @@ describe("accounts", () => {
   });
 
   it("pages through accounts with tokens that cannot be tampered with", async () => {
-    for (let i = 0; i < 5; i++) await admin.createAccount({ name: `Page ${i}`, subscriptionTier: SubscriptionTier.FREE });
+    for (let i = 0; i < 5; i++)
+      await admin.createAccount({ name: `Page ${i}`, subscriptionTier: SubscriptionTier.FREE });
     const seen: string[] = [];
     let pageToken = "";
     do {
@@ -120,7 +130,11 @@ describe("API keys", () => {
     expect(await limit()).toBe(42n);
     await admin.updateAccount({ accountId: account!.id, hourlyRequestLimitOverride: 0n });
     expect(await limit()).toBe(0n);
-    await admin.updateAccount({ accountId: account!.id, clearHourlyRequestLimitOverride: true, subscriptionTier: SubscriptionTier.SCALE });
+    await admin.updateAccount({
+      accountId: account!.id,
+      clearHourlyRequestLimitOverride: true,
+      subscriptionTier: SubscriptionTier.SCALE,
+    });
     expect(await limit()).toBe(20_000n);
   });
 
@@ -158,11 +172,15 @@ describe("API keys", () => {
 
   it("rejects unknown scopes and keeps the service credential out of the admin service", async () => {
     const { account } = await admin.createAccount({ name: "Scopes", subscriptionTier: SubscriptionTier.ORIGIN });
-    expect(await codeOf(admin.createApiKey({ accountId: account!.id, scopes: ["everything"] }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(admin.createApiKey({ accountId: account!.id, scopes: ["everything"] }))).toBe(
+      Code.InvalidArgument,
+    );
     const module = await buildTenancy({ db: database.db, pageTokenSecret: PAGE_TOKEN_SECRET });
     const asService = inProcessTransport({ modules: [module], credentials, logger, token: credentials.serviceToken });
     const anonymous = inProcessTransport({ modules: [module], credentials, logger, token: "" });
     expect(await codeOf(createClient(TenancyAdminService, asService).listPlans({}))).toBe(Code.PermissionDenied);
-    expect(await codeOf(createClient(TenancyService, anonymous).getAccount({ accountId: account!.id }))).toBe(Code.Unauthenticated);
+    expect(await codeOf(createClient(TenancyService, anonymous).getAccount({ accountId: account!.id }))).toBe(
+      Code.Unauthenticated,
+    );
   });
 });

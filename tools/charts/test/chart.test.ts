@@ -80,7 +80,9 @@ describe("charts/qr-platform", () => {
       expect(container.startupProbe.grpc).toEqual({ port: 9090, service: "liveness" });
       expect(container.livenessProbe.grpc).toEqual({ port: 9090, service: "liveness" });
       // The redirector keeps answering from its cache without the database, so links stays ready until it drains.
-      expect(container.readinessProbe.grpc).toEqual(name === "links" ? { port: 9090, service: "accepting" } : { port: 9090 });
+      expect(container.readinessProbe.grpc).toEqual(
+        name === "links" ? { port: 9090, service: "accepting" } : { port: 9090 },
+      );
     }
     const edge = find(manifests, "Deployment", "qrp-edge").spec.template.spec.containers[0];
     expect(edge.ports).toEqual([
@@ -93,9 +95,12 @@ describe("charts/qr-platform", () => {
 
   it("wires the environment as docs/configuration.md describes", () => {
     const manifests = render(
-      "--set", "dnsResolver=10.0.0.10:53",
-      "--set", "publicBaseUrl=https://api.qr.example",
-      "--set", "redisUrl.secretName=qrp-redis",
+      "--set",
+      "dnsResolver=10.0.0.10:53",
+      "--set",
+      "publicBaseUrl=https://api.qr.example",
+      "--set",
+      "redisUrl.secretName=qrp-redis",
     );
     const env = (name: string) => envOf(find(manifests, "Deployment", `qrp-${name}`));
     const internal = (key: string) => fromSecret("qrp-internal", key);
@@ -112,11 +117,22 @@ describe("charts/qr-platform", () => {
     for (const name of ["tenancy", "catalog", "links"]) {
       expect(env(name)).toMatchObject({ DATABASE_URL: database, PAGE_TOKEN_SECRET: internal("PAGE_TOKEN_SECRET") });
     }
-    expect(env("links")).toMatchObject({ VISITOR_KEY_SECRET: internal("VISITOR_KEY_SECRET"), SCAN_SPOOL_DIR: "/tmp/scan-spool" });
+    expect(env("links")).toMatchObject({
+      VISITOR_KEY_SECRET: internal("VISITOR_KEY_SECRET"),
+      SCAN_SPOOL_DIR: "/tmp/scan-spool",
+    });
     expect(env("links")).not.toHaveProperty("TRUSTED_PROXIES");
     expect(env("rendering")).not.toHaveProperty("DATABASE_URL");
-    expect(env("rendering")).toMatchObject({ RENDER_CONCURRENCY: "2", RENDER_CONCURRENCY_PER_ACCOUNT: "2", RENDER_QUEUE_PER_ACCOUNT: "32" });
-    const sized = find(render("--set", "rendering.concurrency=4", "--set", "rendering.queuePerAccount=8"), "Deployment", "qrp-rendering");
+    expect(env("rendering")).toMatchObject({
+      RENDER_CONCURRENCY: "2",
+      RENDER_CONCURRENCY_PER_ACCOUNT: "2",
+      RENDER_QUEUE_PER_ACCOUNT: "32",
+    });
+    const sized = find(
+      render("--set", "rendering.concurrency=4", "--set", "rendering.queuePerAccount=8"),
+      "Deployment",
+      "qrp-rendering",
+    );
     expect(envOf(sized)).toMatchObject({ RENDER_CONCURRENCY: "4", RENDER_QUEUE_PER_ACCOUNT: "8" });
     expect(env("catalog")).toMatchObject({
       TENANCY_URL: "http://qrp-tenancy:9090",
@@ -130,7 +146,12 @@ describe("charts/qr-platform", () => {
       REDIS_URL: fromSecret("qrp-redis", "REDIS_URL"),
     });
     expect(env("catalog")).not.toHaveProperty("WEBHOOK_RETRY_SCHEDULE_SECONDS");
-    const tuned = render("--set", "catalog.webhooks.timeoutSeconds=5", "--set", "catalog.webhooks.retryScheduleSeconds={30,600,3600}");
+    const tuned = render(
+      "--set",
+      "catalog.webhooks.timeoutSeconds=5",
+      "--set",
+      "catalog.webhooks.retryScheduleSeconds={30,600,3600}",
+    );
     expect(envOf(find(tuned, "Deployment", "qrp-catalog"))).toMatchObject({
       WEBHOOK_TIMEOUT_SECONDS: "5",
       WEBHOOK_RETRY_SCHEDULE_SECONDS: "30,600,3600",
@@ -156,9 +177,12 @@ describe("charts/qr-platform", () => {
       PUBLIC_BASE_URL: "https://api.qr.example",
       METRICS_PORT: "9464",
     });
-    expect(envOf(find(render("--set", "edge.exportCacheBytes=0"), "Deployment", "qrp-edge"))).toMatchObject({ EXPORT_CACHE_BYTES: "0" });
+    expect(envOf(find(render("--set", "edge.exportCacheBytes=0"), "Deployment", "qrp-edge"))).toMatchObject({
+      EXPORT_CACHE_BYTES: "0",
+    });
     expect(() => render("--set", "edge.exportCacheBytes=-1")).toThrow();
-    for (const name of ["edge", "links", "tenancy", "catalog"]) expect(envOf(find(render(), "Deployment", `qrp-${name}`))).not.toHaveProperty("REDIS_URL");
+    for (const name of ["edge", "links", "tenancy", "catalog"])
+      expect(envOf(find(render(), "Deployment", `qrp-${name}`))).not.toHaveProperty("REDIS_URL");
   });
 
   it("gives every process of the layout the variables the layout says it needs", () => {
@@ -182,11 +206,15 @@ describe("charts/qr-platform", () => {
 
   it("gives every process the OTLP settings when an endpoint is set, and none without one", () => {
     const manifests = render(
-      "--set", "otel.endpoint=http://otel-collector.observability:4318",
-      "--set", "otel.sampler=parentbased_traceidratio",
-      "--set-string", "otel.samplerArg=0.25",
+      "--set",
+      "otel.endpoint=http://otel-collector.observability:4318",
+      "--set",
+      "otel.sampler=parentbased_traceidratio",
+      "--set-string",
+      "otel.samplerArg=0.25",
       // --set reads 0.001 as a string (helm parses only integers as numbers): the schema takes both.
-      "--set", "otel.hotPathRatio=0.001",
+      "--set",
+      "otel.hotPathRatio=0.001",
     );
     for (const name of Object.keys(PROCESSES)) {
       expect(envOf(find(manifests, "Deployment", `qrp-${name}`))).toMatchObject({
@@ -197,7 +225,9 @@ describe("charts/qr-platform", () => {
         OTEL_TRACES_SAMPLER_ARG: "0.25",
         TRACES_HOT_PATH_RATIO: "0.001",
       });
-      expect(Object.keys(envOf(find(render(), "Deployment", `qrp-${name}`))).filter((key) => key.includes("OTEL"))).toEqual([]);
+      expect(
+        Object.keys(envOf(find(render(), "Deployment", `qrp-${name}`))).filter((key) => key.includes("OTEL")),
+      ).toEqual([]);
     }
   });
 
@@ -205,7 +235,10 @@ describe("charts/qr-platform", () => {
     const manifests = render("--set", "ingress.enabled=true", "--set", "ingress.redirectHosts[0]=qr.example");
     const ingress = find(manifests, "Ingress", "qrp");
     const backends = ingress.spec.rules.map((rule: any) => [rule.host, rule.http.paths[0].backend.service.name]);
-    expect(backends).toEqual([["api.qr.example", "qrp-edge"], ["qr.example", "qrp-links-redirect"]]);
+    expect(backends).toEqual([
+      ["api.qr.example", "qrp-edge"],
+      ["qr.example", "qrp-links-redirect"],
+    ]);
 
     const test = helm("template", "qrp", chart, ...required, "--show-only", "templates/tests/test-connection.yaml");
     expect(test.status, test.stderr).toBe(0);
@@ -216,9 +249,12 @@ describe("charts/qr-platform", () => {
 
   describe("metrics", () => {
     const monitors = [
-      "--set", "metrics.serviceMonitor.enabled=true",
-      "--set", "metrics.podMonitor.enabled=true",
-      "--set", "metrics.prometheusRule.enabled=true",
+      "--set",
+      "metrics.serviceMonitor.enabled=true",
+      "--set",
+      "metrics.podMonitor.enabled=true",
+      "--set",
+      "metrics.prometheusRule.enabled=true",
     ];
     const monitoringKinds = ["ServiceMonitor", "PodMonitor", "PrometheusRule"];
     let exported: ReadonlySet<string>;
@@ -233,7 +269,8 @@ describe("charts/qr-platform", () => {
       tree.iterate({
         enter: (node) => {
           if (node.type.isError) throw new Error(`not PromQL at ${node.from}: ${expr}`);
-          if (node.name === "Identifier" && node.node.parent?.name === "VectorSelector") names.push(expr.slice(node.from, node.to));
+          if (node.name === "Identifier" && node.node.parent?.name === "VectorSelector")
+            names.push(expr.slice(node.from, node.to));
         },
       });
       expect(names.length, expr).toBeGreaterThan(0);
@@ -248,7 +285,12 @@ describe("charts/qr-platform", () => {
         const container = find(manifests, "Deployment", `qrp-${name}`).spec.template.spec.containers[0];
         expect(container.ports).toContainEqual({ name: "metrics", containerPort: 9464, protocol: "TCP" });
         expect(envOf(find(manifests, "Deployment", `qrp-${name}`)).METRICS_PORT).toBe("9464");
-        expect(find(manifests, "Service", `qrp-${name}`).spec.ports).toContainEqual({ name: "metrics", port: 9464, targetPort: "metrics", protocol: "TCP" });
+        expect(find(manifests, "Service", `qrp-${name}`).spec.ports).toContainEqual({
+          name: "metrics",
+          port: 9464,
+          targetPort: "metrics",
+          protocol: "TCP",
+        });
       }
       expect(manifests.filter((m) => [...monitoringKinds, "ConfigMap"].includes(m.kind))).toEqual([]);
     });
@@ -258,11 +300,18 @@ describe("charts/qr-platform", () => {
     });
 
     it("renders the ServiceMonitor, PodMonitor and PrometheusRule where monitoring.coreos.com/v1 is served", () => {
-      const manifests = render(...monitors, "--set", "metrics.serviceMonitor.labels.release=prom", "--api-versions", "monitoring.coreos.com/v1");
+      const manifests = render(
+        ...monitors,
+        "--set",
+        "metrics.serviceMonitor.labels.release=prom",
+        "--api-versions",
+        "monitoring.coreos.com/v1",
+      );
       const serviceMonitor = find(manifests, "ServiceMonitor", "qrp");
       const podMonitor = find(manifests, "PodMonitor", "qrp");
       const rule = find(manifests, "PrometheusRule", "qrp");
-      for (const resource of [serviceMonitor, podMonitor, rule]) expect((resource as unknown as { apiVersion: string }).apiVersion).toBe("monitoring.coreos.com/v1");
+      for (const resource of [serviceMonitor, podMonitor, rule])
+        expect((resource as unknown as { apiVersion: string }).apiVersion).toBe("monitoring.coreos.com/v1");
       expect(serviceMonitor.metadata.labels).toMatchObject({ release: "prom" });
       expect(serviceMonitor.spec.endpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s" }]);
       expect(podMonitor.spec.podMetricsEndpoints).toEqual([{ port: "metrics", path: "/metrics", interval: "30s" }]);
@@ -273,7 +322,10 @@ describe("charts/qr-platform", () => {
         expect(service.metadata.labels).toMatchObject(serviceMonitor.spec.selector.matchLabels);
         expect(pod.labels).toMatchObject(podMonitor.spec.selector.matchLabels);
       }
-      expect(serviceMonitor.spec.selector.matchLabels).toEqual({ "app.kubernetes.io/name": "qr-platform", "app.kubernetes.io/instance": "qrp" });
+      expect(serviceMonitor.spec.selector.matchLabels).toEqual({
+        "app.kubernetes.io/name": "qr-platform",
+        "app.kubernetes.io/instance": "qrp",
+      });
 
       const rules = rule.spec.groups.flatMap((group: { rules: unknown[] }) => group.rules) as {
         alert: string;
@@ -282,7 +334,12 @@ describe("charts/qr-platform", () => {
         labels: { severity: string };
         annotations: { summary: string; description: string };
       }[];
-      expect(rules.map((r) => r.alert).sort()).toEqual(["QrpApiServerErrors", "QrpRedirectLatencyHigh", "QrpRpcServerFaults", "QrpScansNotStored"]);
+      expect(rules.map((r) => r.alert).sort()).toEqual([
+        "QrpApiServerErrors",
+        "QrpRedirectLatencyHigh",
+        "QrpRpcServerFaults",
+        "QrpScansNotStored",
+      ]);
       for (const r of rules) {
         expect(r.for, r.alert).toMatch(/^\d+m$/);
         expect(["warning", "critical"]).toContain(r.labels.severity);
@@ -293,7 +350,13 @@ describe("charts/qr-platform", () => {
       const byAlert = Object.fromEntries(rules.map((r) => [r.alert, r.expr]));
       expect(byAlert.QrpScansNotStored).toMatch(/> 600\s*$/);
       expect(byAlert.QrpRedirectLatencyHigh).toMatch(/> 0.25\s*$/);
-      const tuned = render(...monitors, "--set", "metrics.prometheusRule.scansNotStoredMinutes=3", "--api-versions", "monitoring.coreos.com/v1");
+      const tuned = render(
+        ...monitors,
+        "--set",
+        "metrics.prometheusRule.scansNotStoredMinutes=3",
+        "--api-versions",
+        "monitoring.coreos.com/v1",
+      );
       expect(JSON.stringify(find(tuned, "PrometheusRule", "qrp").spec)).toContain("> 180");
     });
 
@@ -308,12 +371,24 @@ describe("charts/qr-platform", () => {
       expect(exprs.length).toBeGreaterThan(15);
       const queried = new Set<string>();
       // Grafana's variables are replaced as Grafana does before the query reaches Prometheus.
-      for (const expr of exprs) for (const name of metricsOf(expr.replaceAll("$__rate_interval", "1m").replaceAll("$namespace", "default"))) queried.add(name);
+      for (const expr of exprs)
+        for (const name of metricsOf(expr.replaceAll("$__rate_interval", "1m").replaceAll("$namespace", "default")))
+          queried.add(name);
       expect([...queried].filter((name) => !isExported(name))).toEqual([]);
       // Every series the issue names has a panel.
-      for (const name of ["http_server_request_duration_seconds_count", "grpc_server_handled_total", "qrp_redirects_total", "qrp_scans_buffered", "qrp_scans_spooled",
-        "qrp_scans_stored_total", "qrp_scan_oldest_unstored_age_seconds", "qrp_quota_decisions_total", "qrp_render_cache_total", "qrp_db_pool_connections",
-        "nodejs_eventloop_lag_p99_seconds"]) {
+      for (const name of [
+        "http_server_request_duration_seconds_count",
+        "grpc_server_handled_total",
+        "qrp_redirects_total",
+        "qrp_scans_buffered",
+        "qrp_scans_spooled",
+        "qrp_scans_stored_total",
+        "qrp_scan_oldest_unstored_age_seconds",
+        "qrp_quota_decisions_total",
+        "qrp_render_cache_total",
+        "qrp_db_pool_connections",
+        "nodejs_eventloop_lag_p99_seconds",
+      ]) {
         expect(queried, name).toContain(name);
       }
     });
@@ -322,27 +397,53 @@ describe("charts/qr-platform", () => {
   it("renders only manifests the Kubernetes API accepts, with every option off and on", () => {
     const everythingOn = [
       "--include-crds",
-      "--api-versions", "monitoring.coreos.com/v1",
-      "--set", "ingress.enabled=true",
-      "--set", "ingress.className=nginx",
-      "--set", "ingress.redirectHosts[0]=qr.example",
-      "--set", "ingress.tls[0].secretName=qrp-tls",
-      "--set", "ingress.tls[0].hosts[0]=api.qr.example",
-      "--set", "ingress.annotations.cert-manager\\.io/cluster-issuer=letsencrypt",
-      "--set", "metrics.serviceMonitor.enabled=true",
-      "--set", "metrics.podMonitor.enabled=true",
-      "--set", "metrics.prometheusRule.enabled=true",
-      "--set", "metrics.dashboards.enabled=true",
-      "--set", "otel.endpoint=http://otel-collector.observability:4318",
-      "--set", "redisUrl.secretName=qrp-redis",
-      "--set", "links.trustedProxies[0]=10.0.0.0/8",
-      "--set", "imagePullSecrets[0].name=registry",
+      "--api-versions",
+      "monitoring.coreos.com/v1",
+      "--set",
+      "ingress.enabled=true",
+      "--set",
+      "ingress.className=nginx",
+      "--set",
+      "ingress.redirectHosts[0]=qr.example",
+      "--set",
+      "ingress.tls[0].secretName=qrp-tls",
+      "--set",
+      "ingress.tls[0].hosts[0]=api.qr.example",
+      "--set",
+      "ingress.annotations.cert-manager\\.io/cluster-issuer=letsencrypt",
+      "--set",
+      "metrics.serviceMonitor.enabled=true",
+      "--set",
+      "metrics.podMonitor.enabled=true",
+      "--set",
+      "metrics.prometheusRule.enabled=true",
+      "--set",
+      "metrics.dashboards.enabled=true",
+      "--set",
+      "otel.endpoint=http://otel-collector.observability:4318",
+      "--set",
+      "redisUrl.secretName=qrp-redis",
+      "--set",
+      "links.trustedProxies[0]=10.0.0.0/8",
+      "--set",
+      "imagePullSecrets[0].name=registry",
     ];
     const renders = {
       defaults: render(),
       everythingOn: render(...everythingOn),
-      httpRoute: render(...everythingOn, "--set", "operator.route.kind=HTTPRoute", "--set", "operator.route.gateway.name=public"),
-      ingressAnnotation: render("--set", "operator.tls.mode=ingress-annotation", "--set", "operator.route.ingressClassName=nginx"),
+      httpRoute: render(
+        ...everythingOn,
+        "--set",
+        "operator.route.kind=HTTPRoute",
+        "--set",
+        "operator.route.gateway.name=public",
+      ),
+      ingressAnnotation: render(
+        "--set",
+        "operator.tls.mode=ingress-annotation",
+        "--set",
+        "operator.route.ingressClassName=nginx",
+      ),
       withoutOperator: render("--set", "operator.enabled=false", "--set", "operator.tls.clusterIssuer="),
     };
     const kinds = new Set<string>();
@@ -353,20 +454,50 @@ describe("charts/qr-platform", () => {
       }
     }
     expect([...kinds].sort()).toEqual([
-      "ClusterRole", "ClusterRoleBinding", "ConfigMap", "CustomResourceDefinition", "Deployment", "Ingress", "Pod",
-      "PodMonitor", "PrometheusRule", "Role", "RoleBinding", "Service", "ServiceAccount", "ServiceMonitor",
+      "ClusterRole",
+      "ClusterRoleBinding",
+      "ConfigMap",
+      "CustomResourceDefinition",
+      "Deployment",
+      "Ingress",
+      "Pod",
+      "PodMonitor",
+      "PrometheusRule",
+      "Role",
+      "RoleBinding",
+      "Service",
+      "ServiceAccount",
+      "ServiceMonitor",
     ]);
   });
 
   it("finds what the Kubernetes API would refuse: a wrong type, a missing field, an unknown field", () => {
     const deployment = find(render(), "Deployment", "qrp-edge");
     const container = deployment.spec.template.spec.containers[0];
-    expect(schemaProblems({ ...deployment, spec: { ...deployment.spec, replicas: "two" } })).toEqual(["data/spec/replicas must be integer"]);
+    expect(schemaProblems({ ...deployment, spec: { ...deployment.spec, replicas: "two" } })).toEqual([
+      "data/spec/replicas must be integer",
+    ]);
     const { selector: _, ...withoutSelector } = deployment.spec;
-    expect(schemaProblems({ ...deployment, spec: withoutSelector })).toEqual(["data/spec must have required property selector"]);
-    const misspelled = { ...deployment, spec: { ...deployment.spec, template: { ...deployment.spec.template, spec: { ...deployment.spec.template.spec, containers: [{ ...container, readinesProbe: container.readinessProbe }] } } } };
+    expect(schemaProblems({ ...deployment, spec: withoutSelector })).toEqual([
+      "data/spec must have required property selector",
+    ]);
+    const misspelled = {
+      ...deployment,
+      spec: {
+        ...deployment.spec,
+        template: {
+          ...deployment.spec.template,
+          spec: {
+            ...deployment.spec.template.spec,
+            containers: [{ ...container, readinesProbe: container.readinessProbe }],
+          },
+        },
+      },
+    };
     expect(schemaProblems(misspelled)).toEqual(["unknown field .spec.template.spec.containers[0].readinesProbe"]);
-    expect(schemaProblems({ apiVersion: "v1", kind: "Secret" })).toEqual(["no schema for v1 Secret: add its model to KINDS"]);
+    expect(schemaProblems({ apiVersion: "v1", kind: "Secret" })).toEqual([
+      "no schema for v1 Secret: add its model to KINDS",
+    ]);
   });
 
   it("refuses values that break the schema, and missing required values", () => {

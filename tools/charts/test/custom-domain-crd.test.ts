@@ -17,7 +17,13 @@ const crdFile = join(chart, "crds/customdomains.qr-platform.io.yaml");
 const crdText = readFileSync(crdFile, "utf8");
 const crd = parse(crdText);
 const version = crd.spec.versions[0];
-type Schema = { type?: string; format?: string; properties?: Record<string, Schema>; items?: Schema; [keyword: string]: unknown };
+type Schema = {
+  type?: string;
+  format?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  [keyword: string]: unknown;
+};
 const openApiSchema: Schema = version.schema.openAPIV3Schema;
 
 /**
@@ -27,7 +33,11 @@ const openApiSchema: Schema = version.schema.openAPIV3Schema;
 function crValidator() {
   const ajv = new Ajv({ allErrors: true, strict: true });
   addFormats(ajv);
-  ajv.addKeyword({ keyword: "x-kubernetes-list-type", schemaType: "string", metaSchema: { enum: ["atomic", "set", "map"] } });
+  ajv.addKeyword({
+    keyword: "x-kubernetes-list-type",
+    schemaType: "string",
+    metaSchema: { enum: ["atomic", "set", "map"] },
+  });
   ajv.addKeyword({
     keyword: "x-kubernetes-list-map-keys",
     type: "array",
@@ -39,7 +49,8 @@ function crValidator() {
   return ajv.compile(openApiSchema);
 }
 const validateCr = crValidator();
-const problemsOf = (cr: unknown) => (validateCr(cr) ? [] : (validateCr.errors as ErrorObject[]).map((e) => `${e.instancePath} ${e.message}`));
+const problemsOf = (cr: unknown) =>
+  validateCr(cr) ? [] : (validateCr.errors as ErrorObject[]).map((e) => `${e.instancePath} ${e.message}`);
 
 const condition = (type: string, status: string, reason: string) => ({
   type,
@@ -111,9 +122,19 @@ describe("charts/qr-platform: the CustomDomain CRD", () => {
     expect(problemsOf(servedCr())).toEqual([]);
     const pending = servedCr();
     pending.status.verification.state = "pending";
-    pending.status.conditions = [condition("Verified", "False", "PendingVerification"), condition("Ready", "False", "PendingVerification")];
+    pending.status.conditions = [
+      condition("Verified", "False", "PendingVerification"),
+      condition("Ready", "False", "PendingVerification"),
+    ];
     expect(problemsOf(pending)).toEqual([]);
-    expect(problemsOf({ apiVersion: "qr-platform.io/v1alpha1", kind: "CustomDomain", metadata: { name: "go.acme.example" }, spec: { accountId: "7B0E5D2C-3F4A-4B8E-9C1D-2E3F4A5B6C7D" } })).toEqual([]);
+    expect(
+      problemsOf({
+        apiVersion: "qr-platform.io/v1alpha1",
+        kind: "CustomDomain",
+        metadata: { name: "go.acme.example" },
+        spec: { accountId: "7B0E5D2C-3F4A-4B8E-9C1D-2E3F4A5B6C7D" },
+      }),
+    ).toEqual([]);
   });
 
   it("refuses malformed CRs with the field at fault", () => {
@@ -122,27 +143,72 @@ describe("charts/qr-platform: the CustomDomain CRD", () => {
       ["no account", (cr) => delete cr.spec.accountId, "/spec must have required property 'accountId'"],
       ["an account id that is no uuid", (cr) => (cr.spec.accountId = "acme"), "/spec/accountId must match pattern"],
       ["a domain id that is no uuid", (cr) => (cr.spec.domainId = "42"), "/spec/domainId must match pattern"],
-      ["an unknown condition status", (cr) => (cr.status.conditions[3].status = "Maybe"), "/status/conditions/3/status must be equal to one of the allowed values"],
-      ["a condition without a reason", (cr) => delete cr.status.conditions[0].reason, "/status/conditions/0 must have required property 'reason'"],
-      ["a reason that is not CamelCase", (cr) => (cr.status.conditions[0].reason = "not verified"), "/status/conditions/0/reason must match pattern"],
-      ["a transition time that is no date", (cr) => (cr.status.conditions[1].lastTransitionTime = "yesterday"), "/status/conditions/1/lastTransitionTime must match format \"date-time\""],
-      ["two Ready conditions", (cr) => cr.status.conditions.push(condition("Ready", "False", "RoutePending")), "/status/conditions must pass \"x-kubernetes-list-map-keys\" keyword validation"],
-      ["an unknown verification state", (cr) => (cr.status.verification.state = "done"), "/status/verification/state must be equal to one of the allowed values"],
-      ["an unknown route kind", (cr) => (cr.status.route.kind = "Route"), "/status/route/kind must be equal to one of the allowed values"],
-      ["a negative observed generation", (cr) => (cr.status.observedGeneration = -1), "/status/observedGeneration must be >= 0"],
+      [
+        "an unknown condition status",
+        (cr) => (cr.status.conditions[3].status = "Maybe"),
+        "/status/conditions/3/status must be equal to one of the allowed values",
+      ],
+      [
+        "a condition without a reason",
+        (cr) => delete cr.status.conditions[0].reason,
+        "/status/conditions/0 must have required property 'reason'",
+      ],
+      [
+        "a reason that is not CamelCase",
+        (cr) => (cr.status.conditions[0].reason = "not verified"),
+        "/status/conditions/0/reason must match pattern",
+      ],
+      [
+        "a transition time that is no date",
+        (cr) => (cr.status.conditions[1].lastTransitionTime = "yesterday"),
+        '/status/conditions/1/lastTransitionTime must match format "date-time"',
+      ],
+      [
+        "two Ready conditions",
+        (cr) => cr.status.conditions.push(condition("Ready", "False", "RoutePending")),
+        '/status/conditions must pass "x-kubernetes-list-map-keys" keyword validation',
+      ],
+      [
+        "an unknown verification state",
+        (cr) => (cr.status.verification.state = "done"),
+        "/status/verification/state must be equal to one of the allowed values",
+      ],
+      [
+        "an unknown route kind",
+        (cr) => (cr.status.route.kind = "Route"),
+        "/status/route/kind must be equal to one of the allowed values",
+      ],
+      [
+        "a negative observed generation",
+        (cr) => (cr.status.observedGeneration = -1),
+        "/status/observedGeneration must be >= 0",
+      ],
     ];
     for (const [what, breakIt, problem] of cases) {
       const cr = servedCr();
       breakIt(cr);
       // Exactly one problem each, beginning with the field at fault.
-      expect(problemsOf(cr).map((found) => found.slice(0, problem.length)), what).toEqual([problem]);
+      expect(
+        problemsOf(cr).map((found) => found.slice(0, problem.length)),
+        what,
+      ).toEqual([problem]);
     }
   });
 
   it("prints hostname, account, Ready, reason and age, each column reading a field the schema has", () => {
-    const columns = version.additionalPrinterColumns as { name: string; type: string; jsonPath: string; priority?: number }[];
+    const columns = version.additionalPrinterColumns as {
+      name: string;
+      type: string;
+      jsonPath: string;
+      priority?: number;
+    }[];
     // kubectl always prints NAME, which is the hostname; the rest at priority 0 show without -o wide.
-    expect(columns.filter((column) => !column.priority).map((column) => column.name)).toEqual(["Account", "Ready", "Reason", "Age"]);
+    expect(columns.filter((column) => !column.priority).map((column) => column.name)).toEqual([
+      "Account",
+      "Ready",
+      "Reason",
+      "Age",
+    ]);
     const objectMeta = fieldsOf("V1ObjectMeta");
     for (const column of columns) {
       const leaf = schemaAt(column.jsonPath, objectMeta);
@@ -150,7 +216,7 @@ describe("charts/qr-platform: the CustomDomain CRD", () => {
       expect(leaf, `${column.name}: ${column.jsonPath}`).toMatchObject(expected);
     }
     // The check itself refuses a path into nothing.
-    expect(() => schemaAt(".status.conditions[?(@.kind==\"Ready\")].status", objectMeta)).toThrow(/no field kind/);
+    expect(() => schemaAt('.status.conditions[?(@.kind=="Ready")].status', objectMeta)).toThrow(/no field kind/);
     expect(() => schemaAt(".spec.account", objectMeta)).toThrow(/no field account/);
   });
 });
@@ -177,7 +243,8 @@ function schemaAt(jsonPath: string, objectMeta: Record<string, string>): Schema 
     } else {
       if (node.type !== "array" || !node.items) throw new Error(`${jsonPath}: a filter or index on a non-list`);
       node = node.items;
-      if (filterField && !node.properties?.[filterField]) throw new Error(`${jsonPath}: no field ${filterField} in the list's items`);
+      if (filterField && !node.properties?.[filterField])
+        throw new Error(`${jsonPath}: no field ${filterField} in the list's items`);
     }
   }
   return node;

@@ -11,7 +11,9 @@ export async function exportedMetricNames(): Promise<ReadonlySet<string>> {
   try {
     const names = new Set((await scrapeMetrics(platform.metricsUrl!)).names);
     const pool = new Metrics();
-    registerPoolMetrics(pool, { poolConnections: () => ({ total: 0, idle: 0, waiting: 0 }) } as unknown as Parameters<typeof registerPoolMetrics>[1]);
+    registerPoolMetrics(pool, { poolConnections: () => ({ total: 0, idle: 0, waiting: 0 }) } as unknown as Parameters<
+      typeof registerPoolMetrics
+    >[1]);
     for (const metric of pool.registry.getMetricsAsArray()) names.add(metric.name);
     return names;
   } finally {

@@ -4,7 +4,11 @@
 // unknown fields; kubernetes-models' schemas let them through).
 import * as kubernetes from "@kubernetes/client-node";
 import type { Model } from "@kubernetes-models/base";
-import { PodMonitor, PrometheusRule, ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
+import {
+  PodMonitor,
+  PrometheusRule,
+  ServiceMonitor,
+} from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1";
 import { CustomResourceDefinition } from "kubernetes-models/apiextensions.k8s.io/v1";
 import { Deployment } from "kubernetes-models/apps/v1";
 import { Ingress } from "kubernetes-models/networking.k8s.io/v1";
@@ -28,7 +32,10 @@ const KINDS: Record<string, { model: ModelClass; fields?: string }> = {
   "rbac.authorization.k8s.io/v1/ClusterRoleBinding": { model: ClusterRoleBinding, fields: "V1ClusterRoleBinding" },
   "rbac.authorization.k8s.io/v1/Role": { model: Role, fields: "V1Role" },
   "rbac.authorization.k8s.io/v1/RoleBinding": { model: RoleBinding, fields: "V1RoleBinding" },
-  "apiextensions.k8s.io/v1/CustomResourceDefinition": { model: CustomResourceDefinition, fields: "V1CustomResourceDefinition" },
+  "apiextensions.k8s.io/v1/CustomResourceDefinition": {
+    model: CustomResourceDefinition,
+    fields: "V1CustomResourceDefinition",
+  },
   // The Prometheus operator's kinds: their models come from its CRDs, which client-node does not know.
   "monitoring.coreos.com/v1/ServiceMonitor": { model: ServiceMonitor },
   "monitoring.coreos.com/v1/PodMonitor": { model: PodMonitor },

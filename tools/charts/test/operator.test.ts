@@ -4,10 +4,19 @@ import { ENTRY_POINTS } from "../../build/build.ts";
 import { chart, envOf, find, fromSecret, helm, type Manifest, REQUIRED_VALUES, render, renderNotes } from "./render.ts";
 
 const OPERATOR = "qrp-operator";
-const operatorKinds = ["Deployment", "Service", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"];
+const operatorKinds = [
+  "Deployment",
+  "Service",
+  "ServiceAccount",
+  "ClusterRole",
+  "ClusterRoleBinding",
+  "Role",
+  "RoleBinding",
+];
 const httpRoute = ["--set", "operator.route.kind=HTTPRoute", "--set", "operator.route.gateway.name=public"];
 const ingressAnnotation = ["--set", "operator.tls.mode=ingress-annotation"];
-const operatorOf = (manifests: Manifest[]) => manifests.filter((m) => m.metadata.labels?.["app.kubernetes.io/component"] === "operator");
+const operatorOf = (manifests: Manifest[]) =>
+  manifests.filter((m) => m.metadata.labels?.["app.kubernetes.io/component"] === "operator");
 
 // The complete rule lists: a verb or resource added to the templates fails here until it is added on purpose.
 const CLUSTER_RULES = [
@@ -26,8 +35,16 @@ const routeRule = (apiGroup: string, resource: string) => ({
 });
 const INGRESS_RULE = routeRule("networking.k8s.io", "ingresses");
 const HTTPROUTE_RULE = routeRule("gateway.networking.k8s.io", "httproutes");
-const CERTIFICATES_WRITTEN = { apiGroups: ["cert-manager.io"], resources: ["certificates"], verbs: ["get", "list", "watch", "create", "patch", "delete"] };
-const CERTIFICATES_READ = { apiGroups: ["cert-manager.io"], resources: ["certificates"], verbs: ["get", "list", "watch"] };
+const CERTIFICATES_WRITTEN = {
+  apiGroups: ["cert-manager.io"],
+  resources: ["certificates"],
+  verbs: ["get", "list", "watch", "create", "patch", "delete"],
+};
+const CERTIFICATES_READ = {
+  apiGroups: ["cert-manager.io"],
+  resources: ["certificates"],
+  verbs: ["get", "list", "watch"],
+};
 const NAMESPACE_RULES = [
   { apiGroups: [""], resources: ["secrets"], verbs: ["get"] },
   { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "update"] },
@@ -45,7 +62,10 @@ describe("charts/qr-platform: the domain operator", () => {
     const pod = deployment.spec.template.spec;
     const container = pod.containers[0];
     expect(deployment.spec.replicas).toBe(2);
-    expect(deployment.metadata.labels).toMatchObject({ "app.kubernetes.io/component": "operator", "app.kubernetes.io/instance": "qrp" });
+    expect(deployment.metadata.labels).toMatchObject({
+      "app.kubernetes.io/component": "operator",
+      "app.kubernetes.io/instance": "qrp",
+    });
     // The image runs the operator's bundle from dist/ like every component's.
     expect(container.command).toEqual(["node", "--enable-source-maps", "dist/operator.js"]);
     expect(ENTRY_POINTS.operator).toBe("services/operator/src/main.ts");
@@ -71,7 +91,11 @@ describe("charts/qr-platform: the domain operator", () => {
     const service = find(manifests, "Service", OPERATOR);
     expect(service.spec.selector).toEqual(deployment.spec.selector.matchLabels);
     expect(service.spec.ports).toEqual([{ name: "metrics", port: 9464, targetPort: "metrics", protocol: "TCP" }]);
-    expect(operatorOf(manifests).map((m) => m.kind).sort()).toEqual([...operatorKinds].sort());
+    expect(
+      operatorOf(manifests)
+        .map((m) => m.kind)
+        .sort(),
+    ).toEqual([...operatorKinds].sort());
   });
 
   it("gives the operator its environment, from the defaults", () => {
@@ -99,35 +123,68 @@ describe("charts/qr-platform: the domain operator", () => {
       METRICS_PORT: "9464",
     });
     // The redirector follows the chart's own Service unless overridden.
-    expect(envOf(find(render("--set", "links.redirectService.port=80"), "Deployment", OPERATOR))).toMatchObject({ REDIRECTOR_PORT: "80" });
+    expect(envOf(find(render("--set", "links.redirectService.port=80"), "Deployment", OPERATOR))).toMatchObject({
+      REDIRECTOR_PORT: "80",
+    });
   });
 
   it("passes every value through: route, gateway, TLS mode, redirector, periods, log level", () => {
-    const gateway = envOf(find(render(...httpRoute,
-      "--set", "operator.route.gateway.namespace=gateways",
-      "--set", "operator.route.gateway.sectionName=https",
-      // Ignored with HTTPRoute: it names an IngressClass.
-      "--set", "operator.route.ingressClassName=nginx",
-    ), "Deployment", OPERATOR));
-    expect(gateway).toMatchObject({ ROUTE_KIND: "HTTPRoute", GATEWAY_NAME: "public", GATEWAY_NAMESPACE: "gateways", GATEWAY_SECTION_NAME: "https" });
+    const gateway = envOf(
+      find(
+        render(
+          ...httpRoute,
+          "--set",
+          "operator.route.gateway.namespace=gateways",
+          "--set",
+          "operator.route.gateway.sectionName=https",
+          // Ignored with HTTPRoute: it names an IngressClass.
+          "--set",
+          "operator.route.ingressClassName=nginx",
+        ),
+        "Deployment",
+        OPERATOR,
+      ),
+    );
+    expect(gateway).toMatchObject({
+      ROUTE_KIND: "HTTPRoute",
+      GATEWAY_NAME: "public",
+      GATEWAY_NAMESPACE: "gateways",
+      GATEWAY_SECTION_NAME: "https",
+    });
     expect(gateway).not.toHaveProperty("ROUTE_INGRESS_CLASS");
 
-    const annotated = envOf(find(render(...ingressAnnotation, "--set", "operator.route.ingressClassName=nginx"), "Deployment", OPERATOR));
-    expect(annotated).toMatchObject({ ROUTE_KIND: "Ingress", ROUTE_INGRESS_CLASS: "nginx", TLS_MODE: "ingress-annotation" });
+    const annotated = envOf(
+      find(render(...ingressAnnotation, "--set", "operator.route.ingressClassName=nginx"), "Deployment", OPERATOR),
+    );
+    expect(annotated).toMatchObject({
+      ROUTE_KIND: "Ingress",
+      ROUTE_INGRESS_CLASS: "nginx",
+      TLS_MODE: "ingress-annotation",
+    });
     expect(Object.keys(annotated).filter((key) => key.startsWith("GATEWAY_"))).toEqual([]);
 
     const tuned = render(
-      "--set", "operator.replicas=3",
-      "--set", "operator.redirector.serviceName=edge-redirector",
-      "--set", "operator.redirector.port=8090",
-      "--set", "operator.leaseDurationSeconds=30",
-      "--set", "operator.fullResyncSeconds=600",
+      "--set",
+      "operator.replicas=3",
+      "--set",
+      "operator.redirector.serviceName=edge-redirector",
+      "--set",
+      "operator.redirector.port=8090",
+      "--set",
+      "operator.leaseDurationSeconds=30",
+      "--set",
+      "operator.fullResyncSeconds=600",
       // Past a million: helm reads such numbers from values files as floats, which must not print as 2.592e+07.
-      "--set-json", "operator.reverifyIntervalSeconds=25920000",
-      "--set", "operator.pendingCheckIntervalSeconds=60",
-      "--set", "operator.unverifiedDomainTtlSeconds=1209600",
-      "--set", "operator.logLevel=debug",
-      "--set", "operator.resources.limits.memory=1Gi",
+      "--set-json",
+      "operator.reverifyIntervalSeconds=25920000",
+      "--set",
+      "operator.pendingCheckIntervalSeconds=60",
+      "--set",
+      "operator.unverifiedDomainTtlSeconds=1209600",
+      "--set",
+      "operator.logLevel=debug",
+      "--set",
+      "operator.resources.limits.memory=1Gi",
     );
     const deployment = find(tuned, "Deployment", OPERATOR);
     expect(deployment.spec.replicas).toBe(3);
@@ -149,10 +206,19 @@ describe("charts/qr-platform: the domain operator", () => {
       cluster: find(manifests, "ClusterRole", OPERATOR).rules,
       namespace: find(manifests, "Role", OPERATOR).rules,
     });
-    expect(rulesOf(render())).toEqual({ cluster: CLUSTER_RULES, namespace: [INGRESS_RULE, CERTIFICATES_WRITTEN, ...NAMESPACE_RULES] });
-    expect(rulesOf(render(...httpRoute))).toEqual({ cluster: CLUSTER_RULES, namespace: [HTTPROUTE_RULE, CERTIFICATES_WRITTEN, ...NAMESPACE_RULES] });
+    expect(rulesOf(render())).toEqual({
+      cluster: CLUSTER_RULES,
+      namespace: [INGRESS_RULE, CERTIFICATES_WRITTEN, ...NAMESPACE_RULES],
+    });
+    expect(rulesOf(render(...httpRoute))).toEqual({
+      cluster: CLUSTER_RULES,
+      namespace: [HTTPROUTE_RULE, CERTIFICATES_WRITTEN, ...NAMESPACE_RULES],
+    });
     // cert-manager's ingress-shim makes the Certificates: the operator only reads them.
-    expect(rulesOf(render(...ingressAnnotation))).toEqual({ cluster: CLUSTER_RULES, namespace: [INGRESS_RULE, CERTIFICATES_READ, ...NAMESPACE_RULES] });
+    expect(rulesOf(render(...ingressAnnotation))).toEqual({
+      cluster: CLUSTER_RULES,
+      namespace: [INGRESS_RULE, CERTIFICATES_READ, ...NAMESPACE_RULES],
+    });
 
     const manifests = render("--namespace", "qrp-system");
     expect(find(manifests, "Role", OPERATOR).metadata).not.toHaveProperty("namespace");
@@ -166,7 +232,12 @@ describe("charts/qr-platform: the domain operator", () => {
       subjects,
     });
     // No other component gets any RBAC.
-    expect(manifests.filter((m) => m.kind.includes("Role")).map((m) => m.metadata.name)).toEqual([OPERATOR, OPERATOR, OPERATOR, OPERATOR]);
+    expect(manifests.filter((m) => m.kind.includes("Role")).map((m) => m.metadata.name)).toEqual([
+      OPERATOR,
+      OPERATOR,
+      OPERATOR,
+      OPERATOR,
+    ]);
   });
 
   it("renders nothing of the operator when it is off, and needs no cluster issuer then", () => {
@@ -181,12 +252,19 @@ describe("charts/qr-platform: the domain operator", () => {
     expect(notes).toContain("kubectl get customdomains");
     expect(notes).toContain("kubectl describe customdomain <hostname>");
     expect(notes).toContain("an Ingress to qrp-links-redirect and a certificate from ClusterIssuer letsencrypt");
-    expect(notes).toContain("kubectl --namespace qrp-system logs --prefix -l app.kubernetes.io/instance=qrp,app.kubernetes.io/component=operator");
+    expect(notes).toContain(
+      "kubectl --namespace qrp-system logs --prefix -l app.kubernetes.io/instance=qrp,app.kubernetes.io/component=operator",
+    );
     expect(renderNotes(...httpRoute)).toContain("an HTTPRoute on Gateway default/public to qrp-links-redirect");
   });
 
   it("passes helm lint --strict with each route kind and TLS mode", () => {
-    for (const values of [[], httpRoute, ingressAnnotation, ["--set", "operator.route.ingressClassName=nginx", "--set", "operator.logLevel=debug"]]) {
+    for (const values of [
+      [],
+      httpRoute,
+      ingressAnnotation,
+      ["--set", "operator.route.ingressClassName=nginx", "--set", "operator.logLevel=debug"],
+    ]) {
       const result = helm("lint", "--strict", chart, ...REQUIRED_VALUES, ...values);
       expect(result.status, values.join(" ") + result.stdout + result.stderr).toBe(0);
     }
@@ -194,21 +272,45 @@ describe("charts/qr-platform: the domain operator", () => {
 
   it("refuses bad operator values with a schema error, and a missing cluster issuer by name", () => {
     const cases: [string[], RegExp][] = [
-      [["--set", "operator.route.kind=Gateway"], /operator\.route\.kind must be one of the following: "Ingress", "HTTPRoute"/],
-      [["--set", "operator.route.kind=HTTPRoute"], /operator\.route\.gateway\.name: String length must be greater than or equal to 1/],
-      [["--set", "operator.route.kind=HTTPRoute", "--set", "operator.route.gateway.namespace=gateways"], /operator\.route\.gateway\.name/],
+      [
+        ["--set", "operator.route.kind=Gateway"],
+        /operator\.route\.kind must be one of the following: "Ingress", "HTTPRoute"/,
+      ],
+      [
+        ["--set", "operator.route.kind=HTTPRoute"],
+        /operator\.route\.gateway\.name: String length must be greater than or equal to 1/,
+      ],
+      [
+        ["--set", "operator.route.kind=HTTPRoute", "--set", "operator.route.gateway.namespace=gateways"],
+        /operator\.route\.gateway\.name/,
+      ],
       // cert-manager's ingress-shim reads the annotation from Ingresses only.
       [[...httpRoute, ...ingressAnnotation], /operator\.route\.kind does not match: "Ingress"/],
       [["--set", "operator.tls.mode=acme"], /operator\.tls\.mode must be one of the following/],
       [["--set", "operator.fullResyncSeconds=-1"], /operator\.fullResyncSeconds: Must be greater than or equal to 1/],
-      [["--set", "operator.reverifyIntervalSeconds=0"], /operator\.reverifyIntervalSeconds: Must be greater than or equal to 1/],
-      [["--set", "operator.pendingCheckIntervalSeconds=-300"], /operator\.pendingCheckIntervalSeconds: Must be greater than or equal to 1/],
-      [["--set", "operator.unverifiedDomainTtlSeconds=-1"], /operator\.unverifiedDomainTtlSeconds: Must be greater than or equal to 1/],
-      [["--set", "operator.leaseDurationSeconds=2"], /operator\.leaseDurationSeconds: Must be greater than or equal to 5/],
+      [
+        ["--set", "operator.reverifyIntervalSeconds=0"],
+        /operator\.reverifyIntervalSeconds: Must be greater than or equal to 1/,
+      ],
+      [
+        ["--set", "operator.pendingCheckIntervalSeconds=-300"],
+        /operator\.pendingCheckIntervalSeconds: Must be greater than or equal to 1/,
+      ],
+      [
+        ["--set", "operator.unverifiedDomainTtlSeconds=-1"],
+        /operator\.unverifiedDomainTtlSeconds: Must be greater than or equal to 1/,
+      ],
+      [
+        ["--set", "operator.leaseDurationSeconds=2"],
+        /operator\.leaseDurationSeconds: Must be greater than or equal to 5/,
+      ],
       [["--set-string", "operator.fullResyncSeconds=300"], /operator\.fullResyncSeconds: Invalid type/],
       [["--set", "operator.replicas=-1"], /operator\.replicas: Must be greater than or equal to 0/],
       [["--set", "operator.redirector.port=70000"], /operator\.redirector\.port: Must be less than or equal to 65535/],
-      [["--set", "operator.redirector.serviceName=Not_A_Service"], /operator\.redirector\.serviceName: Does not match pattern/],
+      [
+        ["--set", "operator.redirector.serviceName=Not_A_Service"],
+        /operator\.redirector\.serviceName: Does not match pattern/,
+      ],
       [["--set", "operator.tls.clusterIssuer=Lets Encrypt"], /operator\.tls\.clusterIssuer: Does not match pattern/],
       [["--set", "operator.logLevel=verbose"], /operator\.logLevel must be one of the following/],
       [["--set", "operator.route.gateway.nmae=public"], /Additional property nmae is not allowed/],

@@ -12,10 +12,14 @@ export const chart = resolve(import.meta.dirname, "../../../charts/qr-platform")
 
 /** The values an install must set (values.yaml says so); every render starts from them. */
 export const REQUIRED_VALUES = [
-  "--set", "databaseUrl.secretName=qrp-db",
-  "--set", "internalSecret.name=qrp-internal",
-  "--set", "shortLinkBaseUrl=https://qr.example",
-  "--set", "operator.tls.clusterIssuer=letsencrypt",
+  "--set",
+  "databaseUrl.secretName=qrp-db",
+  "--set",
+  "internalSecret.name=qrp-internal",
+  "--set",
+  "shortLinkBaseUrl=https://qr.example",
+  "--set",
+  "operator.tls.clusterIssuer=letsencrypt",
 ];
 
 let helmBin: string | undefined;
@@ -73,7 +77,15 @@ export function renderNotes(...extra: string[]): string {
       join(copy, "templates/notes-under-test.yaml"),
       `{{- define "notes-under-test" }}${notes}{{- end }}\nnotes: {{ include "notes-under-test" . | toJson }}\n`,
     );
-    const result = helm("template", "qrp", copy, ...REQUIRED_VALUES, ...extra, "--show-only", "templates/notes-under-test.yaml");
+    const result = helm(
+      "template",
+      "qrp",
+      copy,
+      ...REQUIRED_VALUES,
+      ...extra,
+      "--show-only",
+      "templates/notes-under-test.yaml",
+    );
     expect(result.status, result.stderr).toBe(0);
     return (parseAllDocuments(result.stdout)[0]!.toJS() as { notes: string }).notes;
   } finally {

@@ -18,14 +18,22 @@ function onSystemPath(name: string): string {
 }
 
 const npmCli = onSystemPath("npm");
-const nodes = { "the machine's Node": onSystemPath("node"), "the project's Node": join(REPO_ROOT, "node_modules/node/bin/node") };
+const nodes = {
+  "the machine's Node": onSystemPath("node"),
+  "the project's Node": join(REPO_ROOT, "node_modules/node/bin/node"),
+};
 
 /** What `npm ci --dry-run` prints (warnings go to stderr) when npm runs on `node`, with extra npm arguments. */
 function dryRunCi(node: string, args: string[] = []): string {
   // Only the chosen Node on PATH, so npm and anything it starts run on it.
   const env: NodeJS.ProcessEnv = { ...process.env, PATH: [join(node, ".."), process.env.PATH].join(delimiter) };
   for (const key of Object.keys(env)) if (key.startsWith("npm_")) delete env[key];
-  const run = spawnSync(node, [npmCli, "ci", "--dry-run", ...args], { cwd: REPO_ROOT, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  const run = spawnSync(node, [npmCli, "ci", "--dry-run", ...args], {
+    cwd: REPO_ROOT,
+    env,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   if (run.status !== 0) throw new Error(`npm ci --dry-run failed:\n${run.stdout}${run.stderr}`);
   return `${run.stdout}${run.stderr}`;
 }
@@ -33,9 +41,13 @@ function dryRunCi(node: string, args: string[] = []): string {
 const warnings = (output: string) => output.split("\n").filter((line) => line.startsWith("npm warn"));
 
 describe("npm ci", () => {
-  it.each(Object.entries(nodes))("prints no warning on %s", (_, node) => {
-    expect(warnings(dryRunCi(node))).toEqual([]);
-  }, 60_000);
+  it.each(Object.entries(nodes))(
+    "prints no warning on %s",
+    (_, node) => {
+      expect(warnings(dryRunCi(node))).toEqual([]);
+    },
+    60_000,
+  );
 
   it("meets every package's engines and has every install script decided, on the project's Node, with warnings shown", () => {
     const shown = warnings(dryRunCi(nodes["the project's Node"], ["--loglevel=warn"]));

@@ -32,7 +32,8 @@ function workspaceFolders(files: readonly string[]): string[] {
       continue;
     }
     const parent = pattern.slice(0, -1);
-    for (const file of files) if (file.startsWith(parent)) folders.add(parent + file.slice(parent.length).split("/")[0]);
+    for (const file of files)
+      if (file.startsWith(parent)) folders.add(parent + file.slice(parent.length).split("/")[0]);
   }
   return [...folders];
 }
@@ -50,7 +51,9 @@ function crossPackageImports(file: string, source: string, workspaces: readonly 
   const found: string[] = [];
   for (const [, specifier] of source.matchAll(SPECIFIER)) {
     if (!specifier!.startsWith(".")) continue;
-    const target = normalize(join(dirname(file), specifier!)).split(sep).join("/");
+    const target = normalize(join(dirname(file), specifier!))
+      .split(sep)
+      .join("/");
     if (inside(target, own)) continue;
     const reachesTests = target.split("/").includes("test") || inside(target, "tools/testing");
     if (reachesTests || workspaces.some((folder) => inside(target, folder))) found.push(`${file}: ${specifier}`);
@@ -62,14 +65,21 @@ function crossPackageImports(file: string, source: string, workspaces: readonly 
 function testingImportsInProduction(file: string, source: string): string[] {
   const found: string[] = [];
   for (const [, specifier] of source.matchAll(SPECIFIER)) {
-    if (specifier === "@qrplatform/testing" || /^@qrplatform\/[^/]+\/testing$/.test(specifier!) || specifier!.startsWith("@qrplatform/testing/")) {
+    if (
+      specifier === "@qrplatform/testing" ||
+      /^@qrplatform\/[^/]+\/testing$/.test(specifier!) ||
+      specifier!.startsWith("@qrplatform/testing/")
+    ) {
       found.push(`${file}: ${specifier}`);
     }
   }
   return found;
 }
 
-const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "--", "*.ts"], { cwd: REPO_ROOT, encoding: "utf8" })
+const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "--", "*.ts"], {
+  cwd: REPO_ROOT,
+  encoding: "utf8",
+})
   .split("\n")
   .filter((file) => file !== "" && !file.includes("node_modules/"));
 const read = (file: string) => {
@@ -85,16 +95,46 @@ describe("imports between packages", () => {
 
   it("finds an import that reaches into another package's tests, and passes one inside its own", () => {
     const rest = "services/edge/test/support/rest-suite.ts";
-    expect(crossPackageImports(rest, `import { x } from "../../../rendering/test/support/decoders.js";`, workspaces)).toHaveLength(1);
-    expect(crossPackageImports("tools/qrctl/test/a.test.ts", `import { M } from "../../testing/migrated-platform.js";`, workspaces)).toHaveLength(1);
-    expect(crossPackageImports("tools/charts/test/a.ts", `const m = await import("../../../services/embedded/src/platform.ts");`, workspaces)).toHaveLength(1);
-    expect(crossPackageImports(rest, `import { call } from "./http.js";\nimport { buildEdge } from "../../src/server.js";`, workspaces)).toEqual([]);
-    expect(crossPackageImports("tools/charts/test/chart.test.ts", `import { ENTRY_POINTS } from "../../build/build.ts";`, workspaces)).toEqual([]);
+    expect(
+      crossPackageImports(rest, `import { x } from "../../../rendering/test/support/decoders.js";`, workspaces),
+    ).toHaveLength(1);
+    expect(
+      crossPackageImports(
+        "tools/qrctl/test/a.test.ts",
+        `import { M } from "../../testing/migrated-platform.js";`,
+        workspaces,
+      ),
+    ).toHaveLength(1);
+    expect(
+      crossPackageImports(
+        "tools/charts/test/a.ts",
+        `const m = await import("../../../services/embedded/src/platform.ts");`,
+        workspaces,
+      ),
+    ).toHaveLength(1);
+    expect(
+      crossPackageImports(
+        rest,
+        `import { call } from "./http.js";\nimport { buildEdge } from "../../src/server.js";`,
+        workspaces,
+      ),
+    ).toEqual([]);
+    expect(
+      crossPackageImports(
+        "tools/charts/test/chart.test.ts",
+        `import { ENTRY_POINTS } from "../../build/build.ts";`,
+        workspaces,
+      ),
+    ).toEqual([]);
   });
 
   it("no test imports another package's files by a relative path", () => {
-    const found = files.filter((file) => packageOf(file) && file !== THIS_FILE).flatMap((file) => crossPackageImports(file, read(file), workspaces));
-    expect(found, "import these through a package (@qrplatform/testing, or the package's own testing entry)").toEqual([]);
+    const found = files
+      .filter((file) => packageOf(file) && file !== THIS_FILE)
+      .flatMap((file) => crossPackageImports(file, read(file), workspaces));
+    expect(found, "import these through a package (@qrplatform/testing, or the package's own testing entry)").toEqual(
+      [],
+    );
   });
 
   it("no production code imports a test helper", () => {

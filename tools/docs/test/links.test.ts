@@ -7,7 +7,9 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "@qrplatform/testing";
 
 const tracked = (...patterns: string[]): string[] =>
-  execFileSync("git", ["ls-files", "--", ...patterns], { cwd: REPO_ROOT, encoding: "utf8" }).split("\n").filter(Boolean);
+  execFileSync("git", ["ls-files", "--", ...patterns], { cwd: REPO_ROOT, encoding: "utf8" })
+    .split("\n")
+    .filter(Boolean);
 
 // A git pathspec's * crosses folders: docs/*.md is every page under docs/, the ADRs included.
 const pages = (): string[] => tracked("README.md", "docs/*.md");
@@ -34,7 +36,16 @@ function anchorsOf(markdown: string): Set<string> {
 
 describe("documentation links", () => {
   it("finds the pages and their links", () => {
-    expect(pages()).toEqual(expect.arrayContaining(["README.md", "docs/configuration.md", "docs/api-guide.md", "docs/operations.md", "docs/benchmarks.md", "docs/adr/0001-one-codebase-two-shapes.md"]));
+    expect(pages()).toEqual(
+      expect.arrayContaining([
+        "README.md",
+        "docs/configuration.md",
+        "docs/api-guide.md",
+        "docs/operations.md",
+        "docs/benchmarks.md",
+        "docs/adr/0001-one-codebase-two-shapes.md",
+      ]),
+    );
     expect(linkTargets(readFileSync(join(REPO_ROOT, "README.md"), "utf8"))).toContain("docs/api-guide.md");
   });
 
@@ -45,7 +56,8 @@ describe("documentation links", () => {
       for (const target of linkTargets(markdown)) {
         if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto: …
         const [path, anchor] = target.split("#", 2) as [string, string | undefined];
-        const file = path === "" ? join(REPO_ROOT, page) : resolve(dirname(join(REPO_ROOT, page)), decodeURIComponent(path));
+        const file =
+          path === "" ? join(REPO_ROOT, page) : resolve(dirname(join(REPO_ROOT, page)), decodeURIComponent(path));
         if (relative(REPO_ROOT, file).startsWith("..")) {
           broken.push(`${page}: ${target} leaves the repository`);
         } else if (!existsSync(file)) {

@@ -16,10 +16,16 @@ const README_ORIGIN = "http://127.0.0.1:8080";
 // again until it counts the scan or this long has passed.
 const ANALYTICS_PATIENCE_MS = 30_000;
 
-function shell(command: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function shell(
+  command: string,
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile("bash", ["-c", command], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? tmpdir(), ...env } }, (error, stdout, stderr) =>
-      done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      "bash",
+      ["-c", command],
+      { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? tmpdir(), ...env } },
+      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -80,12 +86,16 @@ describe("the README's first-account journey", () => {
           break;
         }
         if (Date.now() >= deadline) {
-          throw new Error(`README step failed: ${step.command}\n${mismatch}\nprinted: ${run.stdout}\n--- npm start printed:\n${platform.output()}`);
+          throw new Error(
+            `README step failed: ${step.command}\n${mismatch}\nprinted: ${run.stdout}\n--- npm start printed:\n${platform.output()}`,
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
     }
     // Every placeholder a step printed was captured, so the journey ran to its end with real ids.
-    expect([...values.keys()]).toEqual(expect.arrayContaining(["account id", "key", "workspace id", "qr code id", "vanity url"]));
+    expect([...values.keys()]).toEqual(
+      expect.arrayContaining(["account id", "key", "workspace id", "qr code id", "vanity url"]),
+    );
   }, 180_000);
 });

@@ -67,19 +67,28 @@ export function matchJson(pattern: string, actualText: string, values: Map<strin
   return mismatch;
 }
 
-function matchValue(expected: unknown, actual: unknown, path: string, known: ReadonlyMap<string, string>, captured: Map<string, string>): string | undefined {
+function matchValue(
+  expected: unknown,
+  actual: unknown,
+  path: string,
+  known: ReadonlyMap<string, string>,
+  captured: Map<string, string>,
+): string | undefined {
   if (typeof expected === "string") {
     const placeholder = /^<([a-z][a-z ]*)>$/.exec(expected)?.[1];
     if (placeholder !== undefined) {
-      if (typeof actual !== "string") return `${path}: expected a string for <${placeholder}>, got ${JSON.stringify(actual)}`;
+      if (typeof actual !== "string")
+        return `${path}: expected a string for <${placeholder}>, got ${JSON.stringify(actual)}`;
       const value = known.get(placeholder) ?? captured.get(placeholder);
-      if (value !== undefined && value !== actual) return `${path}: expected <${placeholder}> = ${value}, got ${actual}`;
+      if (value !== undefined && value !== actual)
+        return `${path}: expected <${placeholder}> = ${value}, got ${actual}`;
       captured.set(placeholder, actual);
       return undefined;
     }
   }
   if (Array.isArray(expected)) {
-    if (!Array.isArray(actual) || actual.length !== expected.length) return `${path}: expected ${expected.length} elements, got ${JSON.stringify(actual)}`;
+    if (!Array.isArray(actual) || actual.length !== expected.length)
+      return `${path}: expected ${expected.length} elements, got ${JSON.stringify(actual)}`;
     for (const [i, element] of expected.entries()) {
       const mismatch = matchValue(element, actual[i], `${path}[${i}]`, known, captured);
       if (mismatch) return mismatch;
@@ -87,7 +96,8 @@ function matchValue(expected: unknown, actual: unknown, path: string, known: Rea
     return undefined;
   }
   if (expected !== null && typeof expected === "object") {
-    if (actual === null || typeof actual !== "object" || Array.isArray(actual)) return `${path}: expected an object, got ${JSON.stringify(actual)}`;
+    if (actual === null || typeof actual !== "object" || Array.isArray(actual))
+      return `${path}: expected an object, got ${JSON.stringify(actual)}`;
     for (const [key, value] of Object.entries(expected)) {
       if (!(key in actual)) return `${path}.${key}: missing`;
       const mismatch = matchValue(value, (actual as Record<string, unknown>)[key], `${path}.${key}`, known, captured);
@@ -95,5 +105,7 @@ function matchValue(expected: unknown, actual: unknown, path: string, known: Rea
     }
     return undefined;
   }
-  return Object.is(expected, actual) ? undefined : `${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`;
+  return Object.is(expected, actual)
+    ? undefined
+    : `${path}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`;
 }

@@ -10,13 +10,17 @@ import { parseDuration } from "./durations.js";
 export function enumArg(schema: DescEnum, noun: string): (value: string) => number {
   return (value) => {
     const number = enumFromToken(schema, value);
-    if (number === undefined) throw new InvalidArgumentError(`Unknown ${noun}; choose one of ${enumTokens(schema).join(", ")}.`);
+    if (number === undefined)
+      throw new InvalidArgumentError(`Unknown ${noun}; choose one of ${enumTokens(schema).join(", ")}.`);
     return number;
   };
 }
 
 /** Like {@link enumArg} for an option that may be repeated; collects the values. */
-export function enumListArg(schema: DescEnum, noun: string): (value: string, previous: number[] | undefined) => number[] {
+export function enumListArg(
+  schema: DescEnum,
+  noun: string,
+): (value: string, previous: number[] | undefined) => number[] {
   const one = enumArg(schema, noun);
   return (value, previous) => [...(previous ?? []), one(value)];
 }

@@ -47,7 +47,11 @@ function checkAddress(address: string, from: string): string {
  * `npm start` writes) is used, and only as a whole, so its local token is never sent to an address
  * given elsewhere.
  */
-export function resolveCredential(flags: CredentialFlags, env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): Credential {
+export function resolveCredential(
+  flags: CredentialFlags,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): Credential {
   const addressOf = (own: string | undefined, ownFlag: string, ownVariable: string): string | undefined => {
     const sources: [string | undefined, string][] = [
       [own, ownFlag],
@@ -66,7 +70,8 @@ export function resolveCredential(flags: CredentialFlags, env: NodeJS.ProcessEnv
   const anyAddress = addresses.tenancy !== undefined || addresses.links !== undefined;
   if (anyAddress && token !== undefined) return { addresses, token };
   if (anyAddress) throw usageError("an address was given without a token: pass --token or set QRCTL_TOKEN");
-  if (token !== undefined) throw usageError("a token was given without an address: pass --address or set QRCTL_ADDRESS");
+  if (token !== undefined)
+    throw usageError("a token was given without an address: pass --address or set QRCTL_ADDRESS");
   return readAdminFile(resolve(cwd, nonEmpty(env.DATA_DIR) ?? ".data", "admin.json"));
 }
 
@@ -112,7 +117,9 @@ export function readAdminFile(path: string): Credential {
     }
     const file = adminFileSchema.safeParse(parsed);
     if (!file.success) {
-      throw usageError(`${path} is not a valid admin credential file (expected {"address": ..., "token": ...}); restart the platform to rewrite it`);
+      throw usageError(
+        `${path} is not a valid admin credential file (expected {"address": ..., "token": ...}); restart the platform to rewrite it`,
+      );
     }
     const address = checkAddress(file.data.address, `"address" in ${path}`);
     return { addresses: { tenancy: address, links: address }, token: file.data.token };

@@ -99,7 +99,11 @@ function isBlank(parts: Buffer[]): boolean {
 /** The cells of one record, refusing one that is not one line of CSV. */
 function cellsOf(record: { line: number; bytes: Buffer }, first: boolean): string[] {
   // Without quotes a record's cells are its text between commas: most rows skip the parser's setup.
-  if (!first && !record.bytes.includes(QUOTE)) return record.bytes.toString("utf8").replace(/\r?\n$/, "").split(",");
+  if (!first && !record.bytes.includes(QUOTE))
+    return record.bytes
+      .toString("utf8")
+      .replace(/\r?\n$/, "")
+      .split(",");
   let records: string[][];
   try {
     records = parse(record.bytes, { bom: first, relax_column_count: false });
@@ -110,7 +114,9 @@ function cellsOf(record: { line: number; bytes: Buffer }, first: boolean): strin
 }
 
 /** One data row of the file: its cells by column, or only its size when it is longer than a row may be. */
-export type ImportRow = { index: number; line: number; row: Record<string, string> } | { index: number; line: number; size: number };
+export type ImportRow =
+  | { index: number; line: number; row: Record<string, string> }
+  | { index: number; line: number; size: number };
 
 async function* rowsOf(path: string, onChunk?: (chunk: Buffer) => void): AsyncGenerator<string[] | ImportRow> {
   const source = createReadStream(path);
@@ -124,7 +130,10 @@ async function* rowsOf(path: string, onChunk?: (chunk: Buffer) => void): AsyncGe
   let index = 0;
   for await (const record of csvRecords(chunks(), MAX_ROW_BYTES)) {
     if (!header) {
-      if (!("bytes" in record)) throw usageError(`the CSV's first line is longer than ${MAX_ROW_BYTES} bytes; it must name the columns, such as name,destination_url`);
+      if (!("bytes" in record))
+        throw usageError(
+          `the CSV's first line is longer than ${MAX_ROW_BYTES} bytes; it must name the columns, such as name,destination_url`,
+        );
       header = cellsOf(record, true);
       yield header;
       continue;
@@ -135,9 +144,15 @@ async function* rowsOf(path: string, onChunk?: (chunk: Buffer) => void): AsyncGe
     }
     const cells = cellsOf(record, false);
     if (cells.length !== header.length) {
-      throw usageError(`the CSV cannot be read at line ${record.line}: it has ${cells.length} fields where the header names ${header.length}`);
+      throw usageError(
+        `the CSV cannot be read at line ${record.line}: it has ${cells.length} fields where the header names ${header.length}`,
+      );
     }
-    yield { index: index++, line: record.line, row: Object.fromEntries(header.map((column, i) => [column, cells[i] ?? ""])) };
+    yield {
+      index: index++,
+      line: record.line,
+      row: Object.fromEntries(header.map((column, i) => [column, cells[i] ?? ""])),
+    };
   }
 }
 
@@ -153,7 +168,8 @@ export async function checkImportFile(path: string): Promise<ImportFile> {
     if (Array.isArray(entry)) {
       header = entry;
       const unknown = header.filter((column) => !(CSV_COLUMNS as readonly string[]).includes(column));
-      if (unknown.length > 0) throw usageError(`unknown CSV column ${unknown.join(", ")}; the columns are ${CSV_COLUMNS.join(", ")}`);
+      if (unknown.length > 0)
+        throw usageError(`unknown CSV column ${unknown.join(", ")}; the columns are ${CSV_COLUMNS.join(", ")}`);
       for (const required of ["name", "destination_url"]) {
         if (!header.includes(required)) throw usageError(`the CSV has no ${required} column`);
       }
@@ -167,7 +183,10 @@ export async function checkImportFile(path: string): Promise<ImportFile> {
 export function itemOf(row: Record<string, string>): CreateItem {
   const present = (column: string) => (row[column] ? row[column] : undefined);
   const utm = { source: present("utm_source"), medium: present("utm_medium"), campaign: present("utm_campaign") };
-  const tags = present("tags")?.split(";").map((tag) => tag.trim()).filter(Boolean);
+  const tags = present("tags")
+    ?.split(";")
+    .map((tag) => tag.trim())
+    .filter(Boolean);
   return {
     name: row.name ?? "",
     destination_url: row.destination_url ?? "",
@@ -197,7 +216,12 @@ const BODY_OVERHEAD = 12;
  * the API refuses a key sent again to another path: the same file imported into a second workspace is a
  * new import. A row alone is always under `maxBytes` (MAX_ROW_BYTES is far below it).
  */
-export async function* batchesOf(file: ImportFile, workspaceId: string, size: number, maxBytes = MAX_BATCH_BYTES): AsyncGenerator<Batch> {
+export async function* batchesOf(
+  file: ImportFile,
+  workspaceId: string,
+  size: number,
+  maxBytes = MAX_BATCH_BYTES,
+): AsyncGenerator<Batch> {
   const importHash = createHash("sha256").update(`${workspaceId}\0${file.contentHash}`).digest("hex").slice(0, 32);
   let rows: ImportRow[] = [];
   let items = 0;
@@ -235,7 +259,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Why a row longer than MAX_ROW_BYTES was not sent. */
 function tooLarge(row: { line: number; size: number }): RowOutcome {
-  return { created: false, error: `row_too_large: the row at line ${row.line} has ${row.size} bytes; a row may have at most ${MAX_ROW_BYTES}` };
+  return {
+    created: false,
+    error: `row_too_large: the row at line ${row.line} has ${row.size} bytes; a row may have at most ${MAX_ROW_BYTES}`,
+  };
 }
 
 /** The rows of `batch` from `from` to before `to` as a call of their own, keyed by their own rows. */
@@ -256,7 +283,8 @@ function partOf(batch: Batch, from: number, to: number): Batch {
 export async function sendBatch(client: ApiClient, workspaceId: string, batch: Batch): Promise<BatchOutcome> {
   const sent = batch.rows.filter((row) => "row" in row);
   const items = sent.map((row) => itemOf(row.row));
-  if (items.length === 0) return { replayedRows: 0, rows: batch.rows.map((row) => tooLarge(row as { line: number; size: number })) };
+  if (items.length === 0)
+    return { replayedRows: 0, rows: batch.rows.map((row) => tooLarge(row as { line: number; size: number })) };
   for (let attempt = 1; ; attempt++) {
     let answer: Awaited<ReturnType<typeof post>> | undefined;
     let failure: unknown;
@@ -270,7 +298,10 @@ export async function sendBatch(client: ApiClient, workspaceId: string, batch: B
       const outcomes = answer.data.results.map((result): RowOutcome => {
         if ("qr_code" in result) return { created: true, id: result.qr_code.id };
         const problems = fieldProblemsOf(result.error);
-        return { created: false, error: `${result.error.code}: ${result.error.message}${problems ? ` ${problems}` : ""}` };
+        return {
+          created: false,
+          error: `${result.error.code}: ${result.error.message}${problems ? ` ${problems}` : ""}`,
+        };
       });
       let next = 0;
       return {
@@ -281,10 +312,16 @@ export async function sendBatch(client: ApiClient, workspaceId: string, batch: B
     if (status === 413 && answer?.error) {
       if (items.length === 1) {
         const error = `${answer.error.error.code}: ${answer.error.error.message}`;
-        return { replayedRows: 0, rows: batch.rows.map((row) => ("row" in row ? { created: false, error } : tooLarge(row))) };
+        return {
+          replayedRows: 0,
+          rows: batch.rows.map((row) => ("row" in row ? { created: false, error } : tooLarge(row))),
+        };
       }
       const middle = batch.rows.indexOf(sent[Math.floor(sent.length / 2)]!);
-      const [head, tail] = [await sendBatch(client, workspaceId, partOf(batch, 0, middle)), await sendBatch(client, workspaceId, partOf(batch, middle, batch.rows.length))];
+      const [head, tail] = [
+        await sendBatch(client, workspaceId, partOf(batch, 0, middle)),
+        await sendBatch(client, workspaceId, partOf(batch, middle, batch.rows.length)),
+      ];
       return { replayedRows: head.replayedRows + tail.replayedRows, rows: [...head.rows, ...tail.rows] };
     }
     const transient = status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;

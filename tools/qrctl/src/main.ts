@@ -13,7 +13,9 @@ import { CliError, describeRpcFailure, EXIT_FAILURE, EXIT_USAGE, RpcFailure } fr
  */
 export function buildProgram(): Command {
   const program = new Command("qrctl")
-    .description("Administer qr-platform: accounts, plans, API keys, custom domains and an account's webhooks; import and export an account's QR codes.")
+    .description(
+      "Administer qr-platform: accounts, plans, API keys, custom domains and an account's webhooks; import and export an account's QR codes.",
+    )
     .addHelpText(
       "after",
       "\nThe admin credential comes from --address and --token, else QRCTL_ADDRESS and QRCTL_TOKEN,\n" +
@@ -26,7 +28,10 @@ export function buildProgram(): Command {
     .option("--tenancy-address <url>", "gRPC address of the tenancy service (accounts, plans, keys), if not --address")
     .option("--links-address <url>", "gRPC address of the links service (custom domains), if not --address")
     .option("--token <token>", "admin credential (prefer QRCTL_TOKEN: flags are visible to other local users)")
-    .option("--api-url <url>", "REST API base URL for the commands that act as an account (qr-codes, webhooks) (default http://127.0.0.1:8080/api/v1)")
+    .option(
+      "--api-url <url>",
+      "REST API base URL for the commands that act as an account (qr-codes, webhooks) (default http://127.0.0.1:8080/api/v1)",
+    )
     .option("--api-key <key>", "an account's API key for the qr-codes and webhooks commands (prefer QRCTL_API_KEY)")
     .option("--json", "print exactly one JSON object on stdout instead of text")
     // Errors are reported and turned into exit codes by run(), not by commander calling process.exit.

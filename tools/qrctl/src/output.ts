@@ -49,7 +49,11 @@ export function isoTime(timestamp: Timestamp | undefined): string | null {
 
 /** A time for tables: to the second, in UTC. */
 export function shortTime(timestamp: Timestamp | undefined, unset = "-"): string {
-  return timestamp ? timestampDate(timestamp).toISOString().replace(/\.\d{3}Z$/, "Z") : unset;
+  return timestamp
+    ? timestampDate(timestamp)
+        .toISOString()
+        .replace(/\.\d{3}Z$/, "Z")
+    : unset;
 }
 
 /** An optional int64 as a JSON number (every such field here is far below 2^53), or null when unset. */

@@ -8,7 +8,8 @@ import { CliError, RpcFailure } from "./errors.js";
 /** The service qrctl must reach for `service`: its proto package names it (qrplatform.links.v1.DomainService). */
 function targetOf(service: DescService): AdminTarget {
   const target = service.typeName.split(".")[1];
-  if (target !== "tenancy" && target !== "links") throw new Error(`qrctl has no address setting for ${service.typeName}`);
+  if (target !== "tenancy" && target !== "links")
+    throw new Error(`qrctl has no address setting for ${service.typeName}`);
   return target;
 }
 

@@ -21,13 +21,15 @@ async function recordsOf(text: string, size: number, maxBytes: number) {
     for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
   };
   const found: (string | number)[][] = [];
-  for await (const record of csvRecords(chunks(), maxBytes)) found.push("bytes" in record ? [record.line, record.bytes.toString()] : [record.line, -record.size]);
+  for await (const record of csvRecords(chunks(), maxBytes))
+    found.push("bytes" in record ? [record.line, record.bytes.toString()] : [record.line, -record.size]);
   return found;
 }
 
 describe("csvRecords", () => {
   it("ends a record at a newline outside quotes only, skips blank lines, and numbers records by their first line", async () => {
-    const text = 'name,destination_url\r\n"Two\nlines, and ""quotes""",https://example.com/a\r\n\r\nLast,https://example.com/b';
+    const text =
+      'name,destination_url\r\n"Two\nlines, and ""quotes""",https://example.com/a\r\n\r\nLast,https://example.com/b';
     for (const size of [1, 2, 7, 1024]) {
       expect(await recordsOf(text, size, 1000), `chunks of ${size}`).toEqual([
         [1, "name,destination_url\r\n"],
@@ -73,11 +75,23 @@ describe("batchesOf", () => {
     for (const batch of batches) {
       const sent = batch.rows.filter((row) => "row" in row);
       expect(sent.length).toBeLessThanOrEqual(100);
-      expect(Buffer.byteLength(JSON.stringify({ items: sent.map((row) => ({ name: row.row.name, destination_url: row.row.destination_url })) }))).toBeLessThanOrEqual(512 * 1024);
+      expect(
+        Buffer.byteLength(
+          JSON.stringify({
+            items: sent.map((row) => ({ name: row.row.name, destination_url: row.row.destination_url })),
+          }),
+        ),
+      ).toBeLessThanOrEqual(512 * 1024);
     }
     // Every row is in exactly one call, in order; the oversized one among them, by its line and size.
-    expect(batches.flatMap((batch) => batch.rows.map((row) => row.index))).toEqual(Array.from({ length: 181 }, (_, i) => i));
-    expect(batches.flatMap((batch) => batch.rows).find((row) => !("row" in row))).toEqual({ index: 30, line: 32, size: MAX_ROW_BYTES + 26 });
+    expect(batches.flatMap((batch) => batch.rows.map((row) => row.index))).toEqual(
+      Array.from({ length: 181 }, (_, i) => i),
+    );
+    expect(batches.flatMap((batch) => batch.rows).find((row) => !("row" in row))).toEqual({
+      index: 30,
+      line: 32,
+      size: MAX_ROW_BYTES + 26,
+    });
     expect(batches.map((batch) => [batch.first, batch.last])).toEqual([
       [0, 12],
       [13, 25],

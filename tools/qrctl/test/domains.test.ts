@@ -5,7 +5,14 @@ import { DomainService, DomainState, LinkService } from "@qrplatform/api/links";
 import { SubscriptionTier, TenancyAdminService } from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, qrctlJson, type QrctlResult, runQrctl } from "@qrplatform/testing";
+import {
+  credentials,
+  MIGRATED_PLATFORM,
+  PAGE_TOKEN_SECRET,
+  qrctlJson,
+  type QrctlResult,
+  runQrctl,
+} from "@qrplatform/testing";
 import { buildLinks } from "@qrplatform/links";
 import { createLogger, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
 import { buildTenancy } from "@qrplatform/tenancy";
@@ -51,7 +58,10 @@ beforeAll(async () => {
   });
   server = await serveGrpc({ modules: [tenancy, linksModule], credentials, logger, host: "127.0.0.1", port: 0 });
   address = `http://127.0.0.1:${server.port}`;
-  tenancyAdmin = createClient(TenancyAdminService, remoteTransport({ baseUrl: address, token: credentials.adminToken }));
+  tenancyAdmin = createClient(
+    TenancyAdminService,
+    remoteTransport({ baseUrl: address, token: credentials.adminToken }),
+  );
   domains = createClient(DomainService, remoteTransport({ baseUrl: address, token: credentials.serviceToken }));
   links = createClient(LinkService, remoteTransport({ baseUrl: address, token: credentials.serviceToken }));
   adminDomains = createClient(DomainService, remoteTransport({ baseUrl: address, token: credentials.adminToken }));
@@ -66,7 +76,9 @@ describe.concurrent("qrctl domains", () => {
   it("adds a domain and prints its TXT challenge, as JSON and as text", async () => {
     const accountId = await newAccount("Domains add");
     const hostname = uniqueHost("Add");
-    const added = json(await qrctl(["domains", "add", "--account", accountId, "--hostname", `${hostname.toUpperCase()}.`, "--json"]));
+    const added = json(
+      await qrctl(["domains", "add", "--account", accountId, "--hostname", `${hostname.toUpperCase()}.`, "--json"]),
+    );
     expect(added.id).toMatch(UUID);
     expect(added).toMatchObject({
       account_id: accountId,
@@ -92,7 +104,14 @@ describe.concurrent("qrctl domains", () => {
   });
 
   it("reports an unknown account, a bad hostname and a taken hostname with the platform's reason", async () => {
-    const unknown = await qrctl(["domains", "add", "--account", "00000000-0000-4000-8000-000000000000", "--hostname", uniqueHost("orphan")]);
+    const unknown = await qrctl([
+      "domains",
+      "add",
+      "--account",
+      "00000000-0000-4000-8000-000000000000",
+      "--hostname",
+      uniqueHost("orphan"),
+    ]);
     expect(unknown.code).toBe(1);
     expect(unknown.stdout).toBe("");
     expect(unknown.stderr).toMatch(/account was not found.*NOT_FOUND/);
@@ -116,7 +135,9 @@ describe.concurrent("qrctl domains", () => {
     const a = (await domains.createDomain({ accountId: first, hostname: uniqueHost("list-a") })).domain!;
     const b = (await domains.createDomain({ accountId: second, hostname: uniqueHost("list-b") })).domain!;
 
-    const all = json(await qrctl(["domains", "list", "--page-size", "1", "--json"])).domains.map((d: { id: string }) => d.id);
+    const all = json(await qrctl(["domains", "list", "--page-size", "1", "--json"])).domains.map(
+      (d: { id: string }) => d.id,
+    );
     expect(all).toEqual(expect.arrayContaining([a.id, b.id]));
     expect(new Set(all).size).toBe(all.length);
 
@@ -133,16 +154,30 @@ describe.concurrent("qrctl domains", () => {
   it("shows how the cluster serves each domain: a column in the table, the whole report in JSON", async () => {
     const accountId = await newAccount("Serving");
     const [served, issuing, unreported] = await Promise.all(
-      ["served", "issuing", "unreported"].map(async (prefix) => (await domains.createDomain({ accountId, hostname: uniqueHost(prefix) })).domain!),
+      ["served", "issuing", "unreported"].map(
+        async (prefix) => (await domains.createDomain({ accountId, hostname: uniqueHost(prefix) })).domain!,
+      ),
     );
     const expires = Date.parse("2027-05-01T00:00:00.000Z");
     await adminDomains.reportDomainServing({
       domainId: served!.id,
-      serving: { serving: true, routeAdmitted: true, certificateReady: true, certificateExpireTime: timestampFromMs(expires), reason: "Serving" },
+      serving: {
+        serving: true,
+        routeAdmitted: true,
+        certificateReady: true,
+        certificateExpireTime: timestampFromMs(expires),
+        reason: "Serving",
+      },
     });
     await adminDomains.reportDomainServing({
       domainId: issuing!.id,
-      serving: { serving: false, routeAdmitted: true, certificateReady: false, reason: "Issuing", message: "Waiting for the ACME challenge." },
+      serving: {
+        serving: false,
+        routeAdmitted: true,
+        certificateReady: false,
+        reason: "Issuing",
+        message: "Waiting for the ACME challenge.",
+      },
     });
 
     const listed = json(await qrctl(["domains", "list", "--account", accountId, "--json"])).domains;
@@ -159,7 +194,14 @@ describe.concurrent("qrctl domains", () => {
       },
     });
     expect(byId.get(issuing!.id)).toMatchObject({
-      serving: { status: "not_serving", route_admitted: true, certificate_ready: false, certificate_expires_at: null, reason: "Issuing", message: "Waiting for the ACME challenge." },
+      serving: {
+        status: "not_serving",
+        route_admitted: true,
+        certificate_ready: false,
+        certificate_expires_at: null,
+        reason: "Issuing",
+        message: "Waiting for the ACME challenge.",
+      },
     });
     expect(byId.get(unreported!.id)).toMatchObject({ serving: null });
 
@@ -179,7 +221,11 @@ describe.concurrent("qrctl domains", () => {
 
     const missing = await qrctl(["domains", "verify", domain.id, "--json"]);
     expect(missing.code).toBe(1);
-    expect(JSON.parse(missing.stdout)).toMatchObject({ id: domain.id, status: "failed", failure_reason: expect.stringMatching(/NXDOMAIN/) });
+    expect(JSON.parse(missing.stdout)).toMatchObject({
+      id: domain.id,
+      status: "failed",
+      failure_reason: expect.stringMatching(/NXDOMAIN/),
+    });
     expect(missing.stderr).toMatch(/is not verified: .*NXDOMAIN/);
 
     dns.setTxt(domain.challengeRecordName, "qr-platform-verification=wrong");
@@ -199,7 +245,12 @@ describe.concurrent("qrctl domains", () => {
     const domain = (await domains.createDomain({ accountId, hostname: uniqueHost("remove") })).domain!;
     dns.setTxt(domain.challengeRecordName, domain.challengeRecordValue);
     await domains.verifyDomain({ accountId, domainId: domain.id });
-    const { link } = await links.createLink({ accountId, destinationUrl: "https://example.com/", vanityDomainId: domain.id, vanitySlug: "menu" });
+    const { link } = await links.createLink({
+      accountId,
+      destinationUrl: "https://example.com/",
+      vanityDomainId: domain.id,
+      vanitySlug: "menu",
+    });
 
     const inUse = await qrctl(["domains", "remove", domain.id]);
     expect(inUse.code).toBe(1);

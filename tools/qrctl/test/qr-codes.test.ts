@@ -46,7 +46,12 @@ async function newWorkspace(name: string): Promise<string> {
 async function codesIn(workspaceId: string): Promise<{ name: string; destination_url: string; tags: string[] }[]> {
   const codes = [];
   for (let cursor: string | null = null; ; ) {
-    const page = await call(stack.baseUrl, "GET", `/workspaces/${workspaceId}/qr-codes?limit=100${cursor ? `&cursor=${cursor}` : ""}`, { key });
+    const page = await call(
+      stack.baseUrl,
+      "GET",
+      `/workspaces/${workspaceId}/qr-codes?limit=100${cursor ? `&cursor=${cursor}` : ""}`,
+      { key },
+    );
     codes.push(...page.body.data);
     cursor = page.body.next_cursor;
     if (!cursor) return codes;
@@ -63,7 +68,10 @@ describe("qrctl qr-codes import", () => {
     const first = qrctl(["qr-codes", "import", csv, "--workspace", workspaceId]);
     // Not a terminal: one plain progress line per call. Killed as soon as half the rows are in.
     while (!/imported ([5-9]\d\d)\/1000 \(\d+\/s, ETA \d+s\)/.test(first.stderr())) {
-      expect(await Promise.race([first.exited, new Promise((resolve) => setTimeout(() => resolve(undefined), 20))]), first.stderr()).toBeUndefined();
+      expect(
+        await Promise.race([first.exited, new Promise((resolve) => setTimeout(() => resolve(undefined), 20))]),
+        first.stderr(),
+      ).toBeUndefined();
     }
     first.child.kill("SIGKILL");
     expect(await first.exited).toBe("SIGKILL");
@@ -80,7 +88,10 @@ describe("qrctl qr-codes import", () => {
     expect(codes).toHaveLength(1000);
     expect(new Set(codes.map((code) => code.name)).size).toBe(1000);
     // A bulk call creates a few items at once, so a batch's codes list in the order they were created, not the file's.
-    expect(codes.find((code) => code.name === "Row 1000")).toMatchObject({ destination_url: "https://example.com/1000", tags: ["poster", "spring"] });
+    expect(codes.find((code) => code.name === "Row 1000")).toMatchObject({
+      destination_url: "https://example.com/1000",
+      tags: ["poster", "spring"],
+    });
   }, 240_000);
 
   it("imports the same file into a second workspace as a new import, and replays it in the first", async () => {
@@ -136,9 +147,24 @@ describe("qrctl qr-codes import", () => {
     expect((await codesIn(workspaceId)).map((code) => code.name).sort()).toEqual(["Card", "Flyer", "Menu"]);
 
     const zip = join(dir, "mixed.zip");
-    const exported = await run(["qr-codes", "export-zip", "--workspace", workspaceId, "--format", "svg", "--size", "256", "--output", zip]);
+    const exported = await run([
+      "qr-codes",
+      "export-zip",
+      "--workspace",
+      workspaceId,
+      "--format",
+      "svg",
+      "--size",
+      "256",
+      "--output",
+      zip,
+    ]);
     expect(exported.code, exported.stderr).toBe(0);
-    expect((await readZip(await readFile(zip))).map((entry) => entry.name).sort()).toEqual(["card.svg", "flyer.svg", "menu.svg"]);
+    expect((await readZip(await readFile(zip))).map((entry) => entry.name).sort()).toEqual([
+      "card.svg",
+      "flyer.svg",
+      "menu.svg",
+    ]);
   }, 60_000);
 
   it("reports a row too long to read by its line and imports the rows around it, in calls the API's body limit takes", async () => {
@@ -157,11 +183,24 @@ describe("qrctl qr-codes import", () => {
     const result = await run(["qr-codes", "import", csv, "--workspace", workspaceId, "--json"]);
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("41 of 102 rows were not imported");
-    expect(JSON.parse(result.stdout)).toMatchObject({ rows: 102, created: 61, failed: 41, failed_rows_file: join(dir, "large.failed.csv") });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      rows: 102,
+      created: 61,
+      failed: 41,
+      failed_rows_file: join(dir, "large.failed.csv"),
+    });
 
     const failed = parse(await readFile(join(dir, "large.failed.csv")), { columns: true }) as Record<string, string>[];
     expect(failed).toHaveLength(41);
-    expect(failed.slice(0, 40).every((row) => row.error === "validation_error: The request is not valid. destination_url: must be at most 2048 characters")).toBe(true);
+    expect(
+      failed
+        .slice(0, 40)
+        .every(
+          (row) =>
+            row.error ===
+            "validation_error: The request is not valid. destination_url: must be at most 2048 characters",
+        ),
+    ).toBe(true);
     expect(failed[40]).toEqual({
       name: "",
       destination_url: "",
@@ -185,14 +224,27 @@ describe("qrctl qr-codes import", () => {
     expect(nowhere.code).toBe(1);
     expect(nowhere.stderr).toContain("(404 not_found)");
 
-    const noKey = spawn(process.execPath, [QRCTL_BIN.compiled, "qr-codes", "import", good, "--workspace", workspaceId], { env: QRCTL_FREE_ENV, stdio: ["ignore", "ignore", "pipe"] });
+    const noKey = spawn(
+      process.execPath,
+      [QRCTL_BIN.compiled, "qr-codes", "import", good, "--workspace", workspaceId],
+      { env: QRCTL_FREE_ENV, stdio: ["ignore", "ignore", "pipe"] },
+    );
     let stderr = "";
     noKey.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     expect(await new Promise((resolve) => noKey.once("exit", resolve))).toBe(2);
     expect(stderr).toContain("no API key");
     expect(await codesIn(workspaceId)).toEqual([]);
 
-    const missing = await run(["qr-codes", "export-zip", "--workspace", workspaceId, "--format", "gif", "--output", join(dir, "x.zip")]);
+    const missing = await run([
+      "qr-codes",
+      "export-zip",
+      "--workspace",
+      workspaceId,
+      "--format",
+      "gif",
+      "--output",
+      join(dir, "x.zip"),
+    ]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("400 validation_error");
   });

@@ -4,10 +4,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "@connectrpc/connect";
-import { SubscriptionStatus, SubscriptionTier, SubscriptionTierSchema, TenancyAdminService, TenancyService } from "@qrplatform/api/tenancy";
+import {
+  SubscriptionStatus,
+  SubscriptionTier,
+  SubscriptionTierSchema,
+  TenancyAdminService,
+  TenancyService,
+} from "@qrplatform/api/tenancy";
 import type { Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
-import { credentials, MIGRATED_PLATFORM, PAGE_TOKEN_SECRET, qrctlJson, type QrctlResult, runQrctl } from "@qrplatform/testing";
+import {
+  credentials,
+  MIGRATED_PLATFORM,
+  PAGE_TOKEN_SECRET,
+  qrctlJson,
+  type QrctlResult,
+  runQrctl,
+} from "@qrplatform/testing";
 import { createLogger, enumTokens, remoteTransport, serveGrpc, type GrpcServer } from "@qrplatform/platform";
 import { buildTenancy } from "@qrplatform/tenancy";
 
@@ -88,7 +101,9 @@ afterAll(async () => {
 
 describe.concurrent("qrctl", () => {
   it("creates an account with the credential from admin.json and prints one JSON object", async () => {
-    const account = json(await qrctl(["accounts", "create", "--name", "Acme", "--plan", "origin", "--json"], { cwd: platformDir }));
+    const account = json(
+      await qrctl(["accounts", "create", "--name", "Acme", "--plan", "origin", "--json"], { cwd: platformDir }),
+    );
     expect(account.id).toMatch(UUID);
     expect(account).toMatchObject({
       name: "Acme",
@@ -108,7 +123,20 @@ describe.concurrent("qrctl", () => {
     const { id } = await newAccount("Update me", SubscriptionTier.FREE);
     const changed = json(
       await qrctl(
-        ["accounts", "update", id, "--plan", "scale", "--status", "past_due", "--addon", "premium_frames", "--hourly-limit", "42", "--json"],
+        [
+          "accounts",
+          "update",
+          id,
+          "--plan",
+          "scale",
+          "--status",
+          "past_due",
+          "--addon",
+          "premium_frames",
+          "--hourly-limit",
+          "42",
+          "--json",
+        ],
         { cwd: platformDir },
       ),
     );
@@ -122,7 +150,9 @@ describe.concurrent("qrctl", () => {
     expect((await tenancy.getAccount({ accountId: id })).account?.hourlyRequestLimitOverride).toBe(42n);
 
     const cleared = json(
-      await qrctl(["accounts", "update", id, "--remove-addon", "premium_frames", "--clear-hourly-limit", "--json"], { cwd: platformDir }),
+      await qrctl(["accounts", "update", id, "--remove-addon", "premium_frames", "--clear-hourly-limit", "--json"], {
+        cwd: platformDir,
+      }),
     );
     expect(cleared).toMatchObject({ subscription_tier: "scale", addons: [], hourly_request_limit_override: null });
     const stored = (await tenancy.getAccount({ accountId: id })).account;
@@ -135,10 +165,27 @@ describe.concurrent("qrctl", () => {
     const { id: accountId } = await newAccount("Keys");
     const before = Date.now();
     const created = json(
-      await qrctl(["keys", "create", "--account", accountId, "--name", "ci", "--scopes", "role:viewer", "--expires-in", "30d", "--json", ...asAdmin()]),
+      await qrctl([
+        "keys",
+        "create",
+        "--account",
+        accountId,
+        "--name",
+        "ci",
+        "--scopes",
+        "role:viewer",
+        "--expires-in",
+        "30d",
+        "--json",
+        ...asAdmin(),
+      ]),
     );
     expect(created.key).toMatch(/^qrp_/);
-    expect(created).toMatchObject({ account_id: accountId, name: "ci", display_prefix: created.key.slice(0, created.display_prefix.length) });
+    expect(created).toMatchObject({
+      account_id: accountId,
+      name: "ci",
+      display_prefix: created.key.slice(0, created.display_prefix.length),
+    });
     expect(created.scopes).toContain("qr_codes:read");
     expect(created.scopes).not.toContain("qr_codes:write");
     const expiresIn = Date.parse(created.expires_at) - before;
@@ -191,7 +238,10 @@ describe.concurrent("qrctl", () => {
   it("rejects bad arguments with one line on stderr before looking for a credential", async () => {
     const cases: [string[], RegExp][] = [
       [["accounts", "create", "--name", "X", "--plan", "gold"], /--plan.*gold.*origin/],
-      [["keys", "create", "--account", "00000000-0000-4000-8000-000000000000", "--expires-in", "30x"], /--expires-in.*30x/],
+      [
+        ["keys", "create", "--account", "00000000-0000-4000-8000-000000000000", "--expires-in", "30x"],
+        /--expires-in.*30x/,
+      ],
       [["accounts", "create", "--plan", "origin"], /--name/],
     ];
     const results = await Promise.all(cases.map(([args]) => qrctl(args)));
@@ -206,7 +256,15 @@ describe.concurrent("qrctl", () => {
 
   it("reports the platform's reason for an unknown scope", async () => {
     const { id } = await newAccount("Scopes");
-    const result = await qrctl(["keys", "create", "--account", id, "--scopes", "qr_codes:read,everything", ...asAdmin()]);
+    const result = await qrctl([
+      "keys",
+      "create",
+      "--account",
+      id,
+      "--scopes",
+      "qr_codes:read,everything",
+      ...asAdmin(),
+    ]);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/"everything" is not a scope/);

@@ -3,7 +3,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createScratchDatabase, type ScratchDatabase } from "@qrplatform/db/testing";
-import { credentials, exitWithin, freePort, PAGE_TOKEN_SECRET, qrctlJson, type QrctlResult, runQrctl, type ServiceProcess, spawnService, VISITOR_KEY_SECRET, waitForLog } from "@qrplatform/testing";
+import {
+  credentials,
+  exitWithin,
+  freePort,
+  PAGE_TOKEN_SECRET,
+  qrctlJson,
+  type QrctlResult,
+  runQrctl,
+  type ServiceProcess,
+  spawnService,
+  VISITOR_KEY_SECRET,
+  waitForLog,
+} from "@qrplatform/testing";
 
 // qrctl against tenancy and links as separate processes on ports of their own, as
 // deploy/local/run-services.sh runs them: each service's address is given on its own.
@@ -69,7 +81,9 @@ describe("qrctl with tenancy and links at addresses of their own", () => {
     const account = json(await qrctl(["accounts", "create", "--name", "Separate", "--plan", "scale", "--json"], env));
     expect(account.id).toMatch(UUID);
 
-    const added = json(await qrctl(["domains", "add", "--account", account.id, "--hostname", "qr.separate.example", "--json"], env));
+    const added = json(
+      await qrctl(["domains", "add", "--account", account.id, "--hostname", "qr.separate.example", "--json"], env),
+    );
     expect(added).toMatchObject({ account_id: account.id, hostname: "qr.separate.example", status: "pending" });
 
     const listed = json(await qrctl(["domains", "list", "--account", account.id, "--json"], env));
@@ -79,8 +93,15 @@ describe("qrctl with tenancy and links at addresses of their own", () => {
   it("takes the addresses as flags too, and a flag beats the variables", async () => {
     const elsewhere = { QRCTL_ADDRESS: "http://127.0.0.1:1", QRCTL_LINKS_ADDRESS: "http://127.0.0.1:1" };
     const flags = ["--tenancy-address", tenancyAddress, "--links-address", linksAddress];
-    const account = json(await qrctl(["accounts", "create", "--name", "Flags", "--plan", "origin", "--json", ...flags], elsewhere));
-    const added = json(await qrctl(["domains", "add", "--account", account.id, "--hostname", "qr.flags.example", "--json", ...flags], elsewhere));
+    const account = json(
+      await qrctl(["accounts", "create", "--name", "Flags", "--plan", "origin", "--json", ...flags], elsewhere),
+    );
+    const added = json(
+      await qrctl(
+        ["domains", "add", "--account", account.id, "--hostname", "qr.flags.example", "--json", ...flags],
+        elsewhere,
+      ),
+    );
     expect(added.account_id).toBe(account.id);
   });
 
@@ -92,7 +113,10 @@ describe("qrctl with tenancy and links at addresses of their own", () => {
   });
 
   it("names the address that does not serve the call", async () => {
-    const result = await qrctl(["domains", "list"], { QRCTL_TENANCY_ADDRESS: tenancyAddress, QRCTL_LINKS_ADDRESS: tenancyAddress });
+    const result = await qrctl(["domains", "list"], {
+      QRCTL_TENANCY_ADDRESS: tenancyAddress,
+      QRCTL_LINKS_ADDRESS: tenancyAddress,
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(tenancyAddress);
     expect(result.stderr).toMatch(/UNIMPLEMENTED.*--links-address/);

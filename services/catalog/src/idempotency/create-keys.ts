@@ -8,7 +8,9 @@ import { serviceError } from "@qrplatform/platform";
 /** The key as a create receives it: the client's key (with a bulk item's position) and the request's digest. */
 export const createKeySchema = z.object({
   key: z.string().regex(/^[\x20-\x7e]{1,300}$/, "must be 1 to 300 printable ASCII characters"),
-  fingerprint: z.instanceof(Uint8Array).refine((digest) => digest.length === 32, "must be a SHA-256 digest of 32 bytes"),
+  fingerprint: z
+    .instanceof(Uint8Array)
+    .refine((digest) => digest.length === 32, "must be a SHA-256 digest of 32 bytes"),
 });
 
 /**

@@ -2,7 +2,12 @@ import { toBinary } from "@bufbuild/protobuf";
 import { Code, type Client } from "@connectrpc/connect";
 import { LRUCache } from "lru-cache";
 import { Addon } from "@qrplatform/api/tenancy";
-import { DesignSchema, type Design, type RenderingService, type ValidateDesignResponse } from "@qrplatform/api/rendering";
+import {
+  DesignSchema,
+  type Design,
+  type RenderingService,
+  type ValidateDesignResponse,
+} from "@qrplatform/api/rendering";
 import { serviceError } from "@qrplatform/platform";
 
 /** Rendering's check of a design before its content is known: the design with its defaults, and its premium-frame fields. */
@@ -24,8 +29,14 @@ export interface DesignCheckCacheOptions {
  * with a logo is asked about every time (its check reads the logo, and judges it again with the
  * content), and refusals are never kept.
  */
-export function rememberedDesignChecks(rendering: Client<typeof RenderingService>, options: DesignCheckCacheOptions = {}): DesignCheck {
-  const answers = new LRUCache<string, ValidateDesignResponse>({ max: options.maxEntries ?? 1000, ttl: options.ttlMs ?? 10 * 60_000 });
+export function rememberedDesignChecks(
+  rendering: Client<typeof RenderingService>,
+  options: DesignCheckCacheOptions = {},
+): DesignCheck {
+  const answers = new LRUCache<string, ValidateDesignResponse>({
+    max: options.maxEntries ?? 1000,
+    ttl: options.ttlMs ?? 10 * 60_000,
+  });
   return async (design) => {
     if (design && dependsOnContent(design)) return rendering.validateDesign({ design });
     const key = design ? Buffer.from(toBinary(DesignSchema, design)).toString("base64") : "";
@@ -42,14 +53,24 @@ export function rememberedDesignChecks(rendering: Client<typeof RenderingService
  * kept (an invalid design comes back as INVALID_ARGUMENT naming its fields); then applies the account's
  * add-ons: premium frames need the premium_frames add-on.
  */
-export async function checkDesign(check: DesignCheck, design: Design | undefined, addons: readonly Addon[]): Promise<Design> {
+export async function checkDesign(
+  check: DesignCheck,
+  design: Design | undefined,
+  addons: readonly Addon[],
+): Promise<Design> {
   const checked = await check(design);
   if (checked.premiumFrameFields.length > 0 && !addons.includes(Addon.PREMIUM_FRAMES)) {
     throw serviceError(
       Code.PermissionDenied,
       "premium_frames_required",
       "Circle frames and frame labels need the premium frames add-on on this account.",
-      { fields: checked.premiumFrameFields.map((field) => ({ field, reason: "addon_required", description: "needs the premium_frames add-on" })) },
+      {
+        fields: checked.premiumFrameFields.map((field) => ({
+          field,
+          reason: "addon_required",
+          description: "needs the premium_frames add-on",
+        })),
+      },
     );
   }
   return checked.design!;

@@ -44,7 +44,10 @@ export async function undoCreate(
 ): Promise<boolean> {
   if (code.link_id) {
     try {
-      await deps.links.deleteLink({ accountId: code.account_id, linkId: code.link_id, purge: true }, { timeoutMs: LINK_CALL_TIMEOUT_MS });
+      await deps.links.deleteLink(
+        { accountId: code.account_id, linkId: code.link_id, purge: true },
+        { timeoutMs: LINK_CALL_TIMEOUT_MS },
+      );
     } catch (error) {
       if (!isNotFound(error)) throw error;
       if (!outcomeKnown) return false;
@@ -55,11 +58,16 @@ export async function undoCreate(
 }
 
 /** Finishes a delete: the link goes first (its slugs stay reserved for good), then the code. */
-export async function finishDelete(deps: CatalogDeps, code: { account_id: string; id: string; link_id: string | null }): Promise<boolean> {
+export async function finishDelete(
+  deps: CatalogDeps,
+  code: { account_id: string; id: string; link_id: string | null },
+): Promise<boolean> {
   if (code.link_id) {
-    await deps.links.deleteLink({ accountId: code.account_id, linkId: code.link_id }, { timeoutMs: LINK_CALL_TIMEOUT_MS }).catch((error: unknown) => {
-      if (!isNotFound(error)) throw error;
-    });
+    await deps.links
+      .deleteLink({ accountId: code.account_id, linkId: code.link_id }, { timeoutMs: LINK_CALL_TIMEOUT_MS })
+      .catch((error: unknown) => {
+        if (!isNotFound(error)) throw error;
+      });
   }
   return qrCodes.remove(deps.db, code.account_id, code.id);
 }
@@ -87,6 +95,12 @@ export async function syncFromLink(
     return "deleted";
   }
   const status = link.status === LinkStatus.PAUSED ? QrCodeStatus.PAUSED : QrCodeStatus.ACTIVE;
-  await qrCodes.update(deps.db, code.account_id, code.id, { destination_url: link.destinationUrl, status: statusToken(status) }, token);
+  await qrCodes.update(
+    deps.db,
+    code.account_id,
+    code.id,
+    { destination_url: link.destinationUrl, status: statusToken(status) },
+    token,
+  );
   return "synced";
 }

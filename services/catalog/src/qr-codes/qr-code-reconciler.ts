@@ -58,7 +58,11 @@ export class QrCodeReconciler {
       help: "QR-code changes left unfinished by a crash that the reconciler repaired (or failed to repair), by repair.",
       labelNames: ["repair"],
     });
-    this.passes = metrics.counter({ name: "qrp_reconcile_passes_total", help: "Reconciler passes, by result (ok, error).", labelNames: ["result"] });
+    this.passes = metrics.counter({
+      name: "qrp_reconcile_passes_total",
+      help: "Reconciler passes, by result (ok, error).",
+      labelNames: ["result"],
+    });
     this.schedule = new PeriodicPass(
       () => this.runOnce().then(() => this.passes.inc({ result: "ok" })),
       this.options.intervalMs,
@@ -84,7 +88,12 @@ export class QrCodeReconciler {
     const report: ReconcileReport = { createsUndone: 0, updatesSettled: 0, deletesFinished: 0, failed: 0 };
     for (;;) {
       const now = this.deps.now();
-      const claimed = await qrCodes.claimStalePending(this.deps.db, new Date(now.getTime() - this.options.graceMs), now, BATCH);
+      const claimed = await qrCodes.claimStalePending(
+        this.deps.db,
+        new Date(now.getTime() - this.options.graceMs),
+        now,
+        BATCH,
+      );
       for (const code of claimed) {
         try {
           if (code.pending_operation === "create") {
@@ -99,7 +108,10 @@ export class QrCodeReconciler {
           }
         } catch (error) {
           report.failed++;
-          this.deps.logger.warn({ err: error, qrCodeId: code.id, operation: code.pending_operation }, "could not repair a pending QR-code operation");
+          this.deps.logger.warn(
+            { err: error, qrCodeId: code.id, operation: code.pending_operation },
+            "could not repair a pending QR-code operation",
+          );
         }
       }
       if (claimed.length < BATCH) break;

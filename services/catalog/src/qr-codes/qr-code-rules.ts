@@ -27,4 +27,3 @@ export function presentUtm(utm: { source: string; medium: string; campaign: stri
 export function utmQueryParameters(utm: Record<string, string> | null): Record<string, string> {
   return Object.fromEntries(Object.entries(utm ?? {}).map(([key, value]) => [`utm_${key}`, value]));
 }
-

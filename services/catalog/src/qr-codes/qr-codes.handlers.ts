@@ -56,22 +56,29 @@ import type { ProvisionedQrCodeRow, QrCodeRow } from "./qr-codes.table.js";
 
 // The link's own fields are checked here as the links service checks them, before a place is reserved:
 // a create that can never succeed then costs what any refused request costs.
-const createSchema = z.object({
-  accountId: uuidSchema,
-  workspaceId: uuidSchema.optional(),
-  name: qrCodeName,
-  destinationUrl: z.string().superRefine(checkedBy(destinationUrlProblem)),
-  tags: qrCodeTags,
-  utm: qrCodeUtm.optional(),
-  vanityDomainId: uuidSchema.optional(),
-  vanitySlug: z.string().superRefine(checkedBy(vanitySlugProblem)).optional(),
-  idempotencyKey: createKeySchema.optional(),
-}).superRefine((req, ctx) => {
-  const required = (field: "vanityDomainId" | "vanitySlug", other: string) =>
-    ctx.addIssue({ code: "custom", path: [field], message: `is required with ${other}`, params: { reason: "required" } });
-  if (req.vanityDomainId !== undefined && req.vanitySlug === undefined) required("vanitySlug", "vanity_domain_id");
-  if (req.vanitySlug !== undefined && req.vanityDomainId === undefined) required("vanityDomainId", "vanity_slug");
-});
+const createSchema = z
+  .object({
+    accountId: uuidSchema,
+    workspaceId: uuidSchema.optional(),
+    name: qrCodeName,
+    destinationUrl: z.string().superRefine(checkedBy(destinationUrlProblem)),
+    tags: qrCodeTags,
+    utm: qrCodeUtm.optional(),
+    vanityDomainId: uuidSchema.optional(),
+    vanitySlug: z.string().superRefine(checkedBy(vanitySlugProblem)).optional(),
+    idempotencyKey: createKeySchema.optional(),
+  })
+  .superRefine((req, ctx) => {
+    const required = (field: "vanityDomainId" | "vanitySlug", other: string) =>
+      ctx.addIssue({
+        code: "custom",
+        path: [field],
+        message: `is required with ${other}`,
+        params: { reason: "required" },
+      });
+    if (req.vanityDomainId !== undefined && req.vanitySlug === undefined) required("vanitySlug", "vanity_domain_id");
+    if (req.vanitySlug !== undefined && req.vanityDomainId === undefined) required("vanityDomainId", "vanity_slug");
+  });
 
 function capacityError(refusal: CapacityRefusal): ConnectError {
   const metadata = { limit: String(refusal.max), used: String(refusal.used) };
@@ -157,12 +164,16 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
       canonical_url: link!.canonicalUrl,
       destination_url: link!.destinationUrl,
     });
-    if (!row) throw serviceError(Code.Unavailable, "create_abandoned", "The QR code could not be created in time; try again.");
+    if (!row)
+      throw serviceError(Code.Unavailable, "create_abandoned", "The QR code could not be created in time; try again.");
     return create(CreateQrCodeResponseSchema, { qrCode: qrCodeToProto(row) });
   } catch (error) {
     const outcomeKnown = linkMade || isDecided(error);
     await undoCreate(deps, reservation, outcomeKnown).catch((cleanup: unknown) => {
-      deps.logger.warn({ err: cleanup, qrCodeId: reservation.id }, "could not undo a failed QR-code create; the reconciler will");
+      deps.logger.warn(
+        { err: cleanup, qrCodeId: reservation.id },
+        "could not undo a failed QR-code create; the reconciler will",
+      );
     });
     throw error;
   }
@@ -173,7 +184,11 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
  * became of the first call's answer. A key first used for another request is refused, and a create
  * still running under the key asks for a retry once it is done.
  */
-async function repeatedCreate(deps: CatalogDeps, code: QrCodeRow, fingerprint: Uint8Array): Promise<CreateQrCodeResponse> {
+async function repeatedCreate(
+  deps: CatalogDeps,
+  code: QrCodeRow,
+  fingerprint: Uint8Array,
+): Promise<CreateQrCodeResponse> {
   requireSameRequest(code.idempotency_fingerprint, fingerprint);
   if (code.pending_operation === "create") throw createInProgress();
   const [qrCode] = await withScanTotals(deps, code.account_id, [code as ProvisionedQrCodeRow]);
@@ -184,7 +199,11 @@ async function repeatedCreate(deps: CatalogDeps, code: QrCodeRow, fingerprint: U
  * The account's capacities and add-ons: as the caller sent them (the edge knows them from the key it
  * authenticated), else from tenancy.
  */
-async function entitlementsOf(deps: CatalogDeps, accountId: string, sent: AccountEntitlements | undefined): Promise<AccountEntitlements> {
+async function entitlementsOf(
+  deps: CatalogDeps,
+  accountId: string,
+  sent: AccountEntitlements | undefined,
+): Promise<AccountEntitlements> {
   if (sent) return sent;
   const { account, plan } = await deps.tenancy.getAccount({ accountId });
   return create(AccountEntitlementsSchema, {
@@ -196,12 +215,18 @@ async function entitlementsOf(deps: CatalogDeps, accountId: string, sent: Accoun
 
 /** QR codes as protos with their scan totals: kept ones, and the others asked of the links service in one call a page. */
 async function withScanTotals(deps: CatalogDeps, accountId: string, rows: ProvisionedQrCodeRow[]): Promise<QrCode[]> {
-  const totals = await deps.scanTotals(accountId, rows.map((row) => row.link_id));
+  const totals = await deps.scanTotals(
+    accountId,
+    rows.map((row) => row.link_id),
+  );
   return rows.map((row) => qrCodeToProto(row, totals[row.link_id] ?? 0n));
 }
 
 export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promise<GetQrCodeResponse> {
-  const row = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await qrCodes.find(deps.db, req.accountId, req.qrCodeId) : undefined;
+  const row =
+    isUuid(req.accountId) && isUuid(req.qrCodeId)
+      ? await qrCodes.find(deps.db, req.accountId, req.qrCodeId)
+      : undefined;
   if (!row) throw notFound("QR code");
   const [qrCode] = req.skipScanTotals ? [qrCodeToProto(row)] : await withScanTotals(deps, req.accountId, [row]);
   return create(GetQrCodeResponseSchema, { qrCode });
@@ -224,7 +249,10 @@ export async function listQrCodes(deps: CatalogDeps, req: ListQrCodesRequest): P
 
 const updateSchema = z.object({
   name: qrCodeName.optional(),
-  status: z.enum(QrCodeStatus).refine((s) => s !== QrCodeStatus.UNSPECIFIED, "must be active or paused").optional(),
+  status: z
+    .enum(QrCodeStatus)
+    .refine((s) => s !== QrCodeStatus.UNSPECIFIED, "must be active or paused")
+    .optional(),
   tags: qrCodeTags,
   workspaceId: uuidSchema.optional(),
 });
@@ -237,7 +265,10 @@ const updateSchema = z.object({
  */
 export async function updateQrCode(deps: CatalogDeps, req: UpdateQrCodeRequest): Promise<UpdateQrCodeResponse> {
   const input = validate(updateSchema, req);
-  const existing = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await qrCodes.find(deps.db, req.accountId, req.qrCodeId) : undefined;
+  const existing =
+    isUuid(req.accountId) && isUuid(req.qrCodeId)
+      ? await qrCodes.find(deps.db, req.accountId, req.qrCodeId)
+      : undefined;
   if (!existing) throw notFound("QR code");
   if (input.workspaceId) await requireWorkspace(deps, req.accountId, input.workspaceId);
 
@@ -267,9 +298,16 @@ export async function updateQrCode(deps: CatalogDeps, req: UpdateQrCodeRequest):
     ...(destinationUrl !== undefined && { destination_url: destinationUrl }),
     ...(input.status !== undefined && { status: statusToken(input.status) }),
     ...(req.replaceTags && { tags: input.tags }),
-    ...(input.workspaceId !== undefined ? { workspace_id: input.workspaceId } : req.clearWorkspace ? { workspace_id: null } : {}),
+    ...(input.workspaceId !== undefined
+      ? { workspace_id: input.workspaceId }
+      : req.clearWorkspace
+        ? { workspace_id: null }
+        : {}),
   };
-  const row = Object.keys(changes).length === 0 ? existing : await qrCodes.update(deps.db, req.accountId, req.qrCodeId, changes, token);
+  const row =
+    Object.keys(changes).length === 0
+      ? existing
+      : await qrCodes.update(deps.db, req.accountId, req.qrCodeId, changes, token);
   // A link changed above keeps its pending mark, which the reconciler settles from the link.
   if (row === "no_workspace") throw notFound("workspace");
   if (!row) throw notFound("QR code");
@@ -293,7 +331,10 @@ export async function moveQrCode(deps: CatalogDeps, req: MoveQrCodeRequest): Pro
  * rest fails), then the code. A delete that stopped halfway is finished by a retry or by the reconciler.
  */
 export async function deleteQrCode(deps: CatalogDeps, req: DeleteQrCodeRequest): Promise<DeleteQrCodeResponse> {
-  const marked = isUuid(req.accountId) && isUuid(req.qrCodeId) ? await qrCodes.markPending(deps.db, req.accountId, req.qrCodeId, "delete", deps.now()) : undefined;
+  const marked =
+    isUuid(req.accountId) && isUuid(req.qrCodeId)
+      ? await qrCodes.markPending(deps.db, req.accountId, req.qrCodeId, "delete", deps.now())
+      : undefined;
   if (!marked) throw notFound("QR code");
   if (!(await finishDelete(deps, marked))) throw notFound("QR code");
   return create(DeleteQrCodeResponseSchema, { qrCodeId: req.qrCodeId });

@@ -19,7 +19,11 @@ export type CapacityRefusal = { limit: "qr_codes" | "custom_links"; used: number
 
 /** Codes a client can see: every one except those whose create has not finished. */
 const provisioned = (db: Kysely<CatalogTables>, accountId: string) =>
-  db.selectFrom("qr_codes").selectAll().where("account_id", "=", accountId).where("pending_operation", "is distinct from", "create");
+  db
+    .selectFrom("qr_codes")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("pending_operation", "is distinct from", "create");
 
 async function countCodes(db: Kysely<CatalogTables>, accountId: string, customLinksOnly = false): Promise<number> {
   let query = db.selectFrom("qr_codes").select(sql<number>`count(*)::int`.as("n")).where("account_id", "=", accountId);
@@ -54,8 +58,17 @@ export async function reserve(
   keysKeptSince?: Date,
 ): Promise<ReserveOutcome> {
   return db.transaction().execute(async (tx): Promise<ReserveOutcome> => {
-    await tx.insertInto("account_capacity_locks").values({ account_id: row.account_id }).onConflict((c) => c.doNothing()).execute();
-    await tx.selectFrom("account_capacity_locks").select("account_id").where("account_id", "=", row.account_id).forUpdate().execute();
+    await tx
+      .insertInto("account_capacity_locks")
+      .values({ account_id: row.account_id })
+      .onConflict((c) => c.doNothing())
+      .execute();
+    await tx
+      .selectFrom("account_capacity_locks")
+      .select("account_id")
+      .where("account_id", "=", row.account_id)
+      .forUpdate()
+      .execute();
 
     if (row.idempotency_key) {
       const holder = await tx
@@ -65,19 +78,27 @@ export async function reserve(
         .where("idempotency_key", "=", row.idempotency_key)
         .executeTakeFirst();
       if (holder && keysKeptSince !== undefined && holder.created_at < keysKeptSince) {
-        await tx.updateTable("qr_codes").set({ idempotency_key: null, idempotency_fingerprint: null }).where("account_id", "=", row.account_id).where("id", "=", holder.id).execute();
+        await tx
+          .updateTable("qr_codes")
+          .set({ idempotency_key: null, idempotency_fingerprint: null })
+          .where("account_id", "=", row.account_id)
+          .where("id", "=", holder.id)
+          .execute();
       } else if (holder) {
         return { outcome: "exists", code: holder };
       }
     }
-    if (row.workspace_id && !(await workspaces.lockWorkspace(tx, row.account_id, row.workspace_id, "key share"))) return { outcome: "no_workspace" };
+    if (row.workspace_id && !(await workspaces.lockWorkspace(tx, row.account_id, row.workspace_id, "key share")))
+      return { outcome: "no_workspace" };
     if (limits.qrCodes !== undefined) {
       const used = await countCodes(tx, row.account_id);
-      if (used >= limits.qrCodes) return { outcome: "refused", refusal: { limit: "qr_codes", used, max: limits.qrCodes } };
+      if (used >= limits.qrCodes)
+        return { outcome: "refused", refusal: { limit: "qr_codes", used, max: limits.qrCodes } };
     }
     if (row.vanity_domain_id && limits.customLinks !== undefined) {
       const used = await countCodes(tx, row.account_id, true);
-      if (used >= limits.customLinks) return { outcome: "refused", refusal: { limit: "custom_links", used, max: limits.customLinks } };
+      if (used >= limits.customLinks)
+        return { outcome: "refused", refusal: { limit: "custom_links", used, max: limits.customLinks } };
     }
     await tx.insertInto("qr_codes").values(row).execute();
     return { outcome: "reserved" };
@@ -104,14 +125,25 @@ export async function complete(
       .returningAll()
       .executeTakeFirst();
     // The code becomes visible here, so this is where it is created for webhooks too.
-    if (row) await recordEvent(trx, { accountId, type: "qr_code.created", data: qrCodeEventData(row), occurredAt: new Date() });
+    if (row)
+      await recordEvent(trx, {
+        accountId,
+        type: "qr_code.created",
+        data: qrCodeEventData(row),
+        occurredAt: new Date(),
+      });
     return row as ProvisionedQrCodeRow | undefined;
   });
 }
 
 /** Drops a pending create whose link is known not to exist, freeing its place. */
 export async function discardReservation(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<void> {
-  await db.deleteFrom("qr_codes").where("account_id", "=", accountId).where("id", "=", id).where("pending_operation", "=", "create").execute();
+  await db
+    .deleteFrom("qr_codes")
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .where("pending_operation", "=", "create")
+    .execute();
 }
 
 /**
@@ -137,7 +169,12 @@ export async function markPending(
 }
 
 /** Clears a pending operation that the link service refused outright, if it is still this operation's. */
-export async function clearPending(db: Kysely<CatalogTables>, accountId: string, id: string, since: Date): Promise<void> {
+export async function clearPending(
+  db: Kysely<CatalogTables>,
+  accountId: string,
+  id: string,
+  since: Date,
+): Promise<void> {
   await db
     .updateTable("qr_codes")
     .set({ pending_operation: null, pending_since: null })
@@ -149,14 +186,23 @@ export async function clearPending(db: Kysely<CatalogTables>, accountId: string,
 }
 
 /** A code with an operation pending since before the grace period, claimed by one reconciler. */
-export type PendingQrCodeRow = QrCodeRow & { link_id: string | null; pending_operation: "create" | "update" | "delete"; pending_since: Date };
+export type PendingQrCodeRow = QrCodeRow & {
+  link_id: string | null;
+  pending_operation: "create" | "update" | "delete";
+  pending_since: Date;
+};
 
 /**
  * Claims up to `limit` codes whose pending operation started before `before`, across accounts. Each
  * claim moves pending_since to `now`, so another reconciler (or replica) leaves the row alone for a
  * whole grace period while this one repairs it.
  */
-export async function claimStalePending(db: Kysely<CatalogTables>, before: Date, now: Date, limit: number): Promise<PendingQrCodeRow[]> {
+export async function claimStalePending(
+  db: Kysely<CatalogTables>,
+  before: Date,
+  now: Date,
+  limit: number,
+): Promise<PendingQrCodeRow[]> {
   // One statement: rows another reconciler is claiming right now are skipped, not waited for. Its lock
   // is needed for that statement alone (the claim is the moved pending_since), so it takes the database.
   const rows = await db
@@ -178,7 +224,11 @@ export async function claimStalePending(db: Kysely<CatalogTables>, before: Date,
   return rows as PendingQrCodeRow[];
 }
 
-export async function find(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<ProvisionedQrCodeRow | undefined> {
+export async function find(
+  db: Kysely<CatalogTables>,
+  accountId: string,
+  id: string,
+): Promise<ProvisionedQrCodeRow | undefined> {
   return (await provisioned(db, accountId).where("id", "=", id).executeTakeFirst()) as ProvisionedQrCodeRow | undefined;
 }
 
@@ -210,7 +260,11 @@ export async function update(
   const settled = settles !== undefined && sql<boolean>`pending_since = ${settles}`;
   return db.transaction().execute(async (trx) => {
     // Locked against deletion until the code is in it, as a create's reservation does.
-    if (typeof changes.workspace_id === "string" && !(await workspaces.lockWorkspace(trx, accountId, changes.workspace_id, "key share"))) return "no_workspace";
+    if (
+      typeof changes.workspace_id === "string" &&
+      !(await workspaces.lockWorkspace(trx, accountId, changes.workspace_id, "key share"))
+    )
+      return "no_workspace";
     const row = await trx
       .updateTable("qr_codes")
       .set({
@@ -226,7 +280,13 @@ export async function update(
       .where("pending_operation", "is distinct from", "create")
       .returningAll()
       .executeTakeFirst();
-    if (row) await recordEvent(trx, { accountId, type: "qr_code.updated", data: qrCodeEventData(row), occurredAt: row.updated_at });
+    if (row)
+      await recordEvent(trx, {
+        accountId,
+        type: "qr_code.updated",
+        data: qrCodeEventData(row),
+        occurredAt: row.updated_at,
+      });
     return row as ProvisionedQrCodeRow | undefined;
   });
 }
@@ -234,11 +294,21 @@ export async function update(
 /** Deletes a code, with its `qr_code.deleted` event; true when it was the account's. */
 export async function remove(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    const row = await trx.deleteFrom("qr_codes").where("account_id", "=", accountId).where("id", "=", id).returningAll().executeTakeFirst();
+    const row = await trx
+      .deleteFrom("qr_codes")
+      .where("account_id", "=", accountId)
+      .where("id", "=", id)
+      .returningAll()
+      .executeTakeFirst();
     if (!row) return false;
     // A create that never finished was never seen: its removal is no event.
     if (row.pending_operation !== "create") {
-      await recordEvent(trx, { accountId, type: "qr_code.deleted", data: qrCodeEventData(row), occurredAt: new Date() });
+      await recordEvent(trx, {
+        accountId,
+        type: "qr_code.deleted",
+        data: qrCodeEventData(row),
+        occurredAt: new Date(),
+      });
     }
     return true;
   });

@@ -30,7 +30,11 @@ export interface QrCodesTable {
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   /** What is under way on the code and its link, if anything: "create", "update" or "delete". */
-  pending_operation: ColumnType<"create" | "update" | "delete" | null, "create" | "update" | "delete" | null | undefined, "create" | "update" | "delete" | null>;
+  pending_operation: ColumnType<
+    "create" | "update" | "delete" | null,
+    "create" | "update" | "delete" | null | undefined,
+    "create" | "update" | "delete" | null
+  >;
   /** When that operation started; also its token, so only the operation that set it clears it. */
   pending_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** The client's Idempotency-Key of the create that made the code (per account, unique), if it sent one. */

@@ -7,7 +7,8 @@ export type ScanTotals = (accountId: string, linkIds: readonly string[]) => Prom
 
 /** The links service's count, one call for all the links asked about. */
 export function askedScanTotals(analytics: Client<typeof AnalyticsService>): ScanTotals {
-  return async (accountId, linkIds) => (linkIds.length === 0 ? {} : (await analytics.getScanTotals({ accountId, linkIds: [...linkIds] })).totals);
+  return async (accountId, linkIds) =>
+    linkIds.length === 0 ? {} : (await analytics.getScanTotals({ accountId, linkIds: [...linkIds] })).totals;
 }
 
 /** How long scan totals are kept; every duration in milliseconds. */
@@ -31,7 +32,11 @@ export interface ScanTotalsCacheOptions {
  * The mechanics (single flight, no answer older than an announcement heard while it loaded) are the
  * platform's {@link invalidatedCache}.
  */
-export function cachedScanTotals(ask: ScanTotals, bus: ScanChangeBus, options: ScanTotalsCacheOptions = {}): ScanTotals {
+export function cachedScanTotals(
+  ask: ScanTotals,
+  bus: ScanChangeBus,
+  options: ScanTotalsCacheOptions = {},
+): ScanTotals {
   const ttlMs = options.ttlMs ?? 60_000;
   const cache = invalidatedCache<bigint, ScanChange>({
     bus,
@@ -49,9 +54,13 @@ export function cachedScanTotals(ask: ScanTotals, bus: ScanChangeBus, options: S
       answer ??= Promise.resolve().then(() => ask(accountId, asked));
       return answer.then((totals) => totals[linkId] ?? 0n);
     };
-    const keep = (linkId: string) => (_total: bigint, fetchedAt: number): Keeping => ({ expiresAt: fetchedAt + ttlMs, tags: { link: [linkId] } });
+    const keep =
+      (linkId: string) =>
+      (_total: bigint, fetchedAt: number): Keeping => ({ expiresAt: fetchedAt + ttlMs, tags: { link: [linkId] } });
     // Keyed by account too: a total is only ever the answer to its own account's question.
-    const totals = await Promise.all(linkIds.map((linkId) => cache.get(`${accountId}/${linkId}`, load(linkId), keep(linkId))));
+    const totals = await Promise.all(
+      linkIds.map((linkId) => cache.get(`${accountId}/${linkId}`, load(linkId), keep(linkId))),
+    );
     return Object.fromEntries(linkIds.map((linkId, i) => [linkId, totals[i]!]));
   };
 }

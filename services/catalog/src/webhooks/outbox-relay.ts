@@ -42,8 +42,10 @@ export class OutboxRelay {
     logger: Logger,
     private readonly now: () => Date,
   ) {
-    this.passes = new PeriodicPass(() => this.runOnce(), options.pollIntervalMs, (error) =>
-      logger.warn({ err: error }, "webhook outbox relay pass failed; retrying next interval"),
+    this.passes = new PeriodicPass(
+      () => this.runOnce(),
+      options.pollIntervalMs,
+      (error) => logger.warn({ err: error }, "webhook outbox relay pass failed; retrying next interval"),
     );
   }
 
@@ -70,14 +72,21 @@ export class OutboxRelay {
     const now = this.now();
     if (now.getTime() - this.lastSweep >= SWEEP_EVERY_MS) {
       this.lastSweep = now.getTime();
-      await deleteExpired(this.db, new Date(now.getTime() - this.options.retentionMs), new Date(now.getTime() - DAY_MS), 1000);
+      await deleteExpired(
+        this.db,
+        new Date(now.getTime() - this.options.retentionMs),
+        new Date(now.getTime() - DAY_MS),
+        1000,
+      );
     }
   }
 
   /** Stores the events not relayed before; false when another relay holds the lock (it relays them). */
   private async relay(events: OutboxEvent[]): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const { rows: locked } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(${RELAY_LOCK}) AS locked`.execute(trx);
+      const { rows: locked } = await sql<{
+        locked: boolean;
+      }>`SELECT pg_try_advisory_xact_lock(${RELAY_LOCK}) AS locked`.execute(trx);
       if (!locked[0]!.locked) return false;
       const fresh = await trx
         .insertInto("relayed_outbox_events")
@@ -90,7 +99,8 @@ export class OutboxRelay {
       for (const event of events.filter((e) => isFresh.has(e.id))) {
         const occurredAt = timestampDate(event.occurTime!);
         if (event.type === "link.scanned") {
-          for (const { linkId, scanCount } of event.linkScans) scans.push({ linkId, accountId: event.accountId, occurredAt, scanCount });
+          for (const { linkId, scanCount } of event.linkScans)
+            scans.push({ linkId, accountId: event.accountId, occurredAt, scanCount });
         } else if (event.type === "domain.verified") {
           await recordEvent(trx, {
             id: event.id,
@@ -109,7 +119,8 @@ export class OutboxRelay {
   /** Adds scans to their QR code's tally for the period, for accounts with an endpoint that wants them. */
   private async tally(trx: Transaction<CatalogTables>, scans: LinkScans[]): Promise<void> {
     const period = this.options.scanPeriodMs;
-    const periodStart = (scan: LinkScans) => new Date(Math.floor(scan.occurredAt.getTime() / period) * period).toISOString();
+    const periodStart = (scan: LinkScans) =>
+      new Date(Math.floor(scan.occurredAt.getTime() / period) * period).toISOString();
     await sql`
       INSERT INTO catalog.scan_tallies (qr_code_id, period_start, account_id, scans)
       SELECT code.id, batch.period_start, code.account_id, sum(batch.scans)
@@ -135,7 +146,13 @@ export class OutboxRelay {
         const tallies = await trx
           .deleteFrom("scan_tallies")
           .where("qr_code_id", "in", (eb) =>
-            eb.selectFrom("scan_tallies").select("qr_code_id").where("period_start", "<=", ended).limit(BATCH).forUpdate().skipLocked(),
+            eb
+              .selectFrom("scan_tallies")
+              .select("qr_code_id")
+              .where("period_start", "<=", ended)
+              .limit(BATCH)
+              .forUpdate()
+              .skipLocked(),
           )
           .where("period_start", "<=", ended)
           .returningAll()

@@ -43,7 +43,12 @@ export interface ClaimBounds {
  * once the lease ends (at least once). The lock is needed for that statement alone (the lease is the
  * claim), so this takes the database rather than a transaction.
  */
-export async function claimDueDeliveries(db: Db, now: Date, leaseMs: number, bounds: ClaimBounds): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(
+  db: Db,
+  now: Date,
+  leaseMs: number,
+  bounds: ClaimBounds,
+): Promise<ClaimedDelivery[]> {
   if (bounds.limit <= 0) return [];
   const leaseEnd = new Date(now.getTime() + leaseMs);
   const { rows } = await sql<ClaimedDelivery>`
@@ -120,18 +125,32 @@ async function logAttempt(trx: Db, delivery: ClaimedDelivery, result: AttemptRes
  * Records a successful attempt, if the claim is still this attempt's. An attempt that lost its claim (its
  * lease ran out and the delivery was claimed again) is left out of the log: the next one stands for it.
  */
-export async function recordSuccess(db: Db, delivery: ClaimedDelivery, result: AttemptResult, now: Date): Promise<void> {
+export async function recordSuccess(
+  db: Db,
+  delivery: ClaimedDelivery,
+  result: AttemptResult,
+  now: Date,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const settled = await trx
       .updateTable("webhook_deliveries")
-      .set({ status: "succeeded", next_attempt_at: null, last_response_status: result.responseStatus, last_error: null })
+      .set({
+        status: "succeeded",
+        next_attempt_at: null,
+        last_response_status: result.responseStatus,
+        last_error: null,
+      })
       .where("id", "=", delivery.id)
       .where("attempts", "=", delivery.attempts)
       .where("status", "=", "pending")
       .executeTakeFirst();
     if (settled.numUpdatedRows === 0n) return;
     await logAttempt(trx, delivery, result);
-    await trx.updateTable("webhook_endpoints").set({ last_success_at: now }).where("id", "=", delivery.endpoint_id).execute();
+    await trx
+      .updateTable("webhook_endpoints")
+      .set({ last_success_at: now })
+      .where("id", "=", delivery.endpoint_id)
+      .execute();
   });
 }
 
@@ -166,7 +185,12 @@ export async function recordFailure(
     if (retryAt) return false;
     const disabled = await trx
       .updateTable("webhook_endpoints")
-      .set({ status: "disabled", disabled_reason: "deliveries_failing", disabled_message: disabledMessage, updated_at: now })
+      .set({
+        status: "disabled",
+        disabled_reason: "deliveries_failing",
+        disabled_message: disabledMessage,
+        updated_at: now,
+      })
       .where("id", "=", delivery.endpoint_id)
       .where("status", "=", "enabled")
       .where((eb) => eb.or([eb("last_success_at", "is", null), eb("last_success_at", "<", delivery.created_at)]))
@@ -179,11 +203,15 @@ export async function recordFailure(
 export async function deleteExpired(db: Db, before: Date, relayedBefore: Date, limit: number): Promise<number> {
   const events = await db
     .deleteFrom("webhook_events")
-    .where("id", "in", (eb) => eb.selectFrom("webhook_events").select("id").where("created_at", "<", before).limit(limit))
+    .where("id", "in", (eb) =>
+      eb.selectFrom("webhook_events").select("id").where("created_at", "<", before).limit(limit),
+    )
     .executeTakeFirst();
   await db
     .deleteFrom("relayed_outbox_events")
-    .where("id", "in", (eb) => eb.selectFrom("relayed_outbox_events").select("id").where("relayed_at", "<", relayedBefore).limit(limit))
+    .where("id", "in", (eb) =>
+      eb.selectFrom("relayed_outbox_events").select("id").where("relayed_at", "<", relayedBefore).limit(limit),
+    )
     .execute();
   return Number(events.numDeletedRows);
 }

@@ -2,7 +2,12 @@ import { noMetrics, PeriodicPass, type Logger, type Metrics } from "@qrplatform/
 import type { Counter, Histogram } from "prom-client";
 import type { Kysely } from "kysely";
 import type { CatalogTables } from "../tables.js";
-import { claimDueDeliveries, recordFailure, recordSuccess, type ClaimedDelivery } from "./webhook-deliveries.repository.js";
+import {
+  claimDueDeliveries,
+  recordFailure,
+  recordSuccess,
+  type ClaimedDelivery,
+} from "./webhook-deliveries.repository.js";
 import type { WebhookOptions } from "./webhook-options.js";
 import { sendWebhook } from "./webhook-sender.js";
 import { webhookSignature } from "./webhook-signature.js";
@@ -47,10 +52,18 @@ export class WebhookDispatcher {
       help: "Webhook delivery attempts, by outcome (succeeded, failed: retried later, given_up: no retry left).",
       labelNames: ["outcome"],
     });
-    this.disabled = metrics.counter({ name: "qrp_webhook_endpoints_disabled_total", help: "Webhook endpoints disabled because their deliveries kept failing." });
-    this.duration = metrics.histogram({ name: "qrp_webhook_attempt_duration_seconds", help: "Time a webhook attempt took, answer or not." });
-    this.passes = new PeriodicPass(() => this.runOnce(), options.pollIntervalMs, (error) =>
-      logger.warn({ err: error }, "webhook delivery pass failed; retrying next interval"),
+    this.disabled = metrics.counter({
+      name: "qrp_webhook_endpoints_disabled_total",
+      help: "Webhook endpoints disabled because their deliveries kept failing.",
+    });
+    this.duration = metrics.histogram({
+      name: "qrp_webhook_attempt_duration_seconds",
+      help: "Time a webhook attempt took, answer or not.",
+    });
+    this.passes = new PeriodicPass(
+      () => this.runOnce(),
+      options.pollIntervalMs,
+      (error) => logger.warn({ err: error }, "webhook delivery pass failed; retrying next interval"),
     );
   }
 
@@ -96,7 +109,10 @@ export class WebhookDispatcher {
           limit,
           perAccount: this.options.accountConcurrency,
           perEndpoint: this.options.endpointConcurrency,
-          busy: [...this.underWay.values()].map(({ delivery }) => ({ account_id: delivery.account_id, endpoint_id: delivery.endpoint_id })),
+          busy: [...this.underWay.values()].map(({ delivery }) => ({
+            account_id: delivery.account_id,
+            endpoint_id: delivery.endpoint_id,
+          })),
         });
         for (const delivery of claimed) this.begin(delivery);
         started += claimed.length;
@@ -111,7 +127,9 @@ export class WebhookDispatcher {
     const done = this.attempt(delivery).finally(() => {
       this.underWay.delete(delivery.id);
       if (!this.stopped && this.passes.active) {
-        this.runOnce().catch((error: unknown) => this.logger.warn({ err: error }, "webhook delivery claim failed; retrying next interval"));
+        this.runOnce().catch((error: unknown) =>
+          this.logger.warn({ err: error }, "webhook delivery claim failed; retrying next interval"),
+        );
       }
     });
     this.underWay.set(delivery.id, { delivery, done });
@@ -121,7 +139,8 @@ export class WebhookDispatcher {
     const sentAt = this.now();
     const timestamp = Math.floor(sentAt.getTime() / 1000);
     const secrets = [delivery.secret];
-    if (delivery.previous_secret && delivery.previous_secret_expires_at && delivery.previous_secret_expires_at > sentAt) secrets.push(delivery.previous_secret);
+    if (delivery.previous_secret && delivery.previous_secret_expires_at && delivery.previous_secret_expires_at > sentAt)
+      secrets.push(delivery.previous_secret);
     const headers = {
       "webhook-id": delivery.event_id,
       "webhook-timestamp": String(timestamp),
@@ -139,11 +158,19 @@ export class WebhookDispatcher {
     const succeeded = "status" in outcome && outcome.status >= 200 && outcome.status <= 299;
     try {
       if (succeeded) {
-        await recordSuccess(this.db, delivery, { attemptedAt: sentAt, durationMs, responseStatus: outcome.status, error: null }, now);
+        await recordSuccess(
+          this.db,
+          delivery,
+          { attemptedAt: sentAt, durationMs, responseStatus: outcome.status, error: null },
+          now,
+        );
         this.attempts.inc({ outcome: "succeeded" });
         return;
       }
-      const error = "error" in outcome ? outcome.error : `answered HTTP ${outcome.status}${outcome.excerpt ? `: ${outcome.excerpt}` : ""}`;
+      const error =
+        "error" in outcome
+          ? outcome.error
+          : `answered HTTP ${outcome.status}${outcome.excerpt ? `: ${outcome.excerpt}` : ""}`;
       const delay = retryDelayMs(this.options.retryScheduleMs, delivery.attempts);
       const hours = Math.round((now.getTime() - delivery.created_at.getTime()) / 360_000) / 10;
       const disabled = await recordFailure(
@@ -157,11 +184,17 @@ export class WebhookDispatcher {
       this.attempts.inc({ outcome: delay === undefined ? "given_up" : "failed" });
       if (disabled) {
         this.disabled.inc();
-        this.logger.warn({ endpointId: delivery.endpoint_id, accountId: delivery.account_id }, "webhook endpoint disabled: its deliveries kept failing");
+        this.logger.warn(
+          { endpointId: delivery.endpoint_id, accountId: delivery.account_id },
+          "webhook endpoint disabled: its deliveries kept failing",
+        );
       }
     } catch (error) {
       // The claim's lease runs out and the delivery is attempted again: at least once.
-      this.logger.warn({ err: error, deliveryId: delivery.id }, "could not record a webhook attempt; it will be made again");
+      this.logger.warn(
+        { err: error, deliveryId: delivery.id },
+        "could not record a webhook attempt; it will be made again",
+      );
     }
   }
 }

@@ -35,7 +35,17 @@ import {
   type UpdateWebhookEndpointResponse,
   type WebhookEndpoint,
 } from "@qrplatform/api/catalog";
-import { checkedBy, invalidArgument, isUuid, notFound, pageOf, readPageRequest, serviceError, uuidSchema, validate } from "@qrplatform/platform";
+import {
+  checkedBy,
+  invalidArgument,
+  isUuid,
+  notFound,
+  pageOf,
+  readPageRequest,
+  serviceError,
+  uuidSchema,
+  validate,
+} from "@qrplatform/platform";
 import type { CatalogDeps } from "../deps.js";
 import { createKeySchema, keysKeptSince, requireSameRequest } from "../idempotency/create-keys.js";
 import * as endpoints from "./webhook-endpoints.repository.js";
@@ -95,7 +105,10 @@ function attemptToProto(row: WebhookDeliveryAttemptRow) {
 const eventTypes = z
   .array(z.enum(WEBHOOK_EVENT_TYPES, { message: `must each be one of ${WEBHOOK_EVENT_TYPES.join(", ")}` }))
   .min(1, "must name at least one event type")
-  .refine((types) => new Set(types).size === types.length, { message: "must not repeat an event type", params: { reason: "duplicate" } });
+  .refine((types) => new Set(types).size === types.length, {
+    message: "must not repeat an event type",
+    params: { reason: "duplicate" },
+  });
 
 const description = z.string().max(1000, "must be at most 1000 characters");
 
@@ -105,7 +118,8 @@ async function requireAllowedHost(deps: CatalogDeps, url: string): Promise<void>
 }
 
 async function requireEndpoint(deps: CatalogDeps, accountId: string, endpointId: string): Promise<WebhookEndpointRow> {
-  const row = isUuid(accountId) && isUuid(endpointId) ? await endpoints.findEndpoint(deps.db, accountId, endpointId) : undefined;
+  const row =
+    isUuid(accountId) && isUuid(endpointId) ? await endpoints.findEndpoint(deps.db, accountId, endpointId) : undefined;
   if (!row) throw notFound("webhook endpoint");
   return row;
 }
@@ -115,7 +129,10 @@ async function requireEndpoint(deps: CatalogDeps, accountId: string, endpointId:
  * repeat of the key returns that endpoint and its secret (kept to sign deliveries, so nothing more is
  * stored for the repeat), however the first call's answer was lost.
  */
-export async function createWebhookEndpoint(deps: CatalogDeps, req: CreateWebhookEndpointRequest): Promise<CreateWebhookEndpointResponse> {
+export async function createWebhookEndpoint(
+  deps: CatalogDeps,
+  req: CreateWebhookEndpointRequest,
+): Promise<CreateWebhookEndpointResponse> {
   const input = validate(
     z.object({
       accountId: uuidSchema,
@@ -149,15 +166,27 @@ export async function createWebhookEndpoint(deps: CatalogDeps, req: CreateWebhoo
       { metadata: { limit: String(endpoints.MAX_ENDPOINTS_PER_ACCOUNT) } },
     );
   }
-  if (made.outcome === "exists") requireSameRequest(made.endpoint.idempotency_fingerprint, input.idempotencyKey!.fingerprint);
-  return create(CreateWebhookEndpointResponseSchema, { endpoint: endpointToProto(made.endpoint), secret: made.endpoint.secret });
+  if (made.outcome === "exists")
+    requireSameRequest(made.endpoint.idempotency_fingerprint, input.idempotencyKey!.fingerprint);
+  return create(CreateWebhookEndpointResponseSchema, {
+    endpoint: endpointToProto(made.endpoint),
+    secret: made.endpoint.secret,
+  });
 }
 
-export async function getWebhookEndpoint(deps: CatalogDeps, req: GetWebhookEndpointRequest): Promise<GetWebhookEndpointResponse> {
-  return create(GetWebhookEndpointResponseSchema, { endpoint: endpointToProto(await requireEndpoint(deps, req.accountId, req.endpointId)) });
+export async function getWebhookEndpoint(
+  deps: CatalogDeps,
+  req: GetWebhookEndpointRequest,
+): Promise<GetWebhookEndpointResponse> {
+  return create(GetWebhookEndpointResponseSchema, {
+    endpoint: endpointToProto(await requireEndpoint(deps, req.accountId, req.endpointId)),
+  });
 }
 
-export async function listWebhookEndpoints(deps: CatalogDeps, req: ListWebhookEndpointsRequest): Promise<ListWebhookEndpointsResponse> {
+export async function listWebhookEndpoints(
+  deps: CatalogDeps,
+  req: ListWebhookEndpointsRequest,
+): Promise<ListWebhookEndpointsResponse> {
   const { accountId } = validate(z.object({ accountId: uuidSchema }), req);
   const page = readPageRequest(deps.pageTokens, req, accountId, "webhook_endpoints");
   const rows = await endpoints.listEndpoints(deps.db, accountId, { limit: page.fetch, after: page.after });
@@ -165,13 +194,24 @@ export async function listWebhookEndpoints(deps: CatalogDeps, req: ListWebhookEn
   return create(ListWebhookEndpointsResponseSchema, { endpoints: items.map(endpointToProto), nextPageToken });
 }
 
-export async function updateWebhookEndpoint(deps: CatalogDeps, req: UpdateWebhookEndpointRequest): Promise<UpdateWebhookEndpointResponse> {
+export async function updateWebhookEndpoint(
+  deps: CatalogDeps,
+  req: UpdateWebhookEndpointRequest,
+): Promise<UpdateWebhookEndpointResponse> {
   const input = validate(
     z.object({
-      url: z.string().superRefine(checkedBy((url: string) => webhookUrlProblem(url, deps.webhooks))).optional(),
+      url: z
+        .string()
+        .superRefine(checkedBy((url: string) => webhookUrlProblem(url, deps.webhooks)))
+        .optional(),
       description: description.optional(),
-      eventTypes: req.replaceEventTypes ? eventTypes : z.array(z.string()).max(0, "is set only with replace_event_types"),
-      status: z.enum(WebhookEndpointStatus).refine((s) => s !== WebhookEndpointStatus.UNSPECIFIED, "must be enabled or disabled").optional(),
+      eventTypes: req.replaceEventTypes
+        ? eventTypes
+        : z.array(z.string()).max(0, "is set only with replace_event_types"),
+      status: z
+        .enum(WebhookEndpointStatus)
+        .refine((s) => s !== WebhookEndpointStatus.UNSPECIFIED, "must be enabled or disabled")
+        .optional(),
     }),
     req,
   );
@@ -180,7 +220,11 @@ export async function updateWebhookEndpoint(deps: CatalogDeps, req: UpdateWebhoo
   const now = deps.now();
   const changes = {
     ...(input.url !== undefined && { url: input.url }),
-    ...(input.description !== undefined ? { description: input.description } : req.clearDescription ? { description: null } : {}),
+    ...(input.description !== undefined
+      ? { description: input.description }
+      : req.clearDescription
+        ? { description: null }
+        : {}),
     ...(req.replaceEventTypes && { event_types: input.eventTypes }),
     ...(input.status === WebhookEndpointStatus.DISABLED &&
       existing.status === "enabled" && {
@@ -189,13 +233,23 @@ export async function updateWebhookEndpoint(deps: CatalogDeps, req: UpdateWebhoo
         disabled_message: "Disabled by the account; enable it to resume deliveries.",
       }),
   };
-  if (Object.keys(changes).length > 0) await endpoints.updateEndpoint(deps.db, existing.account_id, existing.id, changes);
-  if (input.status === WebhookEndpointStatus.ENABLED) await endpoints.enableEndpoint(deps.db, existing.account_id, existing.id, now);
-  return create(UpdateWebhookEndpointResponseSchema, { endpoint: endpointToProto(await requireEndpoint(deps, existing.account_id, existing.id)) });
+  if (Object.keys(changes).length > 0)
+    await endpoints.updateEndpoint(deps.db, existing.account_id, existing.id, changes);
+  if (input.status === WebhookEndpointStatus.ENABLED)
+    await endpoints.enableEndpoint(deps.db, existing.account_id, existing.id, now);
+  return create(UpdateWebhookEndpointResponseSchema, {
+    endpoint: endpointToProto(await requireEndpoint(deps, existing.account_id, existing.id)),
+  });
 }
 
-export async function deleteWebhookEndpoint(deps: CatalogDeps, req: DeleteWebhookEndpointRequest): Promise<DeleteWebhookEndpointResponse> {
-  const deleted = isUuid(req.accountId) && isUuid(req.endpointId) && (await endpoints.deleteEndpoint(deps.db, req.accountId, req.endpointId));
+export async function deleteWebhookEndpoint(
+  deps: CatalogDeps,
+  req: DeleteWebhookEndpointRequest,
+): Promise<DeleteWebhookEndpointResponse> {
+  const deleted =
+    isUuid(req.accountId) &&
+    isUuid(req.endpointId) &&
+    (await endpoints.deleteEndpoint(deps.db, req.accountId, req.endpointId));
   if (!deleted) throw notFound("webhook endpoint");
   return create(DeleteWebhookEndpointResponseSchema, { endpointId: req.endpointId });
 }
@@ -206,7 +260,9 @@ export async function rotateWebhookEndpointSecret(
 ): Promise<RotateWebhookEndpointSecretResponse> {
   const lifetimeMs = req.previousSecretLifetime ? durationMs(req.previousSecretLifetime) : DAY_MS;
   if (!(lifetimeMs >= 0 && lifetimeMs <= 7 * DAY_MS)) {
-    throw invalidArgument([{ field: "previous_secret_lifetime", reason: "out_of_range", description: "must be 0 to 7 days" }]);
+    throw invalidArgument([
+      { field: "previous_secret_lifetime", reason: "out_of_range", description: "must be 0 to 7 days" },
+    ]);
   }
   const existing = await requireEndpoint(deps, req.accountId, req.endpointId);
   const secret = newWebhookSecret();
@@ -220,11 +276,16 @@ export async function rotateWebhookEndpointSecret(
   return create(RotateWebhookEndpointSecretResponseSchema, { endpoint: endpointToProto(row), secret });
 }
 
-export async function listWebhookDeliveries(deps: CatalogDeps, req: ListWebhookDeliveriesRequest): Promise<ListWebhookDeliveriesResponse> {
+export async function listWebhookDeliveries(
+  deps: CatalogDeps,
+  req: ListWebhookDeliveriesRequest,
+): Promise<ListWebhookDeliveriesResponse> {
   const filter = validate(
     z.object({
       status: z
-        .enum(["", ...endpoints.DELIVERY_LOG_STATUSES], { message: `must be one of ${endpoints.DELIVERY_LOG_STATUSES.join(", ")}` })
+        .enum(["", ...endpoints.DELIVERY_LOG_STATUSES], {
+          message: `must be one of ${endpoints.DELIVERY_LOG_STATUSES.join(", ")}`,
+        })
         .transform((status) => status || undefined),
       order: z.enum(WebhookDeliveryOrder, { message: "must be oldest first or newest first" }),
     }),
@@ -235,14 +296,31 @@ export async function listWebhookDeliveries(deps: CatalogDeps, req: ListWebhookD
   // A cursor is valid only for the endpoint, filter and order whose log issued it.
   const scope = `webhook_deliveries:${endpoint.id}:${filter.status ?? "all"}:${newestFirst ? "newest" : "oldest"}`;
   const page = readPageRequest(deps.pageTokens, req, endpoint.account_id, scope);
-  const rows = await endpoints.listDeliveries(deps.db, endpoint.account_id, endpoint, { status: filter.status, newestFirst }, { limit: page.fetch, after: page.after });
+  const rows = await endpoints.listDeliveries(
+    deps.db,
+    endpoint.account_id,
+    endpoint,
+    { status: filter.status, newestFirst },
+    { limit: page.fetch, after: page.after },
+  );
   const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, endpoint.account_id, scope);
-  return create(ListWebhookDeliveriesResponseSchema, { deliveries: items.map((row) => deliveryToProto(row, endpoint)), nextPageToken });
+  return create(ListWebhookDeliveriesResponseSchema, {
+    deliveries: items.map((row) => deliveryToProto(row, endpoint)),
+    nextPageToken,
+  });
 }
 
-export async function getWebhookDelivery(deps: CatalogDeps, req: GetWebhookDeliveryRequest): Promise<GetWebhookDeliveryResponse> {
+export async function getWebhookDelivery(
+  deps: CatalogDeps,
+  req: GetWebhookDeliveryRequest,
+): Promise<GetWebhookDeliveryResponse> {
   const endpoint = await requireEndpoint(deps, req.accountId, req.endpointId);
-  const found = isUuid(req.deliveryId) ? await endpoints.findDeliveryWithAttempts(deps.db, endpoint.account_id, endpoint.id, req.deliveryId) : undefined;
+  const found = isUuid(req.deliveryId)
+    ? await endpoints.findDeliveryWithAttempts(deps.db, endpoint.account_id, endpoint.id, req.deliveryId)
+    : undefined;
   if (!found) throw notFound("webhook delivery");
-  return create(GetWebhookDeliveryResponseSchema, { delivery: deliveryToProto(found.delivery, endpoint), attempts: found.attempts.map(attemptToProto) });
+  return create(GetWebhookDeliveryResponseSchema, {
+    delivery: deliveryToProto(found.delivery, endpoint),
+    attempts: found.attempts.map(attemptToProto),
+  });
 }

@@ -24,13 +24,32 @@ export type InsertOutcome =
  */
 export async function insertEndpoint(
   db: Db,
-  row: Pick<Insertable<WebhookEndpointsTable>, "id" | "account_id" | "url" | "description" | "event_types" | "secret" | "idempotency_key" | "idempotency_fingerprint">,
+  row: Pick<
+    Insertable<WebhookEndpointsTable>,
+    | "id"
+    | "account_id"
+    | "url"
+    | "description"
+    | "event_types"
+    | "secret"
+    | "idempotency_key"
+    | "idempotency_fingerprint"
+  >,
   keysKeptSince: Date,
 ): Promise<InsertOutcome> {
   return db.transaction().execute(async (trx): Promise<InsertOutcome> => {
     // The account's capacity lock serializes creates, so the count cannot be overshot nor a key used twice.
-    await trx.insertInto("account_capacity_locks").values({ account_id: row.account_id }).onConflict((c) => c.doNothing()).execute();
-    await trx.selectFrom("account_capacity_locks").select("account_id").where("account_id", "=", row.account_id).forUpdate().execute();
+    await trx
+      .insertInto("account_capacity_locks")
+      .values({ account_id: row.account_id })
+      .onConflict((c) => c.doNothing())
+      .execute();
+    await trx
+      .selectFrom("account_capacity_locks")
+      .select("account_id")
+      .where("account_id", "=", row.account_id)
+      .forUpdate()
+      .execute();
     if (row.idempotency_key) {
       const holder = await trx
         .selectFrom("webhook_endpoints")
@@ -64,10 +83,19 @@ export async function insertEndpoint(
 }
 
 export async function findEndpoint(db: Db, accountId: string, id: string): Promise<WebhookEndpointRow | undefined> {
-  return db.selectFrom("webhook_endpoints").selectAll().where("account_id", "=", accountId).where("id", "=", id).executeTakeFirst();
+  return db
+    .selectFrom("webhook_endpoints")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
 }
 
-export async function listEndpoints(db: Db, accountId: string, page: { limit: number; after: { createdAt: Date; id: string } | undefined }) {
+export async function listEndpoints(
+  db: Db,
+  accountId: string,
+  page: { limit: number; after: { createdAt: Date; id: string } | undefined },
+) {
   let query = db.selectFrom("webhook_endpoints").selectAll().where("account_id", "=", accountId);
   if (page.after) query = query.where(afterKeyset("webhook_endpoints", page.after));
   return query.orderBy("created_at").orderBy("id").limit(page.limit).execute();
@@ -115,7 +143,11 @@ export async function enableEndpoint(db: Db, accountId: string, id: string, now:
 
 /** Deletes an endpoint with its deliveries; true when it was the account's. */
 export async function deleteEndpoint(db: Db, accountId: string, id: string): Promise<boolean> {
-  const result = await db.deleteFrom("webhook_endpoints").where("account_id", "=", accountId).where("id", "=", id).executeTakeFirst();
+  const result = await db
+    .deleteFrom("webhook_endpoints")
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
@@ -124,7 +156,10 @@ export const DELIVERY_LOG_STATUSES = ["pending", "paused", "succeeded", "failed"
 export type DeliveryLogStatus = (typeof DELIVERY_LOG_STATUSES)[number];
 
 /** A stored delivery's status as the log shows it. */
-export function deliveryLogStatus(delivery: Pick<WebhookDeliveryRow, "status">, endpoint: Pick<WebhookEndpointRow, "status">): DeliveryLogStatus {
+export function deliveryLogStatus(
+  delivery: Pick<WebhookDeliveryRow, "status">,
+  endpoint: Pick<WebhookEndpointRow, "status">,
+): DeliveryLogStatus {
   return delivery.status === "pending" && endpoint.status === "disabled" ? "paused" : delivery.status;
 }
 
@@ -136,7 +171,11 @@ export async function listDeliveries(
   filter: { status: DeliveryLogStatus | undefined; newestFirst: boolean },
   page: { limit: number; after: { createdAt: Date; id: string } | undefined },
 ) {
-  let query = db.selectFrom("webhook_deliveries").selectAll().where("account_id", "=", accountId).where("endpoint_id", "=", endpoint.id);
+  let query = db
+    .selectFrom("webhook_deliveries")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("endpoint_id", "=", endpoint.id);
   if (filter.status) {
     // Paused and pending are one stored status, told apart by the endpoint's.
     const paused = endpoint.status === "disabled";
@@ -147,7 +186,12 @@ export async function listDeliveries(
       query = query.where("status", "=", filter.status);
     }
   }
-  if (page.after) query = query.where(filter.newestFirst ? beforeKeyset("webhook_deliveries", page.after) : afterKeyset("webhook_deliveries", page.after));
+  if (page.after)
+    query = query.where(
+      filter.newestFirst
+        ? beforeKeyset("webhook_deliveries", page.after)
+        : afterKeyset("webhook_deliveries", page.after),
+    );
   const direction = filter.newestFirst ? "desc" : "asc";
   return query.orderBy("created_at", direction).orderBy("id", direction).limit(page.limit).execute();
 }

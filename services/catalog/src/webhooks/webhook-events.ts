@@ -4,7 +4,13 @@ import type { QrCodeRow } from "../qr-codes/qr-codes.table.js";
 import type { CatalogTables } from "../tables.js";
 
 /** Every event type an endpoint may subscribe to. */
-export const WEBHOOK_EVENT_TYPES = ["qr_code.created", "qr_code.updated", "qr_code.deleted", "qr_code.scanned", "domain.verified"] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  "qr_code.created",
+  "qr_code.updated",
+  "qr_code.deleted",
+  "qr_code.scanned",
+  "domain.verified",
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** One event: what happened, to which account, with the data its receivers get. */
@@ -77,7 +83,20 @@ async function dropOldestHeld(trx: Transaction<CatalogTables>, event: WebhookEve
 
 /** A QR code as its events carry it: the public fields that need no request to spell. */
 export function qrCodeEventData(
-  row: Pick<QrCodeRow, "id" | "account_id" | "workspace_id" | "name" | "destination_url" | "status" | "tags" | "vanity_url" | "canonical_url" | "created_at" | "updated_at">,
+  row: Pick<
+    QrCodeRow,
+    | "id"
+    | "account_id"
+    | "workspace_id"
+    | "name"
+    | "destination_url"
+    | "status"
+    | "tags"
+    | "vanity_url"
+    | "canonical_url"
+    | "created_at"
+    | "updated_at"
+  >,
 ): Record<string, unknown> {
   return {
     id: row.id,

@@ -34,7 +34,16 @@ const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
 /** Nine attempts over about 27.6 hours: at once, then after 5 s, 1 min, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h. */
-export const DEFAULT_RETRY_SCHEDULE_MS = [5 * SECOND, MINUTE, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR];
+export const DEFAULT_RETRY_SCHEDULE_MS = [
+  5 * SECOND,
+  MINUTE,
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  5 * HOUR,
+  10 * HOUR,
+  10 * HOUR,
+];
 
 export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
   pollIntervalMs: SECOND,

@@ -21,13 +21,27 @@ export type SendOutcome = { status: number; excerpt: string } | { error: string 
  * and the connection goes to exactly those; redirects are not followed (a 3xx is a failed attempt).
  * Network trouble is returned, never thrown.
  */
-export async function sendWebhook(url: string, headers: Record<string, string>, body: string, limits: SendLimits): Promise<SendOutcome> {
+export async function sendWebhook(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  limits: SendLimits,
+): Promise<SendOutcome> {
   const deadline = AbortSignal.timeout(limits.timeoutMs);
   const target = new URL(url);
-  const addresses = await resolveAllowedHost(target.hostname, { lookup: limits.lookup, isAllowedAddress: limits.isAllowedAddress, deadline });
+  const addresses = await resolveAllowedHost(target.hostname, {
+    lookup: limits.lookup,
+    isAllowedAddress: limits.isAllowedAddress,
+    deadline,
+  });
   if ("refused" in addresses) {
     if (deadline.aborted) return { error: "timed out resolving the host name" };
-    return { error: addresses.refused === "forbidden_address" ? "the host resolves to a private, loopback or link-local address" : "the host name could not be resolved" };
+    return {
+      error:
+        addresses.refused === "forbidden_address"
+          ? "the host resolves to a private, loopback or link-local address"
+          : "the host name could not be resolved",
+    };
   }
   const host = target.hostname.replace(/^\[(.*)\]$/, "$1");
   const options: RequestOptions = {
@@ -35,7 +49,12 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
     host,
     port: target.port,
     path: `${target.pathname}${target.search}`,
-    headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), "user-agent": "qr-platform-webhooks" },
+    headers: {
+      ...headers,
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(body)),
+      "user-agent": "qr-platform-webhooks",
+    },
     lookup: pinnedLookup(addresses),
     // A socket of our own for every request: a pooled one may be connected to another resolution.
     agent: false,
@@ -45,9 +64,15 @@ export async function sendWebhook(url: string, headers: Record<string, string>, 
   const request = target.protocol === "https:" ? httpsRequest : httpRequest;
   let response: IncomingMessage;
   try {
-    response = await new Promise<IncomingMessage>((resolve, reject) => request(options, resolve).on("error", reject).end(body));
+    response = await new Promise<IncomingMessage>((resolve, reject) =>
+      request(options, resolve).on("error", reject).end(body),
+    );
   } catch (error) {
-    return { error: deadline.aborted ? `no answer within ${limits.timeoutMs / 1000} s` : `could not connect (${(error as NodeJS.ErrnoException).code ?? "error"})` };
+    return {
+      error: deadline.aborted
+        ? `no answer within ${limits.timeoutMs / 1000} s`
+        : `could not connect (${(error as NodeJS.ErrnoException).code ?? "error"})`,
+    };
   }
   try {
     const chunks: Buffer[] = [];

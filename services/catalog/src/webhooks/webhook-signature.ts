@@ -11,7 +11,12 @@ export function newWebhookSecret(): string {
 }
 
 /** The `webhook-signature` header: one `v1,` signature per secret. */
-export function webhookSignature(secrets: readonly string[], id: string, timestampSeconds: number, body: string): string {
+export function webhookSignature(
+  secrets: readonly string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): string {
   return secrets
     .map((secret) => {
       const key = Buffer.from(secret.slice(SECRET_PREFIX.length), "base64");

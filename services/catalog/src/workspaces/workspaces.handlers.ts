@@ -48,7 +48,10 @@ const createWorkspaceRequest = z.object({
  * Creates a workspace. A create with an idempotency key records it on the workspace: a repeat of the key
  * returns that workspace, as it is now, however the first call's answer was lost.
  */
-export async function createWorkspace(deps: CatalogDeps, req: CreateWorkspaceRequest): Promise<CreateWorkspaceResponse> {
+export async function createWorkspace(
+  deps: CatalogDeps,
+  req: CreateWorkspaceRequest,
+): Promise<CreateWorkspaceResponse> {
   const input = validate(createWorkspaceRequest, req);
   for (const slug of slugCandidates(input.name, "workspace")) {
     try {
@@ -66,7 +69,8 @@ export async function createWorkspace(deps: CatalogDeps, req: CreateWorkspaceReq
         },
         keysKeptSince(deps.now()),
       );
-      if (made.outcome === "exists") requireSameRequest(made.workspace.idempotency_fingerprint, input.idempotencyKey!.fingerprint);
+      if (made.outcome === "exists")
+        requireSameRequest(made.workspace.idempotency_fingerprint, input.idempotencyKey!.fingerprint);
       return create(CreateWorkspaceResponseSchema, { workspace: workspaceToProto(made.workspace) });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
@@ -76,7 +80,10 @@ export async function createWorkspace(deps: CatalogDeps, req: CreateWorkspaceReq
 }
 
 export async function getWorkspace(deps: CatalogDeps, req: GetWorkspaceRequest): Promise<GetWorkspaceResponse> {
-  const row = isUuid(req.accountId) && isUuid(req.workspaceId) ? await workspaces.findWorkspace(deps.db, req.accountId, req.workspaceId) : undefined;
+  const row =
+    isUuid(req.accountId) && isUuid(req.workspaceId)
+      ? await workspaces.findWorkspace(deps.db, req.accountId, req.workspaceId)
+      : undefined;
   if (!row) throw notFound("workspace");
   return create(GetWorkspaceResponseSchema, { workspace: workspaceToProto(row) });
 }
@@ -97,7 +104,10 @@ const updateWorkspaceRequest = z.object({
   logoUrl: workspaceLogoUrl.optional(),
 });
 
-export async function updateWorkspace(deps: CatalogDeps, req: UpdateWorkspaceRequest): Promise<UpdateWorkspaceResponse> {
+export async function updateWorkspace(
+  deps: CatalogDeps,
+  req: UpdateWorkspaceRequest,
+): Promise<UpdateWorkspaceResponse> {
   const input = validate(updateWorkspaceRequest, req);
   if (!isUuid(req.accountId) || !isUuid(req.workspaceId)) throw notFound("workspace");
   const changes = {
@@ -111,7 +121,9 @@ export async function updateWorkspace(deps: CatalogDeps, req: UpdateWorkspaceReq
   // The update and the read share a transaction, whose row lock keeps a concurrent update from
   // showing its values in this answer.
   const row = await deps.db.transaction().execute(async (trx) => {
-    const updated = Object.keys(changes).length === 0 || (await workspaces.updateWorkspace(trx, req.accountId, req.workspaceId, changes));
+    const updated =
+      Object.keys(changes).length === 0 ||
+      (await workspaces.updateWorkspace(trx, req.accountId, req.workspaceId, changes));
     return updated ? workspaces.findWorkspace(trx, req.accountId, req.workspaceId) : undefined;
   });
   if (!row) throw notFound("workspace");
@@ -125,7 +137,10 @@ const deleteWorkspaceRequest = z.object({ accountId: uuidSchema, workspaceId: uu
  * never deletes one. The row lock makes a create or move into the workspace either finish first (and
  * be counted) or find the workspace gone.
  */
-export async function deleteWorkspace(deps: CatalogDeps, req: DeleteWorkspaceRequest): Promise<DeleteWorkspaceResponse> {
+export async function deleteWorkspace(
+  deps: CatalogDeps,
+  req: DeleteWorkspaceRequest,
+): Promise<DeleteWorkspaceResponse> {
   const { accountId, workspaceId } = validate(deleteWorkspaceRequest, req);
   await deps.db.transaction().execute(async (trx) => {
     if (!(await workspaces.lockWorkspace(trx, accountId, workspaceId, "update"))) throw notFound("workspace");

@@ -24,24 +24,42 @@ function selectWithCount(db: Kysely<CatalogTables>, accountId: string) {
 }
 
 /** What a workspace create came to: the workspace it inserted, or the one its idempotency key already made. */
-export type InsertOutcome = { outcome: "inserted"; workspace: WorkspaceWithCount } | { outcome: "exists"; workspace: WorkspaceWithCount };
+export type InsertOutcome =
+  | { outcome: "inserted"; workspace: WorkspaceWithCount }
+  | { outcome: "exists"; workspace: WorkspaceWithCount };
 
 /**
  * Inserts a workspace. One with an idempotency key is inserted only if no workspace of the account made
  * since `keysKeptSince` holds that key, under the account's create lock, so concurrent repeats of the
  * key make one workspace; otherwise that workspace is the outcome. An older holder gives the key up.
  */
-export async function insertWorkspace(db: Kysely<CatalogTables>, row: NewWorkspaceRow, keysKeptSince: Date): Promise<InsertOutcome> {
+export async function insertWorkspace(
+  db: Kysely<CatalogTables>,
+  row: NewWorkspaceRow,
+  keysKeptSince: Date,
+): Promise<InsertOutcome> {
   const key = row.idempotency_key;
   if (!key) {
     const inserted = await db.insertInto("workspaces").values(row).returningAll().executeTakeFirstOrThrow();
     return { outcome: "inserted", workspace: { ...inserted, qr_code_count: 0 } };
   }
   return db.transaction().execute(async (trx): Promise<InsertOutcome> => {
-    await trx.insertInto("account_capacity_locks").values({ account_id: row.account_id }).onConflict((c) => c.doNothing()).execute();
-    await trx.selectFrom("account_capacity_locks").select("account_id").where("account_id", "=", row.account_id).forUpdate().execute();
-    const holder = await selectWithCount(trx, row.account_id).where("workspaces.idempotency_key", "=", key).executeTakeFirst();
-    if (holder && holder.created_at >= keysKeptSince) return { outcome: "exists", workspace: { ...holder, qr_code_count: holder.qr_code_count ?? 0 } };
+    await trx
+      .insertInto("account_capacity_locks")
+      .values({ account_id: row.account_id })
+      .onConflict((c) => c.doNothing())
+      .execute();
+    await trx
+      .selectFrom("account_capacity_locks")
+      .select("account_id")
+      .where("account_id", "=", row.account_id)
+      .forUpdate()
+      .execute();
+    const holder = await selectWithCount(trx, row.account_id)
+      .where("workspaces.idempotency_key", "=", key)
+      .executeTakeFirst();
+    if (holder && holder.created_at >= keysKeptSince)
+      return { outcome: "exists", workspace: { ...holder, qr_code_count: holder.qr_code_count ?? 0 } };
     if (holder) {
       await trx
         .updateTable("workspaces")
@@ -120,6 +138,10 @@ export async function countAllQrCodes(db: Kysely<CatalogTables>, accountId: stri
 
 /** Deletes the workspace; true when it was the account's. */
 export async function deleteWorkspace(db: Kysely<CatalogTables>, accountId: string, id: string): Promise<boolean> {
-  const result = await db.deleteFrom("workspaces").where("account_id", "=", accountId).where("id", "=", id).executeTakeFirst();
+  const result = await db
+    .deleteFrom("workspaces")
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }

@@ -21,7 +21,11 @@ export class ApiError extends Error {
    * 400 `validation_error` listing at most MAX_FIELD_PROBLEMS fields; how many more there were is
    * `details.omitted_fields`, so the error stays small however much of the request is wrong.
    */
-  static validation(fields: FieldProblem[], message = "The request is not valid; see details.fields.", omitted = 0): ApiError {
+  static validation(
+    fields: FieldProblem[],
+    message = "The request is not valid; see details.fields.",
+    omitted = 0,
+  ): ApiError {
     return new ApiError(400, "validation_error", message, fieldDetails(fields, omitted));
   }
 

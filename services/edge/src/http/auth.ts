@@ -27,7 +27,13 @@ export function callerOf(res: Response): Caller {
 function bearerSecret(req: Request): string {
   const header = req.get("authorization");
   if (!header) {
-    throw new ApiError(401, "missing_api_key", "Send your API key in the Authorization header: `Bearer <key>`.", undefined, CHALLENGE);
+    throw new ApiError(
+      401,
+      "missing_api_key",
+      "Send your API key in the Authorization header: `Bearer <key>`.",
+      undefined,
+      CHALLENGE,
+    );
   }
   const match = BEARER.exec(header);
   if (!match) {
@@ -54,11 +60,17 @@ export function authenticate(authenticateKey: AuthenticateKey, scope: string): R
       );
     }
     if (found.apiAccess !== ApiAccess.ALLOWED) {
-      throw new ApiError(403, "account_inactive", "This account's subscription is not active, so its API keys are suspended.");
+      throw new ApiError(
+        403,
+        "account_inactive",
+        "This account's subscription is not active, so its API keys are suspended.",
+      );
     }
     const scopes = new Set(found.apiKey!.scopes);
     if (!scopes.has(scope)) {
-      throw new ApiError(403, "insufficient_scope", `This API key lacks the "${scope}" scope.`, { required_scope: scope });
+      throw new ApiError(403, "insufficient_scope", `This API key lacks the "${scope}" scope.`, {
+        required_scope: scope,
+      });
     }
     res.locals.caller = {
       accountId: found.account!.id,

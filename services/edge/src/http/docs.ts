@@ -57,11 +57,14 @@ export function docsRouter(apiBasePath: string): Router {
       res.setHeader("Cache-Control", "public, max-age=300");
       res.type("application/json").send(documentJson);
     })
-    .all((_req, res, next) => {
-      // Other methods answer like every API path, which is never cached.
-      res.setHeader("Cache-Control", "no-store");
-      next();
-    }, methodNotAllowed(["get"]));
+    .all(
+      (_req, res, next) => {
+        // Other methods answer like every API path, which is never cached.
+        res.setHeader("Cache-Control", "no-store");
+        next();
+      },
+      methodNotAllowed(["get"]),
+    );
 
   router.get("/docs", (_req, res) => {
     res.setHeader("Cache-Control", "public, max-age=300");

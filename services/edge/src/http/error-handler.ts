@@ -57,7 +57,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const apiError = apiErrorOf(error);
 
     if (apiError.status >= 500) {
-      logger.error({ err: error, requestId: requestIdOf(req, res), method: req.method, url: req.originalUrl }, "request failed");
+      logger.error(
+        { err: error, requestId: requestIdOf(req, res), method: req.method, url: req.originalUrl },
+        "request failed",
+      );
     }
     sendError(res, apiError);
   };
@@ -73,7 +76,9 @@ export const routeNotFound: RequestHandler = (req) => {
  * does. OPTIONS answers 204 with the same header.
  */
 export function methodNotAllowed(allowed: readonly string[]): RequestHandler {
-  const allow = [...new Set([...allowed.map((m) => m.toUpperCase()), ...(allowed.includes("get") ? ["HEAD"] : []), "OPTIONS"])].join(", ");
+  const allow = [
+    ...new Set([...allowed.map((m) => m.toUpperCase()), ...(allowed.includes("get") ? ["HEAD"] : []), "OPTIONS"]),
+  ].join(", ");
   return (req, res) => {
     res.setHeader("Allow", allow);
     if (req.method === "OPTIONS") {

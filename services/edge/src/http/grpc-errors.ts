@@ -33,11 +33,16 @@ export const INTERNAL_REASONS: ReadonlySet<string> = new Set(["link_exists", "id
 export const KNOWN_REASONS: Partial<Record<Code, Record<string, ReasonOutcome>>> = {
   [Code.InvalidArgument]: { validation_error: { status: 400 } },
   [Code.NotFound]: { not_found: { status: 404 } },
-  [Code.Unauthenticated]: { invalid_api_key: { status: 401, headers: { "WWW-Authenticate": 'Bearer error="invalid_token"' } } },
+  [Code.Unauthenticated]: {
+    invalid_api_key: { status: 401, headers: { "WWW-Authenticate": 'Bearer error="invalid_token"' } },
+  },
   [Code.PermissionDenied]: { premium_frames_required: { status: 403 } },
   [Code.AlreadyExists]: { slug_taken: { status: 409 }, domain_taken: { status: 409 } },
   // A create that repeats an Idempotency-Key reaches the catalog only when the edge lost the first answer (ADR 0016).
-  [Code.Aborted]: { slug_conflict: { status: 409 }, idempotency_key_in_progress: { status: 409, retryAfterSeconds: 1 } },
+  [Code.Aborted]: {
+    slug_conflict: { status: 409 },
+    idempotency_key_in_progress: { status: 409, retryAfterSeconds: 1 },
+  },
   [Code.FailedPrecondition]: {
     domain_not_verified: { status: 409 },
     domain_in_use: { status: 409 },
@@ -83,11 +88,24 @@ export function apiErrorFromGrpc(error: ConnectError): ApiError {
   if (info.fieldViolations.length > 0) {
     // Services list at most MAX_FIELD_PROBLEMS; one that lists more is cut here too, and counted.
     // They name fields by proto path; the client reads the names it sent (field-paths.ts).
-    const fields = info.fieldViolations.map((v) => ({ field: publicFieldPath(v.field), reason: v.reason, description: v.description }));
+    const fields = info.fieldViolations.map((v) => ({
+      field: publicFieldPath(v.field),
+      reason: v.reason,
+      description: v.description,
+    }));
     Object.assign(details, fieldDetails(fields, Number(details.omitted_fields ?? 0)));
   }
-  const headers = { ...known.headers, ...(known.retryAfterSeconds && { "Retry-After": String(known.retryAfterSeconds) }) };
-  return new ApiError(known.status, info.reason, error.rawMessage, Object.keys(details).length > 0 ? details : undefined, headers);
+  const headers = {
+    ...known.headers,
+    ...(known.retryAfterSeconds && { "Retry-After": String(known.retryAfterSeconds) }),
+  };
+  return new ApiError(
+    known.status,
+    info.reason,
+    error.rawMessage,
+    Object.keys(details).length > 0 ? details : undefined,
+    headers,
+  );
 }
 
 function retryLater(status: 503 | 504, code: string): ApiError {

@@ -12,7 +12,10 @@ export function registerHealthRoutes(
   upstreams: Record<string, Transport>,
   isDraining: () => boolean,
 ): void {
-  const checks = Object.entries(upstreams).map(([name, transport]) => ({ name, health: createClient(Health, transport) }));
+  const checks = Object.entries(upstreams).map(([name, transport]) => ({
+    name,
+    health: createClient(Health, transport),
+  }));
 
   router.get("/healthz", (_req, res) => {
     res.json({ status: "ok" });
@@ -30,6 +33,8 @@ export function registerHealthRoutes(
       }),
     );
     const ready = !isDraining() && results.every(([, status]) => status === "serving");
-    res.status(ready ? 200 : 503).json({ status: ready ? "ready" : "not_ready", draining: isDraining(), services: Object.fromEntries(results) });
+    res
+      .status(ready ? 200 : 503)
+      .json({ status: ready ? "ready" : "not_ready", draining: isDraining(), services: Object.fromEntries(results) });
   });
 }

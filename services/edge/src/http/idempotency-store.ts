@@ -44,10 +44,16 @@ export function tenancyIdempotencyStore(client: Client<typeof IdempotencyKeyServ
           return { state: "claimed", claimId: found.claimId };
         case IdempotencyKeyState.COMPLETED: {
           const response = found.response!;
-          return { state: "completed", response: { status: response.statusCode, headers: response.headers, body: response.body } };
+          return {
+            state: "completed",
+            response: { status: response.statusCode, headers: response.headers, body: response.body },
+          };
         }
         case IdempotencyKeyState.IN_PROGRESS:
-          return { state: "in_progress", leaseExpiresAt: found.leaseExpireTime ? timestampDate(found.leaseExpireTime) : new Date() };
+          return {
+            state: "in_progress",
+            leaseExpiresAt: found.leaseExpireTime ? timestampDate(found.leaseExpireTime) : new Date(),
+          };
         case IdempotencyKeyState.REUSED:
           return { state: "reused" };
         default:

@@ -38,11 +38,13 @@ export function parseIdempotencyKey(value: string): string {
 
 /** Serialises JSON with object keys sorted, so that the same body written in another key order is the same request. */
 function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, item: unknown) =>
-    item !== null && typeof item === "object" && !Array.isArray(item)
-      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : item,
-  ) ?? "";
+  return (
+    JSON.stringify(value, (_key, item: unknown) =>
+      item !== null && typeof item === "object" && !Array.isArray(item)
+        ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        : item,
+    ) ?? ""
+  );
 }
 
 /**
@@ -50,7 +52,9 @@ function canonicalJson(value: unknown): string {
  * no POST reads) and the parsed JSON body, in any key order and spacing.
  */
 export function requestFingerprint(method: string, path: string, body: unknown): Uint8Array {
-  return createHash("sha256").update(`${method}\n${path}\n${canonicalJson(body)}`).digest();
+  return createHash("sha256")
+    .update(`${method}\n${path}\n${canonicalJson(body)}`)
+    .digest();
 }
 
 function fingerprintOf(req: Request): Uint8Array {
@@ -123,7 +127,11 @@ export interface IdempotencyOptions {
  * released and a retry runs again.
  * Mounted after authentication and the body parser; without the header the request runs as always.
  */
-export function idempotentRequests(store: IdempotencyStore, logger: Logger, options: IdempotencyOptions = {}): RequestHandler {
+export function idempotentRequests(
+  store: IdempotencyStore,
+  logger: Logger,
+  options: IdempotencyOptions = {},
+): RequestHandler {
   const waitMs = options.inFlightWaitMs ?? DEFAULT_IN_FLIGHT_WAIT_MS;
   return async (req, res, next) => {
     const header = req.get(IDEMPOTENCY_KEY_HEADER);
@@ -134,7 +142,11 @@ export function idempotentRequests(store: IdempotencyStore, logger: Logger, opti
 
     const deadline = Date.now() + waitMs;
     let outcome = await store.claim(accountId, key, fingerprint);
-    for (let pause = 25; outcome.state === "in_progress" && Date.now() + pause <= deadline; pause = Math.min(pause * 2, 500)) {
+    for (
+      let pause = 25;
+      outcome.state === "in_progress" && Date.now() + pause <= deadline;
+      pause = Math.min(pause * 2, 500)
+    ) {
       await new Promise((resolve) => setTimeout(resolve, pause));
       outcome = await store.claim(accountId, key, fingerprint);
     }
@@ -166,7 +178,10 @@ export function idempotentRequests(store: IdempotencyStore, logger: Logger, opti
             : store.release(accountId, key, outcome.claimId),
         ).catch((err: unknown) => {
           // The answer still goes out; the key stays held until its lease ends, then a retry runs again.
-          logger.warn({ err, requestId: requestIdOf(req, res) }, "could not record the outcome of an idempotent request");
+          logger.warn(
+            { err, requestId: requestIdOf(req, res) },
+            "could not record the outcome of an idempotent request",
+          );
         });
         next();
     }

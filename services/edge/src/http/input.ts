@@ -16,7 +16,11 @@ const FIXED_MESSAGES = {
  * Parses a value with a zod schema, or throws 400 `validation_error` naming every invalid field.
  * Fields listed in `fixed` are refused with their own reason, so a client learns why it cannot send them.
  */
-export function parseInput<Schema extends z.ZodType>(schema: Schema, value: unknown, fixed: FixedFields = {}): z.infer<Schema> {
+export function parseInput<Schema extends z.ZodType>(
+  schema: Schema,
+  value: unknown,
+  fixed: FixedFields = {},
+): z.infer<Schema> {
   const problems: FieldProblem[] = [];
   let rest = value;
   if (value !== null && typeof value === "object" && !Array.isArray(value)) {
@@ -41,7 +45,11 @@ export function jsonBody(req: Request): unknown {
   // No body at all reads as an empty object, so the problems name the missing fields.
   if (isJson === null) return {};
   if (!isJson) {
-    throw new ApiError(415, "unsupported_media_type", "Send the request body as JSON with `Content-Type: application/json`.");
+    throw new ApiError(
+      415,
+      "unsupported_media_type",
+      "Send the request body as JSON with `Content-Type: application/json`.",
+    );
   }
   return req.body;
 }
@@ -66,7 +74,8 @@ export function nestsDeeperThan(body: Uint8Array, max: number): boolean {
   for (let i = 0; i < body.length; i++) {
     const byte = body[i]!;
     if (inString) {
-      if (byte === 0x5c) i++; // a backslash escapes the next byte, which may be a quote
+      if (byte === 0x5c)
+        i++; // a backslash escapes the next byte, which may be a quote
       else if (byte === 0x22) inString = false;
     } else if (byte === 0x22) {
       inString = true;
@@ -111,7 +120,14 @@ export function jsonBodyParser(limit: number): RequestHandler {
     parse(req, res, (error?: unknown) => {
       // The parser hands on what checkJsonBytes threw with the body attached; the answer needs neither.
       if (error instanceof ApiError) return next(new ApiError(error.status, error.code, error.message, error.details));
-      const undecodable = error instanceof Error && (error as { type?: unknown }).type === undefined && (error as { status?: unknown }).status === 400;
-      next(undecodable ? new ApiError(400, "invalid_json", "The request body does not decode as its Content-Encoding says.") : error);
+      const undecodable =
+        error instanceof Error &&
+        (error as { type?: unknown }).type === undefined &&
+        (error as { status?: unknown }).status === 400;
+      next(
+        undecodable
+          ? new ApiError(400, "invalid_json", "The request body does not decode as its Content-Encoding says.")
+          : error,
+      );
     });
 }

@@ -52,11 +52,15 @@ export function cachedKeys(ask: AuthenticateKey, bus: AccessChangeBus, options: 
   const keep = (found: AuthenticateApiKeyResponse, fetchedAt: number): Keeping | undefined => {
     if (!found.apiKey || !found.account) return undefined;
     const keyExpiry = found.apiKey.expireTime ? timestampMs(found.apiKey.expireTime) : Infinity;
-    return { expiresAt: Math.min(fetchedAt + ttlMs, keyExpiry), tags: { apiKey: [found.apiKey.id], account: [found.account.id] } };
+    return {
+      expiresAt: Math.min(fetchedAt + ttlMs, keyExpiry),
+      tags: { apiKey: [found.apiKey.id], account: [found.account.id] },
+    };
   };
 
   return {
-    authenticate: (secret) => cache.get(createHash("sha256").update(secret).digest("base64url"), () => ask(secret), keep),
+    authenticate: (secret) =>
+      cache.get(createHash("sha256").update(secret).digest("base64url"), () => ask(secret), keep),
     get size() {
       return cache.size;
     },

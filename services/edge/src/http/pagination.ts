@@ -8,7 +8,13 @@ const limitParam = z
   .string()
   .regex(/^\d{1,4}$/, `must be an integer from 1 to ${MAX_PAGE_SIZE}`)
   .transform(Number)
-  .pipe(z.number().int().min(1, `must be an integer from 1 to ${MAX_PAGE_SIZE}`).max(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`));
+  .pipe(
+    z
+      .number()
+      .int()
+      .min(1, `must be an integer from 1 to ${MAX_PAGE_SIZE}`)
+      .max(MAX_PAGE_SIZE, `must be at most ${MAX_PAGE_SIZE}`),
+  );
 
 const pageQuery = z.object({
   limit: limitParam.optional(),

@@ -1,6 +1,11 @@
 import type { RequestHandler, Response } from "express";
 import type { Logger } from "pino";
-import { RateLimiterMemory, RateLimiterRedis, RLWrapperTimeouts, type RateLimiterAbstract } from "rate-limiter-flexible";
+import {
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RLWrapperTimeouts,
+  type RateLimiterAbstract,
+} from "rate-limiter-flexible";
 import { createClient } from "redis";
 import { noMetrics, type Metrics } from "@qrplatform/platform";
 import { callerOf } from "./auth.js";
@@ -100,7 +105,11 @@ export async function redisQuotaStore(redisUrl: string, logger: Logger): Promise
   });
   // node-redis has no timeout for a command already sent, so the wait is bounded around it; the memory
   // count is kept by the wrapper alone, so a command that fails after its timeout is not counted twice.
-  const counter = new RLWrapperTimeouts({ limiter: inRedis, timeoutMs: REDIS_COMMAND_TIMEOUT_MS, insuranceLimiter: memory });
+  const counter = new RLWrapperTimeouts({
+    limiter: inRedis,
+    timeoutMs: REDIS_COMMAND_TIMEOUT_MS,
+    insuranceLimiter: memory,
+  });
   return {
     count: (key) => countWith(counter, key),
     close: async () => {
@@ -139,7 +148,8 @@ export function hourlyQuota(store: QuotaStore, metrics: Metrics = noMetrics): Re
       return next();
     }
     const limit = Number(configured);
-    const { count, msBeforeReset } = limit > 0 ? await store.count(caller.apiKeyId) : { count: 0, msBeforeReset: QUOTA_WINDOW_SECONDS * 1000 };
+    const { count, msBeforeReset } =
+      limit > 0 ? await store.count(caller.apiKeyId) : { count: 0, msBeforeReset: QUOTA_WINDOW_SECONDS * 1000 };
     const admitted = limit > 0 && count <= limit;
     const remaining = Math.max(0, limit - count);
     const resetSeconds = Math.max(1, Math.ceil(msBeforeReset / 1000));

@@ -12,7 +12,10 @@ export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
   const existing = res.getHeader("x-request-id");
   if (typeof existing === "string") return existing;
   const offered = req.headers["x-request-id"];
-  const id = typeof offered === "string" && CLIENT_REQUEST_ID.test(offered) ? offered : `req_${randomUUID().replaceAll("-", "")}`;
+  const id =
+    typeof offered === "string" && CLIENT_REQUEST_ID.test(offered)
+      ? offered
+      : `req_${randomUUID().replaceAll("-", "")}`;
   res.setHeader("X-Request-ID", id);
   return id;
 }

@@ -28,7 +28,11 @@ export function requestMetrics(metrics: Metrics): RequestHandler {
     res.once("finish", () => {
       if (res.locals.shortLink === true) return;
       duration.observe(
-        { method: KNOWN_METHODS.has(req.method) ? req.method : "_OTHER", route: routeTemplateOf(req, res), status_code: String(res.statusCode) },
+        {
+          method: KNOWN_METHODS.has(req.method) ? req.method : "_OTHER",
+          route: routeTemplateOf(req, res),
+          status_code: String(res.statusCode),
+        },
         secondsSince(startedAt),
       );
     });

@@ -1,5 +1,11 @@
 import type { RequestHandler } from "express";
-import { AddonSchema, SubscriptionStatusSchema, SubscriptionTierSchema, type Account, type Plan } from "@qrplatform/api/tenancy";
+import {
+  AddonSchema,
+  SubscriptionStatusSchema,
+  SubscriptionTierSchema,
+  type Account,
+  type Plan,
+} from "@qrplatform/api/tenancy";
 import { enumToken } from "@qrplatform/platform";
 import { callerOf } from "../http/auth.js";
 import { dateTime, optionalCount } from "./json.js";

@@ -11,16 +11,25 @@ import { uuidParam } from "./params.js";
 const date = z.string().min(1, "must be a calendar date written YYYY-MM-DD").optional();
 const analyticsQuery = z.object({ from: date, to: date });
 
-const breakdownJson = (entries: BreakdownEntry[]) => entries.map(({ value, scans }) => ({ value, scans: Number(scans) }));
+const breakdownJson = (entries: BreakdownEntry[]) =>
+  entries.map(({ value, scans }) => ({ value, scans: Number(scans) }));
 
 /** GET /qr-codes/{id}/analytics: the code's scans over a range of UTC days. */
-export function analyticsHandler(qrCodes: Client<typeof QrCodeService>, analytics: Client<typeof AnalyticsService>): RequestHandler {
+export function analyticsHandler(
+  qrCodes: Client<typeof QrCodeService>,
+  analytics: Client<typeof AnalyticsService>,
+): RequestHandler {
   return async (req, res) => {
     const id = uuidParam(req, "id");
     const { from, to } = parseInput(analyticsQuery, { from: req.query.from, to: req.query.to });
     const { accountId } = callerOf(res);
     const { qrCode } = await qrCodes.getQrCode({ accountId, qrCodeId: id, skipScanTotals: true });
-    const summary = await analytics.getLinkAnalytics({ accountId, linkId: qrCode!.linkId, fromDate: from ?? "", toDate: to ?? "" });
+    const summary = await analytics.getLinkAnalytics({
+      accountId,
+      linkId: qrCode!.linkId,
+      fromDate: from ?? "",
+      toDate: to ?? "",
+    });
     res.setHeader("Cache-Control", "no-store");
     res.json({
       qr_code_id: qrCode!.id,
@@ -28,7 +37,11 @@ export function analyticsHandler(qrCodes: Client<typeof QrCodeService>, analytic
       to: summary.daily.at(-1)!.date,
       total_scans: Number(summary.totalScans),
       unique_scans: Number(summary.uniqueScans),
-      daily: summary.daily.map((day) => ({ date: day.date, scans: Number(day.scans), unique_scans: Number(day.uniqueScans) })),
+      daily: summary.daily.map((day) => ({
+        date: day.date,
+        scans: Number(day.scans),
+        unique_scans: Number(day.uniqueScans),
+      })),
       countries: breakdownJson(summary.countries),
       devices: breakdownJson(summary.devices),
       operating_systems: breakdownJson(summary.operatingSystems),

@@ -54,7 +54,11 @@ export function clientGone(res: Response): AbortSignal {
  * before (`images`) is answered again without asking rendering; a revalidation is always rendering's
  * to judge.
  */
-export function exportHandler(qrCodes: Client<typeof QrCodeService>, rendering: Client<typeof RenderingService>, images: ExportedImages): RequestHandler {
+export function exportHandler(
+  qrCodes: Client<typeof QrCodeService>,
+  rendering: Client<typeof RenderingService>,
+  images: ExportedImages,
+): RequestHandler {
   return async (req, res) => {
     const id = uuidParam(req, "id");
     const { format, size } = parseInput(exportQuery, { format: req.query.format, size: req.query.size });
@@ -82,7 +86,10 @@ export function exportHandler(qrCodes: Client<typeof QrCodeService>, rendering: 
     }
     res.setHeader("Content-Type", image.contentType);
     // A slug is plain ASCII by construction, so the simple quoted form is all any client needs.
-    res.setHeader("Content-Disposition", `attachment; filename="${slugify(qrCode!.name, "qr-code")}-${size}.${format}"`);
+    res.setHeader(
+      "Content-Disposition",
+      `attachment; filename="${slugify(qrCode!.name, "qr-code")}-${size}.${format}"`,
+    );
     res.setHeader("Content-Security-Policy", IMAGE_CSP);
     res.setHeader("X-Content-Type-Options", "nosniff");
     res.end(Buffer.from(image.image.buffer, image.image.byteOffset, image.image.byteLength));

@@ -21,7 +21,10 @@ const BULK_CONCURRENCY = 4;
 
 // Each item is checked by the single create itself, so its problems are named exactly as there.
 const bulkBody = z.strictObject({
-  items: z.array(z.unknown()).min(1, "must hold at least one item").max(MAX_BULK_ITEMS, `must hold at most ${MAX_BULK_ITEMS} items`),
+  items: z
+    .array(z.unknown())
+    .min(1, "must hold at least one item")
+    .max(MAX_BULK_ITEMS, `must hold at most ${MAX_BULK_ITEMS} items`),
 });
 
 /** What the bulk create needs of the single create: one QR code from one create body, at most once per key. */
@@ -61,12 +64,21 @@ export function bulkCreateHandler(
       items.map((item, index) =>
         limit(async () => {
           try {
-            return { index, status: 201, qr_code: qrCodeJson(req, await createOne(caller, workspaceId, item, itemKey(callKey, index))) };
+            return {
+              index,
+              status: 201,
+              qr_code: qrCodeJson(req, await createOne(caller, workspaceId, item, itemKey(callKey, index))),
+            };
           } catch (error) {
             const apiError = apiErrorOf(error);
-            if (apiError.status >= 500) (req as { log?: Logger }).log?.error({ err: error, requestId, item: index }, "bulk create item failed");
+            if (apiError.status >= 500)
+              (req as { log?: Logger }).log?.error({ err: error, requestId, item: index }, "bulk create item failed");
             const { code, message, details } = apiError;
-            return { index, status: apiError.status, error: { code, message, ...(details && { details }), request_id: requestId } };
+            return {
+              index,
+              status: apiError.status,
+              error: { code, message, ...(details && { details }), request_id: requestId },
+            };
           }
         }),
       ),

@@ -14,7 +14,9 @@ import { uuidParam } from "./params.js";
 /** The public QR code. `qr_image_url` is the export endpoint of the code, called with the same key. */
 export function qrCodeJson(qrCode: QrCode, apiBaseUrl: string) {
   const utm = Object.fromEntries(
-    Object.entries({ source: qrCode.utm?.source, medium: qrCode.utm?.medium, campaign: qrCode.utm?.campaign }).filter(([, v]) => v),
+    Object.entries({ source: qrCode.utm?.source, medium: qrCode.utm?.medium, campaign: qrCode.utm?.campaign }).filter(
+      ([, v]) => v,
+    ),
   );
   return {
     id: qrCode.id,
@@ -55,7 +57,6 @@ const UPDATE_FIXED: FixedFields = {
   vanity_slug: "creation_only",
 };
 
-
 const createBody = z.strictObject({
   name: textSchema(),
   destination_url: textSchema(),
@@ -64,7 +65,11 @@ const createBody = z.strictObject({
   vanity_slug: textSchema().optional(),
   design: designBody.optional(),
   utm: z
-    .strictObject({ source: textSchema().optional(), medium: textSchema().optional(), campaign: textSchema().optional() })
+    .strictObject({
+      source: textSchema().optional(),
+      medium: textSchema().optional(),
+      campaign: textSchema().optional(),
+    })
     .optional(),
 });
 
@@ -104,7 +109,12 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
    * Creates one QR code from a create body as the client sent it; the bulk create calls it for each item.
    * With the request's Idempotency-Key, the catalog makes at most one code for it.
    */
-  const createOne = async (caller: Caller, workspaceId: string, input: unknown, idempotencyKey?: RequestKey): Promise<QrCode> => {
+  const createOne = async (
+    caller: Caller,
+    workspaceId: string,
+    input: unknown,
+    idempotencyKey?: RequestKey,
+  ): Promise<QrCode> => {
     const body = parseInput(createBody, input, CREATE_FIXED);
     const { qrCode } = await qrCodes.createQrCode({
       accountId: caller.accountId,
@@ -156,7 +166,10 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
   };
 
   const remove: RequestHandler = async (req, res) => {
-    const { qrCodeId } = await qrCodes.deleteQrCode({ accountId: callerOf(res).accountId, qrCodeId: uuidParam(req, "id") });
+    const { qrCodeId } = await qrCodes.deleteQrCode({
+      accountId: callerOf(res).accountId,
+      qrCodeId: uuidParam(req, "id"),
+    });
     res.json({ id: qrCodeId, deleted: true });
   };
 

@@ -127,11 +127,17 @@ export function webhookHandlers(endpoints: Client<typeof WebhookEndpointService>
       // retry gets that endpoint's secret.
       idempotencyKey: requestKeyOf(res),
     });
-    res.status(201).location(`${req.baseUrl}/webhooks/${endpoint!.id}`).json({ ...webhookEndpointJson(endpoint!), secret });
+    res
+      .status(201)
+      .location(`${req.baseUrl}/webhooks/${endpoint!.id}`)
+      .json({ ...webhookEndpointJson(endpoint!), secret });
   };
 
   const get: RequestHandler = async (req, res) => {
-    const { endpoint } = await endpoints.getWebhookEndpoint({ accountId: callerOf(res).accountId, endpointId: uuidParam(req, "id") });
+    const { endpoint } = await endpoints.getWebhookEndpoint({
+      accountId: callerOf(res).accountId,
+      endpointId: uuidParam(req, "id"),
+    });
     res.json(webhookEndpointJson(endpoint!));
   };
 
@@ -146,25 +152,38 @@ export function webhookHandlers(endpoints: Client<typeof WebhookEndpointService>
       clearDescription: body.description === null,
       replaceEventTypes: body.event_types !== undefined,
       eventTypes: body.event_types ?? [],
-      status: body.status === undefined ? undefined : body.status === "enabled" ? WebhookEndpointStatus.ENABLED : WebhookEndpointStatus.DISABLED,
+      status:
+        body.status === undefined
+          ? undefined
+          : body.status === "enabled"
+            ? WebhookEndpointStatus.ENABLED
+            : WebhookEndpointStatus.DISABLED,
     });
     res.json(webhookEndpointJson(endpoint!));
   };
 
   const remove: RequestHandler = async (req, res) => {
-    const { endpointId } = await endpoints.deleteWebhookEndpoint({ accountId: callerOf(res).accountId, endpointId: uuidParam(req, "id") });
+    const { endpointId } = await endpoints.deleteWebhookEndpoint({
+      accountId: callerOf(res).accountId,
+      endpointId: uuidParam(req, "id"),
+    });
     res.json({ id: endpointId, deleted: true });
   };
 
   const rotateSecret: RequestHandler = async (req, res) => {
     const endpointId = uuidParam(req, "id");
     // No body at all is allowed (the previous secret then signs for 24 hours), whatever its Content-Type.
-    const empty = req.headers["content-length"] === "0" || (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined);
+    const empty =
+      req.headers["content-length"] === "0" ||
+      (req.headers["content-length"] === undefined && req.headers["transfer-encoding"] === undefined);
     const body = parseInput(rotateBody, empty ? {} : jsonBody(req));
     const { endpoint, secret } = await endpoints.rotateWebhookEndpointSecret({
       accountId: callerOf(res).accountId,
       endpointId,
-      previousSecretLifetime: body.previous_secret_expires_in === undefined ? undefined : durationFromMs(body.previous_secret_expires_in * 1000),
+      previousSecretLifetime:
+        body.previous_secret_expires_in === undefined
+          ? undefined
+          : durationFromMs(body.previous_secret_expires_in * 1000),
     });
     res.json({ ...webhookEndpointJson(endpoint!), secret });
   };
@@ -185,7 +204,11 @@ export function webhookHandlers(endpoints: Client<typeof WebhookEndpointService>
   const getDelivery: RequestHandler = async (req, res) => {
     const endpointId = uuidParam(req, "id");
     const deliveryId = uuidParam(req, "delivery_id");
-    const { delivery, attempts } = await endpoints.getWebhookDelivery({ accountId: callerOf(res).accountId, endpointId, deliveryId });
+    const { delivery, attempts } = await endpoints.getWebhookDelivery({
+      accountId: callerOf(res).accountId,
+      endpointId,
+      deliveryId,
+    });
     res.json({ ...webhookDeliveryJson(delivery!), attempt_log: attempts.map(webhookAttemptJson) });
   };
 

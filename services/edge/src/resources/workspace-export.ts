@@ -55,13 +55,21 @@ async function* workspaceCodes(
   for (;;) {
     yield* page.qrCodes;
     if (!page.nextPageToken) return;
-    page = await qrCodes.listQrCodes({ accountId, workspaceId, pageSize: PAGE_SIZE, pageToken: page.nextPageToken }, { signal });
+    page = await qrCodes.listQrCodes(
+      { accountId, workspaceId, pageSize: PAGE_SIZE, pageToken: page.nextPageToken },
+      { signal },
+    );
   }
 }
 
 /** Resolves once the client has taken enough of what was written, or has gone. */
 async function roomToWrite(res: Response, zip: Readable, signal: AbortSignal): Promise<void> {
-  while (!signal.aborted && !zip.destroyed && !res.destroyed && zip.readableLength + res.writableLength > UNSENT_BYTES_LIMIT) {
+  while (
+    !signal.aborted &&
+    !zip.destroyed &&
+    !res.destroyed &&
+    zip.readableLength + res.writableLength > UNSENT_BYTES_LIMIT
+  ) {
     // Either the socket is full, and drains as the client reads, or the pipe has just resumed after a
     // drain and hands the archive's waiting bytes over, one "data" event at a time.
     const progress = res.writableNeedDrain ? once(res, "drain", { signal }) : once(zip, "data", { signal });
@@ -90,7 +98,9 @@ export function workspaceExportHandler(
     const { format, size } = parseInput(exportQuery, { format: req.query.format, size: req.query.size });
     const caller = callerOf(res);
     if (!caller.scopes.has(LIST_SCOPE)) {
-      throw new ApiError(403, "insufficient_scope", `This API key lacks the "${LIST_SCOPE}" scope.`, { required_scope: LIST_SCOPE });
+      throw new ApiError(403, "insufficient_scope", `This API key lacks the "${LIST_SCOPE}" scope.`, {
+        required_scope: LIST_SCOPE,
+      });
     }
     const { accountId } = caller;
     const signal = clientGone(res);
@@ -101,13 +111,17 @@ export function workspaceExportHandler(
     const output = zip.outputStream as Readable;
     res.status(200);
     res.setHeader("Content-Type", "application/zip");
-    res.setHeader("Content-Disposition", `attachment; filename="${slugify(workspace!.name, "workspace")}-${format}-${size}.zip"`);
+    res.setHeader(
+      "Content-Disposition",
+      `attachment; filename="${slugify(workspace!.name, "workspace")}-${format}-${size}.zip"`,
+    );
     res.setHeader("X-Content-Type-Options", "nosniff");
     output.pipe(res);
     try {
       await writeEntries(zip, output, res, signal, {
         codes: workspaceCodes(qrCodes, accountId, workspaceId, firstPage, signal),
-        render: (code, admitted) => renderImage(rendering, { accountId, code, format, size, waitForTurn: admitted }, signal),
+        render: (code, admitted) =>
+          renderImage(rendering, { accountId, code, format, size, waitForTurn: admitted }, signal),
         nameOf: entryNames(format),
         // PNG and JPEG are compressed already; deflating them again costs time for nothing.
         compress: format === "svg",
@@ -123,7 +137,10 @@ export function workspaceExportHandler(
         for (const header of ["Content-Type", "Content-Disposition"]) res.removeHeader(header);
         throw error;
       }
-      (req as { log?: Logger }).log?.error({ err: error, requestId: requestIdOf(req, res), workspaceId }, "workspace export failed after its first byte; the response was cut");
+      (req as { log?: Logger }).log?.error(
+        { err: error, requestId: requestIdOf(req, res), workspaceId },
+        "workspace export failed after its first byte; the response was cut",
+      );
       res.destroy(error instanceof Error ? error : new Error(String(error)));
     }
   };
@@ -131,11 +148,24 @@ export function workspaceExportHandler(
 
 async function renderImage(
   rendering: Client<typeof RenderingService>,
-  { accountId, code, format, size, waitForTurn }: { accountId: string; code: QrCode; format: FormatToken; size: number; waitForTurn: boolean },
+  {
+    accountId,
+    code,
+    format,
+    size,
+    waitForTurn,
+  }: { accountId: string; code: QrCode; format: FormatToken; size: number; waitForTurn: boolean },
   signal: AbortSignal,
 ): Promise<Buffer> {
   const { image } = await rendering.renderQrCode(
-    { content: code.vanityUrl, design: code.design, format: FORMATS[format] ?? ImageFormat.PNG, size, accountId, waitForTurn },
+    {
+      content: code.vanityUrl,
+      design: code.design,
+      format: FORMATS[format] ?? ImageFormat.PNG,
+      size,
+      accountId,
+      waitForTurn,
+    },
     { signal },
   );
   return Buffer.from(image.buffer, image.byteOffset, image.byteLength);
@@ -147,7 +177,12 @@ async function renderImage(
  * directory): the image is therefore handed over in a holder that the opening empties, and no closure
  * here sees the image itself, or the archive would end up held whole in memory.
  */
-function addEntry(zip: ZipFile, name: string, image: { bytes?: Buffer }, options: { compress: boolean; mtime: Date }): Promise<void> {
+function addEntry(
+  zip: ZipFile,
+  name: string,
+  image: { bytes?: Buffer },
+  options: { compress: boolean; mtime: Date },
+): Promise<void> {
   const size = image.bytes!.length;
   return new Promise((resolve, reject) => {
     zip.addReadStreamLazy(name, { ...options, size }, (open) => {

@@ -52,7 +52,11 @@ export interface DocumentedOperation {
 /** Every operation of the document. */
 export function documentedOperations(): DocumentedOperation[] {
   return Object.entries(openApiDocument.paths as Record<string, DocNode>).flatMap(([path, item]) =>
-    HTTP_METHODS.filter((method) => item[method]).map((method) => ({ method, path, operation: item[method] as DocNode })),
+    HTTP_METHODS.filter((method) => item[method]).map((method) => ({
+      method,
+      path,
+      operation: item[method] as DocNode,
+    })),
   );
 }
 
@@ -124,7 +128,11 @@ function allowedMethods(item: DocNode): Set<string> {
 }
 
 /** What the document says about one response: which operation answered, and the response object. */
-function documentedResponse(method: string, path: string, status: number): { label: string; response?: DocNode; problems: string[] } {
+function documentedResponse(
+  method: string,
+  path: string,
+  status: number,
+): { label: string; response?: DocNode; problems: string[] } {
   const found = findPath(path);
   if (!found) {
     const label = `${method} ${path} (a path the document does not list)`;
@@ -144,7 +152,10 @@ function documentedResponse(method: string, path: string, status: number): { lab
   const responses = operation.responses as Record<string, DocNode>;
   const response = responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default;
   if (!response) {
-    return { label, problems: [`status ${status} is not documented; documented: ${Object.keys(responses).join(", ")}`] };
+    return {
+      label,
+      problems: [`status ${status} is not documented; documented: ${Object.keys(responses).join(", ")}`],
+    };
   }
   return { label, response: resolveRef(response), problems: [] };
 }
@@ -165,9 +176,15 @@ function checkHeaders(response: DocNode, headers: Headers | Record<string, strin
       continue;
     }
     const schema = resolveRef(header.schema ?? {});
-    const typed = schema.type === "integer" || schema.type === "number" ? (/^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value) : value;
+    const typed =
+      schema.type === "integer" || schema.type === "number"
+        ? /^-?\d+(\.\d+)?$/.test(value)
+          ? Number(value)
+          : value
+        : value;
     const validate = schemaValidator(header.schema ?? {});
-    if (!validate(typed)) problems.push(...describeErrors(validate.errors, `header ${name} (${JSON.stringify(value)})`));
+    if (!validate(typed))
+      problems.push(...describeErrors(validate.errors, `header ${name} (${JSON.stringify(value)})`));
   }
   return problems;
 }
@@ -219,7 +236,11 @@ export function validateResponse(
     const found = findPath(path);
     if (allow !== null && found) {
       const expected = [...allowedMethods(found.item)].sort().join(", ");
-      const actual = allow.split(",").map((m) => m.trim()).sort().join(", ");
+      const actual = allow
+        .split(",")
+        .map((m) => m.trim())
+        .sort()
+        .join(", ");
       if (actual !== expected) problems.push(`Allow lists ${actual}, but the document has ${expected}`);
     }
   }

@@ -14,7 +14,8 @@ import { hugeBlankPng } from "@qrplatform/testing/huge-png";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** A real 1x1 PNG, as a logo. */
-const TINY_PNG = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
+const TINY_PNG =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC";
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 export function defineRestSuite(mode: StackMode): void {
@@ -22,12 +23,16 @@ export function defineRestSuite(mode: StackMode): void {
 
   /** A new account on a plan with a key; scopes default to every scope. */
   async function newAccount(tier = SubscriptionTier.ORIGIN, scopes: string[] = []) {
-    const { account } = await stack.admin.createAccount({ name: `Acme ${randomBytes(3).toString("hex")}`, subscriptionTier: tier });
+    const { account } = await stack.admin.createAccount({
+      name: `Acme ${randomBytes(3).toString("hex")}`,
+      subscriptionTier: tier,
+    });
     const { secret, apiKey } = await stack.admin.createApiKey({ accountId: account!.id, scopes });
     return { accountId: account!.id, key: secret, keyId: apiKey!.id };
   }
 
-  const api = (method: string, path: string, options?: Parameters<typeof call>[3]) => call(stack.baseUrl, method, path, options);
+  const api = (method: string, path: string, options?: Parameters<typeof call>[3]) =>
+    call(stack.baseUrl, method, path, options);
 
   beforeAll(async () => {
     stack = await startStack(mode);
@@ -57,9 +62,17 @@ export function defineRestSuite(mode: StackMode): void {
       expectError(missing, 401, "missing_api_key");
       expect(missing.headers.get("www-authenticate")).toMatch(/^Bearer/);
 
-      expectError(await api("GET", "/account", { headers: { authorization: "Basic dXNlcjpwYXNz" } }), 401, "invalid_api_key");
+      expectError(
+        await api("GET", "/account", { headers: { authorization: "Basic dXNlcjpwYXNz" } }),
+        401,
+        "invalid_api_key",
+      );
       expectError(await api("GET", "/account", { key: "not-a-key" }), 401, "invalid_api_key");
-      expectError(await api("GET", "/account", { key: `qrp_${randomBytes(32).toString("base64url")}` }), 401, "invalid_api_key");
+      expectError(
+        await api("GET", "/account", { key: `qrp_${randomBytes(32).toString("base64url")}` }),
+        401,
+        "invalid_api_key",
+      );
 
       const { key, keyId } = await newAccount();
       expect((await api("GET", "/account", { key })).status).toBe(200);
@@ -68,7 +81,10 @@ export function defineRestSuite(mode: StackMode): void {
     });
 
     it("answers 401 once a key has expired", async () => {
-      const { account } = await stack.admin.createAccount({ name: "Expiring", subscriptionTier: SubscriptionTier.ORIGIN });
+      const { account } = await stack.admin.createAccount({
+        name: "Expiring",
+        subscriptionTier: SubscriptionTier.ORIGIN,
+      });
       const { secret } = await stack.admin.createApiKey({ accountId: account!.id, timeToLive: durationFromMs(1000) });
       expect((await api("GET", "/account", { key: secret })).status).toBe(200);
       await new Promise((r) => setTimeout(r, 1100));
@@ -81,7 +97,10 @@ export function defineRestSuite(mode: StackMode): void {
       expectError(await api("GET", "/workspaces", { key: free.key }), 403, "plan_not_eligible");
 
       const suspended = await newAccount(SubscriptionTier.SCALE);
-      await stack.admin.updateAccount({ accountId: suspended.accountId, subscriptionStatus: SubscriptionStatus.SUSPENDED });
+      await stack.admin.updateAccount({
+        accountId: suspended.accountId,
+        subscriptionStatus: SubscriptionStatus.SUSPENDED,
+      });
       expectError(await api("GET", "/account", { key: suspended.key }), 403, "account_inactive");
 
       // Upgrading a Free account opens the API to the key it already has.
@@ -163,7 +182,10 @@ export function defineRestSuite(mode: StackMode): void {
       const readOnly = await api("POST", "/workspaces", { key, body: { name: "x", id: "a", qr_code_count: 9 } });
       expectError(readOnly, 400, "validation_error");
       expect(invalidFields(readOnly).sort()).toEqual(["id", "qr_code_count"]);
-      expect(readOnly.body.error.details.fields.map((f: { reason: string }) => f.reason)).toEqual(["read_only", "read_only"]);
+      expect(readOnly.body.error.details.fields.map((f: { reason: string }) => f.reason)).toEqual([
+        "read_only",
+        "read_only",
+      ]);
       const unknown = await api("POST", "/workspaces", { key, body: { name: "x", colour: "red" } });
       expect(unknown.body.error.details.fields).toEqual([
         { field: "colour", reason: "unknown_field", message: expect.any(String) },
@@ -180,7 +202,11 @@ export function defineRestSuite(mode: StackMode): void {
         "invalid_json",
       );
       expectError(
-        await api("POST", "/workspaces", { key, body: "name=x", headers: { "content-type": "application/x-www-form-urlencoded" } }),
+        await api("POST", "/workspaces", {
+          key,
+          body: "name=x",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+        }),
         415,
         "unsupported_media_type",
       );
@@ -199,31 +225,57 @@ export function defineRestSuite(mode: StackMode): void {
       expect(gzipped.status).toBe(201);
       expect(gzipped.body.name).toBe("Zipped");
 
-      const notGzip = await api("POST", "/workspaces", { key, body: JSON.stringify({ name: "x" }), headers: { ...json, "content-encoding": "gzip" } });
+      const notGzip = await api("POST", "/workspaces", {
+        key,
+        body: JSON.stringify({ name: "x" }),
+        headers: { ...json, "content-encoding": "gzip" },
+      });
       expectError(notGzip, 400, "invalid_json");
       const corrupt = gzipSync(JSON.stringify({ name: "x" }));
       corrupt.fill(0xff, 10, 14);
-      expectError(await api("POST", "/workspaces", { key, body: corrupt, headers: { ...json, "content-encoding": "gzip" } }), 400, "invalid_json");
-      const notBrotli = await api("POST", "/workspaces", { key, body: "{}", headers: { ...json, "content-encoding": "br" } });
+      expectError(
+        await api("POST", "/workspaces", { key, body: corrupt, headers: { ...json, "content-encoding": "gzip" } }),
+        400,
+        "invalid_json",
+      );
+      const notBrotli = await api("POST", "/workspaces", {
+        key,
+        body: "{}",
+        headers: { ...json, "content-encoding": "br" },
+      });
       expectError(notBrotli, 400, "invalid_json");
 
       // 20 MB of spaces inside a valid document compress to about 20 KB: the limit applies to what they inflate to.
       const bomb = gzipSync(`{"name": "bomb"${" ".repeat(20 * 1024 * 1024)}}`);
       expect(bomb.length).toBeLessThan(64 * 1024);
-      expectError(await api("POST", "/workspaces", { key, body: bomb, headers: { ...json, "content-encoding": "gzip" } }), 413, "payload_too_large");
+      expectError(
+        await api("POST", "/workspaces", { key, body: bomb, headers: { ...json, "content-encoding": "gzip" } }),
+        413,
+        "payload_too_large",
+      );
 
       for (const encoding of ["compress", "gzip, gzip", "x-unknown"]) {
-        const unknown = await api("POST", "/workspaces", { key, body: "{}", headers: { ...json, "content-encoding": encoding } });
+        const unknown = await api("POST", "/workspaces", {
+          key,
+          body: "{}",
+          headers: { ...json, "content-encoding": encoding },
+        });
         expectError(unknown, 415, "unsupported_media_type");
       }
-      expect((await api("GET", "/workspaces", { key })).body.data.map((w: { name: string }) => w.name)).toEqual(["Zipped"]);
+      expect((await api("GET", "/workspaces", { key })).body.data.map((w: { name: string }) => w.name)).toEqual([
+        "Zipped",
+      ]);
     });
 
     it("bounds validation errors however many fields are wrong and however deep the body nests", async () => {
       const { key } = await newAccount();
       const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Codes" } });
       const create = (body: unknown) =>
-        api("POST", `/workspaces/${workspace.id}/qr-codes`, { key, body: JSON.stringify(body), headers: { "content-type": "application/json" } });
+        api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+          key,
+          body: JSON.stringify(body),
+          headers: { "content-type": "application/json" },
+        });
       const expectBounded = (res: Awaited<ReturnType<typeof api>>, omitted: number) => {
         expectError(res, 400, "validation_error");
         expect(res.body.error.details.fields).toHaveLength(20);
@@ -248,7 +300,11 @@ export function defineRestSuite(mode: StackMode): void {
         return `{"name": "x", "destination_url": "https://example.com", "tags": [${deep}], "design": ${deep}, "utm": ${'{"a":'.repeat(objects)}1${"}".repeat(objects)}}`;
       };
       const post = (body: string) =>
-        api("POST", `/workspaces/${workspace.id}/qr-codes`, { key, body, headers: { "content-type": "application/json" } });
+        api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+          key,
+          body,
+          headers: { "content-type": "application/json" },
+        });
       const nested = await post(nestedBody(8_000));
       expectError(nested, 400, "json_too_deep");
       expect(nested.body.error.details).toEqual({ max_depth: 64 });
@@ -267,16 +323,27 @@ export function defineRestSuite(mode: StackMode): void {
       });
       const renamed = await api("PATCH", `/workspaces/${created.id}`, { key, body: { name: "New" } });
       expect(renamed.status).toBe(200);
-      expect(renamed.body).toMatchObject({ name: "New", slug: "old", description: "Keep me", logo_url: "https://example.com/a.png" });
+      expect(renamed.body).toMatchObject({
+        name: "New",
+        slug: "old",
+        description: "Keep me",
+        logo_url: "https://example.com/a.png",
+      });
       expect(Date.parse(renamed.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.updated_at));
 
-      const cleared = await api("PATCH", `/workspaces/${created.id}`, { key, body: { description: null, logo_url: null } });
+      const cleared = await api("PATCH", `/workspaces/${created.id}`, {
+        key,
+        body: { description: null, logo_url: null },
+      });
       expect(cleared.body).toMatchObject({ name: "New", description: null, logo_url: null });
 
       const unchanged = await api("PATCH", `/workspaces/${created.id}`, { key, body: {} });
       expect(unchanged.body).toEqual(cleared.body);
 
-      const bad = await api("PATCH", `/workspaces/${created.id}`, { key, body: { name: null, slug: "mine", account_id: created.id } });
+      const bad = await api("PATCH", `/workspaces/${created.id}`, {
+        key,
+        body: { name: null, slug: "mine", account_id: created.id },
+      });
       expectError(bad, 400, "validation_error");
       expect(invalidFields(bad).sort()).toEqual(["account_id", "name", "slug"]);
       expect((await api("GET", `/workspaces/${created.id}`, { key })).body).toEqual(cleared.body);
@@ -286,7 +353,9 @@ export function defineRestSuite(mode: StackMode): void {
       const { key } = await newAccount();
       const { body: created } = await api("POST", "/workspaces", { key, body: { name: "Race" } });
       const names = Array.from({ length: 12 }, (_, i) => `Race ${i}`);
-      const answers = await Promise.all(names.map((name) => api("PATCH", `/workspaces/${created.id}`, { key, body: { name } })));
+      const answers = await Promise.all(
+        names.map((name) => api("PATCH", `/workspaces/${created.id}`, { key, body: { name } })),
+      );
       expect(answers.map((answer) => answer.body.name)).toEqual(names);
       expect(names).toContain((await api("GET", `/workspaces/${created.id}`, { key })).body.name);
     });
@@ -297,7 +366,11 @@ export function defineRestSuite(mode: StackMode): void {
       const { body: workspace } = await api("POST", "/workspaces", { key: owner.key, body: { name: "Private" } });
 
       expectError(await api("GET", `/workspaces/${workspace.id}`, { key: other.key }), 404, "not_found");
-      expectError(await api("PATCH", `/workspaces/${workspace.id}`, { key: other.key, body: { name: "Mine now" } }), 404, "not_found");
+      expectError(
+        await api("PATCH", `/workspaces/${workspace.id}`, { key: other.key, body: { name: "Mine now" } }),
+        404,
+        "not_found",
+      );
       expect((await api("GET", `/workspaces/${workspace.id}`, { key: owner.key })).body.name).toBe("Private");
       expect((await api("GET", "/workspaces", { key: other.key })).body.data).toEqual([]);
 
@@ -322,7 +395,10 @@ export function defineRestSuite(mode: StackMode): void {
       expect(again.body.error.details).toEqual({ resource: "workspace" });
       expect((await api("GET", "/workspaces", { key })).body.data.map((w: { id: string }) => w.id)).toEqual([kept.id]);
       // Nothing can be put in it any more.
-      const late = await api("POST", `/workspaces/${workspace.id}/qr-codes`, { key, body: { name: "Late", destination_url: "https://example.com/" } });
+      const late = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+        key,
+        body: { name: "Late", destination_url: "https://example.com/" },
+      });
       expectError(late, 404, "not_found");
 
       const malformed = await api("DELETE", "/workspaces/not-a-uuid", { key });
@@ -336,7 +412,10 @@ export function defineRestSuite(mode: StackMode): void {
       const { body: other } = await api("POST", "/workspaces", { key, body: { name: "Elsewhere" } });
       const codes: { id: string }[] = [];
       for (const name of ["Menu", "Door"]) {
-        const created = await api("POST", `/workspaces/${workspace.id}/qr-codes`, { key, body: { name, destination_url: "https://example.com/" } });
+        const created = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+          key,
+          body: { name, destination_url: "https://example.com/" },
+        });
         expect(created.status).toBe(201);
         codes.push(created.body);
       }
@@ -345,12 +424,16 @@ export function defineRestSuite(mode: StackMode): void {
       expect(refused.body.error.details).toEqual({ qr_code_count: 2 });
       // Nothing was touched: the workspace and its codes.
       expect((await api("GET", `/workspaces/${workspace.id}`, { key })).body.qr_code_count).toBe(2);
-      expect((await api("GET", "/qr-codes", { key })).body.data.map((c: { id: string }) => c.id)).toEqual(codes.map((c) => c.id));
+      expect((await api("GET", "/qr-codes", { key })).body.data.map((c: { id: string }) => c.id)).toEqual(
+        codes.map((c) => c.id),
+      );
 
       // One code deleted, the other moved away: the workspace is empty and goes.
       expect((await api("DELETE", `/qr-codes/${codes[0]!.id}`, { key })).status).toBe(200);
       expectError(await api("DELETE", `/workspaces/${workspace.id}`, { key }), 409, "workspace_not_empty");
-      expect((await api("PATCH", `/qr-codes/${codes[1]!.id}`, { key, body: { workspace_id: other.id } })).status).toBe(200);
+      expect((await api("PATCH", `/qr-codes/${codes[1]!.id}`, { key, body: { workspace_id: other.id } })).status).toBe(
+        200,
+      );
       expect((await api("DELETE", `/workspaces/${workspace.id}`, { key })).status).toBe(200);
       expect((await api("GET", `/qr-codes/${codes[1]!.id}`, { key })).body.workspace_id).toBe(other.id);
     });
@@ -361,7 +444,8 @@ export function defineRestSuite(mode: StackMode): void {
       const { body: workspace } = await api("POST", "/workspaces", { key: owner.key, body: { name: "Mine" } });
       expectError(await api("DELETE", `/workspaces/${workspace.id}`, { key: other.key }), 404, "not_found");
 
-      const viewerKey = (await stack.admin.createApiKey({ accountId: owner.accountId, scopes: ["role:viewer"] })).secret;
+      const viewerKey = (await stack.admin.createApiKey({ accountId: owner.accountId, scopes: ["role:viewer"] }))
+        .secret;
       const refused = await api("DELETE", `/workspaces/${workspace.id}`, { key: viewerKey });
       expectError(refused, 403, "insufficient_scope");
       expect(refused.body.error.details).toEqual({ required_scope: "workspaces:write" });
@@ -423,9 +507,9 @@ export function defineRestSuite(mode: StackMode): void {
       expect(invalidFields(foreign)).toEqual(["cursor"]);
 
       const tampered = cursor.slice(0, -2) + (cursor.endsWith("A") ? "BB" : "AA");
-      expect(invalidFields(await api("GET", `/workspaces?cursor=${encodeURIComponent(tampered)}`, { key: owner.key }))).toEqual([
-        "cursor",
-      ]);
+      expect(
+        invalidFields(await api("GET", `/workspaces?cursor=${encodeURIComponent(tampered)}`, { key: owner.key })),
+      ).toEqual(["cursor"]);
     });
   });
 
@@ -438,7 +522,10 @@ export function defineRestSuite(mode: StackMode): void {
     }
 
     const createCode = (key: string, workspaceId: string, body: Record<string, unknown>) =>
-      api("POST", `/workspaces/${workspaceId}/qr-codes`, { key, body: { name: "Poster", destination_url: "https://example.com/menu", ...body } });
+      api("POST", `/workspaces/${workspaceId}/qr-codes`, {
+        key,
+        body: { name: "Poster", destination_url: "https://example.com/menu", ...body },
+      });
 
     /** Follows a short link once, without following the redirect. */
     const scan = (url: string, headers: Record<string, string> = {}) => fetch(url, { redirect: "manual", headers });
@@ -482,7 +569,9 @@ export function defineRestSuite(mode: StackMode): void {
 
       const redirect = await scan(code.vanity_url);
       expect(redirect.status).toBe(302);
-      expect(redirect.headers.get("location")).toBe("https://example.com/menu?table=4&utm_source=poster&utm_campaign=spring");
+      expect(redirect.headers.get("location")).toBe(
+        "https://example.com/menu?table=4&utm_source=poster&utm_campaign=spring",
+      );
       expect(redirect.headers.get("cache-control")).toBe("no-store");
 
       expect((await api("GET", `/qr-codes/${code.id}`, { key })).body).toEqual(code);
@@ -516,7 +605,10 @@ export function defineRestSuite(mode: StackMode): void {
         expectError(res, 400, "validation_error");
         expect(invalidFields(res).sort(), JSON.stringify(body).slice(0, 80)).toEqual(fields);
       }
-      const unknownDomain = await createCode(key, workspaceId, { vanity_domain_id: "6f1c2b1e-0000-4000-8000-000000000000", vanity_slug: "menu" });
+      const unknownDomain = await createCode(key, workspaceId, {
+        vanity_domain_id: "6f1c2b1e-0000-4000-8000-000000000000",
+        vanity_slug: "menu",
+      });
       expectError(unknownDomain, 404, "not_found");
       expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
       expect((await api("GET", `/workspaces/${workspaceId}`, { key })).body.qr_code_count).toBe(0);
@@ -526,16 +618,28 @@ export function defineRestSuite(mode: StackMode): void {
       const { accountId, key, workspaceId } = await accountWithWorkspace();
       const circle = { design: { frame: { enabled: true, type: "circle" } } };
       const labelled = { design: { frame: { enabled: true, type: "square", labelBottom: "Scan me" } } };
-      const needsAddon = (field: string) => ({ field, reason: "addon_required", message: "needs the premium_frames add-on" });
+      const needsAddon = (field: string) => ({
+        field,
+        reason: "addon_required",
+        message: "needs the premium_frames add-on",
+      });
       const refusedCircle = await createCode(key, workspaceId, circle);
       expectError(refusedCircle, 403, "premium_frames_required");
       expect(refusedCircle.body.error.details).toEqual({ fields: [needsAddon("design.frame.type")] });
-      const refusedLabels = await createCode(key, workspaceId, { design: { frame: { enabled: true, type: "circle", labelTop: "Menu", labelBottom: "Scan me" } } });
+      const refusedLabels = await createCode(key, workspaceId, {
+        design: { frame: { enabled: true, type: "circle", labelTop: "Menu", labelBottom: "Scan me" } },
+      });
       expect(refusedLabels.body.error.details).toEqual({
-        fields: [needsAddon("design.frame.type"), needsAddon("design.frame.labelTop"), needsAddon("design.frame.labelBottom")],
+        fields: [
+          needsAddon("design.frame.type"),
+          needsAddon("design.frame.labelTop"),
+          needsAddon("design.frame.labelBottom"),
+        ],
       });
       expectError(await createCode(key, workspaceId, labelled), 403, "premium_frames_required");
-      expect((await createCode(key, workspaceId, { design: { frame: { enabled: true, type: "rounded" } } })).status).toBe(201);
+      expect(
+        (await createCode(key, workspaceId, { design: { frame: { enabled: true, type: "rounded" } } })).status,
+      ).toBe(201);
 
       await stack.admin.updateAccount({ accountId, addAddons: [Addon.PREMIUM_FRAMES] });
       const premium = await createCode(key, workspaceId, labelled);
@@ -547,10 +651,22 @@ export function defineRestSuite(mode: StackMode): void {
       const { key, workspaceId } = await accountWithWorkspace();
       const cases: [Record<string, string>, Record<string, string>][] = [
         // qr-code-styling's names: its `extra-rounded` is our `rounded`, its `dot` our `circle`.
-        [{ cornerSquareShape: "dot", cornerDotShape: "dot" }, { cornerSquareShape: "circle", cornerDotShape: "circle" }],
-        [{ cornerSquareShape: "extra-rounded", cornerDotShape: "extra-rounded" }, { cornerSquareShape: "rounded", cornerDotShape: "rounded" }],
-        [{ cornerSquareShape: "extra-rounded", cornerDotShape: "rounded" }, { cornerSquareShape: "rounded", cornerDotShape: "rounded" }],
-        [{ cornerSquareShape: "circle", cornerDotShape: "dot" }, { cornerSquareShape: "circle", cornerDotShape: "circle" }],
+        [
+          { cornerSquareShape: "dot", cornerDotShape: "dot" },
+          { cornerSquareShape: "circle", cornerDotShape: "circle" },
+        ],
+        [
+          { cornerSquareShape: "extra-rounded", cornerDotShape: "extra-rounded" },
+          { cornerSquareShape: "rounded", cornerDotShape: "rounded" },
+        ],
+        [
+          { cornerSquareShape: "extra-rounded", cornerDotShape: "rounded" },
+          { cornerSquareShape: "rounded", cornerDotShape: "rounded" },
+        ],
+        [
+          { cornerSquareShape: "circle", cornerDotShape: "dot" },
+          { cornerSquareShape: "circle", cornerDotShape: "circle" },
+        ],
         [{ cornerSquareShape: "dot" }, { cornerSquareShape: "circle", cornerDotShape: "circle" }],
       ];
       for (const [given, stored] of cases) {
@@ -560,15 +676,26 @@ export function defineRestSuite(mode: StackMode): void {
         expect((await api("GET", `/qr-codes/${created.body.id}`, { key })).body.design).toMatchObject(stored);
       }
       // Decoders misread every unlike pair somewhere (the scannability matrix), whatever it is called.
-      for (const design of [{ cornerSquareShape: "extra-rounded", cornerDotShape: "dot" }, { cornerSquareShape: "dot", cornerDotShape: "square" }]) {
+      for (const design of [
+        { cornerSquareShape: "extra-rounded", cornerDotShape: "dot" },
+        { cornerSquareShape: "dot", cornerDotShape: "square" },
+      ]) {
         const refused = await createCode(key, workspaceId, { design });
         expectError(refused, 400, "validation_error");
         expect(refused.body.error.details.fields).toEqual([
-          expect.objectContaining({ field: "design.cornerDotShape", reason: "mismatched_corner_shapes", message: expect.stringContaining("must be") }),
+          expect.objectContaining({
+            field: "design.cornerDotShape",
+            reason: "mismatched_corner_shapes",
+            message: expect.stringContaining("must be"),
+          }),
         ]);
       }
       // qr-code-styling's module-drawn corner names have no shape of ours; names are exact.
-      for (const design of [{ cornerSquareShape: "classy" }, { cornerDotShape: "dots" }, { cornerSquareShape: "DOT" }]) {
+      for (const design of [
+        { cornerSquareShape: "classy" },
+        { cornerDotShape: "dots" },
+        { cornerSquareShape: "DOT" },
+      ]) {
         const refused = await createCode(key, workspaceId, { design });
         expectError(refused, 400, "validation_error");
         expect(invalidFields(refused)).toEqual([`design.${Object.keys(design)[0]}`]);
@@ -587,13 +714,19 @@ export function defineRestSuite(mode: StackMode): void {
       expect(names(await api("GET", `/qr-codes?workspace_id=${workspaceId}`, { key }))).toEqual(["a", "b", "c"]);
       const first = await api("GET", `/workspaces/${workspaceId}/qr-codes?limit=2`, { key });
       expect(names(first)).toEqual(["a", "b"]);
-      const second = await api("GET", `/workspaces/${workspaceId}/qr-codes?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`, { key });
+      const second = await api(
+        "GET",
+        `/workspaces/${workspaceId}/qr-codes?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+        { key },
+      );
       expect(names(second)).toEqual(["c"]);
       expect(second.body.next_cursor).toBeNull();
       // A cursor of one list is refused by another.
       const crossed = await api("GET", `/qr-codes?cursor=${encodeURIComponent(first.body.next_cursor)}`, { key });
       expect(invalidFields(crossed)).toEqual(["cursor"]);
-      expect(invalidFields(await api("GET", `/workspaces/${workspaceId}/qr-codes?limit=101`, { key }))).toEqual(["limit"]);
+      expect(invalidFields(await api("GET", `/workspaces/${workspaceId}/qr-codes?limit=101`, { key }))).toEqual([
+        "limit",
+      ]);
 
       const stranger = await accountWithWorkspace();
       expectError(await api("GET", `/workspaces/${workspaceId}/qr-codes`, { key: stranger.key }), 404, "not_found");
@@ -612,7 +745,12 @@ export function defineRestSuite(mode: StackMode): void {
         body: { name: "Renamed", destination_url: "https://example.org/new", tags: ["a"], workspace_id: second.id },
       });
       expect(updated.status).toBe(200);
-      expect(updated.body).toMatchObject({ name: "Renamed", destination_url: "https://example.org/new", tags: ["a"], workspace_id: second.id });
+      expect(updated.body).toMatchObject({
+        name: "Renamed",
+        destination_url: "https://example.org/new",
+        tags: ["a"],
+        workspace_id: second.id,
+      });
       expect(updated.body.vanity_url).toBe(code.vanity_url);
       expect((await scan(code.vanity_url)).headers.get("location")).toBe("https://example.org/new?utm_medium=print");
       expect((await api("GET", `/workspaces/${workspaceId}`, { key })).body.qr_code_count).toBe(0);
@@ -631,7 +769,13 @@ export function defineRestSuite(mode: StackMode): void {
 
       const refused = await api("PATCH", `/qr-codes/${code.id}`, {
         key,
-        body: { design: { style: "dots" }, utm: {}, total_scans: 9, vanity_url: "https://evil.example/", account_id: code.id },
+        body: {
+          design: { style: "dots" },
+          utm: {},
+          total_scans: 9,
+          vanity_url: "https://evil.example/",
+          account_id: code.id,
+        },
       });
       expectError(refused, 400, "validation_error");
       expect(refused.body.error.details.fields).toEqual(
@@ -643,11 +787,16 @@ export function defineRestSuite(mode: StackMode): void {
           expect.objectContaining({ field: "account_id", reason: "read_only" }),
         ]),
       );
-      expect(invalidFields(await api("PATCH", `/qr-codes/${code.id}`, { key, body: { status: "deleted" } }))).toEqual(["status"]);
-      expect(invalidFields(await api("PATCH", `/qr-codes/${code.id}`, { key, body: { destination_url: "ftp://x" } }))).toEqual([
-        "destination_url",
+      expect(invalidFields(await api("PATCH", `/qr-codes/${code.id}`, { key, body: { status: "deleted" } }))).toEqual([
+        "status",
       ]);
-      expect((await api("GET", `/qr-codes/${code.id}`, { key })).body).toMatchObject({ destination_url: "https://example.org/new", status: "active" });
+      expect(
+        invalidFields(await api("PATCH", `/qr-codes/${code.id}`, { key, body: { destination_url: "ftp://x" } })),
+      ).toEqual(["destination_url"]);
+      expect((await api("GET", `/qr-codes/${code.id}`, { key })).body).toMatchObject({
+        destination_url: "https://example.org/new",
+        status: "active",
+      });
     });
 
     it("keeps codes inside their account: foreign reads, changes, moves and deletes are 404 and change nothing", async () => {
@@ -656,9 +805,16 @@ export function defineRestSuite(mode: StackMode): void {
       const { body: code } = await createCode(owner.key, owner.workspaceId, {});
 
       expectError(await api("GET", `/qr-codes/${code.id}`, { key: stranger.key }), 404, "not_found");
-      expectError(await api("PATCH", `/qr-codes/${code.id}`, { key: stranger.key, body: { name: "Mine" } }), 404, "not_found");
+      expectError(
+        await api("PATCH", `/qr-codes/${code.id}`, { key: stranger.key, body: { name: "Mine" } }),
+        404,
+        "not_found",
+      );
       expectError(await api("DELETE", `/qr-codes/${code.id}`, { key: stranger.key }), 404, "not_found");
-      const intoForeign = await api("PATCH", `/qr-codes/${code.id}`, { key: owner.key, body: { workspace_id: stranger.workspaceId, name: "Moved" } });
+      const intoForeign = await api("PATCH", `/qr-codes/${code.id}`, {
+        key: owner.key,
+        body: { workspace_id: stranger.workspaceId, name: "Moved" },
+      });
       expectError(intoForeign, 404, "not_found");
       expect(intoForeign.body.error.details).toMatchObject({ resource: "workspace" });
       expectError(await createCode(stranger.key, owner.workspaceId, {}), 404, "not_found");
@@ -693,7 +849,11 @@ export function defineRestSuite(mode: StackMode): void {
           id: domain!.id,
           hostname,
           status: "pending",
-          verification: { type: "TXT", name: `_qr-platform-challenge.${hostname}`, value: domain!.challengeRecordValue },
+          verification: {
+            type: "TXT",
+            name: `_qr-platform-challenge.${hostname}`,
+            value: domain!.challengeRecordValue,
+          },
           // Nothing has checked how the cluster serves it yet.
           serving: null,
         }),
@@ -703,11 +863,22 @@ export function defineRestSuite(mode: StackMode): void {
 
       stack.dns.setTxt(domain!.challengeRecordName, domain!.challengeRecordValue);
       await stack.domains.verifyDomain({ accountId, domainId: domain!.id });
-      expect((await api("GET", "/domains", { key })).body.data[0]).toMatchObject({ status: "verified", failure_reason: null, serving: null });
+      expect((await api("GET", "/domains", { key })).body.data[0]).toMatchObject({
+        status: "verified",
+        failure_reason: null,
+        serving: null,
+      });
 
       // The domain operator reports how the cluster serves it: first why not, then that it does.
-      const issuing = { serving: false, routeAdmitted: true, certificateReady: false, reason: "Issuing", message: "Waiting for the ACME HTTP-01 challenge." };
-      const reported = (await stack.domains.reportDomainServing({ domainId: domain!.id, serving: issuing })).domain!.serving!;
+      const issuing = {
+        serving: false,
+        routeAdmitted: true,
+        certificateReady: false,
+        reason: "Issuing",
+        message: "Waiting for the ACME HTTP-01 challenge.",
+      };
+      const reported = (await stack.domains.reportDomainServing({ domainId: domain!.id, serving: issuing })).domain!
+        .serving!;
       expect((await api("GET", "/domains", { key })).body.data[0].serving).toEqual({
         status: "not_serving",
         reason: "Issuing",
@@ -715,12 +886,20 @@ export function defineRestSuite(mode: StackMode): void {
         route_admitted: true,
         certificate_ready: false,
         certificate_expires_at: null,
-        reported_at: new Date(Number(reported.reportTime!.seconds) * 1000 + reported.reportTime!.nanos / 1e6).toISOString(),
+        reported_at: new Date(
+          Number(reported.reportTime!.seconds) * 1000 + reported.reportTime!.nanos / 1e6,
+        ).toISOString(),
       });
       const expires = Date.parse("2027-06-01T08:30:00.000Z");
       await stack.domains.reportDomainServing({
         domainId: domain!.id,
-        serving: { serving: true, routeAdmitted: true, certificateReady: true, certificateExpireTime: timestampFromMs(expires), reason: "Serving" },
+        serving: {
+          serving: true,
+          routeAdmitted: true,
+          certificateReady: true,
+          certificateExpireTime: timestampFromMs(expires),
+          reason: "Serving",
+        },
       });
       expect((await api("GET", "/domains", { key })).body.data[0].serving).toMatchObject({
         status: "serving",
@@ -749,8 +928,12 @@ export function defineRestSuite(mode: StackMode): void {
       expect(viaDomain).toEqual({ status: 302, location: "https://example.com/menu?utm_source=door" });
 
       expectError(await createCode(key, workspaceId, { ...vanity, vanity_slug: "menu" }), 409, "slug_taken");
-      expect(invalidFields(await createCode(key, workspaceId, { ...vanity, vanity_slug: "api" }))).toEqual(["vanity_slug"]);
-      expect(invalidFields(await createCode(key, workspaceId, { vanity_domain_id: domain!.id }))).toEqual(["vanity_slug"]);
+      expect(invalidFields(await createCode(key, workspaceId, { ...vanity, vanity_slug: "api" }))).toEqual([
+        "vanity_slug",
+      ]);
+      expect(invalidFields(await createCode(key, workspaceId, { vanity_domain_id: domain!.id }))).toEqual([
+        "vanity_slug",
+      ]);
       const stranger = await accountWithWorkspace();
       const foreign = await createCode(stranger.key, stranger.workspaceId, { ...vanity, vanity_slug: "theirs" });
       expectError(foreign, 404, "not_found");
@@ -776,7 +959,10 @@ export function defineRestSuite(mode: StackMode): void {
 
       const page = await client.GET("/qr-codes", { params: { query: { workspace_id: workspaceId, limit: 1 } } });
       expect(page.data).toEqual({ data: [expect.objectContaining({ id: code.id })], next_cursor: null });
-      const renamed = await client.PATCH("/qr-codes/{id}", { params: { path: { id: code.id } }, body: { name: "Flyer v2", workspace_id: null } });
+      const renamed = await client.PATCH("/qr-codes/{id}", {
+        params: { path: { id: code.id } },
+        body: { name: "Flyer v2", workspace_id: null },
+      });
       expect(renamed.data).toMatchObject({ name: "Flyer v2", workspace_id: null });
       const deleted = await client.DELETE("/qr-codes/{id}", { params: { path: { id: code.id } } });
       expect(deleted.data).toEqual({ id: code.id, deleted: true });
@@ -790,9 +976,16 @@ export function defineRestSuite(mode: StackMode): void {
       const { body: code } = await createCode(key, workspaceId, {});
       const onShortDomain = await createCode(key, workspaceId, { destination_url: code.vanity_url });
       expectError(onShortDomain, 400, "validation_error");
-      expect(onShortDomain.body.error.details.fields).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
-      const selfLoop = await api("PATCH", `/qr-codes/${code.id}`, { key, body: { destination_url: `${code.vanity_url}?again=1` } });
-      expect(selfLoop.body.error.details.fields).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
+      expect(onShortDomain.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "destination_url", reason: "short_link_destination" }),
+      ]);
+      const selfLoop = await api("PATCH", `/qr-codes/${code.id}`, {
+        key,
+        body: { destination_url: `${code.vanity_url}?again=1` },
+      });
+      expect(selfLoop.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "destination_url", reason: "short_link_destination" }),
+      ]);
 
       // The short domain is a loopback address in both shapes: every spelling of it, and of loopback, is ours.
       const short = new URL(code.vanity_url);
@@ -804,9 +997,13 @@ export function defineRestSuite(mode: StackMode): void {
         `${short.protocol}//[::1]:${short.port}${path}`,
       ]) {
         const spelled = await createCode(key, workspaceId, { destination_url: destination });
-        expect(spelled.body.error?.details?.fields, destination).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
+        expect(spelled.body.error?.details?.fields, destination).toEqual([
+          expect.objectContaining({ field: "destination_url", reason: "short_link_destination" }),
+        ]);
         const patched = await api("PATCH", `/qr-codes/${code.id}`, { key, body: { destination_url: destination } });
-        expect(patched.body.error?.details?.fields, destination).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
+        expect(patched.body.error?.details?.fields, destination).toEqual([
+          expect.objectContaining({ field: "destination_url", reason: "short_link_destination" }),
+        ]);
       }
       // Another port of a loopback name is another program of the machine (a developer's own app).
       const otherPort = short.port === "3000" ? "3001" : "3000";
@@ -818,9 +1015,15 @@ export function defineRestSuite(mode: StackMode): void {
       await stack.domains.createDomain({ accountId, hostname });
       const onCustomDomain = await createCode(key, workspaceId, { destination_url: `https://${hostname}/anything` });
       expect(invalidFields(onCustomDomain)).toEqual(["destination_url"]);
-      const trailingDot = await createCode(key, workspaceId, { destination_url: `https://${hostname.toUpperCase()}./anything` });
-      expect(trailingDot.body.error.details.fields).toEqual([expect.objectContaining({ field: "destination_url", reason: "short_link_destination" })]);
-      expect((await createCode(key, workspaceId, { destination_url: `https://not-${hostname}/anything` })).status).toBe(201);
+      const trailingDot = await createCode(key, workspaceId, {
+        destination_url: `https://${hostname.toUpperCase()}./anything`,
+      });
+      expect(trailingDot.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "destination_url", reason: "short_link_destination" }),
+      ]);
+      expect((await createCode(key, workspaceId, { destination_url: `https://not-${hostname}/anything` })).status).toBe(
+        201,
+      );
       expect((await api("GET", `/qr-codes/${code.id}`, { key })).body.destination_url).toBe("https://example.com/menu");
     });
 
@@ -854,7 +1057,12 @@ export function defineRestSuite(mode: StackMode): void {
     }
 
     it("exports a styled JPEG that zbarimg reads as the vanity_url, with the documented headers", async () => {
-      const { key, code } = await newCode({ foreground: "#1a237e", style: "rounded", cornerSquareShape: "rounded", cornerDotShape: "rounded" });
+      const { key, code } = await newCode({
+        foreground: "#1a237e",
+        style: "rounded",
+        cornerSquareShape: "rounded",
+        cornerDotShape: "rounded",
+      });
       const res = await api("GET", `/qr-codes/${code.id}/export?format=jpg&size=512`, { key });
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toBe("image/jpeg");
@@ -884,12 +1092,18 @@ export function defineRestSuite(mode: StackMode): void {
       const first = await api("GET", `/qr-codes/${code.id}/export?size=256`, { key });
       const etag = first.headers.get("etag")!;
       const rendersBefore = stack.renderCount?.();
-      const again = await api("GET", `/qr-codes/${code.id}/export?size=256`, { key, headers: { "if-none-match": etag } });
+      const again = await api("GET", `/qr-codes/${code.id}/export?size=256`, {
+        key,
+        headers: { "if-none-match": etag },
+      });
       expect(again.status).toBe(304);
       expect(again.body).toBe("");
       expect(again.headers.get("etag")).toBe(etag);
       if (rendersBefore !== undefined) expect(stack.renderCount?.()).toBe(rendersBefore);
-      const other = await api("GET", `/qr-codes/${code.id}/export?size=257`, { key, headers: { "if-none-match": etag } });
+      const other = await api("GET", `/qr-codes/${code.id}/export?size=257`, {
+        key,
+        headers: { "if-none-match": etag },
+      });
       expect(other.status).toBe(200);
       expect(other.headers.get("etag")).not.toBe(etag);
     });
@@ -972,12 +1186,18 @@ export function defineRestSuite(mode: StackMode): void {
             body: { name: "x", destination_url: "https://example.com", design: { logo: { url } } },
           });
           expectError(res, 400, "validation_error");
-          expect(res.body.error.details.fields).toEqual([expect.objectContaining({ field: "design.logo.url", reason: "forbidden_address" })]);
+          expect(res.body.error.details.fields).toEqual([
+            expect.objectContaining({ field: "design.logo.url", reason: "forbidden_address" }),
+          ]);
           expect(JSON.stringify(res.body)).not.toContain("127.0.0.2:");
         }
         const both = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
           key,
-          body: { name: "x", destination_url: "https://example.com", design: { logo: { url: "https://example.com/a.png", dataUri: TINY_PNG } } },
+          body: {
+            name: "x",
+            destination_url: "https://example.com",
+            design: { logo: { url: "https://example.com/a.png", dataUri: TINY_PNG } },
+          },
         });
         expect(invalidFields(both)).toEqual(["design.logo.dataUri"]);
         expect(canaryHits).toBe(0);
@@ -996,11 +1216,19 @@ export function defineRestSuite(mode: StackMode): void {
       expect(bomb.length).toBeLessThan(40 * 1024);
       const refused = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
         key,
-        body: { name: "x", destination_url: "https://example.com", design: { logo: { dataUri: `data:image/png;base64,${bomb.toString("base64")}` } } },
+        body: {
+          name: "x",
+          destination_url: "https://example.com",
+          design: { logo: { dataUri: `data:image/png;base64,${bomb.toString("base64")}` } },
+        },
       });
       expectError(refused, 400, "validation_error");
       expect(refused.body.error.details.fields).toEqual([
-        expect.objectContaining({ field: "design.logo.dataUri", reason: "logo_too_many_pixels", message: expect.stringContaining("16000x16000") }),
+        expect.objectContaining({
+          field: "design.logo.dataUri",
+          reason: "logo_too_many_pixels",
+          message: expect.stringContaining("16000x16000"),
+        }),
       ]);
       expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
     });
@@ -1009,25 +1237,41 @@ export function defineRestSuite(mode: StackMode): void {
       const { key } = await newAccount();
       const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Print" } });
       const attempt = (design: Record<string, unknown>) =>
-        api("POST", `/workspaces/${workspace.id}/qr-codes`, { key, body: { name: "x", destination_url: "https://example.com", design } });
+        api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+          key,
+          body: { name: "x", destination_url: "https://example.com", design },
+        });
       const lowContrast = await attempt({ foreground: "#aaaaaa" });
       expectError(lowContrast, 400, "validation_error");
-      expect(lowContrast.body.error.details.fields).toEqual([expect.objectContaining({ field: "design.foreground", reason: "low_contrast" })]);
+      expect(lowContrast.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "design.foreground", reason: "low_contrast" }),
+      ]);
       const inverted = await attempt({ foreground: "#ffffff", background: "#000000" });
-      expect(inverted.body.error.details.fields).toEqual([expect.objectContaining({ field: "design.foreground", reason: "inverted_colors" })]);
+      expect(inverted.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "design.foreground", reason: "inverted_colors" }),
+      ]);
       const logo = await attempt({ errorCorrection: "L", logo: { dataUri: TINY_PNG, scale: 0.2 } });
       expectError(logo, 400, "validation_error");
-      expect(logo.body.error.details.fields).toEqual([expect.objectContaining({ field: "design.logo.scale", reason: "logo_too_large" })]);
+      expect(logo.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "design.logo.scale", reason: "logo_too_large" }),
+      ]);
       expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
       expect((await attempt({ logo: { dataUri: TINY_PNG, scale: 0.2 } })).status).toBe(201);
     });
   });
 
   describe(`[${mode}] scans and analytics`, () => {
-    const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
-    const WINDOWS_CHROME = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
-    const ANDROID_CHROME = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36";
-    const BOTS = ["Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)", "facebookexternalhit/1.1", "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"];
+    const IPHONE =
+      "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+    const WINDOWS_CHROME =
+      "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36";
+    const ANDROID_CHROME =
+      "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Mobile Safari/537.36";
+    const BOTS = [
+      "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)",
+      "facebookexternalhit/1.1",
+      "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)",
+    ];
 
     async function newCode() {
       const account = await newAccount();
@@ -1040,7 +1284,8 @@ export function defineRestSuite(mode: StackMode): void {
       return { ...account, code: created.body as { id: string; vanity_url: string } };
     }
 
-    const follow = (url: string, method: string, headers: Record<string, string>) => fetch(url, { method, redirect: "manual", headers });
+    const follow = (url: string, method: string, headers: Record<string, string>) =>
+      fetch(url, { method, redirect: "manual", headers });
 
     const settledTotal = (key: string, id: string, expected: number) =>
       settledCount(async () => (await api("GET", `/qr-codes/${id}`, { key })).body.total_scans as number, expected);
@@ -1053,7 +1298,8 @@ export function defineRestSuite(mode: StackMode): void {
         if (i % 2 === 0) headers.referer = "https://news.example/spring-menu";
         expect((await follow(code.vanity_url, "GET", headers)).status).toBe(302);
       }
-      for (let i = 0; i < 5; i++) expect((await follow(code.vanity_url, "HEAD", { "user-agent": IPHONE })).status).toBe(302);
+      for (let i = 0; i < 5; i++)
+        expect((await follow(code.vanity_url, "HEAD", { "user-agent": IPHONE })).status).toBe(302);
       for (const bot of BOTS) expect((await follow(code.vanity_url, "GET", { "user-agent": bot })).status).toBe(302);
 
       expect(await settledTotal(key, code.id, 100)).toBe(100);
@@ -1105,13 +1351,25 @@ export function defineRestSuite(mode: StackMode): void {
       const { key, code } = await newCode();
       const range = await api("GET", `/qr-codes/${code.id}/analytics?from=2024-02-27&to=2024-03-01`, { key });
       expect(range.status).toBe(200);
-      expect(range.body).toMatchObject({ from: "2024-02-27", to: "2024-03-01", total_scans: 0, unique_scans: 0, countries: [], referrers: [] });
-      expect(range.body.daily.map((day: { date: string }) => day.date)).toEqual(["2024-02-27", "2024-02-28", "2024-02-29", "2024-03-01"]);
+      expect(range.body).toMatchObject({
+        from: "2024-02-27",
+        to: "2024-03-01",
+        total_scans: 0,
+        unique_scans: 0,
+        countries: [],
+        referrers: [],
+      });
+      expect(range.body.daily.map((day: { date: string }) => day.date)).toEqual([
+        "2024-02-27",
+        "2024-02-28",
+        "2024-02-29",
+        "2024-03-01",
+      ]);
       const edges = await api("GET", `/qr-codes/${code.id}/analytics?from=2000-01-01&to=2000-01-01`, { key });
       expect(edges.status).toBe(200);
-      expect((await api("GET", `/qr-codes/${code.id}/analytics?from=9999-12-31&to=9999-12-31`, { key })).body.daily).toEqual([
-        { date: "9999-12-31", scans: 0, unique_scans: 0 },
-      ]);
+      expect(
+        (await api("GET", `/qr-codes/${code.id}/analytics?from=9999-12-31&to=9999-12-31`, { key })).body.daily,
+      ).toEqual([{ date: "9999-12-31", scans: 0, unique_scans: 0 }]);
 
       const refusals: [string, string, string][] = [
         ["from=2026-02-30", "from", "invalid_date"],
@@ -1129,7 +1387,10 @@ export function defineRestSuite(mode: StackMode): void {
       for (const [query, field, reason] of refusals) {
         const refused = await api("GET", `/qr-codes/${code.id}/analytics?${query}`, { key });
         expectError(refused, 400, "validation_error");
-        const fields = refused.body.error.details.fields.map((f: { field: string; reason: string }) => ({ field: f.field, reason: f.reason }));
+        const fields = refused.body.error.details.fields.map((f: { field: string; reason: string }) => ({
+          field: f.field,
+          reason: f.reason,
+        }));
         expect(fields, query).toEqual([{ field, reason }]);
       }
     });
@@ -1148,11 +1409,17 @@ export function defineRestSuite(mode: StackMode): void {
 
     it("answers CORS preflights without a key, for any origin, and lets scripts read errors and quota headers", async () => {
       const preflight = await api("OPTIONS", "/qr-codes", {
-        headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization,content-type" },
+        headers: {
+          origin,
+          "access-control-request-method": "POST",
+          "access-control-request-headers": "authorization,content-type",
+        },
       });
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
-      expect(preflight.headers.get("access-control-allow-headers")).toBe("Authorization,Content-Type,If-None-Match,X-Request-ID,Idempotency-Key");
+      expect(preflight.headers.get("access-control-allow-headers")).toBe(
+        "Authorization,Content-Type,If-None-Match,X-Request-ID,Idempotency-Key",
+      );
       expect(preflight.headers.get("access-control-allow-methods")).toBe("GET,HEAD,POST,PATCH,DELETE");
       expect(preflight.headers.get("access-control-max-age")).toBe("600");
       expect(preflight.headers.get("access-control-allow-credentials")).toBeNull();
@@ -1170,7 +1437,11 @@ export function defineRestSuite(mode: StackMode): void {
 
     it("makes API responses inert in a browser, errors and unknown routes included", async () => {
       const { key } = await newAccount();
-      for (const res of [await api("GET", "/account", { key }), await api("GET", "/account"), await api("GET", "/no-such-route", { key })]) {
+      for (const res of [
+        await api("GET", "/account", { key }),
+        await api("GET", "/account"),
+        await api("GET", "/no-such-route", { key }),
+      ]) {
         expect(res.headers.get("x-content-type-options")).toBe("nosniff");
         expect(res.headers.get("content-security-policy")).toBe("default-src 'none';frame-ancestors 'none'");
         expect(res.headers.get("x-frame-options")).toBe("DENY");
@@ -1216,7 +1487,10 @@ export function defineRestSuite(mode: StackMode): void {
       const live = await call(root, "GET", "/healthz");
       expect(live).toMatchObject({ status: 200, body: { status: "ok" } });
       const ready = await call(root, "GET", "/readyz");
-      expect(ready).toMatchObject({ status: 200, body: { status: "ready", services: { tenancy: "serving", catalog: "serving" } } });
+      expect(ready).toMatchObject({
+        status: 200,
+        body: { status: "ready", services: { tenancy: "serving", catalog: "serving" } },
+      });
     });
   });
 }

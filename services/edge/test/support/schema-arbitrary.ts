@@ -12,7 +12,15 @@ export function validValue(schemaOrRef: DocNode, depth = 0): fc.Arbitrary<unknow
     const options = (schema.oneOf ?? schema.anyOf) as DocNode[];
     // A branch with only `required` narrows the object the schema itself describes.
     if (options.every((o) => !o.type && !o.$ref && o.required)) {
-      return fc.oneof(...options.map((o) => objectValue({ ...schema, oneOf: undefined, required: [...(schema.required ?? []), ...o.required] }, depth, o.required)));
+      return fc.oneof(
+        ...options.map((o) =>
+          objectValue(
+            { ...schema, oneOf: undefined, required: [...(schema.required ?? []), ...o.required] },
+            depth,
+            o.required,
+          ),
+        ),
+      );
     }
     return fc.oneof(...options.map((o) => validValue(o, depth + 1)));
   }
@@ -26,7 +34,12 @@ export function validValue(schemaOrRef: DocNode, depth = 0): fc.Arbitrary<unknow
     case "integer":
       return fc.integer({ min: schema.minimum ?? -1_000_000, max: schema.maximum ?? 1_000_000 });
     case "number":
-      return fc.double({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6, noNaN: true, noDefaultInfinity: true });
+      return fc.double({
+        min: schema.minimum ?? -1e6,
+        max: schema.maximum ?? 1e6,
+        noNaN: true,
+        noDefaultInfinity: true,
+      });
     case "string":
       return stringValue(schema);
     case "array":
@@ -48,7 +61,8 @@ export function minimalValue(schemaOrRef: DocNode): fc.Arbitrary<unknown> {
 function stringValue(schema: DocNode): fc.Arbitrary<string> {
   const maxLength = Math.min(schema.maxLength ?? 60, 200);
   if (schema.format === "uuid") return fc.uuid();
-  if (schema.format === "uri") return fc.webUrl({ validSchemes: ["https", "http"] }).filter((u) => u.length <= maxLength);
+  if (schema.format === "uri")
+    return fc.webUrl({ validSchemes: ["https", "http"] }).filter((u) => u.length <= maxLength);
   // Calendar dates within a few years of now, so ranges built from two of them are sometimes short enough to answer.
   if (schema.format === "date") {
     const year = new Date().getUTCFullYear();
@@ -56,7 +70,10 @@ function stringValue(schema: DocNode): fc.Arbitrary<string> {
       .date({ min: new Date(Date.UTC(year - 2, 0, 1)), max: new Date(Date.UTC(year + 1, 11, 31)), noInvalidDate: true })
       .map((date) => date.toISOString().slice(0, 10));
   }
-  if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern)).filter((s) => s.length >= (schema.minLength ?? 0) && s.length <= maxLength);
+  if (schema.pattern)
+    return fc
+      .stringMatching(new RegExp(schema.pattern))
+      .filter((s) => s.length >= (schema.minLength ?? 0) && s.length <= maxLength);
   // Mostly text people write, sometimes any UTF-16 at all (NUL, controls, lone surrogates): refused or stored as sent.
   return fc.oneof(
     { arbitrary: fc.string({ minLength: schema.minLength ?? 0, maxLength, unit: "grapheme" }), weight: 3 },
@@ -68,14 +85,22 @@ function objectValue(schema: DocNode, depth: number, mustHave: string[] = []): f
   const properties = Object.entries((schema.properties ?? {}) as Record<string, DocNode>);
   if (depth > 4) return fc.constant({});
   const required = new Set<string>([...(schema.required ?? []), ...mustHave]);
-  const record: Record<string, fc.Arbitrary<unknown>> = Object.fromEntries(properties.map(([name, s]) => [name, validValue(s, depth + 1)]));
+  const record: Record<string, fc.Arbitrary<unknown>> = Object.fromEntries(
+    properties.map(([name, s]) => [name, validValue(s, depth + 1)]),
+  );
   return fc.record(record, { requiredKeys: properties.map(([name]) => name).filter((name) => required.has(name)) });
 }
 
 /** A value that breaks the schema somewhere: a wrong type, a field it does not take, or a bound crossed. */
 export function invalidValue(schemaOrRef: DocNode): fc.Arbitrary<unknown> {
   const schema = resolveRef(schemaOrRef);
-  const wrongType = fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.integer(), { maxLength: 2 }), fc.string({ maxLength: 5 }));
+  const wrongType = fc.oneof(
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(fc.integer(), { maxLength: 2 }),
+    fc.string({ maxLength: 5 }),
+  );
   if (schema.type !== "object") return wrongType.filter((v) => typeof v !== schema.type);
   const properties = Object.keys(schema.properties ?? {});
   return fc.oneof(
@@ -84,14 +109,18 @@ export function invalidValue(schemaOrRef: DocNode): fc.Arbitrary<unknown> {
     // A field the operation does not take.
     validValue(schema).map((v) => ({ ...(v as object), unexpected_field: 1 })),
     // A known field with a value of a type it never takes.
-    fc.tuple(validValue(schema), fc.constantFrom(...properties)).map(([v, name]) => ({ ...(v as object), [name]: wrongTypeFor(schema.properties[name]) })),
+    fc
+      .tuple(validValue(schema), fc.constantFrom(...properties))
+      .map(([v, name]) => ({ ...(v as object), [name]: wrongTypeFor(schema.properties[name]) })),
     // A required field missing.
     ...(schema.required?.length
-      ? [fc.tuple(validValue(schema), fc.constantFrom(...(schema.required as string[]))).map(([v, name]) => {
-          const copy = { ...(v as Record<string, unknown>) };
-          delete copy[name];
-          return copy;
-        })]
+      ? [
+          fc.tuple(validValue(schema), fc.constantFrom(...(schema.required as string[]))).map(([v, name]) => {
+            const copy = { ...(v as Record<string, unknown>) };
+            delete copy[name];
+            return copy;
+          }),
+        ]
       : []),
   );
 }
@@ -119,19 +148,48 @@ function wrongTypeFor(schema: DocNode): unknown {
   return candidates.find(([type]) => !admitted.has(type))![1];
 }
 
-
 /** Text from the whole of UTF-16, NUL, the other controls and lone surrogates included. */
 export const anyText = (maxLength = 80): fc.Arbitrary<string> =>
   fc.oneof(
     fc.string({ maxLength, unit: "binary" }),
-    fc.constantFrom("\u0000", "a\u0000b", "\ud800", "x\udfff", "\ufeffname", "\u0007", "\u001b[2J", "\r\n", "\u2028", "\u00a0padded\u00a0", "\ud83d\ude00"),
+    fc.constantFrom(
+      "\u0000",
+      "a\u0000b",
+      "\ud800",
+      "x\udfff",
+      "\ufeffname",
+      "\u0007",
+      "\u001b[2J",
+      "\r\n",
+      "\u2028",
+      "\u00a0padded\u00a0",
+      "\ud83d\ude00",
+    ),
   );
 
 /** Numbers at and past every integer width a field may be stored in (int32, int64, doubles' exact range) and non-integers. */
 export const anyNumber: fc.Arbitrary<number> = fc.oneof(
   fc.constantFrom(
-    2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, 2 ** 32, 2 ** 53 - 1, 2 ** 53, -(2 ** 53), 2 ** 63, -(2 ** 63), 2 ** 64,
-    Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, 0.5, -0.5, 1.000001, -1, 0, -0,
+    2 ** 31 - 1,
+    2 ** 31,
+    -(2 ** 31),
+    -(2 ** 31) - 1,
+    2 ** 32,
+    2 ** 53 - 1,
+    2 ** 53,
+    -(2 ** 53),
+    2 ** 63,
+    -(2 ** 63),
+    2 ** 64,
+    Number.MAX_VALUE,
+    -Number.MAX_VALUE,
+    Number.MIN_VALUE,
+    0.5,
+    -0.5,
+    1.000001,
+    -1,
+    0,
+    -0,
   ),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
   fc.integer(),
@@ -140,9 +198,27 @@ export const anyNumber: fc.Arbitrary<number> = fc.oneof(
 /** Calendar dates across the whole calendar JavaScript knows, some that do not exist, and years outside 0000..9999. */
 export const anyDate: fc.Arbitrary<string> = fc.oneof(
   fc
-    .record({ year: fc.integer({ min: 0, max: 9999 }), month: fc.integer({ min: 0, max: 13 }), day: fc.integer({ min: 0, max: 32 }) })
-    .map(({ year, month, day }) => `${String(year).padStart(4, "0")}-${String(month).padStart(2, "0")}-${String(day).padStart(2, "0")}`),
-  fc.constantFrom("0000-01-01", "0001-01-01", "1969-12-31", "1970-01-01", "9999-12-31", "+275760-09-13", "-271821-04-20", "+010000-01-01", "2025-02-29", "2024-02-29"),
+    .record({
+      year: fc.integer({ min: 0, max: 9999 }),
+      month: fc.integer({ min: 0, max: 13 }),
+      day: fc.integer({ min: 0, max: 32 }),
+    })
+    .map(
+      ({ year, month, day }) =>
+        `${String(year).padStart(4, "0")}-${String(month).padStart(2, "0")}-${String(day).padStart(2, "0")}`,
+    ),
+  fc.constantFrom(
+    "0000-01-01",
+    "0001-01-01",
+    "1969-12-31",
+    "1970-01-01",
+    "9999-12-31",
+    "+275760-09-13",
+    "-271821-04-20",
+    "+010000-01-01",
+    "2025-02-29",
+    "2024-02-29",
+  ),
 );
 
 /** A field of a request body or query that takes a scalar, with the dotted path to it and its schema. */
@@ -159,13 +235,22 @@ export function leavesOf(schemaOrRef: DocNode, path: string[] = [], depth = 0, i
   const schema = resolveRef(schemaOrRef);
   if (depth > 6) return [];
   const description: string = schemaOrRef.description ?? schema.description ?? inherited;
-  const alternatives = ((schema.oneOf ?? schema.anyOf ?? []) as DocNode[]).flatMap((a) => leavesOf(a, path, depth + 1, description));
+  const alternatives = ((schema.oneOf ?? schema.anyOf ?? []) as DocNode[]).flatMap((a) =>
+    leavesOf(a, path, depth + 1, description),
+  );
   const types: string[] = Array.isArray(schema.type) ? schema.type : [schema.type];
-  const own: Leaf[] = (["string", "integer", "number"] as const).filter((t) => types.includes(t)).map((type) => ({ path, schema, type, description }));
+  const own: Leaf[] = (["string", "integer", "number"] as const)
+    .filter((t) => types.includes(t))
+    .map((type) => ({ path, schema, type, description }));
   const items = schema.items ? leavesOf(schema.items, [...path, "0"], depth + 1, description) : [];
-  const properties = Object.entries((schema.properties ?? {}) as Record<string, DocNode>).flatMap(([name, s]) => leavesOf(s, [...path, name], depth + 1));
+  const properties = Object.entries((schema.properties ?? {}) as Record<string, DocNode>).flatMap(([name, s]) =>
+    leavesOf(s, [...path, name], depth + 1),
+  );
   const all = [...own, ...alternatives, ...items, ...properties];
-  return all.filter((leaf, i) => all.findIndex((other) => other.path.join(".") === leaf.path.join(".") && other.type === leaf.type) === i);
+  return all.filter(
+    (leaf, i) =>
+      all.findIndex((other) => other.path.join(".") === leaf.path.join(".") && other.type === leaf.type) === i,
+  );
 }
 
 /** A copy of a JSON value with `value` at `path`, objects and arrays made on the way (`0` is an array's first item). */
@@ -173,13 +258,17 @@ export function withValueAt(target: unknown, path: string[], value: unknown): un
   if (path.length === 0) return value;
   const [head, ...rest] = path as [string, ...string[]];
   if (head === "0") return [withValueAt(Array.isArray(target) ? target[0] : undefined, rest, value)];
-  const object = target !== null && typeof target === "object" && !Array.isArray(target) ? (target as Record<string, unknown>) : {};
+  const object =
+    target !== null && typeof target === "object" && !Array.isArray(target) ? (target as Record<string, unknown>) : {};
   return { ...object, [head]: withValueAt(object[head], rest, value) };
 }
 
 /** The value at a dotted path of a JSON value, or undefined. */
 export function valueAt(target: unknown, path: string[]): unknown {
-  return path.reduce<unknown>((node, key) => (node !== null && typeof node === "object" ? (node as Record<string, unknown>)[key] : undefined), target);
+  return path.reduce<unknown>(
+    (node, key) => (node !== null && typeof node === "object" ? (node as Record<string, unknown>)[key] : undefined),
+    target,
+  );
 }
 
 /**
@@ -197,6 +286,8 @@ export function encodeAnyText(text: string): string {
   return Array.from(text, (char) => {
     if (char.isWellFormed()) return encodeURIComponent(char);
     const unit = char.charCodeAt(0);
-    return [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join("");
+    return [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)]
+      .map((b) => `%${b.toString(16).toUpperCase()}`)
+      .join("");
   }).join("");
 }

@@ -60,7 +60,11 @@ export interface Stack {
   /** The database every service writes to; only in the in-process shape. */
   readonly db?: Kysely<any>;
   /** Every gRPC module, each behind in-process transports encoding every message (binary and JSON) with the admin credential; only in the in-process shape. */
-  readonly grpcModules?: ReadonlyArray<{ readonly module: GrpcModule; readonly transport: Transport; readonly jsonTransport: Transport }>;
+  readonly grpcModules?: ReadonlyArray<{
+    readonly module: GrpcModule;
+    readonly transport: Transport;
+    readonly jsonTransport: Transport;
+  }>;
   /** The rendering service's renderer; only in the in-process shape. */
   readonly renderer?: Renderer;
   /**
@@ -124,7 +128,10 @@ export interface StackOptions {
    */
   /** The in-process shape's edge body limit; 64 KiB unless given. */
   readonly maxBodyBytes?: number;
-  readonly webhooks?: Pick<Partial<WebhookOptions>, "pollIntervalMs" | "retryScheduleMs" | "scanPeriodMs" | "timeoutMs" | "allowLoopback">;
+  readonly webhooks?: Pick<
+    Partial<WebhookOptions>,
+    "pollIntervalMs" | "retryScheduleMs" | "scanPeriodMs" | "timeoutMs" | "allowLoopback"
+  >;
 }
 
 export async function startStack(mode: StackMode, options: StackOptions = {}): Promise<Stack> {
@@ -162,7 +169,10 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
   return {
     baseUrl: `${origin}/api/v1`,
     admin: createClient(TenancyAdminService, admin([tenancy])),
-    catalog: createClient(QrCodeService, inProcessTransport({ modules: [catalog], credentials, logger, token: credentials.serviceToken })),
+    catalog: createClient(
+      QrCodeService,
+      inProcessTransport({ modules: [catalog], credentials, logger, token: credentials.serviceToken }),
+    ),
     domains: createClient(DomainService, admin([links])),
     redirectorUrl: origin,
     dns,
@@ -227,7 +237,12 @@ function launch(name: ProcessName, env: Record<string, string>, isReady: () => P
   };
 }
 
-async function waitUntil(what: string, ready: () => Promise<boolean>, output: () => string, timeoutMs = 60_000): Promise<void> {
+async function waitUntil(
+  what: string,
+  ready: () => Promise<boolean>,
+  output: () => string,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await ready().catch(() => false)) return;
@@ -241,13 +256,22 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
   const databaseUrl = options.databaseUrl ?? scratch?.url;
   const dns = await new TestDnsServer().start();
   const dataDir = mkdtempSync(join(tmpdir(), "qrp-stack-"));
-  const ports = Object.fromEntries(await Promise.all(START_ORDER.map(async (name) => [name, await freePort()]))) as Record<ProcessName, number>;
+  const ports = Object.fromEntries(
+    await Promise.all(START_ORDER.map(async (name) => [name, await freePort()])),
+  ) as Record<ProcessName, number>;
   const placement = {
     host: "127.0.0.1",
     ports,
     redirectPort: await freePort(),
-    metricsPorts: Object.fromEntries(await Promise.all(START_ORDER.map(async (name) => [name, await freePort()]))) as Record<ProcessName, number>,
-    secrets: { SERVICE_TOKEN: credentials.serviceToken, ADMIN_TOKEN: credentials.adminToken, PAGE_TOKEN_SECRET: pageTokenSecret, VISITOR_KEY_SECRET: visitorKeySecret },
+    metricsPorts: Object.fromEntries(
+      await Promise.all(START_ORDER.map(async (name) => [name, await freePort()])),
+    ) as Record<ProcessName, number>,
+    secrets: {
+      SERVICE_TOKEN: credentials.serviceToken,
+      ADMIN_TOKEN: credentials.adminToken,
+      PAGE_TOKEN_SECRET: pageTokenSecret,
+      VISITOR_KEY_SECRET: visitorKeySecret,
+    },
     databaseUrl,
     redisUrl: process.env.REDIS_URL,
     dataDir,
@@ -265,11 +289,14 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     const health = createClient(Health, remoteTransport({ baseUrl: url(name), token: "" }));
     return async () => (await health.check({ service: "" })).status === ServingStatus.SERVING;
   };
-  const environment = (name: ProcessName) => ({ ...processEnvironment(name, placement), ...testEnv[name], ...options.env?.[name] });
-  const processes = Object.fromEntries(START_ORDER.map((name) => [name, launch(name, environment(name), isReady(name))])) as Record<
-    ProcessName,
-    StackProcess
-  >;
+  const environment = (name: ProcessName) => ({
+    ...processEnvironment(name, placement),
+    ...testEnv[name],
+    ...options.env?.[name],
+  });
+  const processes = Object.fromEntries(
+    START_ORDER.map((name) => [name, launch(name, environment(name), isReady(name))]),
+  ) as Record<ProcessName, StackProcess>;
   const replicas: StackProcess[] = [];
   const stopAll = async () => {
     await Promise.all([...Object.values(processes), ...replicas].map((service) => service.kill("SIGTERM")));
@@ -287,7 +314,10 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
 
   return {
     baseUrl: `${url("edge")}/api/v1`,
-    admin: createClient(TenancyAdminService, remoteTransport({ baseUrl: url("tenancy"), token: credentials.adminToken })),
+    admin: createClient(
+      TenancyAdminService,
+      remoteTransport({ baseUrl: url("tenancy"), token: credentials.adminToken }),
+    ),
     catalog: createClient(QrCodeService, remoteTransport({ baseUrl: url("catalog"), token: credentials.serviceToken })),
     domains: createClient(DomainService, remoteTransport({ baseUrl: url("links"), token: credentials.adminToken })),
     redirectorUrl: `http://127.0.0.1:${placement.redirectPort}`,
@@ -295,7 +325,9 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
     databaseUrl,
     grpcUrls: { tenancy: url("tenancy"), links: url("links"), rendering: url("rendering"), catalog: url("catalog") },
     processes,
-    metricsUrls: Object.fromEntries(START_ORDER.map((name) => [name, `http://127.0.0.1:${placement.metricsPorts[name]}/metrics`])) as Record<ProcessName, string>,
+    metricsUrls: Object.fromEntries(
+      START_ORDER.map((name) => [name, `http://127.0.0.1:${placement.metricsPorts[name]}/metrics`]),
+    ) as Record<ProcessName, string>,
     async startEdgeReplica(replica = {}) {
       const port = await freePort();
       const metricsPort = await freePort();
@@ -321,7 +353,8 @@ function webhookEnvOf(webhooks: StackOptions["webhooks"]): Record<string, string
   const env: Record<string, string> = {};
   if (!webhooks) return env;
   if (webhooks.pollIntervalMs !== undefined) env.WEBHOOK_POLL_SECONDS = String(webhooks.pollIntervalMs / 1000);
-  if (webhooks.retryScheduleMs !== undefined) env.WEBHOOK_RETRY_SCHEDULE_SECONDS = webhooks.retryScheduleMs.map((ms) => ms / 1000).join(",");
+  if (webhooks.retryScheduleMs !== undefined)
+    env.WEBHOOK_RETRY_SCHEDULE_SECONDS = webhooks.retryScheduleMs.map((ms) => ms / 1000).join(",");
   if (webhooks.scanPeriodMs !== undefined) env.WEBHOOK_SCAN_PERIOD_SECONDS = String(webhooks.scanPeriodMs / 1000);
   if (webhooks.timeoutMs !== undefined) env.WEBHOOK_TIMEOUT_SECONDS = String(webhooks.timeoutMs / 1000);
   if (webhooks.allowLoopback !== undefined) env.WEBHOOK_ALLOW_LOOPBACK = String(webhooks.allowLoopback);

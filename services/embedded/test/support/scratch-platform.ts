@@ -27,7 +27,10 @@ export async function startScratchPlatform(): Promise<ScratchPlatform> {
     metricsPort: 0,
     logger: createLogger({ service: "test", level: "silent" }),
   });
-  const credential = JSON.parse(readFileSync(platform.adminCredentialPath, "utf8")) as { address: string; token: string };
+  const credential = JSON.parse(readFileSync(platform.adminCredentialPath, "utf8")) as {
+    address: string;
+    token: string;
+  };
   return {
     ...platform,
     admin: createClient(TenancyAdminService, remoteTransport({ baseUrl: credential.address, token: credential.token })),

@@ -63,7 +63,9 @@ export interface Database {
 }
 
 /** See {@link Database.connectionForThread}; sent to the other thread, the port in its transfer list. */
-export type ThreadConnection = { databaseUrl: string; pglitePort?: undefined } | { pglitePort: MessagePort; databaseUrl?: undefined };
+export type ThreadConnection =
+  | { databaseUrl: string; pglitePort?: undefined }
+  | { pglitePort: MessagePort; databaseUrl?: undefined };
 
 // Timestamps and counts come back as JS values the same way on both engines.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
@@ -118,7 +120,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   // The dialect needs only `query` and `close`, which the thread offers too.
   const pglite = config.pgliteThread
     ? await PgliteThread.open(config.dataDir)
-    : await PGlite.create(config.dataDir, { parsers: { 20: (value: string) => Number(value) }, loadDataDir: config.initialDataDir });
+    : await PGlite.create(config.dataDir, {
+        parsers: { 20: (value: string) => Number(value) },
+        loadDataDir: config.initialDataDir,
+      });
   const db = new Kysely({ dialect: new PGliteDialect(pglite as PGlite), log: traceQuery });
   return {
     db,

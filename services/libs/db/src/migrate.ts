@@ -10,15 +10,19 @@ export type Migrations = Record<string, Migration>;
  * everything is applied does nothing.
  */
 export async function migrateSchema(db: SharedKysely, schema: string, migrations: Migrations): Promise<string[]> {
-  await db.schema.createSchema(schema).ifNotExists().execute().catch(async (error: unknown) => {
-    // Two instances may race to create the schema; losing that race is fine.
-    const exists = await db
-      .selectFrom("information_schema.schemata")
-      .select("schema_name")
-      .where("schema_name", "=", schema)
-      .executeTakeFirst();
-    if (!exists) throw error;
-  });
+  await db.schema
+    .createSchema(schema)
+    .ifNotExists()
+    .execute()
+    .catch(async (error: unknown) => {
+      // Two instances may race to create the schema; losing that race is fine.
+      const exists = await db
+        .selectFrom("information_schema.schemata")
+        .select("schema_name")
+        .where("schema_name", "=", schema)
+        .executeTakeFirst();
+      if (!exists) throw error;
+    });
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },

@@ -89,7 +89,9 @@ export class PgliteThread extends ThreadClient {
 
   /** Starts the thread and opens PGlite in `dataDir` ("memory://" for a database in memory). */
   static async open(dataDir: string): Promise<PgliteThread> {
-    const thread = new PgliteThread(new Worker(WORKER_FILE, { workerData: { dataDir }, execArgv: workerExecArgv(WORKER_FILE) }));
+    const thread = new PgliteThread(
+      new Worker(WORKER_FILE, { workerData: { dataDir }, execArgv: workerExecArgv(WORKER_FILE) }),
+    );
     const started = await thread.waitFor(0);
     if (!started.ok) {
       await thread.worker.terminate();
@@ -136,6 +138,7 @@ export class PgliteSession extends ThreadClient {
 /** An Error carrying the fields the thread sent (a Postgres error's code, detail, constraint...). */
 function errorFrom(fields: Record<string, unknown>): Error {
   const error = new Error(String(fields.message ?? "database error"));
-  for (const [key, value] of Object.entries(fields)) if (key !== "message" && key !== "stack") Object.assign(error, { [key]: value });
+  for (const [key, value] of Object.entries(fields))
+    if (key !== "message" && key !== "stack") Object.assign(error, { [key]: value });
   return error;
 }

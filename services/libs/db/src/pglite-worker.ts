@@ -48,7 +48,8 @@ class Sessions {
   /** A session that went away: its waiting statements are dropped, and its open transaction rolled back. */
   end(session: Session): void {
     session.ended = true;
-    for (let i = this.waiting.length - 1; i >= 0; i--) if (this.waiting[i]!.session === session) this.waiting.splice(i, 1);
+    for (let i = this.waiting.length - 1; i >= 0; i--)
+      if (this.waiting[i]!.session === session) this.waiting.splice(i, 1);
     // A statement of its own still running rolls back when it is done (see next).
     if (this.inTransaction === session && this.running !== session) this.rollBack(session);
   }
@@ -60,7 +61,8 @@ class Sessions {
 
   private next(): void {
     if (this.running) return;
-    const index = this.inTransaction === undefined ? 0 : this.waiting.findIndex((entry) => entry.session === this.inTransaction);
+    const index =
+      this.inTransaction === undefined ? 0 : this.waiting.findIndex((entry) => entry.session === this.inTransaction);
     if (index < 0 || index >= this.waiting.length) return;
     const [{ session, request }] = this.waiting.splice(index, 1) as [(typeof this.waiting)[number]];
     this.running = session;
@@ -70,7 +72,12 @@ class Sessions {
     this.pglite
       .query(request.sql, request.params)
       .then(
-        (result) => answer({ id: request.id, ok: true, result: { rows: result.rows as Record<string, unknown>[], affectedRows: result.affectedRows } }),
+        (result) =>
+          answer({
+            id: request.id,
+            ok: true,
+            result: { rows: result.rows as Record<string, unknown>[], affectedRows: result.affectedRows },
+          }),
         (error: unknown) => answer({ id: request.id, ok: false, error: plainError(error) }),
       )
       .finally(() => {

@@ -10,7 +10,11 @@ export function registerPoolMetrics(metrics: Metrics, database: Database): void 
   const connections = database.poolConnections;
   if (!connections) return;
   metrics.gaugeOnScrape(
-    { name: "qrp_db_pool_connections", help: "Postgres pool connections by state (busy, idle) and queries waiting for one.", labelNames: ["state"] },
+    {
+      name: "qrp_db_pool_connections",
+      help: "Postgres pool connections by state (busy, idle) and queries waiting for one.",
+      labelNames: ["state"],
+    },
     (gauge) => {
       const { total, idle, waiting } = connections();
       gauge.set({ state: "busy" }, total - idle);

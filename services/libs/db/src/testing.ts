@@ -52,7 +52,9 @@ export async function createScratchDatabase(): Promise<ScratchDatabase | undefin
 }
 
 const NODE_MODULES = fileURLToPath(new URL("../../../../node_modules/", import.meta.url));
-const PGLITE_VERSION = (JSON.parse(readFileSync(join(NODE_MODULES, "@electric-sql/pglite/package.json"), "utf8")) as { version: string }).version;
+const PGLITE_VERSION = (
+  JSON.parse(readFileSync(join(NODE_MODULES, "@electric-sql/pglite/package.json"), "utf8")) as { version: string }
+).version;
 
 /**
  * A state that many in-memory test databases start from, such as every service's migrations applied.
@@ -119,7 +121,9 @@ async function readOrBuildArchive(template?: DatabaseTemplate): Promise<Blob> {
   const partial = `${path}.${process.pid}.partial`;
   await writeFile(partial, Buffer.from(await archive.arrayBuffer()));
   await rename(partial, path);
-  for (const stale of readdirSync(ARCHIVES).filter((file) => file.startsWith(`${prefix}-`) && file.endsWith(".tar") && join(ARCHIVES, file) !== path)) {
+  for (const stale of readdirSync(ARCHIVES).filter(
+    (file) => file.startsWith(`${prefix}-`) && file.endsWith(".tar") && join(ARCHIVES, file) !== path,
+  )) {
     await rm(join(ARCHIVES, stale), { force: true });
   }
   return archive;

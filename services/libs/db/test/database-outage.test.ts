@@ -1,9 +1,20 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isDatabaseUnavailable, openDatabase, type Database } from "@qrplatform/db";
-import { adminQuery, createScratchDatabase, hasPostgresServer, startPrivatePostgres, type PrivatePostgres, type ScratchDatabase } from "@qrplatform/db/testing";
+import {
+  adminQuery,
+  createScratchDatabase,
+  hasPostgresServer,
+  startPrivatePostgres,
+  type PrivatePostgres,
+  type ScratchDatabase,
+} from "@qrplatform/db/testing";
 
-const caught = async (promise: Promise<unknown>): Promise<unknown> => promise.then(() => undefined, (error: unknown) => error);
+const caught = async (promise: Promise<unknown>): Promise<unknown> =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
 
 // Terminating one backend of our own scratch database disturbs nobody else on the shared server.
 describe.skipIf(!process.env.DATABASE_URL)("a backend terminated under a checked-out connection", () => {

@@ -16,8 +16,12 @@ afterAll(() => database?.close());
 describe("PGlite on a thread", () => {
   it("answers counts as numbers, times as dates and bytes as bytes", async () => {
     const { rows } = await sql<{ n: number; at: Date; bytes: Uint8Array }>`
-      select 9007199254740991::int8 as n, '2026-11-23T10:00:00Z'::timestamptz as at, '\\x0102ff'::bytea as bytes`.execute(database.db);
-    expect(rows).toEqual([{ n: 9007199254740991, at: new Date("2026-11-23T10:00:00Z"), bytes: new Uint8Array([1, 2, 255]) }]);
+      select 9007199254740991::int8 as n, '2026-11-23T10:00:00Z'::timestamptz as at, '\\x0102ff'::bytea as bytes`.execute(
+      database.db,
+    );
+    expect(rows).toEqual([
+      { n: 9007199254740991, at: new Date("2026-11-23T10:00:00Z"), bytes: new Uint8Array([1, 2, 255]) },
+    ]);
   });
 
   it("keeps Postgres's error fields, and transactions commit or roll back whole", async () => {
@@ -60,7 +64,9 @@ describe("PGlite on a thread", () => {
         database.db.transaction().execute(async (trx) => {
           await sql`insert into fenced values (1)`.execute(trx);
           // Sent while the transaction is open: run inside it, it would be rolled back with it.
-          sessionInsert = sql`insert into fenced values (2)`.execute(session.db).then(() => order.push("session's insert"));
+          sessionInsert = sql`insert into fenced values (2)`
+            .execute(session.db)
+            .then(() => order.push("session's insert"));
           await new Promise((resolve) => setTimeout(resolve, 50));
           await sql`insert into fenced values (3)`.execute(trx);
           order.push("transaction's last statement");

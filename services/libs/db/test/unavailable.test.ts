@@ -11,7 +11,10 @@ describe("isDatabaseUnavailable", () => {
     ["a connect timeout of the socket", withCode("ETIMEDOUT")],
     ["an unreachable host", withCode("EHOSTUNREACH")],
     ["a host name that does not resolve yet", withCode("EAI_AGAIN")],
-    ["a terminated backend (57P01, a restart)", withCode("57P01", "terminating connection due to administrator command")],
+    [
+      "a terminated backend (57P01, a restart)",
+      withCode("57P01", "terminating connection due to administrator command"),
+    ],
     ["a crash of another backend (57P02)", withCode("57P02")],
     ["a server starting up or shutting down (57P03)", withCode("57P03", "the database system is starting up")],
     ["no connection slots left (53300)", withCode("53300", "sorry, too many clients already")],
@@ -34,7 +37,10 @@ describe("isDatabaseUnavailable", () => {
     ["a statement cancelled on request", withCode("57014")],
     ["a plain error", new Error("boom")],
     ["a file that does not exist", withCode("ENOENT")],
-    ["a message that merely mentions a timeout", new Error("timeout exceeded when trying to connect to the renderer, twice")],
+    [
+      "a message that merely mentions a timeout",
+      new Error("timeout exceeded when trying to connect to the renderer, twice"),
+    ],
     ["not an error", "ECONNREFUSED"],
     ["nothing", undefined],
   ])("is false for %s", (_, error) => {

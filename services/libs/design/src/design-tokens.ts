@@ -77,7 +77,10 @@ export const designTokenAliases: { readonly [F in DesignEnumField]?: Readonly<Re
 
 /** Every token a request may give for each design enum field: the canonical ones, then the aliases. */
 export const acceptedDesignTokens = Object.fromEntries(
-  Object.entries(designTokens).map(([field, tokens]) => [field, [...tokens, ...Object.keys(designTokenAliases[field as DesignEnumField] ?? {})]]),
+  Object.entries(designTokens).map(([field, tokens]) => [
+    field,
+    [...tokens, ...Object.keys(designTokenAliases[field as DesignEnumField] ?? {})],
+  ]),
 ) as unknown as { readonly [F in DesignEnumField]: readonly string[] };
 
 /** The canonical token a request's token stands for: itself, or what its alias maps to. */

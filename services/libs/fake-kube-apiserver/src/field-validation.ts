@@ -28,7 +28,8 @@ export function undeclaredFields(value: unknown, schema: Schema, path = ""): str
     // metadata is ObjectMeta, which the server knows and a CRD's schema leaves open.
     if (path === "" && (key === "metadata" || key === "apiVersion" || key === "kind")) continue;
     if (declared) found.push(...undeclaredFields(child, declared, at));
-    else if (typeof schema.additionalProperties === "object") found.push(...undeclaredFields(child, schema.additionalProperties, at));
+    else if (typeof schema.additionalProperties === "object")
+      found.push(...undeclaredFields(child, schema.additionalProperties, at));
     else if (schema.additionalProperties !== true) found.push(at);
   }
   return found;

@@ -89,7 +89,9 @@ export function defaultResourceTypes(): ResourceType[] {
       shortNames: ["ev"],
       // The real server's field labels for core events; `kubectl describe` selects by involvedObject.*.
       selectableFields: [
-        ...["kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"].map((f) => `involvedObject.${f}`),
+        ...["kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"].map(
+          (f) => `involvedObject.${f}`,
+        ),
         "reason",
         "reportingComponent",
         "source",

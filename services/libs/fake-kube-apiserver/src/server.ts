@@ -214,7 +214,11 @@ export class ApiHttpServer {
     });
 
     if (route.name === undefined) {
-      const selector = parseSelectors(query.get("labelSelector"), query.get("fieldSelector"), route.type.selectableFields);
+      const selector = parseSelectors(
+        query.get("labelSelector"),
+        query.get("fieldSelector"),
+        route.type.selectableFields,
+      );
       if (method === "GET" && ["true", "1"].includes(query.get("watch") ?? "")) {
         this.watch(res, url, route, target, selector, record);
         return;
@@ -362,7 +366,10 @@ export class ApiHttpServer {
   private openApi(rest: string[], accept: string): unknown {
     if (rest.length === 1 && rest[0] === "v2") {
       if (!acceptsJson(accept)) {
-        throw new KubeError("NotAcceptable", "only application/json is served for /openapi/v2 by the fake, not protobuf");
+        throw new KubeError(
+          "NotAcceptable",
+          "only application/json is served for /openapi/v2 by the fake, not protobuf",
+        );
       }
       return openApiV2Document(this.registry);
     }

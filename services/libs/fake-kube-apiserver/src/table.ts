@@ -40,7 +40,10 @@ export function wantsTable(accept: string): boolean {
 export function includeObjectOf(value: string | null): IncludeObject {
   if (value === null || value === "") return "Metadata";
   if (value === "None" || value === "Metadata" || value === "Object") return value;
-  throw new KubeError("BadRequest", `includeObject: Unsupported value: "${value}": supported values: "None", "Metadata", "Object"`);
+  throw new KubeError(
+    "BadRequest",
+    `includeObject: Unsupported value: "${value}": supported values: "None", "Metadata", "Object"`,
+  );
 }
 
 interface ColumnSource {
@@ -84,7 +87,12 @@ const ageColumn: ColumnSource = {
   cell: (object, now) => age(object.metadata?.creationTimestamp, now),
 };
 
-function column(name: string, type: string, description: string, extra: { format?: string; priority?: number } = {}): TableColumn {
+function column(
+  name: string,
+  type: string,
+  description: string,
+  extra: { format?: string; priority?: number } = {},
+): TableColumn {
   return { name, type, format: extra.format ?? "", description, priority: extra.priority ?? 0 };
 }
 
@@ -153,7 +161,11 @@ function eventColumns(group: string): ColumnSource[] {
     const first = e[core ? "firstTimestamp" : "deprecatedFirstTimestamp"];
     const firstSeen = first ? age(first, now) : age(e.eventTime, now);
     const last = e[core ? "lastTimestamp" : "deprecatedLastTimestamp"];
-    const lastSeen = e.series?.lastObservedTime ? age(e.series.lastObservedTime, now) : last ? age(last, now) : firstSeen;
+    const lastSeen = e.series?.lastObservedTime
+      ? age(e.series.lastObservedTime, now)
+      : last
+        ? age(last, now)
+        : firstSeen;
     const about = (core ? e.involvedObject : e.regarding) ?? {};
     const source = (core ? e.source : e.deprecatedSource) ?? {};
     const component = source.component || e.reportingController || "";
@@ -172,7 +184,10 @@ function eventColumns(group: string): ColumnSource[] {
   };
   const wide = { priority: 1 };
   const cells: [TableColumn, (fields: ReturnType<typeof read>, object: KubeObject) => unknown][] = [
-    [column("Last Seen", "string", "The time at which the most recent occurrence of this event was recorded."), (f) => f.lastSeen],
+    [
+      column("Last Seen", "string", "The time at which the most recent occurrence of this event was recorded."),
+      (f) => f.lastSeen,
+    ],
     [column("Type", "string", "Type of this event (Normal, Warning)."), (f) => f.type],
     [column("Reason", "string", "Why the action was taken, short and machine-readable."), (f) => f.reason],
     [column("Object", "string", "The object this event is about."), (f) => f.object],
@@ -181,7 +196,10 @@ function eventColumns(group: string): ColumnSource[] {
     [column("Message", "string", "A human-readable description of the status of this operation."), (f) => f.message],
     [column("First Seen", "string", "The time at which the event was first recorded.", wide), (f) => f.firstSeen],
     [column("Count", "string", "The number of times this event has occurred.", wide), (f) => f.count],
-    [column("Name", "string", "Name must be unique within a namespace.", { format: "name", priority: 1 }), (_f, o) => o.metadata?.name ?? ""],
+    [
+      column("Name", "string", "Name must be unique within a namespace.", { format: "name", priority: 1 }),
+      (_f, o) => o.metadata?.name ?? "",
+    ],
   ];
   return cells.map(([definition, pick]) => ({ definition, cell: (object, now) => pick(read(object, now), object) }));
 }

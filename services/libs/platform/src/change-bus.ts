@@ -91,12 +91,20 @@ const CLOSE_WAIT_MS = 1000;
  * away are lost. Messages published while Redis is away are queued and sent when it answers again
  * (given up, and logged, after 15 seconds). Waits up to a few seconds for the first connection.
  */
-export async function redisChangeBus<T extends object>(redisUrl: string, logger: Logger, options: RedisChangeBusOptions<T>): Promise<ChangeBus<T>> {
+export async function redisChangeBus<T extends object>(
+  redisUrl: string,
+  logger: Logger,
+  options: RedisChangeBusOptions<T>,
+): Promise<ChangeBus<T>> {
   const { channel, what } = options;
   const self = randomUUID();
   const listeners = new Listeners<T>(logger, what);
   const reconnectStrategy = (attempt: number) => Math.min((attempt + 1) * 100, 1000);
-  const publisher = createClient({ url: redisUrl, commandsQueueMaxLength: MAX_QUEUED_MESSAGES, socket: { reconnectStrategy } });
+  const publisher = createClient({
+    url: redisUrl,
+    commandsQueueMaxLength: MAX_QUEUED_MESSAGES,
+    socket: { reconnectStrategy },
+  });
   const subscriber = createClient({
     url: redisUrl,
     disableOfflineQueue: true,
@@ -157,7 +165,11 @@ export async function redisChangeBus<T extends object>(redisUrl: string, logger:
         .publish(channel, message)
         .then(
           () => undefined,
-          (err: unknown) => logger.error({ err, change }, `could not announce ${what}: other instances keep what they cached until it expires`),
+          (err: unknown) =>
+            logger.error(
+              { err, change },
+              `could not announce ${what}: other instances keep what they cached until it expires`,
+            ),
         );
       // While Redis is away the message waits in the queue; the update that caused it does not.
       if (!publisher.isReady) return;
@@ -172,7 +184,10 @@ export async function redisChangeBus<T extends object>(redisUrl: string, logger:
       if (subscriber.isOpen) subscriber.destroy();
       // A graceful close lets messages already sent be delivered; with Redis away there is nothing to wait for.
       if (publisher.isReady) {
-        await waitAtMost(publisher.close().catch(() => {}), CLOSE_WAIT_MS);
+        await waitAtMost(
+          publisher.close().catch(() => {}),
+          CLOSE_WAIT_MS,
+        );
       }
       if (publisher.isOpen) publisher.destroy();
     },
@@ -180,7 +195,10 @@ export async function redisChangeBus<T extends object>(redisUrl: string, logger:
 }
 
 /** The change a message carries, and which bus sent it; undefined for anything that is not one of ours. */
-function parseMessage<T>(text: string, parse: (message: Record<string, unknown>) => T | undefined): { from: string; change: T } | undefined {
+function parseMessage<T>(
+  text: string,
+  parse: (message: Record<string, unknown>) => T | undefined,
+): { from: string; change: T } | undefined {
   let json: unknown;
   try {
     json = JSON.parse(text);

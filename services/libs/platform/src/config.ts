@@ -30,5 +30,4 @@ export const optionalVar = <T extends z.ZodType>(inner: T) =>
   z.preprocess((value) => (value === "" ? undefined : value), inner.optional());
 
 /** The log level variable shared by every process. */
-export const logLevelVar = () =>
-  z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");
+export const logLevelVar = () => z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info");

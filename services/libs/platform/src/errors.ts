@@ -30,7 +30,10 @@ export const MAX_FIELD_PROBLEMS = 20;
  * the `omitted` an earlier door already counted.
  */
 export function boundedFields<T>(fields: readonly T[], omitted = 0): { shown: T[]; omitted: number } {
-  return { shown: fields.slice(0, MAX_FIELD_PROBLEMS), omitted: omitted + Math.max(0, fields.length - MAX_FIELD_PROBLEMS) };
+  return {
+    shown: fields.slice(0, MAX_FIELD_PROBLEMS),
+    omitted: omitted + Math.max(0, fields.length - MAX_FIELD_PROBLEMS),
+  };
 }
 
 /**

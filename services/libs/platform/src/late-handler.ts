@@ -5,7 +5,10 @@ import type { RequestListener } from "node:http";
  * port is known, even when asked for port 0) and build what depends on that address afterwards;
  * requests that arrive before the handler is set get `starting`'s answer, by default a 503.
  */
-export function lateHandler(starting: RequestListener = startingUp): { listener: RequestListener; set(handler: RequestListener): void } {
+export function lateHandler(starting: RequestListener = startingUp): {
+  listener: RequestListener;
+  set(handler: RequestListener): void;
+} {
   let current: RequestListener | undefined;
   return {
     listener: (req, res) => (current ?? starting)(req, res),

@@ -49,7 +49,15 @@ export const PROCESSES: Readonly<Record<ProcessName, ProcessSpec>> = {
     redis: true,
     secrets: [...SERVICE_SECRETS, "PAGE_TOKEN_SECRET", "VISITOR_KEY_SECRET"],
   },
-  rendering: { entry: "services/rendering/src/main.ts", localPort: 9093, localMetricsPort: 9466, calls: [], database: false, redis: false, secrets: SERVICE_SECRETS },
+  rendering: {
+    entry: "services/rendering/src/main.ts",
+    localPort: 9093,
+    localMetricsPort: 9466,
+    calls: [],
+    database: false,
+    redis: false,
+    secrets: SERVICE_SECRETS,
+  },
   catalog: {
     entry: "services/catalog/src/main.ts",
     localPort: 9094,
@@ -135,8 +143,13 @@ export interface LocalPorts {
  */
 export function localPorts(offset = 0): LocalPorts {
   const names = Object.keys(PROCESSES) as ProcessName[];
-  const ports = Object.fromEntries(names.map((name) => [name, PROCESSES[name].localPort + offset])) as Record<ProcessName, number>;
-  const metricsPorts = Object.fromEntries(names.map((name) => [name, PROCESSES[name].localMetricsPort + offset])) as Record<ProcessName, number>;
+  const ports = Object.fromEntries(names.map((name) => [name, PROCESSES[name].localPort + offset])) as Record<
+    ProcessName,
+    number
+  >;
+  const metricsPorts = Object.fromEntries(
+    names.map((name) => [name, PROCESSES[name].localMetricsPort + offset]),
+  ) as Record<ProcessName, number>;
   const redirectPort = LOCAL_REDIRECT_PORT + offset;
   const all = [...Object.values(ports), ...Object.values(metricsPorts), redirectPort];
   if (!Number.isInteger(offset) || all.some((port) => port < 1 || port > 65_535)) {

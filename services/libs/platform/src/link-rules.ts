@@ -14,7 +14,8 @@ export const MAX_DESTINATION_LENGTH = 2048;
 export function destinationUrlProblem(value: string, field = "destination_url"): FieldProblem | undefined {
   const problem = (reason: string, description: string) => ({ field, reason, description });
   if (value.length === 0) return problem("required", "is required");
-  if (value.length > MAX_DESTINATION_LENGTH) return problem("too_long", `must be at most ${MAX_DESTINATION_LENGTH} characters`);
+  if (value.length > MAX_DESTINATION_LENGTH)
+    return problem("too_long", `must be at most ${MAX_DESTINATION_LENGTH} characters`);
   // The one text rule: no control character (CR, LF and TAB among them) may reach a Location header.
   const text = textRuleProblem(value);
   if (text) return problem(text.reason, text.description);
@@ -25,9 +26,11 @@ export function destinationUrlProblem(value: string, field = "destination_url"):
   } catch {
     return problem("invalid_url", "must be an absolute URL such as https://example.com/page");
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return problem("unsupported_scheme", "must be an http or https URL");
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    return problem("unsupported_scheme", "must be an http or https URL");
   if (url.hostname === "") return problem("invalid_url", "must have a host");
-  if (url.username !== "" || url.password !== "") return problem("credentials_not_allowed", "must not contain a user name or password");
+  if (url.username !== "" || url.password !== "")
+    return problem("credentials_not_allowed", "must not contain a user name or password");
   return undefined;
 }
 
@@ -63,7 +66,9 @@ const VANITY_PATTERN = /^[a-z0-9][a-z0-9_-]{1,62}[a-z0-9]$/;
 export function parseVanitySlug(requested: string): { slug: string } | { problem: FieldProblem } {
   const slug = requested.toLowerCase();
   if (RESERVED_SLUGS.has(slug)) {
-    return { problem: { field: "vanity_slug", reason: "reserved", description: `"${slug}" is reserved by the platform` } };
+    return {
+      problem: { field: "vanity_slug", reason: "reserved", description: `"${slug}" is reserved by the platform` },
+    };
   }
   if (!VANITY_PATTERN.test(slug)) {
     return {

@@ -76,13 +76,17 @@ export function readPageRequest(
   scope: string,
 ): { limit: number; fetch: number; after: Keyset | undefined } {
   if (req.pageSize < 0 || req.pageSize > MAX_PAGE_SIZE) {
-    throw invalidArgument([{ field: "page_size", reason: "out_of_range", description: `must be 1 to ${MAX_PAGE_SIZE}` }]);
+    throw invalidArgument([
+      { field: "page_size", reason: "out_of_range", description: `must be 1 to ${MAX_PAGE_SIZE}` },
+    ]);
   }
   const limit = req.pageSize || DEFAULT_PAGE_SIZE;
   if (!req.pageToken) return { limit, fetch: limit + 1, after: undefined };
   const position = tokens.decode(req.pageToken, accountId, scope);
   if (!position) {
-    throw invalidArgument([{ field: "page_token", reason: "invalid_page_token", description: "is not a token this list issued" }]);
+    throw invalidArgument([
+      { field: "page_token", reason: "invalid_page_token", description: "is not a token this list issued" },
+    ]);
   }
   return { limit, fetch: limit + 1, after: { createdAt: new Date(position.after), id: position.afterId } };
 }

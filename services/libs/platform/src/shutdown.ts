@@ -14,13 +14,15 @@ export function onShutdownSignal(logger: Logger, stop: () => Promise<void>): voi
     }
     stopping = true;
     logger.info({ signal }, "shutting down");
-    stop().then(shutdownTelemetry).then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, "shutdown failed");
-        process.exit(1);
-      },
-    );
+    stop()
+      .then(shutdownTelemetry)
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, "shutdown failed");
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGTERM", handle);
   process.on("SIGINT", handle);

@@ -14,7 +14,8 @@ export type FieldPathSpelling = "proto" | "as-sent";
  * (see {@link reasonOf}) and one `unknown_field` problem per key the schema does not have.
  */
 export function fieldProblemsOf(error: z.ZodError, spelling: FieldPathSpelling = "proto"): FieldProblem[] {
-  const pathOf = spelling === "proto" ? protoFieldPath : (segments: readonly PropertyKey[]) => segments.map(String).join(".");
+  const pathOf =
+    spelling === "proto" ? protoFieldPath : (segments: readonly PropertyKey[]) => segments.map(String).join(".");
   return error.issues.flatMap((issue) => {
     if (issue.code === "unrecognized_keys") {
       return issue.keys.map((key) => ({
@@ -55,8 +56,10 @@ export type RuleProblem = Pick<FieldProblem, "reason" | "description">;
 export function checkedBy<T>(rule: (value: T) => RuleProblem | readonly RuleProblem[] | undefined) {
   return (value: T, ctx: z.RefinementCtx) => {
     const found = rule(value);
-    const problems: readonly RuleProblem[] = found === undefined ? [] : Array.isArray(found) ? found : [found as RuleProblem];
-    for (const { reason, description } of problems) ctx.addIssue({ code: "custom", message: description, params: { reason } });
+    const problems: readonly RuleProblem[] =
+      found === undefined ? [] : Array.isArray(found) ? found : [found as RuleProblem];
+    for (const { reason, description } of problems)
+      ctx.addIssue({ code: "custom", message: description, params: { reason } });
   };
 }
 
@@ -127,7 +130,9 @@ const MULTI_LINE_CONTROLS = /[^\P{Cc}\t\n\r]/u;
 export function textProblem(value: string, lines: TextLines = "single"): string | undefined {
   if (!value.isWellFormed()) return "must be well-formed Unicode (no lone surrogates)";
   if ((lines === "multi" ? MULTI_LINE_CONTROLS : SINGLE_LINE_CONTROLS).test(value)) {
-    return lines === "multi" ? "must not contain control characters other than tab and line breaks" : "must not contain control characters such as NUL or line breaks";
+    return lines === "multi"
+      ? "must not contain control characters other than tab and line breaks"
+      : "must not contain control characters such as NUL or line breaks";
   }
   if (value.includes("\ufeff")) return "must not contain a byte-order mark (U+FEFF)";
   return undefined;

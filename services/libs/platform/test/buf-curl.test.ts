@@ -19,7 +19,12 @@ function methodsFromProtos(services: readonly string[]): string[] {
     .sort();
 }
 
-const lines = (text: string) => text.split("\n").map((line) => line.trim()).filter(Boolean).sort();
+const lines = (text: string) =>
+  text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .sort();
 
 beforeAll(async () => {
   platform = await startPlatform();
@@ -27,17 +32,24 @@ beforeAll(async () => {
 afterAll(() => platform?.close());
 
 describe("buf curl through server reflection", () => {
-  it.each(Object.keys(HOSTED_SERVICES) as (keyof typeof HOSTED_SERVICES)[])("lists every method of the %s service", async (name) => {
-    const result = await bufCurl(baseUrl(platform[name]), { extra: ["--list-methods"] });
-    expect(result.stderr).toBe("");
-    expect(result.exitCode).toBe(0);
-    const expected = methodsFromProtos(HOSTED_SERVICES[name]);
-    expect(expected.length).toBeGreaterThan(0);
-    const listed = lines(result.stdout);
-    expect(listed.filter((method) => method.startsWith("qrplatform."))).toEqual(expected);
-    // Besides its own services a server may describe only the standard health and reflection services.
-    expect(listed.filter((method) => !method.startsWith("qrplatform.") && !/^grpc\.(health|reflection)\.v1\./.test(method))).toEqual([]);
-  });
+  it.each(Object.keys(HOSTED_SERVICES) as (keyof typeof HOSTED_SERVICES)[])(
+    "lists every method of the %s service",
+    async (name) => {
+      const result = await bufCurl(baseUrl(platform[name]), { extra: ["--list-methods"] });
+      expect(result.stderr).toBe("");
+      expect(result.exitCode).toBe(0);
+      const expected = methodsFromProtos(HOSTED_SERVICES[name]);
+      expect(expected.length).toBeGreaterThan(0);
+      const listed = lines(result.stdout);
+      expect(listed.filter((method) => method.startsWith("qrplatform."))).toEqual(expected);
+      // Besides its own services a server may describe only the standard health and reflection services.
+      expect(
+        listed.filter(
+          (method) => !method.startsWith("qrplatform.") && !/^grpc\.(health|reflection)\.v1\./.test(method),
+        ),
+      ).toEqual([]);
+    },
+  );
 
   it("lists the admin service's methods, CreateAccount among them", async () => {
     const result = await bufCurl(baseUrl(platform.tenancy), { extra: ["--list-methods"] });
@@ -53,22 +65,33 @@ describe("buf curl through server reflection", () => {
     expect(created.stderr).toBe("");
     expect(created.exitCode).toBe(0);
     const { account } = JSON.parse(created.stdout);
-    expect(account).toMatchObject({ name: "Buf Curl Co", slug: "buf-curl-co", subscriptionTier: "SUBSCRIPTION_TIER_ORIGIN" });
+    expect(account).toMatchObject({
+      name: "Buf Curl Co",
+      slug: "buf-curl-co",
+      subscriptionTier: "SUBSCRIPTION_TIER_ORIGIN",
+    });
     expect(account.id).toMatch(UUID);
     // google.protobuf.Timestamp (an import of the service's file) is resolved and printed as RFC 3339.
     expect(Date.parse(account.createTime)).toBeGreaterThan(Date.now() - 300_000);
 
     const getAccount = `${baseUrl(platform.tenancy)}/qrplatform.tenancy.v1.TenancyService/GetAccount`;
     for (const protocol of ["grpc", "grpcweb", "connect"] as const) {
-      const read = await bufCurl(getAccount, { protocol, token: CREDENTIALS.serviceToken, data: { accountId: account.id } });
+      const read = await bufCurl(getAccount, {
+        protocol,
+        token: CREDENTIALS.serviceToken,
+        data: { accountId: account.id },
+      });
       expect(read.exitCode, `${protocol}: ${read.stderr}`).toBe(0);
       expect(JSON.parse(read.stdout).account, protocol).toEqual(account);
     }
 
-    const workspace = await bufCurl(`${baseUrl(platform.catalog)}/qrplatform.catalog.v1.WorkspaceService/CreateWorkspace`, {
-      token: CREDENTIALS.serviceToken,
-      data: { accountId: account.id, name: "From buf" },
-    });
+    const workspace = await bufCurl(
+      `${baseUrl(platform.catalog)}/qrplatform.catalog.v1.WorkspaceService/CreateWorkspace`,
+      {
+        token: CREDENTIALS.serviceToken,
+        data: { accountId: account.id, name: "From buf" },
+      },
+    );
     expect(workspace.exitCode, workspace.stderr).toBe(0);
     expect(JSON.parse(workspace.stdout).workspace).toMatchObject({ accountId: account.id, slug: "from-buf" });
   });
@@ -94,25 +117,31 @@ describe("buf curl through server reflection", () => {
     expect(notFound).toMatchObject({ code: "not_found", message: "The workspace was not found." });
     expect(notFound.details?.map((d) => d.type)).toEqual(["qrplatform.common.v1.ErrorInfo"]);
 
-    const invalid = await bufCurl(`${baseUrl(platform.catalog)}/qrplatform.catalog.v1.WorkspaceService/CreateWorkspace`, {
-      token: CREDENTIALS.serviceToken,
-      data: { accountId: "00000000-0000-4000-8000-000000000001", name: "" },
-    });
+    const invalid = await bufCurl(
+      `${baseUrl(platform.catalog)}/qrplatform.catalog.v1.WorkspaceService/CreateWorkspace`,
+      {
+        token: CREDENTIALS.serviceToken,
+        data: { accountId: "00000000-0000-4000-8000-000000000001", name: "" },
+      },
+    );
     expect(invalid.exitCode).toBe(3 * 8);
     expect(bufErrorOf(invalid)).toMatchObject({ code: "invalid_argument", message: "The request is not valid." });
   });
 });
 
 describe("buf curl of grpc.health.v1", () => {
-  it.each(Object.keys(HOSTED_SERVICES) as (keyof typeof HOSTED_SERVICES)[])("answers Health/Check SERVING on the %s server, without a credential", async (name) => {
-    const url = `${baseUrl(platform[name])}/grpc.health.v1.Health/Check`;
-    // The server as a whole, and one hosted service by name (grpc-js checks every name; buf is slower to start).
-    for (const service of ["", HOSTED_SERVICES[name][0]!]) {
-      const result = await bufCurl(url, { data: { service } });
-      expect(result.exitCode, result.stderr).toBe(0);
-      expect(JSON.parse(result.stdout), service).toEqual({ status: "SERVING" });
-    }
-  });
+  it.each(Object.keys(HOSTED_SERVICES) as (keyof typeof HOSTED_SERVICES)[])(
+    "answers Health/Check SERVING on the %s server, without a credential",
+    async (name) => {
+      const url = `${baseUrl(platform[name])}/grpc.health.v1.Health/Check`;
+      // The server as a whole, and one hosted service by name (grpc-js checks every name; buf is slower to start).
+      for (const service of ["", HOSTED_SERVICES[name][0]!]) {
+        const result = await bufCurl(url, { data: { service } });
+        expect(result.exitCode, result.stderr).toBe(0);
+        expect(JSON.parse(result.stdout), service).toEqual({ status: "SERVING" });
+      }
+    },
+  );
 
   it("describes grpc.health.v1.Health through reflection, so Health/Check needs no --schema", async () => {
     const result = await bufCurl(`${baseUrl(platform.tenancy)}/grpc.health.v1.Health/Check`, { data: { service: "" } });

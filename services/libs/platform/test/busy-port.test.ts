@@ -35,14 +35,38 @@ const secrets = {
 /** Each process kind with the environment it needs to start, every port free (0) but the one under test. */
 const CASES: { entry: string; variable: string; env: () => Record<string, string> }[] = [
   { entry: "tenancy", variable: "GRPC_PORT", env: () => ({ ...secrets, GRPC_PORT: String(takenPort) }) },
-  { entry: "catalog", variable: "GRPC_PORT", env: () => ({ ...secrets, ...upstreams(), GRPC_PORT: String(takenPort) }) },
+  {
+    entry: "catalog",
+    variable: "GRPC_PORT",
+    env: () => ({ ...secrets, ...upstreams(), GRPC_PORT: String(takenPort) }),
+  },
   { entry: "rendering", variable: "GRPC_PORT", env: () => ({ ...secrets, GRPC_PORT: String(takenPort) }) },
   { entry: "links", variable: "GRPC_PORT", env: () => ({ ...secrets, ...linksEnv(), GRPC_PORT: String(takenPort) }) },
-  { entry: "links", variable: "REDIRECT_PORT", env: () => ({ ...secrets, ...linksEnv(), GRPC_PORT: "0", REDIRECT_PORT: String(takenPort) }) },
-  { entry: "links", variable: "METRICS_PORT", env: () => ({ ...secrets, ...linksEnv(), GRPC_PORT: "0", METRICS_PORT: String(takenPort) }) },
-  { entry: "edge", variable: "PORT", env: () => ({ SERVICE_TOKEN: secrets.SERVICE_TOKEN, ...upstreams(), PORT: String(takenPort) }) },
-  { entry: "embedded", variable: "GRPC_PORT", env: () => ({ PORT: "0", GRPC_PORT: String(takenPort), METRICS_PORT: "off" }) },
-  { entry: "embedded", variable: "PORT", env: () => ({ PORT: String(takenPort), GRPC_PORT: "0", METRICS_PORT: "off" }) },
+  {
+    entry: "links",
+    variable: "REDIRECT_PORT",
+    env: () => ({ ...secrets, ...linksEnv(), GRPC_PORT: "0", REDIRECT_PORT: String(takenPort) }),
+  },
+  {
+    entry: "links",
+    variable: "METRICS_PORT",
+    env: () => ({ ...secrets, ...linksEnv(), GRPC_PORT: "0", METRICS_PORT: String(takenPort) }),
+  },
+  {
+    entry: "edge",
+    variable: "PORT",
+    env: () => ({ SERVICE_TOKEN: secrets.SERVICE_TOKEN, ...upstreams(), PORT: String(takenPort) }),
+  },
+  {
+    entry: "embedded",
+    variable: "GRPC_PORT",
+    env: () => ({ PORT: "0", GRPC_PORT: String(takenPort), METRICS_PORT: "off" }),
+  },
+  {
+    entry: "embedded",
+    variable: "PORT",
+    env: () => ({ PORT: String(takenPort), GRPC_PORT: "0", METRICS_PORT: "off" }),
+  },
 ];
 
 function upstreams(): Record<string, string> {
@@ -55,22 +79,30 @@ function linksEnv(): Record<string, string> {
 }
 
 describe("a process whose port is taken", () => {
-  it.each(CASES)("$entry with $variable taken exits 2 at once, naming the address and the variable", async ({ entry, variable, env }) => {
-    const service = spawnService(`dist/${entry}.js`, {
-      LOG_LEVEL: "info",
-      GRPC_HOST: "127.0.0.1",
-      HOST: "127.0.0.1",
-      REDIRECT_HOST: "127.0.0.1",
-      METRICS_HOST: "127.0.0.1",
-      METRICS_PORT: "0",
-      DATA_DIR: join(dataDir, `${entry}-${variable}`),
-      ...env(),
-    });
-    expect(await exitWithin(service, 30_000)).toBe(2);
-    const stderr = service.output().split("\n").filter((line) => line !== "" && !line.startsWith("{"));
-    expect(stderr).toEqual([
-      expect.stringContaining(`Cannot listen on 127.0.0.1:${takenPort} (${variable}): the address is already in use; set ${variable} to a free port.`),
-    ]);
-    expect(service.output()).not.toMatch(/^\s+at /m);
-  });
+  it.each(CASES)(
+    "$entry with $variable taken exits 2 at once, naming the address and the variable",
+    async ({ entry, variable, env }) => {
+      const service = spawnService(`dist/${entry}.js`, {
+        LOG_LEVEL: "info",
+        GRPC_HOST: "127.0.0.1",
+        HOST: "127.0.0.1",
+        REDIRECT_HOST: "127.0.0.1",
+        METRICS_HOST: "127.0.0.1",
+        METRICS_PORT: "0",
+        DATA_DIR: join(dataDir, `${entry}-${variable}`),
+        ...env(),
+      });
+      expect(await exitWithin(service, 30_000)).toBe(2);
+      const stderr = service
+        .output()
+        .split("\n")
+        .filter((line) => line !== "" && !line.startsWith("{"));
+      expect(stderr).toEqual([
+        expect.stringContaining(
+          `Cannot listen on 127.0.0.1:${takenPort} (${variable}): the address is already in use; set ${variable} to a free port.`,
+        ),
+      ]);
+      expect(service.output()).not.toMatch(/^\s+at /m);
+    },
+  );
 });

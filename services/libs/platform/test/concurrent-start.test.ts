@@ -16,9 +16,25 @@ afterAll(async () => {
 });
 
 const admin = (module: GrpcModule) =>
-  createClient(TenancyAdminService, inProcessTransport({ modules: [module], credentials: CREDENTIALS, logger: silentLogger, token: CREDENTIALS.adminToken }));
+  createClient(
+    TenancyAdminService,
+    inProcessTransport({
+      modules: [module],
+      credentials: CREDENTIALS,
+      logger: silentLogger,
+      token: CREDENTIALS.adminToken,
+    }),
+  );
 const internal = (module: GrpcModule) =>
-  createClient(TenancyService, inProcessTransport({ modules: [module], credentials: CREDENTIALS, logger: silentLogger, token: CREDENTIALS.serviceToken }));
+  createClient(
+    TenancyService,
+    inProcessTransport({
+      modules: [module],
+      credentials: CREDENTIALS,
+      logger: silentLogger,
+      token: CREDENTIALS.serviceToken,
+    }),
+  );
 
 async function appliedMigrations(db: Kysely<any>): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`SELECT name FROM tenancy.kysely_migration ORDER BY name`.execute(db);
@@ -29,7 +45,10 @@ async function appliedMigrations(db: Kysely<any>): Promise<string[]> {
 async function expectSharedData(instances: GrpcModule[]): Promise<void> {
   const ids: string[] = [];
   for (const [i, instance] of instances.entries()) {
-    const { account } = await admin(instance).createAccount({ name: `Replica ${i}`, subscriptionTier: SubscriptionTier.FREE });
+    const { account } = await admin(instance).createAccount({
+      name: `Replica ${i}`,
+      subscriptionTier: SubscriptionTier.FREE,
+    });
     ids.push(account!.id);
   }
   for (const instance of instances) {
@@ -42,7 +61,9 @@ describe("tenancy instances starting at once on one database", () => {
     const database = await openTestDatabase();
     cleanup.push(() => database.close());
 
-    const instances = await Promise.all([1, 2, 3].map(() => buildTenancy({ db: database.db, pageTokenSecret: PAGE_TOKEN_SECRET })));
+    const instances = await Promise.all(
+      [1, 2, 3].map(() => buildTenancy({ db: database.db, pageTokenSecret: PAGE_TOKEN_SECRET })),
+    );
     expect(instances).toHaveLength(3);
     const applied = await appliedMigrations(database.db);
     expect(applied.length).toBeGreaterThan(0);
@@ -56,20 +77,25 @@ describe("tenancy instances starting at once on one database", () => {
 
   // Separate connection pools, like separate processes: the migrator's advisory lock is what keeps
   // them apart. Only Postgres can be shared across pools.
-  it.runIf(process.env.DATABASE_URL)("all migrate without error from separate connection pools (Postgres)", async () => {
-    const scratch = (await createScratchDatabase())!;
-    cleanup.push(() => scratch.drop());
-    const pools: Database[] = [];
-    for (let i = 0; i < 3; i++) {
-      const pool = await openDatabase({ databaseUrl: scratch.url, dataDir: "", poolSize: 2 });
-      pools.push(pool);
-      cleanup.push(() => pool.close());
-    }
+  it.runIf(process.env.DATABASE_URL)(
+    "all migrate without error from separate connection pools (Postgres)",
+    async () => {
+      const scratch = (await createScratchDatabase())!;
+      cleanup.push(() => scratch.drop());
+      const pools: Database[] = [];
+      for (let i = 0; i < 3; i++) {
+        const pool = await openDatabase({ databaseUrl: scratch.url, dataDir: "", poolSize: 2 });
+        pools.push(pool);
+        cleanup.push(() => pool.close());
+      }
 
-    const instances = await Promise.all(pools.map((pool) => buildTenancy({ db: pool.db, pageTokenSecret: PAGE_TOKEN_SECRET })));
-    const applied = await appliedMigrations(pools[0]!.db);
-    expect(applied.length).toBeGreaterThan(0);
-    expect(new Set(applied).size).toBe(applied.length);
-    await expectSharedData(instances);
-  });
+      const instances = await Promise.all(
+        pools.map((pool) => buildTenancy({ db: pool.db, pageTokenSecret: PAGE_TOKEN_SECRET })),
+      );
+      const applied = await appliedMigrations(pools[0]!.db);
+      expect(applied.length).toBeGreaterThan(0);
+      expect(new Set(applied).size).toBe(applied.length);
+      await expectSharedData(instances);
+    },
+  );
 });

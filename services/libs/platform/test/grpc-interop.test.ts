@@ -48,7 +48,9 @@ afterAll(async () => {
 
 describe("a stock grpc-js client", () => {
   it("loads every platform service from the protos", () => {
-    expect([...constructors.keys()].filter((name) => name.startsWith("qrplatform.")).sort()).toEqual(Object.values(HOSTED_SERVICES).flat().sort());
+    expect([...constructors.keys()].filter((name) => name.startsWith("qrplatform.")).sort()).toEqual(
+      Object.values(HOSTED_SERVICES).flat().sort(),
+    );
   });
 
   it("creates an account as admin, reads it as a service, and manages workspaces through the catalog", async () => {
@@ -96,7 +98,12 @@ describe("a stock grpc-js client", () => {
     });
     expect(workspace.id).toMatch(UUID);
 
-    const got = await callOk(workspaces, "GetWorkspace", { accountId: account.id, workspaceId: workspace.id }, asService());
+    const got = await callOk(
+      workspaces,
+      "GetWorkspace",
+      { accountId: account.id, workspaceId: workspace.id },
+      asService(),
+    );
     expect(got.workspace).toEqual(workspace);
 
     const second = await callOk(workspaces, "CreateWorkspace", { accountId: account.id, name: "Flyers" }, asService());
@@ -162,8 +169,17 @@ describe("a stock grpc-js client", () => {
     // Codes that mean the call never reached a handler, or that a handler failed instead of answering.
     // UNAUTHENTICATED and PERMISSION_DENIED can be a handler's deliberate answer (AuthenticateApiKey),
     // so only the credential interceptor's own refusals count against the call.
-    const undeliberate = new Set([Status.UNKNOWN, Status.INTERNAL, Status.UNAVAILABLE, Status.DATA_LOSS, Status.DEADLINE_EXCEEDED]);
-    const refusedCredential = ["A valid internal credential is required.", "This service requires the admin credential."];
+    const undeliberate = new Set([
+      Status.UNKNOWN,
+      Status.INTERNAL,
+      Status.UNAVAILABLE,
+      Status.DATA_LOSS,
+      Status.DEADLINE_EXCEEDED,
+    ]);
+    const refusedCredential = [
+      "A valid internal credential is required.",
+      "This service requires the admin credential.",
+    ];
     const outcomes: string[] = [];
     for (const [service, server] of hosts) {
       const client = clientOf(service, server);
@@ -173,7 +189,9 @@ describe("a stock grpc-js client", () => {
         const outcome = method.responseStream
           ? await callServerStreaming(client, method.name, {}, bearer(token))
           : await callUnary(client, method.name, {}, bearer(token));
-        outcomes.push(`${method.path} ${outcome.ok ? "OK" : `${Status[outcome.error.code]}: ${outcome.error.details}`}`);
+        outcomes.push(
+          `${method.path} ${outcome.ok ? "OK" : `${Status[outcome.error.code]}: ${outcome.error.details}`}`,
+        );
       }
     }
     expect(outcomes.length).toBeGreaterThanOrEqual(30);
@@ -191,8 +209,18 @@ describe("a stock grpc-js client", () => {
     const accountsBefore = await callOk(admin, "ListAccounts", { pageSize: 100 }, bearer(CREDENTIALS.adminToken));
 
     const calls: [string, GrpcServer, string, object][] = [
-      ["qrplatform.tenancy.v1.TenancyAdminService", platform.tenancy, "CreateAccount", { name: "Sneaky", subscriptionTier: 1 }],
-      ["qrplatform.tenancy.v1.TenancyService", platform.tenancy, "GetAccount", { accountId: "00000000-0000-4000-8000-000000000000" }],
+      [
+        "qrplatform.tenancy.v1.TenancyAdminService",
+        platform.tenancy,
+        "CreateAccount",
+        { name: "Sneaky", subscriptionTier: 1 },
+      ],
+      [
+        "qrplatform.tenancy.v1.TenancyService",
+        platform.tenancy,
+        "GetAccount",
+        { accountId: "00000000-0000-4000-8000-000000000000" },
+      ],
       ["qrplatform.catalog.v1.WorkspaceService", platform.catalog, "ListWorkspaces", {}],
       ["qrplatform.catalog.v1.QrCodeService", platform.catalog, "GetQrCode", {}],
       ["qrplatform.links.v1.LinkService", platform.links, "GetLink", {}],
@@ -226,7 +254,8 @@ describe("a stock grpc-js client", () => {
     const admin = clientOf("qrplatform.tenancy.v1.TenancyAdminService", platform.tenancy);
     const codes = new Map<string, string>();
     for (const method of methodsOf("qrplatform.tenancy.v1.TenancyAdminService")) {
-      const request = method.name === "CreateAccount" ? { name: "Not allowed", subscriptionTier: "SUBSCRIPTION_TIER_FREE" } : {};
+      const request =
+        method.name === "CreateAccount" ? { name: "Not allowed", subscriptionTier: "SUBSCRIPTION_TIER_FREE" } : {};
       const outcome = await callUnary(admin, method.name, request, bearer(CREDENTIALS.serviceToken));
       codes.set(method.name, outcome.ok ? "OK" : Status[outcome.error.code]!);
     }
@@ -234,7 +263,12 @@ describe("a stock grpc-js client", () => {
     expect([...codes.values()]).toEqual(Array(7).fill("PERMISSION_DENIED"));
     // The same credential is good for the non-admin tenancy service.
     const tenancy = clientOf("qrplatform.tenancy.v1.TenancyService", platform.tenancy);
-    const outcome = await callUnary(tenancy, "GetAccount", { accountId: "00000000-0000-4000-8000-000000000000" }, bearer(CREDENTIALS.serviceToken));
+    const outcome = await callUnary(
+      tenancy,
+      "GetAccount",
+      { accountId: "00000000-0000-4000-8000-000000000000" },
+      bearer(CREDENTIALS.serviceToken),
+    );
     expect(outcome.error?.code).toBe(Status.NOT_FOUND);
     // And nothing was created by the refused CreateAccount.
     const list = await callOk(admin, "ListAccounts", { pageSize: 100 }, bearer(CREDENTIALS.adminToken));
@@ -243,7 +277,10 @@ describe("a stock grpc-js client", () => {
 
   it("carries google.rpc.Status with an ErrorInfo detail in grpc-status-details-bin for handler errors", async () => {
     const workspaces = clientOf("qrplatform.catalog.v1.WorkspaceService", platform.catalog);
-    const unknown = { accountId: "00000000-0000-4000-8000-000000000001", workspaceId: "00000000-0000-4000-8000-000000000002" };
+    const unknown = {
+      accountId: "00000000-0000-4000-8000-000000000001",
+      workspaceId: "00000000-0000-4000-8000-000000000002",
+    };
     const outcome = await callUnary(workspaces, "GetWorkspace", unknown, bearer(CREDENTIALS.serviceToken));
     expect(outcome.ok).toBe(false);
     const error = outcome.error!;
@@ -278,8 +315,22 @@ describe("a stock grpc-js client", () => {
 describe("grpc.health.v1 through grpc-js", () => {
   it("answers SERVING for the server and each hosted service, without a credential", async () => {
     const expected: [GrpcServer, string[]][] = [
-      [platform.tenancy, ["qrplatform.tenancy.v1.TenancyService", "qrplatform.tenancy.v1.IdempotencyKeyService", "qrplatform.tenancy.v1.TenancyAdminService"]],
-      [platform.catalog, ["qrplatform.catalog.v1.WorkspaceService", "qrplatform.catalog.v1.QrCodeService", "qrplatform.catalog.v1.WebhookEndpointService"]],
+      [
+        platform.tenancy,
+        [
+          "qrplatform.tenancy.v1.TenancyService",
+          "qrplatform.tenancy.v1.IdempotencyKeyService",
+          "qrplatform.tenancy.v1.TenancyAdminService",
+        ],
+      ],
+      [
+        platform.catalog,
+        [
+          "qrplatform.catalog.v1.WorkspaceService",
+          "qrplatform.catalog.v1.QrCodeService",
+          "qrplatform.catalog.v1.WebhookEndpointService",
+        ],
+      ],
       [
         platform.links,
         [
@@ -308,7 +359,9 @@ describe("grpc.health.v1 through grpc-js", () => {
     const server = await serveOne(await buildRendering());
     try {
       const health = clientOf("grpc.health.v1.Health", server);
-      const watch = (health as unknown as { Watch(req: object): grpc.ClientReadableStream<{ status: string }> }).Watch({ service: "" });
+      const watch = (health as unknown as { Watch(req: object): grpc.ClientReadableStream<{ status: string }> }).Watch({
+        service: "",
+      });
       const seen: string[] = [];
       const ended = new Promise<grpc.StatusObject>((resolve) => {
         watch.on("data", (update: { status: string }) => seen.push(update.status));
@@ -337,7 +390,9 @@ describe("grpc.health.v1 through grpc-js", () => {
     const server = await serveOne(await buildRendering());
     try {
       const health = clientOf("grpc.health.v1.Health", server);
-      const watch = (health as unknown as { Watch(req: object): grpc.ClientReadableStream<{ status: string }> }).Watch({ service: "" });
+      const watch = (health as unknown as { Watch(req: object): grpc.ClientReadableStream<{ status: string }> }).Watch({
+        service: "",
+      });
       const seen: string[] = [];
       const ended = new Promise<grpc.StatusObject>((resolve) => {
         watch.on("data", (update: { status: string }) => seen.push(update.status));

@@ -9,9 +9,13 @@ const CHILD = fileURLToPath(new URL("./support/pretenuring-child.ts", import.met
 /** The pretenuring decisions V8 printed while the child kept its arrays alive. */
 function tenureDecisions(mode: "tuned" | "default"): number {
   // A 1 MB young generation: many collections, each weighing the arrays' line again.
-  const child = spawnSync(process.execPath, ["--import", "tsx", "--max-semi-space-size=1", "--trace-pretenuring-statistics", CHILD, mode], {
-    encoding: "utf8",
-  });
+  const child = spawnSync(
+    process.execPath,
+    ["--import", "tsx", "--max-semi-space-size=1", "--trace-pretenuring-statistics", CHILD, mode],
+    {
+      encoding: "utf8",
+    },
+  );
   expect(child.status, child.stderr).toBe(0);
   expect(child.stdout).toContain("kept 2000000");
   return child.stdout.split("\n").filter((line) => line.includes("=> tenure")).length;

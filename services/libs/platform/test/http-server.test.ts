@@ -6,13 +6,24 @@ import { createLogger, KEEP_ALIVE_TIMEOUT_MS, listenHttp } from "../src/index.js
 const logger = createLogger({ service: "test", level: "silent" });
 
 /** A GET over a fresh keep-alive agent, so the test sees what a pooled client would. */
-function get(port: number, path: string, agent: http.Agent): Promise<{ status: number; body: string; connection?: string; keepAlive?: string }> {
+function get(
+  port: number,
+  path: string,
+  agent: http.Agent,
+): Promise<{ status: number; body: string; connection?: string; keepAlive?: string }> {
   return new Promise((resolve, reject) => {
     http
       .get({ host: "127.0.0.1", port, path, agent }, (res) => {
         let body = "";
         res.on("data", (chunk) => (body += chunk));
-        res.on("end", () => resolve({ status: res.statusCode!, body, connection: res.headers.connection, keepAlive: res.headers["keep-alive"] as string | undefined }));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode!,
+            body,
+            connection: res.headers.connection,
+            keepAlive: res.headers["keep-alive"] as string | undefined,
+          }),
+        );
       })
       .on("error", reject);
   });
@@ -56,7 +67,13 @@ describe("listenHttp", () => {
   });
 
   it("keeps idle connections longer than clients do, so a client never reuses one the server is closing", async () => {
-    const server = await listenHttp({ logger, name: "test", host: "127.0.0.1", port: 0, handler: (_req, res) => res.end("fast") });
+    const server = await listenHttp({
+      logger,
+      name: "test",
+      host: "127.0.0.1",
+      port: 0,
+      handler: (_req, res) => res.end("fast"),
+    });
     const agent = new http.Agent({ keepAlive: true });
     const answer = await get(server.port, "/", agent);
     expect(answer.keepAlive).toBe(`timeout=${KEEP_ALIVE_TIMEOUT_MS / 1000}`);
@@ -87,7 +104,10 @@ describe("listenHttp", () => {
       handler: (_req, res) => res.end("refused"),
     });
     const halfHeaders = await rawConnection(server.port, "GET / HTTP/1.1\r\nHost: test\r\n");
-    const unreadBody = await rawConnection(server.port, "POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 1000\r\n\r\npart");
+    const unreadBody = await rawConnection(
+      server.port,
+      "POST / HTTP/1.1\r\nHost: test\r\nContent-Length: 1000\r\n\r\npart",
+    );
     await expect.poll(() => unreadBody.received()).toMatch(/refused/);
     await server.close();
     await Promise.all([halfHeaders.ended, unreadBody.ended]);
@@ -96,7 +116,14 @@ describe("listenHttp", () => {
   it("ends a request still running after the close grace", async () => {
     let started!: () => void;
     const inFlight = new Promise<void>((r) => (started = r));
-    const server = await listenHttp({ logger, name: "test", host: "127.0.0.1", port: 0, closeGraceMs: 100, handler: () => started() });
+    const server = await listenHttp({
+      logger,
+      name: "test",
+      host: "127.0.0.1",
+      port: 0,
+      closeGraceMs: 100,
+      handler: () => started(),
+    });
     const never = get(server.port, "/", new http.Agent());
     await inFlight;
     await server.close();

@@ -44,7 +44,8 @@ function setUp(options: { maxEntries?: number } = {}) {
         loads++;
         return user === "nobody" ? undefined : `${user}@${account}`;
       },
-      (value, fetchedAt): Keeping | undefined => (value === undefined ? undefined : { expiresAt: fetchedAt + 60_000, tags: { user: [user], account: [account] } }),
+      (value, fetchedAt): Keeping | undefined =>
+        value === undefined ? undefined : { expiresAt: fetchedAt + 60_000, tags: { user: [user], account: [account] } },
     );
   return { bus, cache, read, loads: () => loads, advance: (ms: number) => (clock += ms) };
 }
@@ -96,7 +97,10 @@ describe("invalidatedCache", () => {
     const { bus, cache } = setUp();
     let release!: (value: string) => void;
     let loads = 0;
-    const keep = (_value: string | undefined, fetchedAt: number) => ({ expiresAt: fetchedAt + 60_000, tags: { user: ["u1"] } });
+    const keep = (_value: string | undefined, fetchedAt: number) => ({
+      expiresAt: fetchedAt + 60_000,
+      tags: { user: ["u1"] },
+    });
     const slow = () => {
       loads++;
       return new Promise<string | undefined>((resolve) => (release = resolve));
@@ -134,7 +138,10 @@ describe("invalidatedCache", () => {
 
   it("answers an expired entry instead of a failed load when the outage rule allows it and the bus is connected", async () => {
     const { bus, cache, advance } = setUp();
-    const keep = (_value: string | undefined, fetchedAt: number) => ({ expiresAt: fetchedAt + 10, tags: { user: ["u1"] } });
+    const keep = (_value: string | undefined, fetchedAt: number) => ({
+      expiresAt: fetchedAt + 10,
+      tags: { user: ["u1"] },
+    });
     const failing = () => Promise.reject(new Error("database away"));
     const found = (value: string | undefined) => value !== undefined;
     await cache.get("u1", async () => "kept", keep);

@@ -1,7 +1,15 @@
 // The metrics plumbing every process shares: one registry with get-or-create instruments, gauges read
 // on scrape, the /metrics endpoint and METRICS_PORT.
 import { describe, expect, it } from "vitest";
-import { createLogger, metricsEnv, Metrics, noMetrics, processMetrics, readConfig, serveMetrics } from "@qrplatform/platform";
+import {
+  createLogger,
+  metricsEnv,
+  Metrics,
+  noMetrics,
+  processMetrics,
+  readConfig,
+  serveMetrics,
+} from "@qrplatform/platform";
 import { scrapeMetrics } from "@qrplatform/testing";
 
 describe("metrics", () => {
@@ -15,9 +23,18 @@ describe("metrics", () => {
   it("reads gauges on scrape from every part that reports one, and serves them on /metrics", async () => {
     const metrics = processMetrics();
     let buffered = 3;
-    metrics.gaugeOnScrape({ name: "qrp_pool", help: "Pools.", labelNames: ["pool"] }, (gauge) => gauge.set({ pool: "a" }, buffered));
-    metrics.gaugeOnScrape({ name: "qrp_pool", help: "Pools.", labelNames: ["pool"] }, (gauge) => gauge.set({ pool: "b" }, 7));
-    const server = await serveMetrics({ metrics, host: "127.0.0.1", port: 0, logger: createLogger({ service: "test", level: "silent" }) });
+    metrics.gaugeOnScrape({ name: "qrp_pool", help: "Pools.", labelNames: ["pool"] }, (gauge) =>
+      gauge.set({ pool: "a" }, buffered),
+    );
+    metrics.gaugeOnScrape({ name: "qrp_pool", help: "Pools.", labelNames: ["pool"] }, (gauge) =>
+      gauge.set({ pool: "b" }, 7),
+    );
+    const server = await serveMetrics({
+      metrics,
+      host: "127.0.0.1",
+      port: 0,
+      logger: createLogger({ service: "test", level: "silent" }),
+    });
     try {
       const url = `http://127.0.0.1:${server.port}/metrics`;
       const first = await scrapeMetrics(url);

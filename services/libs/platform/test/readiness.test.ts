@@ -30,7 +30,11 @@ function fakeDatabase() {
       if (!up) throw refused();
     },
   });
-  return { dependency, setUp: (value: boolean) => (up = value), query: () => (up ? Promise.resolve() : Promise.reject(refused())) };
+  return {
+    dependency,
+    setUp: (value: boolean) => (up = value),
+    query: () => (up ? Promise.resolve() : Promise.reject(refused())),
+  };
 }
 
 /** One RPC that queries the database, and one whose own error must pass untouched. */
@@ -64,9 +68,22 @@ afterAll(async () => {
 
 const shapes: Record<string, (module: GrpcModule, readiness: Readiness) => Promise<Transport>> = {
   "in-process": async (module, readiness) =>
-    inProcessTransport({ modules: [module], credentials: CREDENTIALS, logger: silentLogger, token: CREDENTIALS.serviceToken, readiness }),
+    inProcessTransport({
+      modules: [module],
+      credentials: CREDENTIALS,
+      logger: silentLogger,
+      token: CREDENTIALS.serviceToken,
+      readiness,
+    }),
   "over gRPC": async (module, readiness) => {
-    const server = await serveGrpc({ modules: [module], credentials: CREDENTIALS, logger: silentLogger, host: "127.0.0.1", port: 0, readiness });
+    const server = await serveGrpc({
+      modules: [module],
+      credentials: CREDENTIALS,
+      logger: silentLogger,
+      host: "127.0.0.1",
+      port: 0,
+      readiness,
+    });
     servers.push(server);
     return remoteTransport({ baseUrl: `http://127.0.0.1:${server.port}`, token: CREDENTIALS.serviceToken });
   },
@@ -87,8 +104,16 @@ describe.each(Object.keys(shapes))("a dependency that goes away, %s", (shape) =>
     expect(await status("")).toBe(ServingStatus.SERVING);
 
     database.setUp(false);
-    for (const call of [() => redirects.resolveRedirect({ host: "x", slug: "abc" }), () => redirects.recordScans({ scans: [] })]) {
-      const error = ConnectError.from(await call().then(() => undefined, (e: unknown) => e));
+    for (const call of [
+      () => redirects.resolveRedirect({ host: "x", slug: "abc" }),
+      () => redirects.recordScans({ scans: [] }),
+    ]) {
+      const error = ConnectError.from(
+        await call().then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      );
       expect(error.code).toBe(Code.Unavailable);
       expect(errorInfoOf(error)?.reason).toBe("database_unavailable");
       expect(error.rawMessage).not.toMatch(/ECONNREFUSED|5432|store scans/);

@@ -58,7 +58,8 @@ afterEach(() => {
 
 afterAll(async () => {
   // Anything a failed test left running is killed by its pid, then the data is removed.
-  for (const process of running) if (process.child.exitCode === null && process.child.signalCode === null) process.child.kill("SIGKILL");
+  for (const process of running)
+    if (process.child.exitCode === null && process.child.signalCode === null) process.child.kill("SIGKILL");
   await Promise.all(running.map((process) => process.exited));
   await scratch?.drop();
   rmSync(dataDir, { recursive: true, force: true });
@@ -69,13 +70,19 @@ describe("tenancy as a standalone process", () => {
     const first = await startTenancy();
     expect(first.listening).toMatchObject({
       service: "tenancy",
-      services: ["qrplatform.tenancy.v1.TenancyService", "qrplatform.tenancy.v1.IdempotencyKeyService", "qrplatform.tenancy.v1.TenancyAdminService"],
+      services: [
+        "qrplatform.tenancy.v1.TenancyService",
+        "qrplatform.tenancy.v1.IdempotencyKeyService",
+        "qrplatform.tenancy.v1.TenancyAdminService",
+      ],
     });
     expect(first.port).toBeGreaterThan(0);
 
     const health = client("grpc.health.v1.Health", first.port);
     expect(await callOk(health, "Check", { service: "" })).toEqual({ status: "SERVING" });
-    expect(await callOk(health, "Check", { service: "qrplatform.tenancy.v1.TenancyAdminService" })).toEqual({ status: "SERVING" });
+    expect(await callOk(health, "Check", { service: "qrplatform.tenancy.v1.TenancyAdminService" })).toEqual({
+      status: "SERVING",
+    });
 
     const admin = client("qrplatform.tenancy.v1.TenancyAdminService", first.port);
     const tenancy = client("qrplatform.tenancy.v1.TenancyService", first.port);
@@ -86,10 +93,18 @@ describe("tenancy as a standalone process", () => {
       bearer(CREDENTIALS.adminToken),
     )) as { account: { id: string; slug: string } };
     expect(account.slug).toBe("process-co");
-    expect(((await callOk(tenancy, "GetAccount", { accountId: account.id }, bearer(CREDENTIALS.serviceToken))).account as { id: string }).id).toBe(account.id);
+    expect(
+      (
+        (await callOk(tenancy, "GetAccount", { accountId: account.id }, bearer(CREDENTIALS.serviceToken))).account as {
+          id: string;
+        }
+      ).id,
+    ).toBe(account.id);
 
     // In flight when the signal arrives: a long-lived health Watch stream. Draining must not wait for it forever.
-    const watch = (health as unknown as { Watch(req: object): grpc.ClientReadableStream<{ status: string }> }).Watch({ service: "" });
+    const watch = (health as unknown as { Watch(req: object): grpc.ClientReadableStream<{ status: string }> }).Watch({
+      service: "",
+    });
     const watched: string[] = [];
     watch.on("data", (update: { status: string }) => watched.push(update.status));
     watch.on("error", () => {});
@@ -103,14 +118,21 @@ describe("tenancy as a standalone process", () => {
 
     const logs = first.process.logLines();
     expect(logs.find((line) => line.msg === "shutting down")).toMatchObject({ signal: "SIGTERM", service: "tenancy" });
-    expect(logs.filter((line) => (line.level as number) >= 50), first.process.output()).toEqual([]);
+    expect(
+      logs.filter((line) => (line.level as number) >= 50),
+      first.process.output(),
+    ).toEqual([]);
     expect(await connectionRefused(first.port)).toBe(true);
 
     // The same configuration starts again and finds the account: shutdown closed the database cleanly.
     const second = await startTenancy();
     const again = client("qrplatform.tenancy.v1.TenancyService", second.port);
     const read = await callOk(again, "GetAccount", { accountId: account.id }, bearer(CREDENTIALS.serviceToken));
-    expect(read.account).toMatchObject({ id: account.id, slug: "process-co", subscriptionTier: "SUBSCRIPTION_TIER_SCALE" });
+    expect(read.account).toMatchObject({
+      id: account.id,
+      slug: "process-co",
+      subscriptionTier: "SUBSCRIPTION_TIER_SCALE",
+    });
     second.process.child.kill("SIGTERM");
     expect(await exitWithin(second.process, 10_000)).toBe(0);
     expect(await connectionRefused(second.port)).toBe(true);
@@ -118,48 +140,57 @@ describe("tenancy as a standalone process", () => {
 
   // Only Postgres lets the test hold a call inside the server deterministically: a lock taken from
   // outside the process makes GetAccount wait in the database. PGlite lives inside the process.
-  it.runIf(process.env.DATABASE_URL)("finishes a call in flight on SIGTERM before exiting 0, refusing new connections meanwhile (Postgres)", async () => {
-    const started = await startTenancy();
-    const admin = client("qrplatform.tenancy.v1.TenancyAdminService", started.port);
-    const tenancy = client("qrplatform.tenancy.v1.TenancyService", started.port);
-    const { account } = (await callOk(
-      admin,
-      "CreateAccount",
-      { name: "Held Call", subscriptionTier: "SUBSCRIPTION_TIER_FREE" },
-      bearer(CREDENTIALS.adminToken),
-    )) as { account: { id: string } };
+  it.runIf(process.env.DATABASE_URL)(
+    "finishes a call in flight on SIGTERM before exiting 0, refusing new connections meanwhile (Postgres)",
+    async () => {
+      const started = await startTenancy();
+      const admin = client("qrplatform.tenancy.v1.TenancyAdminService", started.port);
+      const tenancy = client("qrplatform.tenancy.v1.TenancyService", started.port);
+      const { account } = (await callOk(
+        admin,
+        "CreateAccount",
+        { name: "Held Call", subscriptionTier: "SUBSCRIPTION_TIER_FREE" },
+        bearer(CREDENTIALS.adminToken),
+      )) as { account: { id: string } };
 
-    const locker = new pg.Client({ connectionString: scratch!.url });
-    await locker.connect();
-    try {
-      await locker.query("BEGIN");
-      await locker.query("LOCK TABLE tenancy.accounts IN ACCESS EXCLUSIVE MODE");
-      const held = callUnary(tenancy, "GetAccount", { accountId: account.id }, bearer(CREDENTIALS.serviceToken), 30_000);
-      const waitingOnLock = async () =>
-        (
-          await locker.query<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-          )
-        ).rows[0]!.n;
-      await expect.poll(waitingOnLock, { timeout: 10_000 }).toBe(1);
+      const locker = new pg.Client({ connectionString: scratch!.url });
+      await locker.connect();
+      try {
+        await locker.query("BEGIN");
+        await locker.query("LOCK TABLE tenancy.accounts IN ACCESS EXCLUSIVE MODE");
+        const held = callUnary(
+          tenancy,
+          "GetAccount",
+          { accountId: account.id },
+          bearer(CREDENTIALS.serviceToken),
+          30_000,
+        );
+        const waitingOnLock = async () =>
+          (
+            await locker.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+          ).rows[0]!.n;
+        await expect.poll(waitingOnLock, { timeout: 10_000 }).toBe(1);
 
-      started.process.child.kill("SIGTERM");
-      await waitForLog(started.process, (line) => line.msg === "shutting down", 5_000);
-      // Draining: no longer accepting connections, but not gone while the call is unanswered.
-      await expect.poll(() => connectionRefused(started.port), { timeout: 5_000 }).toBe(true);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(started.process.child.exitCode).toBeNull();
+        started.process.child.kill("SIGTERM");
+        await waitForLog(started.process, (line) => line.msg === "shutting down", 5_000);
+        // Draining: no longer accepting connections, but not gone while the call is unanswered.
+        await expect.poll(() => connectionRefused(started.port), { timeout: 5_000 }).toBe(true);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(started.process.child.exitCode).toBeNull();
 
-      await locker.query("COMMIT");
-      const outcome = await held;
-      expect(outcome.error?.code, outcome.error?.details).toBeUndefined();
-      expect((outcome.response!.account as { id: string }).id).toBe(account.id);
-      expect(await exitWithin(started.process, 10_000)).toBe(0);
-    } finally {
-      await locker.query("ROLLBACK").catch(() => {});
-      await locker.end();
-    }
-  });
+        await locker.query("COMMIT");
+        const outcome = await held;
+        expect(outcome.error?.code, outcome.error?.details).toBeUndefined();
+        expect((outcome.response!.account as { id: string }).id).toBe(account.id);
+        expect(await exitWithin(started.process, 10_000)).toBe(0);
+      } finally {
+        await locker.query("ROLLBACK").catch(() => {});
+        await locker.end();
+      }
+    },
+  );
 
   it("refuses to start on bad configuration, naming every bad variable and printing no secret", async () => {
     const shortToken = "tooShort-x9Q";

@@ -7,7 +7,16 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { Counter } from "prom-client";
 import { DomainService } from "@qrplatform/api/links";
 import { databaseDependency } from "@qrplatform/db";
-import { errorInfoOf, inProcessTransport, Metrics, Readiness, remoteTransport, serveGrpc, type GrpcModule, type GrpcServer } from "@qrplatform/platform";
+import {
+  errorInfoOf,
+  inProcessTransport,
+  Metrics,
+  Readiness,
+  remoteTransport,
+  serveGrpc,
+  type GrpcModule,
+  type GrpcServer,
+} from "@qrplatform/platform";
 import { CREDENTIALS, silentLogger } from "./support/platform.js";
 
 const refused = () => Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
@@ -27,7 +36,8 @@ function streamingModule(then: () => Promise<Then>, cleanedUp: () => void): Grpc
             const next = await then();
             if (next === "database-down") throw refused();
             if (next === "wait-for-cancel") {
-              if (!context.signal.aborted) await new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }));
+              if (!context.signal.aborted)
+                await new Promise((resolve) => context.signal.addEventListener("abort", resolve, { once: true }));
               return;
             }
             yield { removed: [{ domainId: "d", hostname: "h.example" }] };
@@ -50,9 +60,24 @@ afterAll(async () => {
 type Shape = (module: GrpcModule, readiness: Readiness, metrics: Metrics) => Promise<Transport>;
 const shapes: Record<string, Shape> = {
   "in-process": async (module, readiness, metrics) =>
-    inProcessTransport({ modules: [module], credentials: CREDENTIALS, logger: silentLogger, token: CREDENTIALS.serviceToken, readiness, metrics }),
+    inProcessTransport({
+      modules: [module],
+      credentials: CREDENTIALS,
+      logger: silentLogger,
+      token: CREDENTIALS.serviceToken,
+      readiness,
+      metrics,
+    }),
   "over gRPC": async (module, readiness, metrics) => {
-    const server = await serveGrpc({ modules: [module], credentials: CREDENTIALS, logger: silentLogger, host: "127.0.0.1", port: 0, readiness, metrics });
+    const server = await serveGrpc({
+      modules: [module],
+      credentials: CREDENTIALS,
+      logger: silentLogger,
+      host: "127.0.0.1",
+      port: 0,
+      readiness,
+      metrics,
+    });
     servers.push(server);
     return remoteTransport({ baseUrl: `http://127.0.0.1:${server.port}`, token: CREDENTIALS.serviceToken });
   },
@@ -78,7 +103,14 @@ describe.each(Object.keys(shapes))("a server stream, %s", (shape) => {
     const readiness = new Readiness([database], { checkIntervalMs: 3_600_000 });
     readinesses.push(readiness);
     const metrics = new Metrics();
-    const transport = await shapes[shape]!(streamingModule(() => then, () => cleanups++), readiness, metrics);
+    const transport = await shapes[shape]!(
+      streamingModule(
+        () => then,
+        () => cleanups++,
+      ),
+      readiness,
+      metrics,
+    );
     return {
       client: createClient(DomainService, transport),
       metrics,

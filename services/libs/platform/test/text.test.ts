@@ -19,13 +19,19 @@ describe("storable text", () => {
     expect(textProblem(value)).toBeDefined();
   });
 
-  it.each([["plain"], ["ünïcödé ✓"], ["😀 outside the BMP"], ["\u2060word joiner"], ["\u00a0no-break\u00a0"], ["\u200b"], ["right-to-left \u202e"], [""]])(
-    "keeps %j",
-    (value) => {
-      expect(textProblem(value)).toBeUndefined();
-      expect(textProblem(value, "multi")).toBeUndefined();
-    },
-  );
+  it.each([
+    ["plain"],
+    ["ünïcödé ✓"],
+    ["😀 outside the BMP"],
+    ["\u2060word joiner"],
+    ["\u00a0no-break\u00a0"],
+    ["\u200b"],
+    ["right-to-left \u202e"],
+    [""],
+  ])("keeps %j", (value) => {
+    expect(textProblem(value)).toBeUndefined();
+    expect(textProblem(value, "multi")).toBeUndefined();
+  });
 
   it("lets descriptions span lines, but still refuses the other controls", () => {
     expect(textProblem("line one\r\nline two\ttabbed", "multi")).toBeUndefined();

@@ -29,7 +29,8 @@ async function healthServer() {
             started();
             await new Promise((resolve) => setTimeout(resolve, 60_000).unref());
           }
-          if (req.service === "conflict") throw serviceError(Code.Aborted, "slug_conflict", "Could not choose a unique slug; try again.");
+          if (req.service === "conflict")
+            throw serviceError(Code.Aborted, "slug_conflict", "Could not choose a unique slug; try again.");
           if (req.service === "bug") throw new Error("undefined is not a function");
           return { status: ServingStatus.SERVING };
         },
@@ -119,10 +120,12 @@ describe("a service that cannot be reached", () => {
     server.on("session", (session) => sessions.add(session));
     const killMidCall = async (transport: Parameters<typeof createClient>[1]) => {
       const inFlight = new Promise<void>((resolve) => (started = resolve));
-      const call = createClient(Health, transport).check({ service: "slow" }).then(
-        () => undefined,
-        (error) => ConnectError.from(error),
-      );
+      const call = createClient(Health, transport)
+        .check({ service: "slow" })
+        .then(
+          () => undefined,
+          (error) => ConnectError.from(error),
+        );
       await inFlight;
       for (const session of sessions) session.destroy();
       return call;

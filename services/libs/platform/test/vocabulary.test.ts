@@ -55,7 +55,11 @@ describe("field paths", () => {
     expect(fieldProblemsOf(error, "as-sent").map((p) => p.field)).toEqual(["frame.labelTop"]);
     const strict = z.strictObject({ name: z.string() });
     expect(fieldProblemsOf(strict.safeParse({ name: "x", extraField: 1 }).error!, "as-sent")).toEqual([
-      { field: "extraField", reason: "unknown_field", description: "is not a field of this request; read-only and unknown fields cannot be sent" },
+      {
+        field: "extraField",
+        reason: "unknown_field",
+        description: "is not a field of this request; read-only and unknown fields cannot be sent",
+      },
     ]);
   });
 });
@@ -75,12 +79,19 @@ describe("ids", () => {
       { field: "account_id", reason: "invalid_format", description: "must be a UUID" },
       { field: "domain_id", reason: "required", description: "is required" },
     ]);
-    expect(fieldProblemsOf(schema.safeParse({ accountId: id, domainId: `${id}x` }).error!).map((p) => p.reason)).toEqual(["invalid_format"]);
+    expect(
+      fieldProblemsOf(schema.safeParse({ accountId: id, domainId: `${id}x` }).error!).map((p) => p.reason),
+    ).toEqual(["invalid_format"]);
   });
 
   it("are made canonical by the request checks, in nested messages and lists too", () => {
     const upper = () => randomUUID().toUpperCase();
-    const scans = create(RecordScansRequestSchema, { scans: [{ id: upper(), linkId: upper() }, { id: upper(), linkId: upper() }] });
+    const scans = create(RecordScansRequestSchema, {
+      scans: [
+        { id: upper(), linkId: upper() },
+        { id: upper(), linkId: upper() },
+      ],
+    });
     expect(requestFieldProblems(RecordScansRequestSchema, scans as never)).toEqual([]);
     canonicalizeIds(RecordScansRequestSchema, scans as never);
     for (const scan of scans.scans) {
@@ -89,9 +100,16 @@ describe("ids", () => {
     }
     const totals = create(GetScanTotalsRequestSchema, { accountId: upper(), linkIds: [upper(), upper()] });
     canonicalizeIds(GetScanTotalsRequestSchema, totals as never);
-    expect([totals.accountId, ...totals.linkIds].every((value) => value === value.toLowerCase() && value.length === 36)).toBe(true);
+    expect(
+      [totals.accountId, ...totals.linkIds].every((value) => value === value.toLowerCase() && value.length === 36),
+    ).toBe(true);
     // Optional ids, and fields that merely end in "id" without being ids, are left as they are.
-    const qrCode = create(CreateQrCodeRequestSchema, { accountId: upper(), vanityDomainId: upper(), name: "Valid ID", vanitySlug: "Spring" });
+    const qrCode = create(CreateQrCodeRequestSchema, {
+      accountId: upper(),
+      vanityDomainId: upper(),
+      name: "Valid ID",
+      vanitySlug: "Spring",
+    });
     canonicalizeIds(CreateQrCodeRequestSchema, qrCode as never);
     expect(qrCode.accountId).toBe(qrCode.accountId.toLowerCase());
     expect(qrCode.vanityDomainId).toBe(qrCode.vanityDomainId!.toLowerCase());
@@ -103,7 +121,13 @@ describe("field rules in schemas", () => {
   const even = (value: number) => (value % 2 === 0 ? undefined : { reason: "odd", description: "must be even" });
   const schema = z.object({
     count: z.number().superRefine(checkedBy(even)),
-    slug: z.string().transform(parsedBy((value: string) => (value.length > 2 ? { value: value.toLowerCase() } : { problem: { reason: "short", description: "is short" } }))),
+    slug: z
+      .string()
+      .transform(
+        parsedBy((value: string) =>
+          value.length > 2 ? { value: value.toLowerCase() } : { problem: { reason: "short", description: "is short" } },
+        ),
+      ),
   });
 
   it("report the rule's reason on the schema's field, and give what the rule parsed", () => {
@@ -114,14 +138,24 @@ describe("field rules in schemas", () => {
     } catch (caught) {
       error = caught;
     }
-    expect(errorInfoOf(error as never)?.fieldViolations.map(({ field, reason, description }) => ({ field, reason, description }))).toEqual([
+    expect(
+      errorInfoOf(error as never)?.fieldViolations.map(({ field, reason, description }) => ({
+        field,
+        reason,
+        description,
+      })),
+    ).toEqual([
       { field: "count", reason: "odd", description: "must be even" },
       { field: "slug", reason: "short", description: "is short" },
     ]);
   });
 
   it("are bounded in an error like every problem list", () => {
-    const problems = Array.from({ length: 50 }, (_, i) => ({ field: `tags.${i}`, reason: "too_long", description: "is long" }));
+    const problems = Array.from({ length: 50 }, (_, i) => ({
+      field: `tags.${i}`,
+      reason: "too_long",
+      description: "is long",
+    }));
     const info = errorInfoOf(invalidArgument(problems))!;
     expect(info.fieldViolations).toHaveLength(MAX_FIELD_PROBLEMS);
     expect(info.metadata.omitted_fields).toBe(String(50 - MAX_FIELD_PROBLEMS));

@@ -12,7 +12,8 @@ import sharp from "sharp";
 
 const run = promisify(execFile);
 // jsqr is CommonJS with `exports.default`; under Node's ESM interop the default import is the module.
-const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as typeof jsQRModule.default;
+const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ??
+  jsQRModule) as unknown as typeof jsQRModule.default;
 
 /** Decodes every image with one zbarimg run; the answer is each image's decoded text, or null when zbar found no code. */
 export async function zbarDecode(images: readonly Buffer[], extension: "png" | "jpg"): Promise<(string | null)[]> {
@@ -32,7 +33,10 @@ export async function zbarDecode(images: readonly Buffer[], extension: "png" | "
         throw error;
       },
     );
-    const parsed = new XMLParser({ ignoreAttributes: false, isArray: (name) => ["source", "symbol", "index"].includes(name) }).parse(stdout);
+    const parsed = new XMLParser({
+      ignoreAttributes: false,
+      isArray: (name) => ["source", "symbol", "index"].includes(name),
+    }).parse(stdout);
     const decoded = new Map<string, string>();
     for (const source of parsed.barcodes?.source ?? []) {
       const symbol = source.index?.[0]?.symbol?.[0];
@@ -61,5 +65,7 @@ export async function rsvgToPng(svg: string | Buffer): Promise<Buffer> {
 /** Decodes a PNG or JPEG with jsQR, or answers null. */
 export async function jsqrDecode(image: Buffer): Promise<string | null> {
   const { data, info } = await sharp(image).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-  return jsQR(new Uint8ClampedArray(data.buffer, data.byteOffset, data.byteLength), info.width, info.height)?.data ?? null;
+  return (
+    jsQR(new Uint8ClampedArray(data.buffer, data.byteOffset, data.byteLength), info.width, info.height)?.data ?? null
+  );
 }

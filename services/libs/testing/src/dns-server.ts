@@ -26,7 +26,13 @@ export class TestDnsServer {
       const response = Packet.createResponseFromRequest(request);
       if (entry && question?.type === Packet.TYPE.TXT) {
         for (const chunks of entry) {
-          response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 60, data: chunks } as never);
+          response.answers.push({
+            name: question.name,
+            type: Packet.TYPE.TXT,
+            class: Packet.CLASS.IN,
+            ttl: 60,
+            data: chunks,
+          } as never);
         }
       } else if (!entry && !this.existing.has(name)) {
         response.header.rcode = 3; // NXDOMAIN
@@ -48,7 +54,10 @@ export class TestDnsServer {
 
   /** Publishes a TXT record with one value (or several strings forming one value). */
   setTxt(name: string, ...values: string[]): void {
-    this.txt.set(name.toLowerCase(), values.map((v) => [v]));
+    this.txt.set(
+      name.toLowerCase(),
+      values.map((v) => [v]),
+    );
   }
 
   async close(): Promise<void> {
@@ -77,7 +86,10 @@ export class MemoryDns {
 
   /** Publishes a TXT record with one value (or several strings forming one value). */
   setTxt(name: string, ...values: string[]): void {
-    this.txt.set(name.toLowerCase(), values.map((v) => [v]));
+    this.txt.set(
+      name.toLowerCase(),
+      values.map((v) => [v]),
+    );
   }
 
   async close(): Promise<void> {}

@@ -10,8 +10,14 @@ import * as tenancySchema from "@qrplatform/tenancy/migrations";
 export const MIGRATED_PLATFORM: DatabaseTemplate = {
   name: "platform",
   // The migrations, and the code that applies them and records them applied.
-  sources: ["services/libs/db/src/migrate.ts", "services/tenancy/migrations", "services/links/migrations", "services/catalog/migrations"],
+  sources: [
+    "services/libs/db/src/migrate.ts",
+    "services/tenancy/migrations",
+    "services/links/migrations",
+    "services/catalog/migrations",
+  ],
   async prepare(db) {
-    for (const { SCHEMA, migrations } of [tenancySchema, linksSchema, catalogSchema]) await migrateSchema(db, SCHEMA, migrations);
+    for (const { SCHEMA, migrations } of [tenancySchema, linksSchema, catalogSchema])
+      await migrateSchema(db, SCHEMA, migrations);
   },
 };

@@ -24,7 +24,9 @@ message AnyValue {
   oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; }
 }
 `;
-const ExportTraceServiceRequest = protobuf.parse(OTLP_TRACE_PROTO, { keepCase: false }).root.lookupType("opentelemetry.proto.ExportTraceServiceRequest");
+const ExportTraceServiceRequest = protobuf
+  .parse(OTLP_TRACE_PROTO, { keepCase: false })
+  .root.lookupType("opentelemetry.proto.ExportTraceServiceRequest");
 
 /** One span as a test reads it: ids in hex, the exporting process's service.name, attributes flattened. */
 export interface ReceivedSpan {
@@ -76,14 +78,20 @@ interface OtlpSpan {
   status?: { code?: number };
 }
 interface OtlpRequest {
-  resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { scope?: { name?: string }; spans?: OtlpSpan[] }[] }[];
+  resourceSpans?: {
+    resource?: { attributes?: KeyValue[] };
+    scopeSpans?: { scope?: { name?: string }; spans?: OtlpSpan[] }[];
+  }[];
 }
 
 function flatten(attributes: KeyValue[] = []): Record<string, string | number | boolean> {
   const flat: Record<string, string | number | boolean> = {};
   for (const { key, value } of attributes) {
     if (!value) continue;
-    const scalar = value.stringValue ?? value.boolValue ?? (value.intValue !== undefined ? Number(value.intValue) : value.doubleValue);
+    const scalar =
+      value.stringValue ??
+      value.boolValue ??
+      (value.intValue !== undefined ? Number(value.intValue) : value.doubleValue);
     if (scalar !== undefined) flat[key] = scalar;
   }
   return flat;
@@ -110,11 +118,20 @@ function spansOf(request: OtlpRequest): ReceivedSpan[] {
 
 function decodeProtobuf(body: Buffer): OtlpRequest {
   const message = ExportTraceServiceRequest.decode(body);
-  const object = ExportTraceServiceRequest.toObject(message, { longs: String, enums: Number, bytes: Array, defaults: false }) as unknown;
+  const object = ExportTraceServiceRequest.toObject(message, {
+    longs: String,
+    enums: Number,
+    bytes: Array,
+    defaults: false,
+  }) as unknown;
   // Bytes came back as arrays of numbers: ids are written in hex, as OTLP/JSON writes them.
-  return JSON.parse(JSON.stringify(object, (key, value: unknown) =>
-    (key === "traceId" || key === "spanId" || key === "parentSpanId") && Array.isArray(value) ? Buffer.from(value as number[]).toString("hex") : value,
-  )) as OtlpRequest;
+  return JSON.parse(
+    JSON.stringify(object, (key, value: unknown) =>
+      (key === "traceId" || key === "spanId" || key === "parentSpanId") && Array.isArray(value)
+        ? Buffer.from(value as number[]).toString("hex")
+        : value,
+    ),
+  ) as OtlpRequest;
 }
 
 /** Starts a receiver on a free loopback port. */
@@ -129,10 +146,13 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       try {
         if (req.method !== "POST" || req.url !== "/v1/traces") throw new Error(`unexpected ${req.method} ${req.url}`);
         const body = Buffer.concat(chunks);
-        const request = type === "application/x-protobuf" ? decodeProtobuf(body) : (JSON.parse(body.toString("utf8")) as OtlpRequest);
+        const request =
+          type === "application/x-protobuf" ? decodeProtobuf(body) : (JSON.parse(body.toString("utf8")) as OtlpRequest);
         contentTypes.push(type);
         spans.push(...spansOf(request));
-        res.writeHead(200, { "Content-Type": type || "application/json" }).end(type === "application/x-protobuf" ? Buffer.alloc(0) : "{}");
+        res
+          .writeHead(200, { "Content-Type": type || "application/json" })
+          .end(type === "application/x-protobuf" ? Buffer.alloc(0) : "{}");
       } catch (error) {
         res.writeHead(400).end(String(error));
       }
@@ -148,7 +168,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const deadline = Date.now() + timeoutMs;
       while (!done(spans)) {
         if (Date.now() > deadline) {
-          throw new Error(`the awaited spans did not arrive; received:\n${spans.map((s) => `${s.service} ${s.name} ${s.traceId}/${s.spanId}<-${s.parentSpanId}`).join("\n")}`);
+          throw new Error(
+            `the awaited spans did not arrive; received:\n${spans.map((s) => `${s.service} ${s.name} ${s.traceId}/${s.spanId}<-${s.parentSpanId}`).join("\n")}`,
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

@@ -21,7 +21,11 @@ export interface PlatformProcess {
 export type Launch = "sources" | "compiled";
 
 /** Starts the embedded platform on DATA_DIR (and DATABASE_URL: the one given, else the test run's) and waits for its banner. */
-export async function startPlatformProcess(dataDir: string, extraEnv: Record<string, string> = {}, launch: Launch = "compiled"): Promise<PlatformProcess> {
+export async function startPlatformProcess(
+  dataDir: string,
+  extraEnv: Record<string, string> = {},
+  launch: Launch = "compiled",
+): Promise<PlatformProcess> {
   const env: Record<string, string> = { DATA_DIR: dataDir, PORT: "0", GRPC_PORT: "0", LOG_LEVEL: "warn", ...extraEnv };
   if (process.env.DATABASE_URL && !extraEnv.DATABASE_URL) env.DATABASE_URL = process.env.DATABASE_URL;
   const platform = spawnService(launch === "sources" ? "services/embedded/src/main.ts" : "dist/embedded.js", env);
@@ -47,11 +51,19 @@ export async function startPlatformProcess(dataDir: string, extraEnv: Record<str
 
 /** Runs `qrctl` from the repository root with the platform's DATA_DIR; from the sources, the way `npx qrctl` does. */
 export function qrctl(dataDir: string, args: string[], launch: Launch = "compiled"): Promise<QrctlResult> {
-  return runQrctl(args, { bin: launch, cwd: REPO_ROOT, onlyEnv: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir }, timeoutMs: 0 });
+  return runQrctl(args, {
+    bin: launch,
+    cwd: REPO_ROOT,
+    onlyEnv: { PATH: process.env.PATH ?? "", DATA_DIR: dataDir },
+    timeoutMs: 0,
+  });
 }
 
 /** A new account and an API key with every scope, made with qrctl. */
-export async function accountWithKey(dataDir: string, launch: Launch = "compiled"): Promise<{ accountId: string; key: string }> {
+export async function accountWithKey(
+  dataDir: string,
+  launch: Launch = "compiled",
+): Promise<{ accountId: string; key: string }> {
   const account = await qrctl(dataDir, ["accounts", "create", "--name", "Acme", "--plan", "origin", "--json"], launch);
   if (account.code !== 0) throw new Error(account.stderr);
   const { id: accountId } = JSON.parse(account.stdout) as { id: string };
@@ -61,7 +73,10 @@ export async function accountWithKey(dataDir: string, launch: Launch = "compiled
 }
 
 /** Calls the REST API of a running platform with an API key and answers the parsed JSON body. */
-export function apiCaller(apiUrl: () => string, key: string): (method: string, path: string, body?: unknown) => Promise<any> {
+export function apiCaller(
+  apiUrl: () => string,
+  key: string,
+): (method: string, path: string, body?: unknown) => Promise<any> {
   return async (method, path, body) => {
     const res = await fetch(`${apiUrl()}${path}`, {
       method,

@@ -39,7 +39,9 @@ const EPHEMERAL_START = (() => {
   }
 })();
 // Slices of at least 64 ports, even where the ephemeral range starts unusually low.
-const PORT_SLICE_SIZE = Math.floor((Math.max(EPHEMERAL_START, LOWEST_PORT + PORT_SLICES * 64) - LOWEST_PORT) / PORT_SLICES);
+const PORT_SLICE_SIZE = Math.floor(
+  (Math.max(EPHEMERAL_START, LOWEST_PORT + PORT_SLICES * 64) - LOWEST_PORT) / PORT_SLICES,
+);
 const PORT_SLICE_START = LOWEST_PORT + (Number(process.env.VITEST_POOL_ID ?? 0) % PORT_SLICES) * PORT_SLICE_SIZE;
 /** Starts anywhere in the slice, so a worker's next test file does not retry the ports its last one used. */
 let nextPortOffset = Math.floor(Math.random() * PORT_SLICE_SIZE);
@@ -54,7 +56,11 @@ function canListen(port: number): Promise<boolean> {
 
 /** A Redis of the test's own on this port, so stopping it disturbs nothing else. */
 export async function startRedis(port: number): Promise<ChildProcess> {
-  const redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "pipe" });
+  const redis = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    { stdio: "pipe" },
+  );
   await new Promise<void>((resolve, reject) => {
     redis.once("error", reject);
     redis.once("exit", (code) => reject(new Error(`redis-server exited with ${code}`)));
@@ -135,7 +141,10 @@ export function exitWithin(service: ServiceProcess, timeoutMs: number): Promise<
   return Promise.race([
     service.exited,
     new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`Still running after ${timeoutMs} ms:\n${service.output()}`)), timeoutMs).unref(),
+      setTimeout(
+        () => reject(new Error(`Still running after ${timeoutMs} ms:\n${service.output()}`)),
+        timeoutMs,
+      ).unref(),
     ),
   ]);
 }
@@ -199,7 +208,8 @@ export async function scrapeMetrics(url: string): Promise<Scrape> {
   const names = new Set((written.metadata ?? []).map((family) => family.metric_family_name ?? ""));
   for (const sample of series) names.add(sample.family);
   // Counters and gauges have no part; histograms are read by their count.
-  const counted = (name: string) => series.filter((sample) => sample.family === name && (sample.part === undefined || sample.part === "count"));
+  const counted = (name: string) =>
+    series.filter((sample) => sample.family === name && (sample.part === undefined || sample.part === "count"));
   return {
     names,
     value: (name, labels = {}) =>
@@ -238,7 +248,11 @@ export async function readZip(archive: Buffer): Promise<ZipEntry[]> {
           stream.on("data", (chunk: Buffer) => chunks.push(chunk));
           stream.on("error", reject);
           stream.on("end", () => {
-            entries.push({ name: entry.fileName, deflated: entry.compressionMethod === 8, data: Buffer.concat(chunks) });
+            entries.push({
+              name: entry.fileName,
+              deflated: entry.compressionMethod === 8,
+              data: Buffer.concat(chunks),
+            });
             zip.readEntry();
           });
         });
@@ -296,4 +310,8 @@ export const EMBEDDED_IPV4_ADDRESSES: readonly { address: string; form: string; 
 ];
 
 /** Addresses of the same forms whose IPv4 address inside is public, which the address rules accept. */
-export const EMBEDDED_PUBLIC_IPV4_ADDRESSES: readonly string[] = ["::ffff:8.8.8.8", "::808:808", "2001:4860:1::5efe:808:808"];
+export const EMBEDDED_PUBLIC_IPV4_ADDRESSES: readonly string[] = [
+  "::ffff:8.8.8.8",
+  "::808:808",
+  "2001:4860:1::5efe:808:808",
+];

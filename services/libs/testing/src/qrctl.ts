@@ -56,7 +56,8 @@ export function runQrctl(args: readonly string[], options: QrctlOptions = {}): P
       process.execPath,
       [QRCTL_BIN[options.bin ?? "compiled"], ...args],
       { cwd: options.cwd, env, timeout: options.timeoutMs ?? 20_000 },
-      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr }),
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr }),
     );
   });
 }
@@ -88,6 +89,8 @@ export function startQrctl(args: readonly string[], options: Omit<QrctlOptions, 
   let stderr = "";
   child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once("exit", (code, signal) => resolve(code ?? signal ?? "unknown")),
+  );
   return { child, exited, stdout: () => stdout, stderr: () => stderr };
 }

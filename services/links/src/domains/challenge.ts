@@ -19,10 +19,7 @@ export type TxtLookup =
   | { kind: "unreachable"; code: string };
 
 /** What a verification leads to: a new state with the reason for a failure, or no change at all. */
-export type VerificationOutcome =
-  | { state: "verified" }
-  | { state: "failed"; reason: string }
-  | { unavailable: string };
+export type VerificationOutcome = { state: "verified" } | { state: "failed"; reason: string } | { unavailable: string };
 
 const quoted = (values: string[]) =>
   values
@@ -36,7 +33,12 @@ const quoted = (values: string[]) =>
  * verified: an outage somewhere in DNS must not take working vanity links down. A resolver that
  * refuses the connection is our problem, not the domain's, and changes nothing.
  */
-export function verificationOutcome(currentState: string, recordName: string, expected: string, lookup: TxtLookup): VerificationOutcome {
+export function verificationOutcome(
+  currentState: string,
+  recordName: string,
+  expected: string,
+  lookup: TxtLookup,
+): VerificationOutcome {
   switch (lookup.kind) {
     case "records":
       if (lookup.values.includes(expected)) return { state: "verified" };
@@ -49,14 +51,19 @@ export function verificationOutcome(currentState: string, recordName: string, ex
     case "no_records":
       return { state: "failed", reason: `${recordName} has no TXT record; create one with the challenge value.` };
     case "unreachable":
-      return { unavailable: `The DNS resolver could not be reached (${lookup.code}); nothing was changed. Try again later.` };
+      return {
+        unavailable: `The DNS resolver could not be reached (${lookup.code}); nothing was changed. Try again later.`,
+      };
     case "timeout":
     case "server_failure": {
       const seen = lookup.kind === "timeout" ? "timed out" : `failed (${lookup.code})`;
       if (currentState === "verified") {
         return { unavailable: `The DNS lookup of ${recordName} ${seen}; the domain stays verified. Try again later.` };
       }
-      return { state: "failed", reason: `The DNS lookup of ${recordName} ${seen}; try again once its name servers answer.` };
+      return {
+        state: "failed",
+        reason: `The DNS lookup of ${recordName} ${seen}; try again once its name servers answer.`,
+      };
     }
   }
 }

@@ -16,9 +16,13 @@ export type TxtRecordsLookup = (hostname: string) => Promise<string[][]>;
  * Asks the system's resolvers, or `server` ("ip:port") when given, so private deployments and tests can
  * point at their own DNS server. Throws a ConfigError for an address that is not an IP address.
  */
-export function resolverTxtLookup(options: { server?: string | undefined; timeoutMs?: number; tries?: number } = {}): TxtRecordsLookup {
+export function resolverTxtLookup(
+  options: { server?: string | undefined; timeoutMs?: number; tries?: number } = {},
+): TxtRecordsLookup {
   if (options.server !== undefined && !isDnsServerAddress(options.server)) {
-    throw new ConfigError(`The DNS resolver "${options.server}" must be an IP address with an optional port, such as 10.0.0.2:53.`);
+    throw new ConfigError(
+      `The DNS resolver "${options.server}" must be an IP address with an optional port, such as 10.0.0.2:53.`,
+    );
   }
   const resolver = new dns.Resolver({ timeout: options.timeoutMs ?? 2000, tries: options.tries ?? 2 });
   if (options.server) resolver.setServers([options.server]);

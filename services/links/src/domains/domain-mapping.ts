@@ -1,6 +1,13 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { DomainSchema, DomainServingSchema, DomainState, DomainStateSchema, type Domain, type DomainServing } from "@qrplatform/api/links";
+import {
+  DomainSchema,
+  DomainServingSchema,
+  DomainState,
+  DomainStateSchema,
+  type Domain,
+  type DomainServing,
+} from "@qrplatform/api/links";
 import { enumFromToken, enumToken } from "@qrplatform/platform";
 import { challengeRecordName, challengeRecordValue } from "./challenge.js";
 import type { DomainRow } from "./domains.table.js";

@@ -89,7 +89,9 @@ const createDomainRequest = z.object({
 export async function createDomain(deps: LinksDeps, req: CreateDomainRequest): Promise<CreateDomainResponse> {
   const { accountId, hostname } = validate(createDomainRequest, req);
   if (hostname === deps.shortDomainHostname) {
-    throw invalidArgument([{ field: "hostname", reason: "reserved", description: "is the platform's own short domain" }]);
+    throw invalidArgument([
+      { field: "hostname", reason: "reserved", description: "is the platform's own short domain" },
+    ]);
   }
 
   const now = deps.now();
@@ -119,11 +121,19 @@ export async function createDomain(deps: LinksDeps, req: CreateDomainRequest): P
   }
 }
 
-export async function getDomain(deps: LinksDeps, req: GetDomainRequest, context: HandlerContext): Promise<GetDomainResponse> {
+export async function getDomain(
+  deps: LinksDeps,
+  req: GetDomainRequest,
+  context: HandlerContext,
+): Promise<GetDomainResponse> {
   return create(GetDomainResponseSchema, { domain: domainToProto(await domainIn(deps, req, context)) });
 }
 
-export async function listDomains(deps: LinksDeps, req: ListDomainsRequest, context: HandlerContext): Promise<ListDomainsResponse> {
+export async function listDomains(
+  deps: LinksDeps,
+  req: ListDomainsRequest,
+  context: HandlerContext,
+): Promise<ListDomainsResponse> {
   const scope = scopeOf(req.accountId, context);
   // Page tokens are bound to the account listed; an admin's list of every account is bound to "".
   const page = readPageRequest(deps.pageTokens, req, req.accountId, "domains");
@@ -132,11 +142,20 @@ export async function listDomains(deps: LinksDeps, req: ListDomainsRequest, cont
   return create(ListDomainsResponseSchema, { domains: items.map(domainToProto), nextPageToken });
 }
 
-export async function verifyDomain(deps: LinksDeps, req: VerifyDomainRequest, context: HandlerContext): Promise<VerifyDomainResponse> {
+export async function verifyDomain(
+  deps: LinksDeps,
+  req: VerifyDomainRequest,
+  context: HandlerContext,
+): Promise<VerifyDomainResponse> {
   const domain = await domainIn(deps, req, context);
   // The lookup happens outside any transaction: it may take seconds, and no lock should wait on DNS.
   const name = challengeRecordName(domain.hostname);
-  const outcome = verificationOutcome(domain.state, name, challengeRecordValue(domain.challenge_token), await deps.lookupTxt(name));
+  const outcome = verificationOutcome(
+    domain.state,
+    name,
+    challengeRecordValue(domain.challenge_token),
+    await deps.lookupTxt(name),
+  );
   if ("unavailable" in outcome) throw serviceError(Code.Unavailable, "dns_unavailable", outcome.unavailable);
 
   const now = deps.now();
@@ -162,7 +181,11 @@ export async function verifyDomain(deps: LinksDeps, req: VerifyDomainRequest, co
   return create(VerifyDomainResponseSchema, { domain: domainToProto(row) });
 }
 
-export async function deleteDomain(deps: LinksDeps, req: DeleteDomainRequest, context: HandlerContext): Promise<DeleteDomainResponse> {
+export async function deleteDomain(
+  deps: LinksDeps,
+  req: DeleteDomainRequest,
+  context: HandlerContext,
+): Promise<DeleteDomainResponse> {
   const scope = scopeOf(req.accountId, context);
   const hostname = await deps.db.transaction().execute(async (trx) => {
     // The row lock waits for links being created on the domain, so the count below sees them.
@@ -192,7 +215,11 @@ const WATCH_BATCH_SIZE = 100;
  * verification, removal), re-read from the database, until the caller cancels or the server shuts
  * down. Serving reports are not announced: the operator that makes them would hear its own writes.
  */
-export async function* watchDomains(deps: LinksDeps, _req: WatchDomainsRequest, context: HandlerContext): AsyncGenerator<WatchDomainsResponse> {
+export async function* watchDomains(
+  deps: LinksDeps,
+  _req: WatchDomainsRequest,
+  context: HandlerContext,
+): AsyncGenerator<WatchDomainsResponse> {
   requireAdmin(context, "WatchDomains");
   // Listening starts before the first message, so nothing that changes after the receiver's list is missed.
   const changes = new DomainChanges(deps.invalidations);
@@ -206,7 +233,10 @@ export async function* watchDomains(deps: LinksDeps, _req: WatchDomainsRequest, 
         continue;
       }
       for (let start = 0; start < batch.hostnames.length; start += WATCH_BATCH_SIZE) {
-        const { live, removed } = await domains.domainsByHostname(deps.db, batch.hostnames.slice(start, start + WATCH_BATCH_SIZE));
+        const { live, removed } = await domains.domainsByHostname(
+          deps.db,
+          batch.hostnames.slice(start, start + WATCH_BATCH_SIZE),
+        );
         if (live.length === 0 && removed.length === 0) continue;
         yield create(WatchDomainsResponseSchema, {
           changed: live.map(domainToProto),
@@ -227,7 +257,9 @@ export async function reportDomainServing(
   requireAdmin(context, "ReportDomainServing");
   const { domainId, report } = validate(reportDomainServingRequest, req);
   // Nothing is written when the state is the one stored; the domain is then read as it is.
-  const row = (await domains.recordServing(deps.db, domainId, report, deps.now())) ?? (await domains.findDomain(deps.db, { anyAccount: true }, domainId));
+  const row =
+    (await domains.recordServing(deps.db, domainId, report, deps.now())) ??
+    (await domains.findDomain(deps.db, { anyAccount: true }, domainId));
   if (!row) throw notFound("domain");
   return create(ReportDomainServingResponseSchema, { domain: domainToProto(row) });
 }

@@ -79,7 +79,12 @@ export async function recordCheck(
  * reported. The domain as written, or undefined when nothing was (the same state, or no live domain).
  * `updated_at` stays: it dates changes to the domain itself, not to how the cluster serves it.
  */
-export async function recordServing(db: Db, id: string, report: ServingReport, at: Date): Promise<DomainRow | undefined> {
+export async function recordServing(
+  db: Db,
+  id: string,
+  report: ServingReport,
+  at: Date,
+): Promise<DomainRow | undefined> {
   return db
     .updateTable("domains")
     .set({ ...report, serving_reported_at: at })
@@ -110,9 +115,15 @@ export interface RemovedDomainRow {
  * hostname that has one, and for each other hostname its most recently removed domain. Hostnames no
  * domain ever had are left out.
  */
-export async function domainsByHostname(db: Db, hostnames: readonly string[]): Promise<{ live: DomainRow[]; removed: RemovedDomainRow[] }> {
+export async function domainsByHostname(
+  db: Db,
+  hostnames: readonly string[],
+): Promise<{ live: DomainRow[]; removed: RemovedDomainRow[] }> {
   if (hostnames.length === 0) return { live: [], removed: [] };
-  const liveRows = await live(db, { anyAccount: true }).where("hostname", "in", hostnames).orderBy("hostname").execute();
+  const liveRows = await live(db, { anyAccount: true })
+    .where("hostname", "in", hostnames)
+    .orderBy("hostname")
+    .execute();
   const withLive = new Set(liveRows.map((row) => row.hostname));
   const others = hostnames.filter((hostname) => !withLive.has(hostname));
   const removed =
@@ -140,7 +151,8 @@ export async function removeDomain(db: Db, id: string, at: Date): Promise<void> 
  * stored canonical (parseHostname), so the name is compared in that form whatever its spelling.
  */
 export async function isServedHostname(db: Db, hostname: string): Promise<boolean> {
-  const row = await live(db, { anyAccount: true }).where("hostname", "=", canonicalHostname(hostname)).executeTakeFirst();
+  const row = await live(db, { anyAccount: true })
+    .where("hostname", "=", canonicalHostname(hostname))
+    .executeTakeFirst();
   return row !== undefined;
 }
-

@@ -3,7 +3,15 @@ import { domainToASCII } from "node:url";
 import type { FieldProblem } from "@qrplatform/platform";
 
 /** Top-level names that never resolve on the public internet (RFC 6761, RFC 6762, ICANN's .internal). */
-const NON_PUBLIC_TLDS: ReadonlySet<string> = new Set(["localhost", "local", "internal", "invalid", "test", "arpa", "onion"]);
+const NON_PUBLIC_TLDS: ReadonlySet<string> = new Set([
+  "localhost",
+  "local",
+  "internal",
+  "invalid",
+  "test",
+  "arpa",
+  "onion",
+]);
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
@@ -20,7 +28,10 @@ export function parseHostname(input: string): { hostname: string } | { problem: 
   if (name === "") return problem("required", "is required");
   // URL syntax would be silently cut off by the IDNA conversion ("a/b.com" becomes "a"), so refuse it first.
   if (/[\s/\\?#@:%*]/.test(name) && !isIP(name.replace(/^\[|\]$/g, ""))) {
-    return problem("invalid_format", "must be a bare hostname such as go.example.com, without scheme, port, path or wildcard");
+    return problem(
+      "invalid_format",
+      "must be a bare hostname such as go.example.com, without scheme, port, path or wildcard",
+    );
   }
   if (isIP(name.replace(/^\[|\]$/g, ""))) return problem("ip_address", "must be a DNS name, not an IP address");
   const ascii = domainToASCII(name);
@@ -28,7 +39,8 @@ export function parseHostname(input: string): { hostname: string } | { problem: 
   if (isIP(ascii.replace(/^\[|\]$/g, ""))) return problem("ip_address", "must be a DNS name, not an IP address");
   if (ascii.length > 253) return problem("too_long", "must be at most 253 characters");
   const labels = ascii.split(".");
-  if (labels.some((label) => label.length > 63)) return problem("invalid_format", "must have labels of at most 63 characters");
+  if (labels.some((label) => label.length > 63))
+    return problem("invalid_format", "must have labels of at most 63 characters");
   if (!labels.every((label) => LABEL.test(label))) {
     return problem("invalid_format", "must have labels of letters, digits and inner hyphens, separated by single dots");
   }

@@ -21,16 +21,21 @@ const LATEST_EXPIRY = Date.UTC(10_000, 0, 1);
 /** Why a Ready-condition reason is refused: it must be an UpperCamelCase token of at most 64 characters. */
 function reasonTokenProblem(reason: string): RuleProblem | undefined {
   if (reason === "") return { reason: "required", description: "is required" };
-  if (reason.length > MAX_REASON_LENGTH) return { reason: "too_long", description: `must be at most ${MAX_REASON_LENGTH} characters` };
+  if (reason.length > MAX_REASON_LENGTH)
+    return { reason: "too_long", description: `must be at most ${MAX_REASON_LENGTH} characters` };
   if (!REASON.test(reason)) {
-    return { reason: "invalid_format", description: "must be an UpperCamelCase token of letters and digits, such as CertificateIssuing" };
+    return {
+      reason: "invalid_format",
+      description: "must be an UpperCamelCase token of letters and digits, such as CertificateIssuing",
+    };
   }
   return undefined;
 }
 
 /** Why a message shown to the domain's owner is refused: too long, or not one line of storable text. */
 function messageProblem(message: string): RuleProblem | undefined {
-  if (message.length > MAX_MESSAGE_LENGTH) return { reason: "too_long", description: `must be at most ${MAX_MESSAGE_LENGTH} characters` };
+  if (message.length > MAX_MESSAGE_LENGTH)
+    return { reason: "too_long", description: `must be at most ${MAX_MESSAGE_LENGTH} characters` };
   return textRuleProblem(message);
 }
 
@@ -39,7 +44,8 @@ const certificateExpireTime = z.object({ seconds: z.bigint(), nanos: z.number() 
   parsedBy(({ seconds, nanos }: { seconds: bigint; nanos: number }) => {
     const expiresAt = timestampDate(create(TimestampSchema, { seconds, nanos }));
     const time = expiresAt.getTime();
-    if (nanos >= 0 && nanos <= 999_999_999 && time >= EARLIEST_EXPIRY && time < LATEST_EXPIRY) return { value: expiresAt };
+    if (nanos >= 0 && nanos <= 999_999_999 && time >= EARLIEST_EXPIRY && time < LATEST_EXPIRY)
+      return { value: expiresAt };
     return { problem: { reason: "out_of_range", description: "must be a valid time between the years 2000 and 9999" } };
   }),
 );
@@ -59,7 +65,9 @@ const domainServing = z
       ctx.addIssue({
         code: "custom",
         path: ["reason"],
-        message: serving.serving ? `must be ${SERVING_REASON} when serving` : `must say why the domain is not served, not ${SERVING_REASON}`,
+        message: serving.serving
+          ? `must be ${SERVING_REASON} when serving`
+          : `must say why the domain is not served, not ${SERVING_REASON}`,
         params: { reason: "invalid_value" },
       });
     }
@@ -80,7 +88,8 @@ export const reportDomainServingRequest = z
     serving: domainServing.optional(),
   })
   .superRefine(({ serving }, ctx) => {
-    if (serving === undefined) ctx.addIssue({ code: "custom", path: ["serving"], message: "is required", params: { reason: "required" } });
+    if (serving === undefined)
+      ctx.addIssue({ code: "custom", path: ["serving"], message: "is required", params: { reason: "required" } });
   })
   .transform(({ domainId, serving }): { domainId: string; report: ServingReport } => ({
     domainId,

@@ -6,7 +6,8 @@ import type { LinkUrls } from "../deps.js";
 import type { LinkView } from "./links.table.js";
 
 export const linkStatusToken = (status: LinkStatus) => enumToken(LinkStatusSchema, status);
-export const linkStatusOf = (token: string) => (enumFromToken(LinkStatusSchema, token) ?? LinkStatus.UNSPECIFIED) as LinkStatus;
+export const linkStatusOf = (token: string) =>
+  (enumFromToken(LinkStatusSchema, token) ?? LinkStatus.UNSPECIFIED) as LinkStatus;
 
 export function linkToProto(row: LinkView, urls: LinkUrls): Link {
   const canonicalUrl = urls.canonical(row.slug);

@@ -55,7 +55,11 @@ async function refuseSelfReference(deps: LinksDeps, destinationUrl: string): Pro
   const { hostname, port } = new URL(destinationUrl);
   if (!deps.isShortDomain({ hostname, port }) && !(await isServedHostname(deps.db, hostname))) return;
   throw invalidArgument([
-    { field: "destination_url", reason: "short_link_destination", description: "must not be a short link of this platform: point the code at the final page" },
+    {
+      field: "destination_url",
+      reason: "short_link_destination",
+      description: "must not be a short link of this platform: point the code at the final page",
+    },
   ]);
 }
 
@@ -81,13 +85,21 @@ const createLinkRequest = z
   })
   .superRefine((req, ctx) => {
     const required = (field: "vanityDomainId" | "vanitySlug", other: string) =>
-      ctx.addIssue({ code: "custom", path: [field], message: `is required with ${other}`, params: { reason: "required" } });
+      ctx.addIssue({
+        code: "custom",
+        path: [field],
+        message: `is required with ${other}`,
+        params: { reason: "required" },
+      });
     if (req.vanityDomainId !== undefined && req.vanitySlug === undefined) required("vanitySlug", "vanity_domain_id");
     if (req.vanitySlug !== undefined && req.vanityDomainId === undefined) required("vanityDomainId", "vanity_slug");
   })
   .transform(({ vanityDomainId, vanitySlug, ...rest }) => ({
     ...rest,
-    vanity: vanityDomainId !== undefined && vanitySlug !== undefined ? { domainId: vanityDomainId, slug: vanitySlug } : undefined,
+    vanity:
+      vanityDomainId !== undefined && vanitySlug !== undefined
+        ? { domainId: vanityDomainId, slug: vanitySlug }
+        : undefined,
   }));
 
 export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promise<CreateLinkResponse> {
@@ -111,7 +123,9 @@ export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promi
       hostname = domain.hostname;
     }
     if (input.linkId && (await links.linkIdTaken(trx, input.linkId))) {
-      throw serviceError(Code.AlreadyExists, "link_exists", "A link with this id already exists.", { metadata: { link_id: input.linkId } });
+      throw serviceError(Code.AlreadyExists, "link_exists", "A link with this id already exists.", {
+        metadata: { link_id: input.linkId },
+      });
     }
     const now = deps.now();
     for (let attempt = 0; attempt < SLUG_ATTEMPTS; attempt++) {
@@ -130,7 +144,8 @@ export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promi
       };
       if (await links.insertLink(trx, row)) return { ...row, query_parameters: input.queryParameters, hostname };
       // Either slug may have collided: a taken vanity slug is the caller's to fix, a generated one ours to retry.
-      if (input.vanity && (await links.vanitySlugTaken(trx, input.vanity.domainId, input.vanity.slug))) throw slugTaken(input.vanity.slug);
+      if (input.vanity && (await links.vanitySlugTaken(trx, input.vanity.domainId, input.vanity.slug)))
+        throw slugTaken(input.vanity.slug);
     }
     throw serviceError(Code.Aborted, "slug_conflict", "Could not choose a unique slug; try again.");
   });
@@ -138,7 +153,8 @@ export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promi
 }
 
 export async function getLink(deps: LinksDeps, req: GetLinkRequest): Promise<GetLinkResponse> {
-  const row = isUuid(req.accountId) && isUuid(req.linkId) ? await links.findLink(deps.db, req.accountId, req.linkId) : undefined;
+  const row =
+    isUuid(req.accountId) && isUuid(req.linkId) ? await links.findLink(deps.db, req.accountId, req.linkId) : undefined;
   if (!row) throw notFound("link");
   return create(GetLinkResponseSchema, { link: linkToProto(row, deps.urls) });
 }
@@ -164,7 +180,9 @@ export async function updateLink(deps: LinksDeps, req: UpdateLinkRequest): Promi
     ...(req.status !== undefined && { status: linkStatusToken(req.status) }),
   };
   // An update that changes nothing leaves updated_at alone.
-  const found = Object.keys(changes).length === 0 || (await links.updateLink(deps.db, req.accountId, req.linkId, changes, deps.now()));
+  const found =
+    Object.keys(changes).length === 0 ||
+    (await links.updateLink(deps.db, req.accountId, req.linkId, changes, deps.now()));
   if (found && Object.keys(changes).length > 0) await deps.invalidations.publish({ linkIds: [req.linkId] });
   const row = found ? await links.findLink(deps.db, req.accountId, req.linkId) : undefined;
   if (!row) throw notFound("link");

@@ -17,7 +17,10 @@ import * as outbox from "./outbox.repository.js";
 
 const MAX_EVENTS = 1000;
 
-export async function listOutboxEvents(deps: LinksDeps, req: ListOutboxEventsRequest): Promise<ListOutboxEventsResponse> {
+export async function listOutboxEvents(
+  deps: LinksDeps,
+  req: ListOutboxEventsRequest,
+): Promise<ListOutboxEventsResponse> {
   const { pageSize } = validate(z.object({ pageSize: z.number().int().min(0).max(MAX_EVENTS) }), req);
   const rows = await outbox.listOutboxEvents(deps.db, pageSize || 500);
   return create(ListOutboxEventsResponseSchema, {
@@ -26,7 +29,9 @@ export async function listOutboxEvents(deps: LinksDeps, req: ListOutboxEventsReq
         id: row.id,
         accountId: row.account_id,
         type: row.type,
-        linkScans: (row.link_ids ?? []).map((linkId, i) => create(LinkScanCountSchema, { linkId, scanCount: BigInt(row.scan_counts![i]!) })),
+        linkScans: (row.link_ids ?? []).map((linkId, i) =>
+          create(LinkScanCountSchema, { linkId, scanCount: BigInt(row.scan_counts![i]!) }),
+        ),
         domainId: row.domain_id ?? "",
         hostname: row.hostname ?? "",
         occurTime: timestampFromDate(row.occurred_at),
@@ -35,7 +40,12 @@ export async function listOutboxEvents(deps: LinksDeps, req: ListOutboxEventsReq
   });
 }
 
-export async function acknowledgeOutboxEvents(deps: LinksDeps, req: AcknowledgeOutboxEventsRequest): Promise<AcknowledgeOutboxEventsResponse> {
+export async function acknowledgeOutboxEvents(
+  deps: LinksDeps,
+  req: AcknowledgeOutboxEventsRequest,
+): Promise<AcknowledgeOutboxEventsResponse> {
   const { eventIds } = validate(z.object({ eventIds: z.array(requiredUuidSchema).max(MAX_EVENTS) }), req);
-  return create(AcknowledgeOutboxEventsResponseSchema, { removed: await outbox.acknowledgeOutboxEvents(deps.db, eventIds) });
+  return create(AcknowledgeOutboxEventsResponseSchema, {
+    removed: await outbox.acknowledgeOutboxEvents(deps.db, eventIds),
+  });
 }

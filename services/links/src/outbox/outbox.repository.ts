@@ -3,7 +3,10 @@ import type { LinksTables } from "../tables.js";
 import type { OutboxEventRow } from "./outbox.table.js";
 
 /** Records that a domain became verified, in the transaction that verified it. */
-export async function recordDomainVerified(trx: Kysely<LinksTables>, domain: { account_id: string; id: string; hostname: string }): Promise<void> {
+export async function recordDomainVerified(
+  trx: Kysely<LinksTables>,
+  domain: { account_id: string; id: string; hostname: string },
+): Promise<void> {
   await trx
     .insertInto("outbox_events")
     .values({ account_id: domain.account_id, type: "domain.verified", domain_id: domain.id, hostname: domain.hostname })

@@ -27,4 +27,7 @@ export const NOT_FOUND_PAGE = page("Link not found", "This QR code or short link
 export const PAUSED_PAGE = page("This QR code is paused", "Its owner has paused this QR code. Please try again later.");
 
 /** The platform could not look the link up. */
-export const UNAVAILABLE_PAGE = page("Temporarily unavailable", "This link cannot be opened right now. Please try again in a moment.");
+export const UNAVAILABLE_PAGE = page(
+  "Temporarily unavailable",
+  "This link cannot be opened right now. Please try again in a moment.",
+);

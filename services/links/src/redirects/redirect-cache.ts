@@ -40,12 +40,19 @@ export interface CachedResolver {
  * is served, as long as the bus is connected: every change is announced and none was, so it is still
  * right. Links scanned during a database outage keep redirecting however long it lasts.
  */
-export function cachedResolver(resolve: ResolveLink, bus: InvalidationBus, options: RedirectCacheOptions = {}): CachedResolver {
+export function cachedResolver(
+  resolve: ResolveLink,
+  bus: InvalidationBus,
+  options: RedirectCacheOptions = {},
+): CachedResolver {
   const ttlMs = options.ttlMs ?? 60_000;
   const missTtlMs = options.missTtlMs ?? 1000;
   const cache = invalidatedCache<RedirectTarget | undefined, LinkChange>({
     bus,
-    dropped: (change) => ({ link: change.linkIds ?? [], host: (change.hostnames ?? []).map((hostname) => hostname.toLowerCase()) }),
+    dropped: (change) => ({
+      link: change.linkIds ?? [],
+      host: (change.hostnames ?? []).map((hostname) => hostname.toLowerCase()),
+    }),
     maxEntries: options.maxEntries ?? 100_000,
     unconfirmedTtlMs: options.unconfirmedTtlMs ?? 1000,
     now: options.now ?? (() => performance.now()),
@@ -58,7 +65,12 @@ export function cachedResolver(resolve: ResolveLink, bus: InvalidationBus, optio
     // on: nothing is worth keeping (and resolving it costs no query).
     const keep = (target: RedirectTarget | undefined, fetchedAt: number): Keeping | undefined => {
       const parsed = parseRequestHost(host);
-      return parsed && { expiresAt: fetchedAt + (target ? ttlMs : missTtlMs), tags: { host: [parsed.hostname], link: target ? [target.linkId] : [] } };
+      return (
+        parsed && {
+          expiresAt: fetchedAt + (target ? ttlMs : missTtlMs),
+          tags: { host: [parsed.hostname], link: target ? [target.linkId] : [] },
+        }
+      );
     };
     // Keyed by the Host header as sent; spellings of one host that differ (a trailing dot, an
     // explicit port) are merely kept apart.

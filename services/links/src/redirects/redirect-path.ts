@@ -24,7 +24,12 @@ export const redirectPathEnv = z.object({
   TRUSTED_PROXIES: z
     .string()
     .default("")
-    .transform((list) => list.split(",").map((entry) => entry.trim()).filter(Boolean)),
+    .transform((list) =>
+      list
+        .split(",")
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    ),
   COUNTRY_HEADER: optionalVar(z.string().regex(/^[A-Za-z0-9-]+$/, "must be a header name")),
   SCAN_SPOOL_DIR: optionalVar(z.string()),
   SCAN_RECORDING_THREAD: optionalVar(z.enum(["true", "false"])).transform((value) => value ?? "true"),
@@ -64,9 +69,13 @@ export interface RedirectPathOptions {
  * service's database, through connections of its own on a Postgres server or a session of its own of
  * PGlite's thread; the links service announces what it stored.
  */
-export function recordingThreadStorage(links: Pick<RecorderThreadStorage, "announceStoredScans">, database: Database): RecorderThreadStorage {
+export function recordingThreadStorage(
+  links: Pick<RecorderThreadStorage, "announceStoredScans">,
+  database: Database,
+): RecorderThreadStorage {
   const { connectionForThread } = database;
-  if (!connectionForThread) throw new Error("recording scans on a thread needs PostgreSQL or PGlite on a thread of its own");
+  if (!connectionForThread)
+    throw new Error("recording scans on a thread needs PostgreSQL or PGlite on a thread of its own");
   return { connection: connectionForThread, announceStoredScans: links.announceStoredScans };
 }
 
@@ -99,7 +108,12 @@ export async function startRedirectPath(options: RedirectPathOptions): Promise<R
     { logger, metrics },
   );
   return {
-    handler: buildRedirector({ resolve: cache.resolve, logger, metrics, onRedirect: (req, target) => recorder.recordRedirect(req, target) }),
+    handler: buildRedirector({
+      resolve: cache.resolve,
+      logger,
+      metrics,
+      onRedirect: (req, target) => recorder.recordRedirect(req, target),
+    }),
     recorder,
     async close() {
       await recorder.close();

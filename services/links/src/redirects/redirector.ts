@@ -86,7 +86,8 @@ const send = (res: ServerResponse, status: number, body: Buffer, headers: Record
  * What the redirector answers before the links service has started (its database away at start, say):
  * it knows no link yet, so every short link gets the 503 "temporarily unavailable" page.
  */
-export const redirectsUnavailable: RequestListener = (_req, res) => send(res, 503, UNAVAILABLE_PAGE, { "Retry-After": "5" });
+export const redirectsUnavailable: RequestListener = (_req, res) =>
+  send(res, 503, UNAVAILABLE_PAGE, { "Retry-After": "5" });
 
 /**
  * The public redirector: `GET` or `HEAD /{slug}` on the default short domain or a custom domain.
@@ -103,7 +104,10 @@ export function buildRedirector(options: RedirectorOptions): RequestListener {
 
   // The access log of short links: at debug level only, since a busy link would write a line per scan.
   const logAccess = (req: IncomingMessage, res: ServerResponse, started: number) =>
-    logger.debug({ method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) }, "short link");
+    logger.debug(
+      { method: req.method, url: req.url, status: res.statusCode, ms: Math.round(performance.now() - started) },
+      "short link",
+    );
 
   const redirect = (req: IncomingMessage, res: ServerResponse) => {
     const startedAt = performance.now();

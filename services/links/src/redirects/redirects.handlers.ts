@@ -1,5 +1,9 @@
 import { create } from "@bufbuild/protobuf";
-import { ResolveRedirectResponseSchema, type ResolveRedirectRequest, type ResolveRedirectResponse } from "@qrplatform/api/links";
+import {
+  ResolveRedirectResponseSchema,
+  type ResolveRedirectRequest,
+  type ResolveRedirectResponse,
+} from "@qrplatform/api/links";
 import { notFound } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { redirectLocation } from "../links/destination-url.js";

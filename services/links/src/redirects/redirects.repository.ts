@@ -12,7 +12,11 @@ export async function findLiveLinkBySlug(db: Db, slug: string): Promise<LinkRow 
 }
 
 /** The live link with this vanity slug on the live, verified domain with this hostname. */
-export async function findLiveLinkByVanitySlug(db: Db, hostname: string, vanitySlug: string): Promise<LinkRow | undefined> {
+export async function findLiveLinkByVanitySlug(
+  db: Db,
+  hostname: string,
+  vanitySlug: string,
+): Promise<LinkRow | undefined> {
   return db
     .selectFrom("links")
     .innerJoin("domains", "domains.id", "links.domain_id")

@@ -29,7 +29,17 @@ export interface ScanColumns {
 }
 
 export function emptyScanColumns(): ScanColumns {
-  return { id: [], linkId: [], scannedAtMs: [], country: [], deviceType: [], os: [], browser: [], referrerHost: [], visitorKey: [] };
+  return {
+    id: [],
+    linkId: [],
+    scannedAtMs: [],
+    country: [],
+    deviceType: [],
+    os: [],
+    browser: [],
+    referrerHost: [],
+    visitorKey: [],
+  };
 }
 
 /** The columns' names, in the order a batch holds them. */

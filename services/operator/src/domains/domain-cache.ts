@@ -115,7 +115,10 @@ export class DomainCache {
         if (!signal.aborted) logger.info("the domain stream ended; reopening it");
       } catch (error) {
         if (signal.aborted) break;
-        logger.warn({ err: error, attempt: backoff.attempt + 1 }, "the domain stream failed; reopening it with backoff");
+        logger.warn(
+          { err: error, attempt: backoff.attempt + 1 },
+          "the domain stream failed; reopening it with backoff",
+        );
       }
       if (signal.aborted) break;
       metrics.watchRestarts.inc({ source: "domains" });
@@ -133,7 +136,10 @@ export class DomainCache {
         await this.sleep(this.options.fullResyncMs);
       } catch (error) {
         if (signal.aborted) break;
-        this.options.logger.warn({ err: error, attempt: backoff.attempt + 1 }, "listing the platform's domains failed; retrying with backoff");
+        this.options.logger.warn(
+          { err: error, attempt: backoff.attempt + 1 },
+          "listing the platform's domains failed; retrying with backoff",
+        );
         await this.sleep(backoff.next());
       }
     }
@@ -147,7 +153,10 @@ export class DomainCache {
     try {
       let pageToken = "";
       do {
-        const page = await client.listDomains({ accountId: "", pageSize: this.options.pageSize ?? LIST_PAGE_SIZE, pageToken }, { signal: this.abort.signal });
+        const page = await client.listDomains(
+          { accountId: "", pageSize: this.options.pageSize ?? LIST_PAGE_SIZE, pageToken },
+          { signal: this.abort.signal },
+        );
         for (const domain of page.domains) listed.set(domain.id, domain);
         pageToken = page.nextPageToken;
       } while (pageToken !== "");

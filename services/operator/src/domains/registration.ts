@@ -11,13 +11,16 @@ export async function registerDomain(
   clients: { domains: DomainClient; accounts?: AccountClient | undefined },
   request: { accountId: string; hostname: string },
 ): Promise<{ domain: Domain } | { refused: RegistrationOutcome }> {
-  const refused = (reason: RegistrationOutcome["reason"], message: string) => ({ refused: { reason, message, retry: false } });
+  const refused = (reason: RegistrationOutcome["reason"], message: string) => ({
+    refused: { reason, message, retry: false },
+  });
   if (clients.accounts) {
     // The links service cannot see accounts, so the operator asks tenancy first, as qrctl does.
     try {
       await clients.accounts.getAccount({ accountId: request.accountId });
     } catch (error) {
-      if (ConnectError.from(error).code === Code.NotFound) return refused("AccountNotFound", `The account ${request.accountId} does not exist.`);
+      if (ConnectError.from(error).code === Code.NotFound)
+        return refused("AccountNotFound", `The account ${request.accountId} does not exist.`);
       throw error;
     }
   }
@@ -34,7 +37,10 @@ export async function registerDomain(
         const account = problems.find((problem) => problem.field === "account_id");
         if (account) return refused("AccountNotFound", `The account id ${request.accountId} ${account.description}.`);
         const hostname = problems.find((problem) => problem.field === "hostname");
-        return refused("InvalidHostname", `The platform refuses the hostname ${request.hostname}: it ${hostname?.description ?? failure.rawMessage}.`);
+        return refused(
+          "InvalidHostname",
+          `The platform refuses the hostname ${request.hostname}: it ${hostname?.description ?? failure.rawMessage}.`,
+        );
       }
       case Code.AlreadyExists:
         return refused("HostnameTaken", `The hostname ${request.hostname} is already registered.`);

@@ -25,7 +25,12 @@ export type ScheduledAction = "reverify" | "check" | "expire";
  * What is due for a domain now, if anything. `attemptedAt` is when this operator last called for it
  * and failed or was refused: it waits a pending-check period before trying again.
  */
-export function dueAction(domain: Domain, now: Date, periods: SchedulePeriods, attemptedAt?: Date): ScheduledAction | undefined {
+export function dueAction(
+  domain: Domain,
+  now: Date,
+  periods: SchedulePeriods,
+  attemptedAt?: Date,
+): ScheduledAction | undefined {
   const at = now.getTime();
   if (attemptedAt && attemptedAt.getTime() + periods.pendingCheckMs > at) return undefined;
   const created = millis(domain.createTime);
@@ -87,7 +92,11 @@ export class DomainSchedules {
       const action = dueAction(domain, now(), periods, this.attempts.get(domain.id));
       return action ? [{ domain, action }] : [];
     });
-    await Promise.all(due.map(({ domain, action }) => limit(() => (signal?.aborted ? undefined : this.perform(domain, action, signal)))));
+    await Promise.all(
+      due.map(({ domain, action }) =>
+        limit(() => (signal?.aborted ? undefined : this.perform(domain, action, signal))),
+      ),
+    );
   }
 
   private async perform(domain: Domain, action: ScheduledAction, signal: AbortSignal | undefined): Promise<void> {
@@ -116,7 +125,10 @@ export class DomainSchedules {
         logger.info(log, "a never-verified domain is past its time but live links use it; not deleted");
         metrics.scheduled.inc({ action, result: "skipped" });
       } else {
-        logger.warn({ ...log, err: failure }, "a scheduled domain call failed; trying again after the pending-check period");
+        logger.warn(
+          { ...log, err: failure },
+          "a scheduled domain call failed; trying again after the pending-check period",
+        );
         metrics.scheduled.inc({ action, result: "error" });
       }
     }

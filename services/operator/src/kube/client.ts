@@ -12,7 +12,15 @@ import {
   type CoreV1Event,
   type V1Lease,
 } from "@kubernetes/client-node";
-import { FIELD_MANAGER, GROUP, KIND, PLURAL, VERSION, type CustomDomain, type CustomDomainStatus } from "../custom-domain.js";
+import {
+  FIELD_MANAGER,
+  GROUP,
+  KIND,
+  PLURAL,
+  VERSION,
+  type CustomDomain,
+  type CustomDomainStatus,
+} from "../custom-domain.js";
 import type { KubeObject, Secret } from "./objects.js";
 
 /** A resource the operator lists and watches, reached through its group's REST paths. */
@@ -25,10 +33,34 @@ export interface Resource {
   namespaced: boolean;
 }
 
-export const CUSTOM_DOMAINS: Resource = { group: GROUP, version: VERSION, plural: PLURAL, kind: KIND, namespaced: false };
-export const INGRESSES: Resource = { group: "networking.k8s.io", version: "v1", plural: "ingresses", kind: "Ingress", namespaced: true };
-export const HTTP_ROUTES: Resource = { group: "gateway.networking.k8s.io", version: "v1", plural: "httproutes", kind: "HTTPRoute", namespaced: true };
-export const CERTIFICATES: Resource = { group: "cert-manager.io", version: "v1", plural: "certificates", kind: "Certificate", namespaced: true };
+export const CUSTOM_DOMAINS: Resource = {
+  group: GROUP,
+  version: VERSION,
+  plural: PLURAL,
+  kind: KIND,
+  namespaced: false,
+};
+export const INGRESSES: Resource = {
+  group: "networking.k8s.io",
+  version: "v1",
+  plural: "ingresses",
+  kind: "Ingress",
+  namespaced: true,
+};
+export const HTTP_ROUTES: Resource = {
+  group: "gateway.networking.k8s.io",
+  version: "v1",
+  plural: "httproutes",
+  kind: "HTTPRoute",
+  namespaced: true,
+};
+export const CERTIFICATES: Resource = {
+  group: "cert-manager.io",
+  version: "v1",
+  plural: "certificates",
+  kind: "Certificate",
+  namespaced: true,
+};
 
 /** A list as the API server answers it. */
 export interface ObjectList<T extends KubeObject = KubeObject> {
@@ -73,14 +105,18 @@ export class KubeApi {
   /** The collection's path, which informers watch. */
   path(resource: Resource): string {
     const base = `/apis/${resource.group}/${resource.version}`;
-    return resource.namespaced ? `${base}/namespaces/${this.namespace}/${resource.plural}` : `${base}/${resource.plural}`;
+    return resource.namespaced
+      ? `${base}/namespaces/${this.namespace}/${resource.plural}`
+      : `${base}/${resource.plural}`;
   }
 
   async list<T extends KubeObject>(resource: Resource): Promise<ObjectList<T>> {
     const { group, version, plural } = resource;
-    const list = (resource.namespaced
-      ? await this.custom.listNamespacedCustomObject({ group, version, plural, namespace: this.namespace })
-      : await this.custom.listClusterCustomObject({ group, version, plural })) as ObjectList<T>;
+    const list = (
+      resource.namespaced
+        ? await this.custom.listNamespacedCustomObject({ group, version, plural, namespace: this.namespace })
+        : await this.custom.listClusterCustomObject({ group, version, plural })
+    ) as ObjectList<T>;
     // Items of a list may leave out their kind; every object the operator holds carries it.
     const apiVersion = `${group}/${version}`;
     return { ...list, items: list.items.map((item) => ({ ...item, apiVersion, kind: resource.kind })) };
@@ -89,16 +125,32 @@ export class KubeApi {
   /** Creates a cluster-scoped object; 409 when it exists already. */
   async createClusterScoped<T extends KubeObject>(resource: Resource, object: T): Promise<T> {
     const { group, version, plural } = resource;
-    return (await this.custom.createClusterCustomObject({ group, version, plural, body: object, fieldManager: FIELD_MANAGER })) as T;
+    return (await this.custom.createClusterCustomObject({
+      group,
+      version,
+      plural,
+      body: object,
+      fieldManager: FIELD_MANAGER,
+    })) as T;
   }
 
   /** Server-side apply as the operator's field manager, taking over fields others set (force). */
   async apply<T extends KubeObject>(resource: Resource, object: T): Promise<T> {
     const { group, version, plural } = resource;
-    const common = { group, version, plural, name: object.metadata.name, body: object, fieldManager: FIELD_MANAGER, force: true };
-    return (resource.namespaced
-      ? await this.custom.patchNamespacedCustomObject({ ...common, namespace: this.namespace }, applyPatch())
-      : await this.custom.patchClusterCustomObject(common, applyPatch())) as T;
+    const common = {
+      group,
+      version,
+      plural,
+      name: object.metadata.name,
+      body: object,
+      fieldManager: FIELD_MANAGER,
+      force: true,
+    };
+    return (
+      resource.namespaced
+        ? await this.custom.patchNamespacedCustomObject({ ...common, namespace: this.namespace }, applyPatch())
+        : await this.custom.patchClusterCustomObject(common, applyPatch())
+    ) as T;
   }
 
   /**
@@ -107,7 +159,13 @@ export class KubeApi {
    */
   async delete(resource: Resource, name: string, uid: string | undefined): Promise<void> {
     const { group, version, plural } = resource;
-    const common = { group, version, plural, name, body: { preconditions: uid ? { uid } : {}, propagationPolicy: "Background" } };
+    const common = {
+      group,
+      version,
+      plural,
+      name,
+      body: { preconditions: uid ? { uid } : {}, propagationPolicy: "Background" },
+    };
     try {
       if (resource.namespaced) await this.custom.deleteNamespacedCustomObject({ ...common, namespace: this.namespace });
       else await this.custom.deleteClusterCustomObject(common);
@@ -138,7 +196,10 @@ export class KubeApi {
     try {
       const secret = await this.core.readNamespacedSecret({ name, namespace: this.namespace });
       // Only the metadata matters; the key pair never leaves this function.
-      return { kind: "Secret", metadata: { name, annotations: secret.metadata?.annotations ?? {}, uid: secret.metadata?.uid } };
+      return {
+        kind: "Secret",
+        metadata: { name, annotations: secret.metadata?.annotations ?? {}, uid: secret.metadata?.uid },
+      };
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw error;
@@ -150,7 +211,10 @@ export class KubeApi {
   }
 
   patchEvent(name: string, patch: unknown): Promise<CoreV1Event> {
-    return this.core.patchNamespacedEvent({ name, namespace: this.namespace, body: patch, fieldManager: FIELD_MANAGER }, mergePatch());
+    return this.core.patchNamespacedEvent(
+      { name, namespace: this.namespace, body: patch, fieldManager: FIELD_MANAGER },
+      mergePatch(),
+    );
   }
 
   async readLease(name: string): Promise<V1Lease | undefined> {
@@ -163,11 +227,20 @@ export class KubeApi {
   }
 
   createLease(lease: V1Lease): Promise<V1Lease> {
-    return this.coordination.createNamespacedLease({ namespace: this.namespace, body: lease, fieldManager: FIELD_MANAGER });
+    return this.coordination.createNamespacedLease({
+      namespace: this.namespace,
+      body: lease,
+      fieldManager: FIELD_MANAGER,
+    });
   }
 
   /** Replaces the lease; its metadata.resourceVersion makes a concurrent write a 409. */
   replaceLease(lease: V1Lease): Promise<V1Lease> {
-    return this.coordination.replaceNamespacedLease({ name: lease.metadata!.name!, namespace: this.namespace, body: lease, fieldManager: FIELD_MANAGER });
+    return this.coordination.replaceNamespacedLease({
+      name: lease.metadata!.name!,
+      namespace: this.namespace,
+      body: lease,
+      fieldManager: FIELD_MANAGER,
+    });
   }
 }

@@ -53,11 +53,21 @@ export class EventRecorder {
       await this.api.createEvent(this.eventFor(cr, name, event.eventType, event.reason, message, now));
       this.recent.set(key, { name, count: 1 });
     } catch (error) {
-      this.logger.warn({ err: error, customDomain: cr.metadata.name, reason: event.reason }, "could not record an event");
+      this.logger.warn(
+        { err: error, customDomain: cr.metadata.name, reason: event.reason },
+        "could not record an event",
+      );
     }
   }
 
-  private eventFor(cr: CustomDomain, name: string, type: string, reason: string, message: string, now: Date): CoreV1Event {
+  private eventFor(
+    cr: CustomDomain,
+    name: string,
+    type: string,
+    reason: string,
+    message: string,
+    now: Date,
+  ): CoreV1Event {
     return {
       metadata: { name, namespace: this.api.namespace },
       involvedObject: {

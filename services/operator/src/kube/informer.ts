@@ -4,7 +4,14 @@
 // after the server's Retry-After when it said one. Its cache survives the restart: a relist after 410
 // Gone tells the deletions it missed.
 import { setTimeout as delay } from "node:timers/promises";
-import { ApiException, makeInformer, type Informer, type KubernetesListObject, type KubernetesObject, type ObjectCache } from "@kubernetes/client-node";
+import {
+  ApiException,
+  makeInformer,
+  type Informer,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type ObjectCache,
+} from "@kubernetes/client-node";
 import type { Logger } from "@qrplatform/platform";
 import { Backoff, type BackoffSettings } from "../backoff.js";
 import type { OperatorMetrics } from "../metrics.js";
@@ -57,7 +64,9 @@ export class ResourceInformer<T extends KubeObject> {
   }
 
   get(name: string): T | undefined {
-    return this.informer.get(name, this.options.resource.namespaced ? this.options.api.namespace : undefined) as T | undefined;
+    return this.informer.get(name, this.options.resource.namespaced ? this.options.api.namespace : undefined) as
+      | T
+      | undefined;
   }
 
   list(): readonly T[] {
@@ -98,7 +107,10 @@ export class ResourceInformer<T extends KubeObject> {
     this.failedSinceStart = true;
     const { logger, metrics, resource } = this.options;
     const waitMs = Math.max(this.backoff.next(), retryAfterMs(error));
-    logger.warn({ err: error, resource: resource.plural, attempt: this.backoff.attempt, retryInMs: waitMs }, "informer stopped; restarting it with backoff");
+    logger.warn(
+      { err: error, resource: resource.plural, attempt: this.backoff.attempt, retryInMs: waitMs },
+      "informer stopped; restarting it with backoff",
+    );
     metrics.watchRestarts.inc({ source: resource.plural });
     const previous = this.restarting;
     this.restarting = (async () => {

@@ -85,10 +85,15 @@ export class LeaderElection {
       try {
         await this.tryAcquireOrRenew();
       } catch (error) {
-        this.options.logger.warn({ err: error, lease: this.options.lease.name }, "could not read or write the leader lease");
+        this.options.logger.warn(
+          { err: error, lease: this.options.lease.name },
+          "could not read or write the leader lease",
+        );
       }
       if (this.leading && !this.isLeader) this.lose("the lease was not renewed within the renew deadline");
-      await delay(this.leading ? this.renewIntervalMs : this.retryIntervalMs, undefined, { signal }).catch(() => undefined);
+      await delay(this.leading ? this.renewIntervalMs : this.retryIntervalMs, undefined, { signal }).catch(
+        () => undefined,
+      );
     }
   }
 
@@ -101,7 +106,13 @@ export class LeaderElection {
       try {
         this.lease = await api.createLease({
           metadata: { name: settings.name, namespace: api.namespace },
-          spec: { holderIdentity: identity, leaseDurationSeconds: durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 },
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: now,
+            renewTime: now,
+            leaseTransitions: 0,
+          },
         });
         this.won();
       } catch (error) {
@@ -182,7 +193,10 @@ export class LeaderElection {
       });
       this.options.logger.info({ lease: this.options.lease.name }, "released the leader lease");
     } catch (error) {
-      this.options.logger.warn({ err: error, lease: this.options.lease.name }, "could not release the leader lease; the other replica takes over when it expires");
+      this.options.logger.warn(
+        { err: error, lease: this.options.lease.name },
+        "could not release the leader lease; the other replica takes over when it expires",
+      );
     }
   }
 }

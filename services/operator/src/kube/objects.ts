@@ -72,7 +72,11 @@ export function isControlledBy(object: KubeObject, ownerUid: string | undefined)
 /** The hostnames a route serves (its rules' hosts, an HTTPRoute's hostnames) or a Certificate is for. */
 export function hostsOf(object: KubeObject): string[] {
   const spec = (object as { spec?: { rules?: { host?: string }[]; hostnames?: string[]; dnsNames?: string[] } }).spec;
-  const hosts = [...(spec?.rules ?? []).map((rule) => rule.host), ...(spec?.hostnames ?? []), ...(spec?.dnsNames ?? [])];
+  const hosts = [
+    ...(spec?.rules ?? []).map((rule) => rule.host),
+    ...(spec?.hostnames ?? []),
+    ...(spec?.dnsNames ?? []),
+  ];
   return [...new Set(hosts.filter((host): host is string => typeof host === "string" && host !== ""))];
 }
 

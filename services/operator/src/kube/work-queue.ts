@@ -37,8 +37,9 @@ export class WorkQueue {
   private closed = false;
 
   constructor(private readonly options: WorkQueueOptions) {
-    options.metrics.gaugeOnScrape({ name: "qrp_operator_queue_depth", help: "Keys waiting in the reconcile queue (retries not yet due excluded)." }, (gauge) =>
-      gauge.set(this.pending.length),
+    options.metrics.gaugeOnScrape(
+      { name: "qrp_operator_queue_depth", help: "Keys waiting in the reconcile queue (retries not yet due excluded)." },
+      (gauge) => gauge.set(this.pending.length),
     );
   }
 
@@ -138,7 +139,10 @@ export class WorkQueue {
         this.failures.set(key, backoff);
       }
       const retryInMs = backoff.next();
-      this.options.logger.warn({ err: error, queueKey: key, attempt: backoff.attempt, retryInMs }, "reconcile failed; retrying with backoff");
+      this.options.logger.warn(
+        { err: error, queueKey: key, attempt: backoff.attempt, retryInMs },
+        "reconcile failed; retrying with backoff",
+      );
       this.addAfter(key, retryInMs);
     }
   }

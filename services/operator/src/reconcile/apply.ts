@@ -9,7 +9,15 @@ import type { AccountClient, DomainClient } from "../domains/client.js";
 import type { DomainCache } from "../domains/domain-cache.js";
 import { registerDomain } from "../domains/registration.js";
 import { reportServing } from "../domains/serving.js";
-import { CERTIFICATES, CUSTOM_DOMAINS, HTTP_ROUTES, INGRESSES, statusOf, type KubeApi, type Resource } from "../kube/client.js";
+import {
+  CERTIFICATES,
+  CUSTOM_DOMAINS,
+  HTTP_ROUTES,
+  INGRESSES,
+  statusOf,
+  type KubeApi,
+  type Resource,
+} from "../kube/client.js";
 import type { EventRecorder } from "../kube/events.js";
 import { mergePatch } from "../kube/merge-patch.js";
 import type { KubeObject } from "../kube/objects.js";
@@ -46,7 +54,11 @@ function ensureLeading(effects: Effects): void {
   if (!effects.isLeader()) throw new NotLeader("this replica no longer holds the lease");
 }
 
-const CHILD_RESOURCES: Record<string, Resource> = { Ingress: INGRESSES, HTTPRoute: HTTP_ROUTES, Certificate: CERTIFICATES };
+const CHILD_RESOURCES: Record<string, Resource> = {
+  Ingress: INGRESSES,
+  HTTPRoute: HTTP_ROUTES,
+  Certificate: CERTIFICATES,
+};
 
 function resourceOf(object: KubeObject): Resource {
   const resource = object.kind ? CHILD_RESOURCES[object.kind] : undefined;
@@ -82,7 +94,10 @@ async function carryOutInOrder(plan: Plan, inputs: ReconcileInputs, effects: Eff
   if (plan.deleteCustomDomain && cr) {
     leading();
     await api.delete(CUSTOM_DOMAINS, hostname, cr.metadata.uid);
-    logger.info({ hostname, domainId: cr.spec.domainId }, "the domain is gone from the platform; deleted its CustomDomain");
+    logger.info(
+      { hostname, domainId: cr.spec.domainId },
+      "the domain is gone from the platform; deleted its CustomDomain",
+    );
     return {};
   }
 
@@ -106,7 +121,10 @@ async function carryOutInOrder(plan: Plan, inputs: ReconcileInputs, effects: Eff
   if (plan.addFinalizer) {
     leading();
     cr = await api.patchCustomDomain(hostname, {
-      metadata: { finalizers: [...(cr.metadata.finalizers ?? []), FINALIZER], resourceVersion: cr.metadata.resourceVersion },
+      metadata: {
+        finalizers: [...(cr.metadata.finalizers ?? []), FINALIZER],
+        resourceVersion: cr.metadata.resourceVersion,
+      },
     });
     effects.ownWrites.wrote(hostname, cr.metadata.resourceVersion);
   }
@@ -127,7 +145,10 @@ async function carryOutInOrder(plan: Plan, inputs: ReconcileInputs, effects: Eff
   if (plan.removeFinalizer) {
     leading();
     const released = await api.patchCustomDomain(hostname, {
-      metadata: { finalizers: (cr.metadata.finalizers ?? []).filter((name) => name !== FINALIZER), resourceVersion: cr.metadata.resourceVersion },
+      metadata: {
+        finalizers: (cr.metadata.finalizers ?? []).filter((name) => name !== FINALIZER),
+        resourceVersion: cr.metadata.resourceVersion,
+      },
     });
     effects.ownWrites.wrote(hostname, released.metadata?.resourceVersion);
     logger.info({ hostname }, "removed what the CustomDomain provisioned; it may go");
@@ -150,7 +171,10 @@ async function carryOutInOrder(plan: Plan, inputs: ReconcileInputs, effects: Eff
 /** Patches the status (only what changed) and records the events of its transitions. */
 async function storeStatus(cr: CustomDomain, plan: Plan, effects: Effects): Promise<CustomDomain> {
   ensureLeading(effects);
-  const stored = await effects.api.patchStatus(cr.metadata.name, mergePatch(cr.status ?? {}, plan.status) as Record<string, unknown>);
+  const stored = await effects.api.patchStatus(
+    cr.metadata.name,
+    mergePatch(cr.status ?? {}, plan.status) as Record<string, unknown>,
+  );
   effects.ownWrites.wrote(cr.metadata.name, stored.metadata.resourceVersion);
   for (const transition of plan.events) await effects.events.record(stored, transition);
   return stored;
@@ -161,19 +185,35 @@ async function storeStatus(cr: CustomDomain, plan: Plan, effects: Effects): Prom
  * remembered and shown by the next reconcile; a failure to reach the platform shows as Registering
  * and goes back to the queue.
  */
-async function register(request: { accountId: string; hostname: string }, cr: CustomDomain, now: Date, effects: Effects): Promise<ProcessResult> {
+async function register(
+  request: { accountId: string; hostname: string },
+  cr: CustomDomain,
+  now: Date,
+  effects: Effects,
+): Promise<ProcessResult> {
   const { logger, registrations } = effects;
   ensureLeading(effects);
   let outcome: Awaited<ReturnType<typeof registerDomain>>;
   try {
     outcome = await registerDomain({ domains: effects.domainClient, accounts: effects.accounts }, request);
   } catch (error) {
-    registrations.set(cr, { reason: "Registering", message: "The platform could not be reached to register the hostname; retrying.", retry: true }, now);
+    registrations.set(
+      cr,
+      {
+        reason: "Registering",
+        message: "The platform could not be reached to register the hostname; retrying.",
+        retry: true,
+      },
+      now,
+    );
     throw error;
   }
   if ("refused" in outcome) {
     registrations.set(cr, outcome.refused, now);
-    logger.info({ hostname: request.hostname, accountId: request.accountId, reason: outcome.refused.reason }, "the platform refused to register a CustomDomain's hostname");
+    logger.info(
+      { hostname: request.hostname, accountId: request.accountId, reason: outcome.refused.reason },
+      "the platform refused to register a CustomDomain's hostname",
+    );
     return { requeueAfterMs: 0 };
   }
   registrations.forget(request.hostname);
@@ -181,6 +221,9 @@ async function register(request: { accountId: string; hostname: string }, cr: Cu
   ensureLeading(effects);
   const bound = await effects.api.apply(CUSTOM_DOMAINS, projection(request.hostname, outcome.domain));
   effects.ownWrites.wrote(request.hostname, bound.metadata.resourceVersion);
-  logger.info({ hostname: request.hostname, accountId: request.accountId, domainId: outcome.domain.id }, "registered a CustomDomain's hostname and bound the CR to it");
+  logger.info(
+    { hostname: request.hostname, accountId: request.accountId, domainId: outcome.domain.id },
+    "registered a CustomDomain's hostname and bound the CR to it",
+  );
   return {};
 }

@@ -4,7 +4,14 @@ import { createHash } from "node:crypto";
 import type { ICertificate } from "@kubernetes-models/cert-manager/cert-manager.io/v1/Certificate";
 import type { IHTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1/HTTPRoute";
 import type { IIngress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
-import { API_VERSION, APPLIED_HASH_ANNOTATION, childLabels, KIND, type ChildNames, type CustomDomain } from "../custom-domain.js";
+import {
+  API_VERSION,
+  APPLIED_HASH_ANNOTATION,
+  childLabels,
+  KIND,
+  type ChildNames,
+  type CustomDomain,
+} from "../custom-domain.js";
 import type { KubeObject, OwnerReference } from "../kube/objects.js";
 
 /** How the operator provisions a hostname: the configuration of routes and certificates. */
@@ -36,7 +43,14 @@ export const CLUSTER_ISSUER_ANNOTATION = "cert-manager.io/cluster-issuer";
 
 /** The owner reference every child carries: the CR controls it, and Kubernetes collects it with the CR. */
 export function ownerReferenceTo(cr: CustomDomain): OwnerReference {
-  return { apiVersion: API_VERSION, kind: KIND, name: cr.metadata.name, uid: cr.metadata.uid ?? "", controller: true, blockOwnerDeletion: true };
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    name: cr.metadata.name,
+    uid: cr.metadata.uid ?? "",
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
 /** The Ingress or HTTPRoute that sends the hostname to the redirector. */
@@ -69,14 +83,18 @@ export function desiredRoute(cr: CustomDomain, names: ChildNames, settings: Prov
     kind: "Ingress",
     metadata: {
       ...metadata,
-      ...(settings.tls.mode === "ingress-annotation" && { annotations: { [CLUSTER_ISSUER_ANNOTATION]: settings.tls.clusterIssuer } }),
+      ...(settings.tls.mode === "ingress-annotation" && {
+        annotations: { [CLUSTER_ISSUER_ANNOTATION]: settings.tls.clusterIssuer },
+      }),
     },
     spec: {
       ...(ingressClassName && { ingressClassName }),
       rules: [
         {
           host: hostname,
-          http: { paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: service, port: { number: port } } } }] },
+          http: {
+            paths: [{ path: "/", pathType: "Prefix", backend: { service: { name: service, port: { number: port } } } }],
+          },
         },
       ],
       tls: [{ hosts: [hostname], secretName: names.secret }],
@@ -112,7 +130,10 @@ export function desiredCertificate(cr: CustomDomain, names: ChildNames, settings
  */
 function withAppliedHash<T extends KubeObject>(object: T): T {
   const hash = createHash("sha256").update(JSON.stringify(object)).digest("hex").slice(0, 32);
-  return { ...object, metadata: { ...object.metadata, annotations: { ...object.metadata.annotations, [APPLIED_HASH_ANNOTATION]: hash } } };
+  return {
+    ...object,
+    metadata: { ...object.metadata, annotations: { ...object.metadata.annotations, [APPLIED_HASH_ANNOTATION]: hash } },
+  };
 }
 
 /**
@@ -128,7 +149,11 @@ export function isUpToDate(observed: KubeObject, desired: KubeObject): boolean {
 /** Whether every field of `wanted` is in `value` with the same value (arrays compared element by element). */
 function contains(value: unknown, wanted: unknown): boolean {
   if (Array.isArray(wanted)) {
-    return Array.isArray(value) && value.length === wanted.length && wanted.every((item, index) => contains(value[index], item));
+    return (
+      Array.isArray(value) &&
+      value.length === wanted.length &&
+      wanted.every((item, index) => contains(value[index], item))
+    );
   }
   if (wanted !== null && typeof wanted === "object") {
     if (value === null || typeof value !== "object" || Array.isArray(value)) return false;

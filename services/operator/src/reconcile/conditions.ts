@@ -24,7 +24,12 @@ export interface Transition {
  * The conditions to store, in the fixed order of CONDITION_TYPES. A condition whose status did not
  * flip keeps its lastTransitionTime, even when its reason or message changed.
  */
-export function nextConditions(previous: readonly Condition[] | undefined, states: ConditionStates, generation: number | undefined, now: Date): Condition[] {
+export function nextConditions(
+  previous: readonly Condition[] | undefined,
+  states: ConditionStates,
+  generation: number | undefined,
+  now: Date,
+): Condition[] {
   return CONDITION_TYPES.map((type) => {
     const state = states[type];
     const before = previous?.find((condition) => condition.type === type);

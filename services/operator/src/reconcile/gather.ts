@@ -41,10 +41,16 @@ export async function gather(hostname: string, sources: Sources): Promise<Reconc
     domain,
     registration: sources.registrations.get(customDomain, now),
     route: sources.routes.get(names.route),
-    otherRoutesForHost: routes.filter((route) => route.metadata.name !== names.route && hostsOf(route).includes(hostname)),
+    otherRoutesForHost: routes.filter(
+      (route) => route.metadata.name !== names.route && hostsOf(route).includes(hostname),
+    ),
     certificate,
-    otherCertificatesForSecret: certificates.filter((other) => other.metadata.name !== certificateName && other.spec?.secretName === names.secret),
-    secret: needsSecret(customDomain, domain?.state, certificate) ? await sources.api.readSecret(names.secret) : undefined,
+    otherCertificatesForSecret: certificates.filter(
+      (other) => other.metadata.name !== certificateName && other.spec?.secretName === names.secret,
+    ),
+    secret: needsSecret(customDomain, domain?.state, certificate)
+      ? await sources.api.readSecret(names.secret)
+      : undefined,
     ownedChildren: uid ? [...routes, ...certificates].filter((child) => isControlledBy(child, uid)) : [],
     settings,
     now,
@@ -55,7 +61,17 @@ export async function gather(hostname: string, sources: Sources): Promise<Reconc
  * The Secret matters only until the certificate is issued: before that, a Secret of that name that
  * cert-manager did not write for our Certificate means someone else's key pair would be replaced.
  */
-function needsSecret(customDomain: CustomDomain | undefined, state: DomainState | undefined, certificate: Certificate | undefined): boolean {
-  if (!customDomain || !isBound(customDomain) || customDomain.metadata.deletionTimestamp || state !== DomainState.VERIFIED) return false;
+function needsSecret(
+  customDomain: CustomDomain | undefined,
+  state: DomainState | undefined,
+  certificate: Certificate | undefined,
+): boolean {
+  if (
+    !customDomain ||
+    !isBound(customDomain) ||
+    customDomain.metadata.deletionTimestamp ||
+    state !== DomainState.VERIFIED
+  )
+    return false;
   return certificate?.status?.conditions?.find((condition) => condition.type === "Ready")?.status !== "True";
 }

@@ -29,7 +29,8 @@ export class OwnWrites {
     if (resourceVersion === undefined) this.delivered.delete(name);
     else this.delivered.set(name, [resourceVersion, ...(this.delivered.get(name) ?? [])].slice(0, REMEMBERED_VERSIONS));
     const expected = this.expected.get(name);
-    if (expected && (resourceVersion === undefined || resourceVersion === expected.resourceVersion)) this.expected.delete(name);
+    if (expected && (resourceVersion === undefined || resourceVersion === expected.resourceVersion))
+      this.expected.delete(name);
   }
 
   /** How long to wait still before the cache can be trusted for this CR; 0 when it can now. */

@@ -18,9 +18,24 @@ import {
   type CustomDomainStatus,
   type VerificationState,
 } from "../custom-domain.js";
-import { isControlledBy, type Certificate, type HTTPRoute, type Ingress, type KubeObject, type Route, type Secret } from "../kube/objects.js";
+import {
+  isControlledBy,
+  type Certificate,
+  type HTTPRoute,
+  type Ingress,
+  type KubeObject,
+  type Route,
+  type Secret,
+} from "../kube/objects.js";
 import { desiredCertificate, desiredRoute, isUpToDate, type ProvisioningSettings } from "./children.js";
-import { nextConditions, sameJson, transitions, type ConditionState, type ConditionStates, type Transition } from "./conditions.js";
+import {
+  nextConditions,
+  sameJson,
+  transitions,
+  type ConditionState,
+  type ConditionStates,
+  type Transition,
+} from "./conditions.js";
 
 /** The annotation cert-manager puts on a Secret it wrote for a Certificate. */
 export const CERTIFICATE_NAME_ANNOTATION = "cert-manager.io/certificate-name";
@@ -104,7 +119,10 @@ export function decide(inputs: ReconcileInputs): Plan {
   // Before the first full list, an absent domain means nothing: never delete or register on it.
   if (!inputs.domainsListed) return nothing("the platform's domains are not listed yet");
   const domain = inputs.domain;
-  if (!cr) return domain ? act({ createCustomDomain: projection(inputs.hostname, domain) }) : nothing("no CustomDomain and no domain");
+  if (!cr)
+    return domain
+      ? act({ createCustomDomain: projection(inputs.hostname, domain) })
+      : nothing("no CustomDomain and no domain");
   if (!isBound(cr)) return registrationRequest(inputs, cr);
   if (!domain) return act({ deleteCustomDomain: true });
   return provision(inputs, cr, domain);
@@ -123,13 +141,24 @@ export function projection(hostname: string, domain: Domain): CustomDomain {
 /** `kubectl delete` (or the operator, for a removed domain): withdraw what was made, then let the CR go. */
 function finalize(inputs: ReconcileInputs, cr: CustomDomain): Plan {
   if (!cr.metadata.finalizers?.includes(FINALIZER)) return nothing("deleting, nothing of ours to clean up");
-  const deleting: ConditionState = { status: "False", reason: "Deleting", message: "The route and certificate are being removed." };
+  const deleting: ConditionState = {
+    status: "False",
+    reason: "Deleting",
+    message: "The route and certificate are being removed.",
+  };
   // The other conditions stay as they were; Ready says what is going on.
   const kept = (type: "Verified" | "RouteAdmitted" | "CertificateReady"): ConditionState => {
     const before = cr.status?.conditions?.find((condition) => condition.type === type);
-    return before ? { status: before.status === "True" ? "True" : "False", reason: before.reason, message: before.message } : deleting;
+    return before
+      ? { status: before.status === "True" ? "True" : "False", reason: before.reason, message: before.message }
+      : deleting;
   };
-  const states: ConditionStates = { Verified: kept("Verified"), RouteAdmitted: kept("RouteAdmitted"), CertificateReady: kept("CertificateReady"), Ready: deleting };
+  const states: ConditionStates = {
+    Verified: kept("Verified"),
+    RouteAdmitted: kept("RouteAdmitted"),
+    CertificateReady: kept("CertificateReady"),
+    Ready: deleting,
+  };
   const status = { ...cr.status, ...statusUpdate(cr, states, {}, inputs.now) };
   return act({ ...withStatus(cr, status), deleteChildren: [...inputs.ownedChildren], removeFinalizer: true });
 }
@@ -147,21 +176,47 @@ function registrationRequest(inputs: ReconcileInputs, cr: CustomDomain): Plan {
     return refused(inputs, cr, "HostnameTaken", `The hostname ${hostname} is registered to another account.`);
   }
   const outcome = inputs.registration;
-  if (outcome && !outcome.retry) return { ...refused(inputs, cr, outcome.reason, outcome.message), requeueAfter: "recheck" };
+  if (outcome && !outcome.retry)
+    return { ...refused(inputs, cr, outcome.reason, outcome.message), requeueAfter: "recheck" };
   const plan = act({ register: { accountId, hostname } });
   if (!outcome) return plan;
-  return { ...plan, ...withStatus(cr, statusUpdate(cr, notVerified({ status: "False", reason: outcome.reason, message: outcome.message }), {}, inputs.now)) };
+  return {
+    ...plan,
+    ...withStatus(
+      cr,
+      statusUpdate(
+        cr,
+        notVerified({ status: "False", reason: outcome.reason, message: outcome.message }),
+        {},
+        inputs.now,
+      ),
+    ),
+  };
 }
 
-function refused(inputs: ReconcileInputs, cr: CustomDomain, reason: RegistrationOutcome["reason"], message: string): Plan {
+function refused(
+  inputs: ReconcileInputs,
+  cr: CustomDomain,
+  reason: RegistrationOutcome["reason"],
+  message: string,
+): Plan {
   const status = statusUpdate(cr, notVerified({ status: "False", reason, message }), {}, inputs.now);
   return act(withStatus(cr, status));
 }
 
 /** The conditions of a hostname that is not verified: nothing is provisioned, Ready says why. */
 function notVerified(verified: ConditionState): ConditionStates {
-  const waiting: ConditionState = { status: "False", reason: "NotVerified", message: "The hostname is not verified yet." };
-  return { Verified: verified, RouteAdmitted: waiting, CertificateReady: waiting, Ready: readyOf(verified, waiting, waiting) };
+  const waiting: ConditionState = {
+    status: "False",
+    reason: "NotVerified",
+    message: "The hostname is not verified yet.",
+  };
+  return {
+    Verified: verified,
+    RouteAdmitted: waiting,
+    CertificateReady: waiting,
+    Ready: readyOf(verified, waiting, waiting),
+  };
 }
 
 /** A bound CR: keep its spec as the platform says, provision what a verified hostname needs, report. */
@@ -169,7 +224,8 @@ function provision(inputs: ReconcileInputs, cr: CustomDomain, domain: Domain): P
   const { hostname, settings } = inputs;
   const plan = act({});
   const desired = projection(hostname, domain);
-  if (!sameJson(cr.spec, desired.spec) || cr.metadata.labels?.[MANAGED_BY_LABEL] !== COMPONENT) plan.applyCustomDomain = desired;
+  if (!sameJson(cr.spec, desired.spec) || cr.metadata.labels?.[MANAGED_BY_LABEL] !== COMPONENT)
+    plan.applyCustomDomain = desired;
   if (!cr.metadata.finalizers?.includes(FINALIZER)) plan.addFinalizer = true;
 
   const verified = verificationCondition(domain);
@@ -188,7 +244,11 @@ function provision(inputs: ReconcileInputs, cr: CustomDomain, domain: Domain): P
     if (certificate.desired) wanted.push(certificate.desired);
     kept.push(...[route.kept, certificate.kept].filter((object) => object !== undefined));
     if (certificate.tracked) {
-      extra.certificate = { name: certificate.tracked, secretName: names.secret, ...(certificate.notAfter && { notAfter: certificate.notAfter }) };
+      extra.certificate = {
+        name: certificate.tracked,
+        secretName: names.secret,
+        ...(certificate.notAfter && { notAfter: certificate.notAfter }),
+      };
     }
     states = {
       Verified: verified,
@@ -196,7 +256,8 @@ function provision(inputs: ReconcileInputs, cr: CustomDomain, domain: Domain): P
       CertificateReady: certificate.condition,
       Ready: readyOf(verified, route.condition, certificate.condition),
     };
-    if (route.condition.reason === "RouteConflict" || certificate.condition.reason === "CertificateConflict") plan.requeueAfter = "recheck";
+    if (route.condition.reason === "RouteConflict" || certificate.condition.reason === "CertificateConflict")
+      plan.requeueAfter = "recheck";
   } else {
     states = notVerified(verified);
   }
@@ -205,7 +266,9 @@ function provision(inputs: ReconcileInputs, cr: CustomDomain, domain: Domain): P
     const observed = inputs.ownedChildren.find((child) => sameObject(child, object));
     if (!observed || !isUpToDate(observed, object)) plan.applyChildren.push(object);
   }
-  plan.deleteChildren = inputs.ownedChildren.filter((child) => ![...wanted, ...kept].some((object) => sameObject(child, object)));
+  plan.deleteChildren = inputs.ownedChildren.filter(
+    (child) => ![...wanted, ...kept].some((object) => sameObject(child, object)),
+  );
 
   const status = statusUpdate(cr, states, { verification: verificationOf(domain), ...extra }, inputs.now);
   Object.assign(plan, withStatus(cr, status));
@@ -234,7 +297,8 @@ function verificationCondition(domain: Domain): ConditionState {
 }
 
 function verificationOf(domain: Domain): CustomDomainStatus["verification"] {
-  const state: VerificationState = domain.state === DomainState.VERIFIED ? "verified" : domain.state === DomainState.FAILED ? "failed" : "pending";
+  const state: VerificationState =
+    domain.state === DomainState.VERIFIED ? "verified" : domain.state === DomainState.FAILED ? "failed" : "pending";
   return {
     state,
     challengeRecordName: domain.challengeRecordName,
@@ -258,19 +322,33 @@ function routeOutcome(inputs: ReconcileInputs, cr: CustomDomain): RouteOutcome {
   const kind = settings.route.kind;
   const uid = cr.metadata.uid;
   if (inputs.route && !isControlledBy(inputs.route, uid)) {
-    return conflict("RouteConflict", `${kind} ${settings.namespace}/${inputs.route.metadata.name} exists and is not managed by this CustomDomain; the operator leaves it alone.`);
+    return conflict(
+      "RouteConflict",
+      `${kind} ${settings.namespace}/${inputs.route.metadata.name} exists and is not managed by this CustomDomain; the operator leaves it alone.`,
+    );
   }
   const owned = inputs.route;
   const foreign = inputs.otherRoutesForHost.find((route) => !isControlledBy(route, uid));
   if (foreign) {
     // Ours, if it exists, stays as it is: withdrawing it would hand the host to whoever claims it.
     return {
-      ...conflict("RouteConflict", `${kind} ${settings.namespace}/${foreign.metadata.name} already routes ${hostname}; remove it or its rule for the host.`),
+      ...conflict(
+        "RouteConflict",
+        `${kind} ${settings.namespace}/${foreign.metadata.name} already routes ${hostname}; remove it or its rule for the host.`,
+      ),
       kept: owned,
     };
   }
   const desired = desiredRoute(cr, childNames(hostname), settings);
-  if (!owned) return { desired, condition: { status: "False", reason: "RoutePending", message: `The ${kind} was created; waiting for a controller to admit it.` } };
+  if (!owned)
+    return {
+      desired,
+      condition: {
+        status: "False",
+        reason: "RoutePending",
+        message: `The ${kind} was created; waiting for a controller to admit it.`,
+      },
+    };
   return { desired, owned, condition: admission(owned, kind) };
 }
 
@@ -278,14 +356,29 @@ function admission(route: Route, kind: "Ingress" | "HTTPRoute"): ConditionState 
   if (kind === "Ingress") {
     const addresses = (route as Ingress).status?.loadBalancer?.ingress ?? [];
     return addresses.length > 0
-      ? { status: "True", reason: "Admitted", message: `The Ingress is served at ${addresses.map((address) => address.hostname ?? address.ip).join(", ")}.` }
-      : { status: "False", reason: "RoutePending", message: "The Ingress has no load balancer address yet; waiting for an ingress controller." };
+      ? {
+          status: "True",
+          reason: "Admitted",
+          message: `The Ingress is served at ${addresses.map((address) => address.hostname ?? address.ip).join(", ")}.`,
+        }
+      : {
+          status: "False",
+          reason: "RoutePending",
+          message: "The Ingress has no load balancer address yet; waiting for an ingress controller.",
+        };
   }
-  const accepted = ((route as HTTPRoute).status?.parents ?? []).flatMap((parent) => parent.conditions?.filter((condition) => condition.type === "Accepted") ?? []);
-  if (accepted.some((condition) => condition.status === "True")) return { status: "True", reason: "Admitted", message: "The HTTPRoute is accepted by its Gateway." };
+  const accepted = ((route as HTTPRoute).status?.parents ?? []).flatMap(
+    (parent) => parent.conditions?.filter((condition) => condition.type === "Accepted") ?? [],
+  );
+  if (accepted.some((condition) => condition.status === "True"))
+    return { status: "True", reason: "Admitted", message: "The HTTPRoute is accepted by its Gateway." };
   const rejected = accepted.find((condition) => condition.status === "False");
   if (rejected) {
-    return { status: "False", reason: "RouteRejected", message: `The Gateway did not accept the HTTPRoute: ${rejected.reason ?? ""} ${rejected.message ?? ""}`.trim() };
+    return {
+      status: "False",
+      reason: "RouteRejected",
+      message: `The Gateway did not accept the HTTPRoute: ${rejected.reason ?? ""} ${rejected.message ?? ""}`.trim(),
+    };
   }
   return { status: "False", reason: "RoutePending", message: "No Gateway has accepted the HTTPRoute yet." };
 }
@@ -310,35 +403,61 @@ function certificateOutcome(inputs: ReconcileInputs, cr: CustomDomain, route: Ro
   const name = annotationMode ? names.secret : names.certificate;
   const ownerUid = annotationMode ? route?.metadata.uid : cr.metadata.uid;
   if (annotationMode && !route) {
-    return { condition: { status: "False", reason: "Issuing", message: "Waiting for the Ingress, whose annotation asks cert-manager for the certificate." } };
+    return {
+      condition: {
+        status: "False",
+        reason: "Issuing",
+        message: "Waiting for the Ingress, whose annotation asks cert-manager for the certificate.",
+      },
+    };
   }
   const observed = inputs.certificate;
   if (observed && !isControlledBy(observed, ownerUid)) {
-    return conflict("CertificateConflict", `Certificate ${settings.namespace}/${observed.metadata.name} exists and was not made for this CustomDomain; the operator leaves it alone.`);
+    return conflict(
+      "CertificateConflict",
+      `Certificate ${settings.namespace}/${observed.metadata.name} exists and was not made for this CustomDomain; the operator leaves it alone.`,
+    );
   }
   const rival = inputs.otherCertificatesForSecret.find((certificate) => !isControlledBy(certificate, ownerUid));
   if (rival) {
     return {
-      ...conflict("CertificateConflict", `Certificate ${settings.namespace}/${rival.metadata.name} also writes the Secret ${names.secret}.`),
+      ...conflict(
+        "CertificateConflict",
+        `Certificate ${settings.namespace}/${rival.metadata.name} also writes the Secret ${names.secret}.`,
+      ),
       kept: observed,
     };
   }
   const secret = inputs.secret;
   if (secret && secret.metadata.annotations?.[CERTIFICATE_NAME_ANNOTATION] !== name) {
     return {
-      ...conflict("CertificateConflict", `Secret ${settings.namespace}/${names.secret} exists and was not issued for Certificate ${name}; the operator leaves it alone.`),
+      ...conflict(
+        "CertificateConflict",
+        `Secret ${settings.namespace}/${names.secret} exists and was not issued for Certificate ${name}; the operator leaves it alone.`,
+      ),
       kept: observed,
     };
   }
   const desired = annotationMode ? undefined : desiredCertificate(cr, names, settings);
   if (!observed) {
-    const message = annotationMode ? `Waiting for cert-manager to create Certificate ${name} for the Ingress.` : "The Certificate was created; waiting for cert-manager.";
+    const message = annotationMode
+      ? `Waiting for cert-manager to create Certificate ${name} for the Ingress.`
+      : "The Certificate was created; waiting for cert-manager.";
     return { desired, tracked: name, condition: { status: "False", reason: "Issuing", message } };
   }
   const ready = observed.status?.conditions?.find((condition) => condition.type === "Ready");
   const notAfter = observed.status?.notAfter;
   if (ready?.status === "True") {
-    return { desired, tracked: name, notAfter, condition: { status: "True", reason: "Ready", message: ready.message || "The certificate is issued and current." } };
+    return {
+      desired,
+      tracked: name,
+      notAfter,
+      condition: {
+        status: "True",
+        reason: "Ready",
+        message: ready.message || "The certificate is issued and current.",
+      },
+    };
   }
   const why = ready?.message ? `cert-manager: ${ready.message}` : "Waiting for cert-manager to issue the certificate.";
   return { desired, tracked: name, notAfter, condition: { status: "False", reason: "Issuing", message: why } };
@@ -352,7 +471,11 @@ function conflict(reason: "RouteConflict" | "CertificateConflict", message: stri
 function readyOf(verified: ConditionState, route: ConditionState, certificate: ConditionState): ConditionState {
   const blocking = [verified, route, certificate].find((condition) => condition.status !== "True");
   if (blocking) return { status: "False", reason: blocking.reason, message: blocking.message };
-  return { status: "True", reason: "Serving", message: "The hostname is routed to the redirector with a ready certificate." };
+  return {
+    status: "True",
+    reason: "Serving",
+    message: "The hostname is routed to the redirector with a ready certificate.",
+  };
 }
 
 /** The status the CR should have: its conditions (times kept unless they flip) and the rest. */
@@ -376,7 +499,10 @@ function withStatus(cr: CustomDomain, status: CustomDomainStatus): Pick<Plan, "s
   return { status, events: transitions(cr.status?.conditions, status.conditions ?? []) };
 }
 
-function servingOf(states: ConditionStates, notAfter: string | undefined): MessageInitShape<typeof DomainServingSchema> {
+function servingOf(
+  states: ConditionStates,
+  notAfter: string | undefined,
+): MessageInitShape<typeof DomainServingSchema> {
   return {
     serving: states.Ready.status === "True",
     routeAdmitted: states.RouteAdmitted.status === "True",
@@ -391,7 +517,8 @@ function servingOf(states: ConditionStates, notAfter: string | undefined): Messa
 function sameServing(stored: DomainServing | undefined, next: MessageInitShape<typeof DomainServingSchema>): boolean {
   if (!stored) return false;
   const wanted = create(DomainServingSchema, next);
-  const expiry = (serving: DomainServing) => (serving.certificateExpireTime ? timestampDate(serving.certificateExpireTime).getTime() : undefined);
+  const expiry = (serving: DomainServing) =>
+    serving.certificateExpireTime ? timestampDate(serving.certificateExpireTime).getTime() : undefined;
   return (
     stored.serving === wanted.serving &&
     stored.routeAdmitted === wanted.routeAdmitted &&
@@ -403,5 +530,9 @@ function sameServing(stored: DomainServing | undefined, next: MessageInitShape<t
 }
 
 function sameObject(a: KubeObject, b: KubeObject): boolean {
-  return a.kind === b.kind && a.metadata.name === b.metadata.name && (a.metadata.namespace ?? "") === (b.metadata.namespace ?? "");
+  return (
+    a.kind === b.kind &&
+    a.metadata.name === b.metadata.name &&
+    (a.metadata.namespace ?? "") === (b.metadata.namespace ?? "")
+  );
 }

@@ -5,7 +5,11 @@ import { carryOut, NotLeader, type Effects } from "./apply.js";
 import { gather, type Sources } from "./gather.js";
 import { decide } from "./policy.js";
 
-export function reconciler(sources: Sources, effects: Effects, logger: Logger): (hostname: string) => Promise<ProcessResult> {
+export function reconciler(
+  sources: Sources,
+  effects: Effects,
+  logger: Logger,
+): (hostname: string) => Promise<ProcessResult> {
   return async (hostname) => {
     if (!effects.isLeader()) return {};
     // The informer enqueues the CR again when the operator's own last write reaches it.

@@ -23,14 +23,22 @@ export class Registrations {
     if (!cr) return undefined;
     const remembered = this.outcomes.get(cr.metadata.name);
     if (!remembered) return undefined;
-    const stale = remembered.uid !== cr.metadata.uid || remembered.generation !== cr.metadata.generation || now.getTime() - remembered.at >= this.recheckMs;
+    const stale =
+      remembered.uid !== cr.metadata.uid ||
+      remembered.generation !== cr.metadata.generation ||
+      now.getTime() - remembered.at >= this.recheckMs;
     if (!stale) return remembered.outcome;
     this.outcomes.delete(cr.metadata.name);
     return undefined;
   }
 
   set(cr: CustomDomain, outcome: RegistrationOutcome, now: Date): void {
-    this.outcomes.set(cr.metadata.name, { uid: cr.metadata.uid, generation: cr.metadata.generation, outcome, at: now.getTime() });
+    this.outcomes.set(cr.metadata.name, {
+      uid: cr.metadata.uid,
+      generation: cr.metadata.generation,
+      outcome,
+      at: now.getTime(),
+    });
   }
 
   forget(hostname: string): void {

@@ -13,7 +13,10 @@ import type { Condition, CustomDomain } from "../../src/custom-domain.js";
 import { buildOperator, type Operator, type OperatorDeps, type ProvisioningSettings } from "../../src/operator.js";
 import { FakeDomainService } from "./fake-domain-service.js";
 
-const CRD = readFileSync(fileURLToPath(new URL("../../../../charts/qr-platform/crds/customdomains.qr-platform.io.yaml", import.meta.url)), "utf8");
+const CRD = readFileSync(
+  fileURLToPath(new URL("../../../../charts/qr-platform/crds/customdomains.qr-platform.io.yaml", import.meta.url)),
+  "utf8",
+);
 
 export const NAMESPACE = "qr-platform";
 export const CUSTOM_DOMAINS = "customdomains.qr-platform.io";
@@ -52,7 +55,14 @@ export class Cluster {
   }
 
   /** Starts an operator replica; `cuttable` puts a proxy between it and the API server. */
-  async startOperator(options: { identity?: string; cuttable?: boolean; provisioning?: ProvisioningSettings; deps?: Partial<OperatorDeps> } = {}): Promise<Replica> {
+  async startOperator(
+    options: {
+      identity?: string;
+      cuttable?: boolean;
+      provisioning?: ProvisioningSettings;
+      deps?: Partial<OperatorDeps>;
+    } = {},
+  ): Promise<Replica> {
     const identity = options.identity ?? `operator-${this.replicas.length}`;
     const proxy = options.cuttable ? await new CuttableProxy(Number(new URL(this.kube.url).port)).listen() : undefined;
     const kubeConfig = proxy ? configFor(`http://127.0.0.1:${proxy.port}`) : this.kube.kubeConfig();
@@ -63,7 +73,13 @@ export class Cluster {
       domains: this.domains.client(),
       identity,
       lease: { name: "qr-platform-operator", durationMs: LEASE_MS, renewIntervalMs: 200, retryIntervalMs: 100 },
-      periods: { fullResyncMs: 60_000, reverifyMs: 86_400_000, pendingCheckMs: 3_600_000, unverifiedTtlMs: 7 * 86_400_000, recheckMs: 300 },
+      periods: {
+        fullResyncMs: 60_000,
+        reverifyMs: 86_400_000,
+        pendingCheckMs: 3_600_000,
+        unverifiedTtlMs: 7 * 86_400_000,
+        recheckMs: 300,
+      },
       backoff: { baseMs: 20, maxMs: 300 },
       logger: createLogger({ service: identity, level: process.env.OPERATOR_TEST_LOG ?? "silent" }),
       metrics,
@@ -108,7 +124,13 @@ export class Cluster {
 
   /** The ingress controller's part: gives the Ingress a load balancer address. */
   admitIngress(name: string): void {
-    this.kube.setStatus(INGRESSES, NAMESPACE, name, { loadBalancer: { ingress: [{ ip: "203.0.113.10" }] } }, { manager: "ingress-nginx" });
+    this.kube.setStatus(
+      INGRESSES,
+      NAMESPACE,
+      name,
+      { loadBalancer: { ingress: [{ ip: "203.0.113.10" }] } },
+      { manager: "ingress-nginx" },
+    );
   }
 
   /** cert-manager's part: marks the Certificate issued. */
@@ -117,7 +139,12 @@ export class Cluster {
       CERTIFICATES,
       NAMESPACE,
       name,
-      { conditions: [{ type: "Ready", status: "True", reason: "Ready", message: "Certificate is up to date and has not expired" }], notAfter },
+      {
+        conditions: [
+          { type: "Ready", status: "True", reason: "Ready", message: "Certificate is up to date and has not expired" },
+        ],
+        notAfter,
+      },
       { manager: "cert-manager" },
     );
   }
@@ -132,7 +159,9 @@ export class Cluster {
 
   /** The events about a CR. */
   eventsFor(hostname: string): StoredObject[] {
-    return this.kube.list("events", NAMESPACE).filter((event) => (event as { involvedObject?: { name?: string } }).involvedObject?.name === hostname);
+    return this.kube
+      .list("events", NAMESPACE)
+      .filter((event) => (event as { involvedObject?: { name?: string } }).involvedObject?.name === hostname);
   }
 
   /** A client as an SRE's kubectl, writing as its own field manager. */
@@ -154,20 +183,37 @@ export class Kubectl {
       group: "qr-platform.io",
       version: "v1alpha1",
       plural: "customdomains",
-      body: { apiVersion: "qr-platform.io/v1alpha1", kind: "CustomDomain", metadata: { name: hostname }, spec: { accountId } },
+      body: {
+        apiVersion: "qr-platform.io/v1alpha1",
+        kind: "CustomDomain",
+        metadata: { name: hostname },
+        spec: { accountId },
+      },
       fieldManager: "kubectl-client-side-apply",
     });
   }
 
   edit(hostname: string, patch: unknown): Promise<unknown> {
     return this.api.patchClusterCustomObject(
-      { group: "qr-platform.io", version: "v1alpha1", plural: "customdomains", name: hostname, body: patch, fieldManager: "kubectl-edit" },
+      {
+        group: "qr-platform.io",
+        version: "v1alpha1",
+        plural: "customdomains",
+        name: hostname,
+        body: patch,
+        fieldManager: "kubectl-edit",
+      },
       setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
     );
   }
 
   delete(hostname: string): Promise<unknown> {
-    return this.api.deleteClusterCustomObject({ group: "qr-platform.io", version: "v1alpha1", plural: "customdomains", name: hostname });
+    return this.api.deleteClusterCustomObject({
+      group: "qr-platform.io",
+      version: "v1alpha1",
+      plural: "customdomains",
+      name: hostname,
+    });
   }
 }
 

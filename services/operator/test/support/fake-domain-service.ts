@@ -20,7 +20,14 @@ import { Code, invalidArgument, notFound, serviceError } from "@qrplatform/platf
 /** Fields of a domain to change. */
 type DomainFields = Partial<Omit<Domain, "$typeName" | "$unknown">>;
 
-type Method = "createDomain" | "getDomain" | "listDomains" | "verifyDomain" | "deleteDomain" | "watchDomains" | "reportDomainServing";
+type Method =
+  | "createDomain"
+  | "getDomain"
+  | "listDomains"
+  | "verifyDomain"
+  | "deleteDomain"
+  | "watchDomains"
+  | "reportDomainServing";
 
 /** One stream's pending messages and the way to wake it. */
 interface Watcher {
@@ -54,7 +61,9 @@ export class FakeDomainService {
       },
       listDomains: (req) => {
         this.record("listDomains", req);
-        const all = [...this.domains.values()].filter((domain) => req.accountId === "" || domain.accountId === req.accountId);
+        const all = [...this.domains.values()].filter(
+          (domain) => req.accountId === "" || domain.accountId === req.accountId,
+        );
         const size = req.pageSize || 20;
         const start = req.pageToken === "" ? 0 : Number(req.pageToken);
         const page = all.slice(start, start + size);
@@ -103,7 +112,8 @@ export class FakeDomainService {
   register(accountId: string, hostname: string, state = DomainState.PENDING): Domain {
     const problem = hostnameProblem(hostname);
     if (problem) throw invalidArgument([{ field: "hostname", reason: "invalid_format", description: problem }]);
-    if (!/^[0-9a-f-]{36}$/i.test(accountId)) throw invalidArgument([{ field: "account_id", reason: "invalid_format", description: "must be a UUID" }]);
+    if (!/^[0-9a-f-]{36}$/i.test(accountId))
+      throw invalidArgument([{ field: "account_id", reason: "invalid_format", description: "must be a UUID" }]);
     if ([...this.domains.values()].some((domain) => domain.hostname === hostname)) {
       throw serviceError(Code.AlreadyExists, "domain_taken", `The hostname ${hostname} is already registered.`);
     }
@@ -126,7 +136,9 @@ export class FakeDomainService {
 
   /** Changes a domain as the service would, telling the open streams. */
   update(domainId: string, fields: DomainFields): Domain {
-    const updated = Object.assign(clone(DomainSchema, this.find(domainId)), fields, { updateTime: timestampFromDate(this.clock()) });
+    const updated = Object.assign(clone(DomainSchema, this.find(domainId)), fields, {
+      updateTime: timestampFromDate(this.clock()),
+    });
     this.domains.set(domainId, updated);
     this.broadcast({ changed: [updated] });
     return updated;
@@ -141,7 +153,9 @@ export class FakeDomainService {
 
   /** Changes a domain without telling the streams: a change the stream missed. */
   updateSilently(domainId: string, fields: DomainFields): Domain {
-    const updated = Object.assign(clone(DomainSchema, this.find(domainId)), fields, { updateTime: timestampFromDate(this.clock()) });
+    const updated = Object.assign(clone(DomainSchema, this.find(domainId)), fields, {
+      updateTime: timestampFromDate(this.clock()),
+    });
     this.domains.set(domainId, updated);
     return updated;
   }
@@ -175,8 +189,13 @@ export class FakeDomainService {
 
   private async *watch(req: unknown, signal: AbortSignal): AsyncGenerator<WatchDomainsResponse> {
     this.record("watchDomains", req);
-    if (this.watchUnimplemented) throw serviceError(Code.Unimplemented, "unimplemented", "WatchDomains is not implemented.");
-    const watcher: Watcher = { messages: [create(WatchDomainsResponseSchema, { resync: true })], wake: () => undefined, ended: false };
+    if (this.watchUnimplemented)
+      throw serviceError(Code.Unimplemented, "unimplemented", "WatchDomains is not implemented.");
+    const watcher: Watcher = {
+      messages: [create(WatchDomainsResponseSchema, { resync: true })],
+      wake: () => undefined,
+      ended: false,
+    };
     this.watchers.add(watcher);
     try {
       while (!signal.aborted && !watcher.ended) {

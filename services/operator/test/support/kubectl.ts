@@ -27,7 +27,12 @@ export class KubectlCli {
 
   /** Runs `kubectl <args>`; never throws for a non-zero exit. */
   run(...args: string[]): Promise<KubectlResult> {
-    const env = { PATH: process.env.PATH ?? "", HOME: this.home, KUBECONFIG: this.kubeconfig, KUBECACHEDIR: join(this.home, "cache") };
+    const env = {
+      PATH: process.env.PATH ?? "",
+      HOME: this.home,
+      KUBECONFIG: this.kubeconfig,
+      KUBECACHEDIR: join(this.home, "cache"),
+    };
     return new Promise((done) => {
       execFile(this.binary, args, { env, timeout: 30_000 }, (error, stdout, stderr) =>
         done({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr }),
@@ -38,7 +43,8 @@ export class KubectlCli {
   /** Runs kubectl and returns its output, failing with what it printed when it exits non-zero. */
   async ok(...args: string[]): Promise<string> {
     const result = await this.run(...args);
-    if (result.code !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${result.code}:\n${result.stdout}${result.stderr}`);
+    if (result.code !== 0)
+      throw new Error(`kubectl ${args.join(" ")} exited ${result.code}:\n${result.stdout}${result.stderr}`);
     return result.stdout;
   }
 

@@ -38,7 +38,13 @@ export function domain(fields: Partial<Omit<Domain, "$typeName" | "$unknown">> =
 }
 
 /** A bound CR as the operator projected it (finalizer on), with what is given on top. */
-export function customDomain(overrides: { spec?: Partial<CustomDomain["spec"]>; metadata?: Partial<CustomDomain["metadata"]>; status?: CustomDomain["status"] } = {}): CustomDomain {
+export function customDomain(
+  overrides: {
+    spec?: Partial<CustomDomain["spec"]>;
+    metadata?: Partial<CustomDomain["metadata"]>;
+    status?: CustomDomain["status"];
+  } = {},
+): CustomDomain {
   return {
     apiVersion: API_VERSION,
     kind: KIND,
@@ -69,4 +75,11 @@ export function inputs(fields: Partial<ReconcileInputs> = {}): ReconcileInputs {
   };
 }
 
-export const ours = { apiVersion: API_VERSION, kind: KIND, name: HOST, uid: CR_UID, controller: true, blockOwnerDeletion: true };
+export const ours = {
+  apiVersion: API_VERSION,
+  kind: KIND,
+  name: HOST,
+  uid: CR_UID,
+  controller: true,
+  blockOwnerDeletion: true,
+};

@@ -78,21 +78,27 @@ const label = z.string().superRefine(checkedBy(labelProblem));
 
 /** A proto enum field: unset, or one of the enum's values. */
 const enumValue = (schema: DescEnum) =>
-  z.number().superRefine(
-    checkedBy((value: number) =>
-      value === 0 || schema.values.some((v) => v.number === value) ? undefined : { reason: "unknown_value", description: `${value} is not a value of ${schema.typeName}` },
-    ),
-  );
+  z
+    .number()
+    .superRefine(
+      checkedBy((value: number) =>
+        value === 0 || schema.values.some((v) => v.number === value)
+          ? undefined
+          : { reason: "unknown_value", description: `${value} is not a value of ${schema.typeName}` },
+      ),
+    );
 
 /** A number field: unset, or within the range. Any number, NaN included, so a NaN is out of range like any other. */
 const numberIn = (range: { readonly min: number; readonly max: number }, integer: boolean) =>
-  z.custom<number>().superRefine(
-    checkedBy((value: number) =>
-      value === 0 || ((!integer || Number.isInteger(value)) && value >= range.min && value <= range.max)
-        ? undefined
-        : { reason: "out_of_range", description: `must be from ${range.min} to ${range.max}` },
-    ),
-  );
+  z
+    .custom<number>()
+    .superRefine(
+      checkedBy((value: number) =>
+        value === 0 || ((!integer || Number.isInteger(value)) && value >= range.min && value <= range.max)
+          ? undefined
+          : { reason: "out_of_range", description: `must be from ${range.min} to ${range.max}` },
+      ),
+    );
 
 const frameSchema = z.object({
   type: enumValue(FrameTypeSchema),
@@ -105,11 +111,15 @@ const frameSchema = z.object({
 const logoSchema = z
   .object({
     scale: numberIn(DESIGN_LIMITS.logoScale, false),
-    url: z.string().superRefine(
-      checkedBy((url: string) =>
-        url.length > MAX_LOGO_URL_LENGTH ? { reason: "too_long", description: `must be at most ${MAX_LOGO_URL_LENGTH} characters` } : undefined,
+    url: z
+      .string()
+      .superRefine(
+        checkedBy((url: string) =>
+          url.length > MAX_LOGO_URL_LENGTH
+            ? { reason: "too_long", description: `must be at most ${MAX_LOGO_URL_LENGTH} characters` }
+            : undefined,
+        ),
       ),
-    ),
     dataUri: z.string().superRefine(
       checkedBy((dataUri: string) => {
         if (dataUri === "") return undefined;
@@ -120,7 +130,12 @@ const logoSchema = z
   })
   .superRefine((logo, ctx) => {
     if (logo.dataUri === "" && logo.url === "") {
-      ctx.addIssue({ code: "custom", path: ["dataUri"], message: "or logo.url is required when a logo is given", params: { reason: "required" } });
+      ctx.addIssue({
+        code: "custom",
+        path: ["dataUri"],
+        message: "or logo.url is required when a logo is given",
+        params: { reason: "required" },
+      });
     }
   });
 
@@ -152,8 +167,10 @@ export function normalizeDesign(input: Design | undefined): NormalizedDesign {
 
 /** The design with every unset or invalid field at its default, colours in #rrggbb and labels trimmed. */
 function designWithDefaults(given: Design, valid: (field: string) => boolean): Design {
-  const pick = <T extends number>(value: T, field: string, fallback: T): T => (value !== 0 && valid(field) ? value : fallback);
-  const colorOf = (value: string, field: string, fallback: string) => (value !== "" && valid(field) ? canonicalColor(value) : fallback);
+  const pick = <T extends number>(value: T, field: string, fallback: T): T =>
+    value !== 0 && valid(field) ? value : fallback;
+  const colorOf = (value: string, field: string, fallback: string) =>
+    value !== "" && valid(field) ? canonicalColor(value) : fallback;
   const cornerSquareShape = pick(given.cornerSquareShape, "corner_square_shape", DESIGN_DEFAULTS.cornerSquareShape);
   const frame = given.frame ?? create(FrameSchema);
   const logo = given.logo;
@@ -177,11 +194,14 @@ function designWithDefaults(given: Design, valid: (field: string) => boolean): D
       labelTop: valid("frame.label_top") ? frame.labelTop.trim() : "",
       labelBottom: valid("frame.label_bottom") ? frame.labelBottom.trim() : "",
     }),
-    logo: logo && create(LogoSchema, {
-      dataUri: logo.dataUri !== "" && valid("logo.data_uri") ? (readLogoDataUri(logo.dataUri) as LogoImage).dataUri : "",
-      scale: pick(logo.scale, "logo.scale", DESIGN_DEFAULTS.logoScale),
-      url: logo.url,
-    }),
+    logo:
+      logo &&
+      create(LogoSchema, {
+        dataUri:
+          logo.dataUri !== "" && valid("logo.data_uri") ? (readLogoDataUri(logo.dataUri) as LogoImage).dataUri : "",
+        scale: pick(logo.scale, "logo.scale", DESIGN_DEFAULTS.logoScale),
+        url: logo.url,
+      }),
   });
 }
 
@@ -236,7 +256,8 @@ export function checkDesign(input: Design | undefined, content: string): DesignC
   const invalid = (field: string) => problems.some((p) => p.field === field || p.field.startsWith(`${field}.`));
   if (!invalid("foreground") && !invalid("background")) problems.push(...colourProblems(design));
   if (!invalid("corner_square_shape") && !invalid("corner_dot_shape")) problems.push(...cornerProblems(design));
-  const tooLong = content !== "" && !invalid("error_correction") ? contentProblem(content, design.errorCorrection) : undefined;
+  const tooLong =
+    content !== "" && !invalid("error_correction") ? contentProblem(content, design.errorCorrection) : undefined;
   if (!tooLong && !invalid("error_correction") && !invalid("logo")) problems.push(...logoProblems(design, content));
   const inRequest = (field: string) => `design.${field}`;
   const all = problems.map((p) => ({ ...p, field: inRequest(p.field) }));

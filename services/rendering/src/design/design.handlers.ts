@@ -15,7 +15,10 @@ import { dataUriPixelProblem } from "./logo-data-uri.js";
  * a logo decodes to included. A logo given
  * by URL is fetched here, once: the answer holds its bytes, so nothing fetches it again.
  */
-export async function validateDesign(req: ValidateDesignRequest, logoFetch: LogoFetchOptions = {}): Promise<ValidateDesignResponse> {
+export async function validateDesign(
+  req: ValidateDesignRequest,
+  logoFetch: LogoFetchOptions = {},
+): Promise<ValidateDesignResponse> {
   const fetchProblems = await fetchLogoOf(req.design, logoFetch);
   const { design, problems, premiumFrameFields } = checkDesign(req.design, req.content);
   const all = [...fetchProblems, ...problems];
@@ -26,7 +29,12 @@ export async function validateDesign(req: ValidateDesignRequest, logoFetch: Logo
   }
   if (all.length > 0) {
     const onlyContent = all.every((p) => p.field === "content");
-    throw invalidArgument(all, onlyContent ? "The content is too long for a QR code at this error-correction level." : "The design is not valid.");
+    throw invalidArgument(
+      all,
+      onlyContent
+        ? "The content is too long for a QR code at this error-correction level."
+        : "The design is not valid.",
+    );
   }
   return create(ValidateDesignResponseSchema, { design, premiumFrameFields });
 }
@@ -36,7 +44,8 @@ async function fetchLogoOf(design: Design | undefined, options: LogoFetchOptions
   const logo = design?.logo;
   if (logo?.dataUri !== "" || logo.url === "" || logo.url.length > MAX_LOGO_URL_LENGTH) return [];
   const fetched = await fetchLogo(logo.url, options);
-  if ("reason" in fetched) return [{ field: "design.logo.url", reason: fetched.reason, description: fetched.description }];
+  if ("reason" in fetched)
+    return [{ field: "design.logo.url", reason: fetched.reason, description: fetched.description }];
   logo.dataUri = fetched.dataUri;
   return [];
 }

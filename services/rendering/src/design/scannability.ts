@@ -56,12 +56,16 @@ export function cornerPairReadable(ring: CornerSquareShape, dot: CornerDotShape)
 /** The problem with a normalized design's corner dot, when decoders misread it inside its corner square. */
 export function cornerProblems(design: Design): FieldProblem[] {
   if (cornerPairReadable(design.cornerSquareShape, design.cornerDotShape)) return [];
-  const readable = READABLE_CORNER_DOTS[design.cornerSquareShape].map((dot) => tokenOf(CornerDotShapeSchema, dot)).join(" or ");
-  return [{
-    field: "corner_dot_shape",
-    reason: "mismatched_corner_shapes",
-    description: `must be ${readable} with a ${tokenOf(CornerSquareShapeSchema, design.cornerSquareShape)} corner square: scanners locate a code by these patterns' proportions, and common decoders misread this pair`,
-  }];
+  const readable = READABLE_CORNER_DOTS[design.cornerSquareShape]
+    .map((dot) => tokenOf(CornerDotShapeSchema, dot))
+    .join(" or ");
+  return [
+    {
+      field: "corner_dot_shape",
+      reason: "mismatched_corner_shapes",
+      description: `must be ${readable} with a ${tokenOf(CornerSquareShapeSchema, design.cornerSquareShape)} corner square: scanners locate a code by these patterns' proportions, and common decoders misread this pair`,
+    },
+  ];
 }
 
 /** Problems that would make a normalized design print a code that does not scan, with paths relative to the design. */
@@ -70,14 +74,22 @@ export function colourProblems(design: Design): FieldProblem[] {
   const bg = relativeLuminance(design.background);
   const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
   if (fg > bg) {
-    return [{ field: "foreground", reason: "inverted_colors", description: "must be darker than the background: many scanners cannot read light modules on a dark background" }];
+    return [
+      {
+        field: "foreground",
+        reason: "inverted_colors",
+        description: "must be darker than the background: many scanners cannot read light modules on a dark background",
+      },
+    ];
   }
   if (ratio < MIN_CONTRAST_RATIO) {
-    return [{
-      field: "foreground",
-      reason: "low_contrast",
-      description: `has a contrast of ${ratio.toFixed(2)}:1 with the background; at least ${MIN_CONTRAST_RATIO}:1 is needed to scan reliably`,
-    }];
+    return [
+      {
+        field: "foreground",
+        reason: "low_contrast",
+        description: `has a contrast of ${ratio.toFixed(2)}:1 with the background; at least ${MIN_CONTRAST_RATIO}:1 is needed to scan reliably`,
+      },
+    ];
   }
   return [];
 }
@@ -102,25 +114,29 @@ export function logoProblems(design: Design, content: string): FieldProblem[] {
     }
   }
   if (hiddenFunctionModules > 0) {
-    return [{
-      field: "logo",
-      reason: "logo_hides_pattern",
-      description: `would hide an alignment pattern of this version-${matrix.version} code; a shorter link or a lower error correction gives a smaller code without one in the centre`,
-    }];
+    return [
+      {
+        field: "logo",
+        reason: "logo_hides_pattern",
+        description: `would hide an alignment pattern of this version-${matrix.version} code; a shorter link or a lower error correction gives a smaller code without one in the centre`,
+      },
+    ];
   }
   const perBlock = matrix.blocks.map(() => 0);
   for (const codeword of hidden) perBlock[matrix.codewordBlocks[codeword]!]!++;
   const worst = Math.max(...perBlock.map((n, i) => n / matrix.blocks[i]!.correctable));
   if (worst <= LOGO_CORRECTION_BUDGET) return [];
   const block = perBlock.findIndex((n, i) => n / matrix.blocks[i]!.correctable === worst);
-  return [{
-    field: "logo.scale",
-    reason: "logo_too_large",
-    description:
-      `hides ${perBlock[block]} codewords of a block that corrects ${matrix.blocks[block]!.correctable} at error correction ` +
-      `${tokenOf(ErrorCorrectionSchema, matrix.level)}; we allow ${Math.round(LOGO_CORRECTION_BUDGET * 100)}% ` +
-      `so the code survives real-world damage. Use a smaller scale or a higher error correction`,
-  }];
+  return [
+    {
+      field: "logo.scale",
+      reason: "logo_too_large",
+      description:
+        `hides ${perBlock[block]} codewords of a block that corrects ${matrix.blocks[block]!.correctable} at error correction ` +
+        `${tokenOf(ErrorCorrectionSchema, matrix.level)}; we allow ${Math.round(LOGO_CORRECTION_BUDGET * 100)}% ` +
+        `so the code survives real-world damage. Use a smaller scale or a higher error correction`,
+    },
+  ];
 }
 
 /** WCAG 2 relative luminance of a "#rrggbb" colour. */

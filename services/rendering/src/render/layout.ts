@@ -71,13 +71,21 @@ export function layOut(design: Design, modules: number, outputSize: number): Lay
     code = { x: (canvas - side) / 2, y: top + (canvas - top - bottom - side) / 2, side };
     const width = canvas - 2 * border - band * 0.4;
     if (frame.labelTop) labels.push(label(frame.labelTop, canvas / 2, border + band / 2, band * 0.6, width));
-    if (frame.labelBottom) labels.push(label(frame.labelBottom, canvas / 2, canvas - border - band / 2, band * 0.6, width));
+    if (frame.labelBottom)
+      labels.push(label(frame.labelBottom, canvas / 2, canvas - border - band / 2, band * 0.6, width));
   }
   const pixelsPerUnit = outputSize / canvas;
   const modulePixels = Math.max(1, Math.floor((code.side * pixelsPerUnit) / (modules + 2 * QUIET_ZONE_MODULES)));
   const symbolPixels = modulePixels * modules;
-  const snap = (start: number) => Math.round((start + code.side / 2) * pixelsPerUnit - symbolPixels / 2) / pixelsPerUnit;
-  return { canvas, code, moduleSize: modulePixels / pixelsPerUnit, origin: { x: snap(code.x), y: snap(code.y) }, labels };
+  const snap = (start: number) =>
+    Math.round((start + code.side / 2) * pixelsPerUnit - symbolPixels / 2) / pixelsPerUnit;
+  return {
+    canvas,
+    code,
+    moduleSize: modulePixels / pixelsPerUnit,
+    origin: { x: snap(code.x), y: snap(code.y) },
+    labels,
+  };
 }
 
 function label(text: string, x: number, middle: number, fontSize: number, maxWidth: number): LabelPlacement {

@@ -11,7 +11,9 @@ const blockTable = require("qrcode/lib/core/error-correction-code.js") as {
 };
 const symbolTable = require("qrcode/lib/core/utils.js") as { getSymbolTotalCodewords(version: number): number };
 const levels = require("qrcode/lib/core/error-correction-level.js") as Record<"L" | "M" | "Q" | "H", unknown>;
-const alignment = require("qrcode/lib/core/alignment-pattern.js") as { getPositions(version: number): [number, number][] };
+const alignment = require("qrcode/lib/core/alignment-pattern.js") as {
+  getPositions(version: number): [number, number][];
+};
 
 const LEVEL_LETTER = {
   [ErrorCorrection.L]: "L",

@@ -31,7 +31,10 @@ function collectLargeBitmaps(): void {
 }
 
 /** Rasterizes our SVG at its own width and height, off the event loop (resvg renders on libuv's thread pool). */
-async function rasterize<T>(svg: string, encode: (image: { pixels: Buffer; width: number; height: number; asPng(): Buffer }) => T): Promise<Awaited<T>> {
+async function rasterize<T>(
+  svg: string,
+  encode: (image: { pixels: Buffer; width: number; height: number; asPng(): Buffer }) => T,
+): Promise<Awaited<T>> {
   let image: Awaited<ReturnType<typeof renderAsync>> | undefined = await renderAsync(svg, {
     font: { loadSystemFonts: false, fontFiles: [LABEL_FONT_FILE], defaultFontFamily: LABEL_FONT_FAMILY },
   });

@@ -63,14 +63,23 @@ export class RenderQueue {
    * signal and stops itself. A full queue refuses the render with `render_queue_full`, unless
    * `options.waitForTurn` says it waits anyway.
    */
-  run<T>(account: string, work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, options: RunOptions = {}): Promise<T> {
+  run<T>(
+    account: string,
+    work: (signal: AbortSignal) => Promise<T>,
+    signal: AbortSignal,
+    options: RunOptions = {},
+  ): Promise<T> {
     if (signal.aborted) return Promise.reject(canceled());
     const line = this.lineOf(account);
     const canStartNow = line.running < this.options.perAccount && this.running < this.options.concurrency;
     if (!canStartNow && !options.waitForTurn && line.waiting.length >= this.options.queuedPerAccount) {
       this.forgetIfIdle(account, line);
       return Promise.reject(
-        serviceError(Code.ResourceExhausted, "render_queue_full", "Too many exports of this account are waiting to be drawn; retry in a moment."),
+        serviceError(
+          Code.ResourceExhausted,
+          "render_queue_full",
+          "Too many exports of this account are waiting to be drawn; retry in a moment.",
+        ),
       );
     }
     return new Promise<T>((resolve, reject) => {
@@ -134,7 +143,11 @@ export class RenderQueue {
 
 /** Whether `error` is the refusal of a render because its account's queue was full. */
 export function isQueueFull(error: unknown): boolean {
-  return error instanceof ConnectError && error.code === Code.ResourceExhausted && errorInfoOf(error)?.reason === "render_queue_full";
+  return (
+    error instanceof ConnectError &&
+    error.code === Code.ResourceExhausted &&
+    errorInfoOf(error)?.reason === "render_queue_full"
+  );
 }
 
 /** The answer to a caller whose render was dropped because it gave up. */

@@ -12,7 +12,14 @@ import {
 } from "@qrplatform/api/rendering";
 import { z } from "zod";
 import { EXPORT_SIZE } from "@qrplatform/design";
-import { checkedBy, fieldProblemsOf, invalidArgument, noMetrics, type FieldProblem, type Metrics } from "@qrplatform/platform";
+import {
+  checkedBy,
+  fieldProblemsOf,
+  invalidArgument,
+  noMetrics,
+  type FieldProblem,
+  type Metrics,
+} from "@qrplatform/platform";
 import type { Counter } from "prom-client";
 import { LRUCache } from "lru-cache";
 import sharp from "sharp";
@@ -21,7 +28,6 @@ import { dataUriPixelProblem } from "../design/logo-data-uri.js";
 import type { DrawTask } from "./draw.js";
 import { RenderPool } from "./render-pool.js";
 import { ANONYMOUS_ACCOUNT, canceled, isQueueFull, RenderQueue } from "./render-queue.js";
-
 
 const MEDIA_TYPES: Record<ImageFormat, string> = {
   [ImageFormat.UNSPECIFIED]: "image/png",
@@ -98,7 +104,10 @@ export class Renderer {
   renders = 0;
 
   constructor(options: RendererOptions = {}) {
-    this.cache = new LRUCache({ maxSize: options.cacheBytes ?? 64 * 1024 * 1024, sizeCalculation: (v) => Math.max(1, v.image.length) });
+    this.cache = new LRUCache({
+      maxSize: options.cacheBytes ?? 64 * 1024 * 1024,
+      sizeCalculation: (v) => Math.max(1, v.image.length),
+    });
     const concurrency = options.concurrency ?? availableParallelism();
     this.queue = new RenderQueue({
       concurrency,
@@ -112,8 +121,13 @@ export class Renderer {
       help: "Image requests by how the cache answered: hit, miss (drawn), or joined (waited for the same image being drawn).",
       labelNames: ["result"],
     });
-    metrics.gaugeOnScrape({ name: "qrp_render_cache_bytes", help: "Bytes of rendered images held in the cache." }, (gauge) => gauge.set(this.cachedBytes));
-    metrics.gaugeOnScrape({ name: "qrp_renders_queued", help: "Renders waiting for their account's turn." }, (gauge) => gauge.set(this.queuedRenders));
+    metrics.gaugeOnScrape(
+      { name: "qrp_render_cache_bytes", help: "Bytes of rendered images held in the cache." },
+      (gauge) => gauge.set(this.cachedBytes),
+    );
+    metrics.gaugeOnScrape({ name: "qrp_renders_queued", help: "Renders waiting for their account's turn." }, (gauge) =>
+      gauge.set(this.queuedRenders),
+    );
   }
 
   /** Bytes of images held by the cache. */
@@ -150,7 +164,8 @@ export class Renderer {
       // Checked again before drawing (not on cache hits: such a logo is never drawn, so never cached),
       // so a design stored before the pixel bound cannot exhaust memory.
       const logoPixels = design.logo ? await dataUriPixelProblem(design.logo.dataUri) : undefined;
-      if (logoPixels) throw invalidArgument([{ field: "design.logo.data_uri", ...logoPixels }], "The design's logo cannot be drawn.");
+      if (logoPixels)
+        throw invalidArgument([{ field: "design.logo.data_uri", ...logoPixels }], "The design's logo cannot be drawn.");
       this.renders++;
       return { image: await this.drawer.draw(task, drawSignal), contentType, etag };
     };
@@ -195,11 +210,16 @@ export class Renderer {
         abandon,
         waiters: 0,
         image: this.queue
-          .run(account, async (drawSignal) => {
-            const image = await draw(drawSignal);
-            this.cache.set(key, image);
-            return image;
-          }, abandon.signal, { waitForTurn })
+          .run(
+            account,
+            async (drawSignal) => {
+              const image = await draw(drawSignal);
+              this.cache.set(key, image);
+              return image;
+            },
+            abandon.signal,
+            { waitForTurn },
+          )
           .finally(() => this.forget(key, started)),
       };
       this.inFlight.set(key, started);
@@ -240,16 +260,24 @@ export class Renderer {
 /** RenderQrCode's own fields; the design is checked by its vocabulary (normalizeDesign). */
 const renderOptions = z.object({
   content: z.string().refine((content) => content !== "", { message: "is required", params: { reason: "required" } }),
-  size: z.number().superRefine(
-    checkedBy((size: number) =>
-      size === 0 || (Number.isInteger(size) && size >= EXPORT_SIZE.min && size <= EXPORT_SIZE.max)
-        ? undefined
-        : { reason: "out_of_range", description: `must be from ${EXPORT_SIZE.min} to ${EXPORT_SIZE.max}` },
+  size: z
+    .number()
+    .superRefine(
+      checkedBy((size: number) =>
+        size === 0 || (Number.isInteger(size) && size >= EXPORT_SIZE.min && size <= EXPORT_SIZE.max)
+          ? undefined
+          : { reason: "out_of_range", description: `must be from ${EXPORT_SIZE.min} to ${EXPORT_SIZE.max}` },
+      ),
     ),
-  ),
-  format: z.number().superRefine(
-    checkedBy((format: number) => (format in MEDIA_TYPES ? undefined : { reason: "unknown_value", description: `${format} is not an image format` })),
-  ),
+  format: z
+    .number()
+    .superRefine(
+      checkedBy((format: number) =>
+        format in MEDIA_TYPES
+          ? undefined
+          : { reason: "unknown_value", description: `${format} is not an image format` },
+      ),
+    ),
 });
 
 /**
@@ -265,7 +293,11 @@ function checkRenderRequest(req: RenderQrCodeRequest): { design: Design; format:
   const tooLong = req.content !== "" && levelIsValid ? contentProblem(req.content, design.errorCorrection) : undefined;
   if (tooLong) problems.push(tooLong);
   if (problems.length > 0) throw invalidArgument(problems, "The render request is not valid.");
-  return { design, format: req.format === ImageFormat.UNSPECIFIED ? ImageFormat.PNG : req.format, size: req.size === 0 ? EXPORT_SIZE.default : req.size };
+  return {
+    design,
+    format: req.format === ImageFormat.UNSPECIFIED ? ImageFormat.PNG : req.format,
+    size: req.size === 0 ? EXPORT_SIZE.default : req.size,
+  };
 }
 
 /** If-None-Match uses the weak comparison (RFC 9110 13.1.2): "*" or any listed tag with the same opaque value. */

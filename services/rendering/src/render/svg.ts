@@ -71,8 +71,14 @@ function dataModulesPath(matrix: QrMatrix, style: ModuleStyle, logo: LogoArea | 
   const cleared = (row: number, col: number) =>
     logo !== undefined && row >= logo.first && row <= logo.last && col >= logo.first && col <= logo.last;
   const drawn = (row: number, col: number) =>
-    row >= 0 && col >= 0 && row < size && col < size && matrix.isDark(row, col) &&
-    !inFinder(size, row, col) && !inAlignment(matrix.alignmentCentres, row, col) && !cleared(row, col);
+    row >= 0 &&
+    col >= 0 &&
+    row < size &&
+    col < size &&
+    matrix.isDark(row, col) &&
+    !inFinder(size, row, col) &&
+    !inAlignment(matrix.alignmentCentres, row, col) &&
+    !cleared(row, col);
   const radii = style === ModuleStyle.DOTS || style === ModuleStyle.UNSPECIFIED ? undefined : STYLE_RADII[style];
   const d: string[] = [];
   for (let row = 0; row < size; row++) {
@@ -122,7 +128,12 @@ function finderPatternsSvg(size: number, ring: CornerSquareShape, dot: CornerDot
  */
 function alignmentPatternsSvg(centres: QrMatrix["alignmentCentres"]): string {
   if (centres.length === 0) return "";
-  const d = centres.map(([row, col]) => rectPath(col - 2, row - 2, 5, 5, corners(0)) + rectPath(col - 1, row - 1, 3, 3, corners(0)) + rectPath(col, row, 1, 1, corners(0)));
+  const d = centres.map(
+    ([row, col]) =>
+      rectPath(col - 2, row - 2, 5, 5, corners(0)) +
+      rectPath(col - 1, row - 1, 3, 3, corners(0)) +
+      rectPath(col, row, 1, 1, corners(0)),
+  );
   return `<path fill-rule="evenodd" d="${d.join("")}"/>`;
 }
 
@@ -166,7 +177,8 @@ function corners(r: number): Radii {
 
 /** A clockwise rectangle with its own radius at each corner, so touching shapes merge under the nonzero rule. */
 function rectPath(x: number, y: number, w: number, h: number, [tl, tr, br, bl]: Radii): string {
-  const arc = (r: number, toX: number, toY: number) => (r > 0 ? `A${num(r)} ${num(r)} 0 0 1 ${num(toX)} ${num(toY)}` : "");
+  const arc = (r: number, toX: number, toY: number) =>
+    r > 0 ? `A${num(r)} ${num(r)} 0 0 1 ${num(toX)} ${num(toY)}` : "";
   return (
     `M${num(x + tl)} ${num(y)}H${num(x + w - tr)}${arc(tr, x + w, y + tr)}` +
     `V${num(y + h - br)}${arc(br, x + w - br, y + h)}` +

@@ -36,7 +36,8 @@ export function accountToProto(row: AccountRow): Account {
     subscriptionTier: tierOf(row),
     subscriptionStatus: statusOf(row),
     addons: row.addons.map((token) => enumFromToken(AddonSchema, token) ?? Addon.UNSPECIFIED),
-    hourlyRequestLimitOverride: row.hourly_request_limit_override === null ? undefined : BigInt(row.hourly_request_limit_override),
+    hourlyRequestLimitOverride:
+      row.hourly_request_limit_override === null ? undefined : BigInt(row.hourly_request_limit_override),
     createTime: timestampFromDate(row.created_at),
     updateTime: timestampFromDate(row.updated_at),
   });

@@ -19,7 +19,17 @@ import {
   UpdateAccountResponseSchema,
   type UpdateAccountResponse,
 } from "@qrplatform/api/tenancy";
-import { Code, isUniqueViolation, isUuid, notFound, pageOf, readPageRequest, serviceError, slugCandidates, validate } from "@qrplatform/platform";
+import {
+  Code,
+  isUniqueViolation,
+  isUuid,
+  notFound,
+  pageOf,
+  readPageRequest,
+  serviceError,
+  slugCandidates,
+  validate,
+} from "@qrplatform/platform";
 import type { TenancyDeps } from "../deps.js";
 import { PLANS, planOf } from "../plans/plans.js";
 import { accountToProto, addonToken, planToProto, statusToken, tierOf, tierToken } from "./account-mapping.js";
@@ -36,7 +46,8 @@ const createAccountSchema = z.object({
 
 export async function createAccount(deps: TenancyDeps, req: CreateAccountRequest): Promise<CreateAccountResponse> {
   const input = validate(createAccountSchema, req);
-  const status = input.subscriptionStatus === SubscriptionStatus.UNSPECIFIED ? SubscriptionStatus.ACTIVE : input.subscriptionStatus;
+  const status =
+    input.subscriptionStatus === SubscriptionStatus.UNSPECIFIED ? SubscriptionStatus.ACTIVE : input.subscriptionStatus;
   for (const slug of slugCandidates(input.name, "account")) {
     try {
       const row = await accounts.insert(deps.db, {
@@ -98,7 +109,9 @@ export async function updateAccount(deps: TenancyDeps, req: UpdateAccountRequest
     return accounts.update(trx, current.id, {
       name: input.name ?? current.name,
       subscription_tier: input.subscriptionTier ? tierToken(input.subscriptionTier) : current.subscription_tier,
-      subscription_status: input.subscriptionStatus ? statusToken(input.subscriptionStatus) : current.subscription_status,
+      subscription_status: input.subscriptionStatus
+        ? statusToken(input.subscriptionStatus)
+        : current.subscription_status,
       addons: [...addons].sort(),
       hourly_request_limit_override: override,
     });

@@ -35,9 +35,12 @@ const FINGERPRINT_BYTES = 32;
 
 function keyProblems(req: { accountId: string; key: string; claimId?: string }): FieldProblem[] {
   const problems: FieldProblem[] = [];
-  if (!isUuid(req.accountId)) problems.push({ field: "account_id", reason: "invalid_format", description: "must be a UUID" });
-  if (!KEY.test(req.key)) problems.push({ field: "key", reason: "invalid_format", description: "must be 1 to 255 visible ASCII characters" });
-  if (req.claimId !== undefined && !isUuid(req.claimId)) problems.push({ field: "claim_id", reason: "invalid_format", description: "must be a UUID" });
+  if (!isUuid(req.accountId))
+    problems.push({ field: "account_id", reason: "invalid_format", description: "must be a UUID" });
+  if (!KEY.test(req.key))
+    problems.push({ field: "key", reason: "invalid_format", description: "must be 1 to 255 visible ASCII characters" });
+  if (req.claimId !== undefined && !isUuid(req.claimId))
+    problems.push({ field: "claim_id", reason: "invalid_format", description: "must be a UUID" });
   return problems;
 }
 
@@ -69,7 +72,10 @@ function stateOf(row: IdempotencyKeyRow, fingerprint: Uint8Array): ClaimIdempote
     return create(ClaimIdempotencyKeyResponseSchema, { state: IdempotencyKeyState.REUSED });
   }
   if (row.response_status !== null) {
-    return create(ClaimIdempotencyKeyResponseSchema, { state: IdempotencyKeyState.COMPLETED, response: storedResponseOf(row) });
+    return create(ClaimIdempotencyKeyResponseSchema, {
+      state: IdempotencyKeyState.COMPLETED,
+      response: storedResponseOf(row),
+    });
   }
   return create(ClaimIdempotencyKeyResponseSchema, {
     state: IdempotencyKeyState.IN_PROGRESS,
@@ -84,7 +90,11 @@ export async function claimIdempotencyKey(
 ): Promise<ClaimIdempotencyKeyResponse> {
   const problems = keyProblems(req);
   if (req.fingerprint.length !== FINGERPRINT_BYTES) {
-    problems.push({ field: "fingerprint", reason: "invalid_length", description: `must be ${FINGERPRINT_BYTES} bytes (a SHA-256)` });
+    problems.push({
+      field: "fingerprint",
+      reason: "invalid_length",
+      description: `must be ${FINGERPRINT_BYTES} bytes (a SHA-256)`,
+    });
   }
   if (problems.length > 0) throw invalidArgument(problems);
   sweeper.maybeSweep();
@@ -116,17 +126,29 @@ export async function claimIdempotencyKey(
       throw error;
     }
     if (!row) continue;
-    if (row.claim_id === claimId) return create(ClaimIdempotencyKeyResponseSchema, { state: IdempotencyKeyState.CLAIMED, claimId });
+    if (row.claim_id === claimId)
+      return create(ClaimIdempotencyKeyResponseSchema, { state: IdempotencyKeyState.CLAIMED, claimId });
     return stateOf(row, req.fingerprint);
   }
   // The key changed hands under every attempt: other requests are busy with it, which is what IN_PROGRESS says.
-  return create(ClaimIdempotencyKeyResponseSchema, { state: IdempotencyKeyState.IN_PROGRESS, leaseExpireTime: timestampFromDate(deps.now()) });
+  return create(ClaimIdempotencyKeyResponseSchema, {
+    state: IdempotencyKeyState.IN_PROGRESS,
+    leaseExpireTime: timestampFromDate(deps.now()),
+  });
 }
 
-export async function completeIdempotencyKey(deps: TenancyDeps, req: CompleteIdempotencyKeyRequest): Promise<CompleteIdempotencyKeyResponse> {
+export async function completeIdempotencyKey(
+  deps: TenancyDeps,
+  req: CompleteIdempotencyKeyRequest,
+): Promise<CompleteIdempotencyKeyResponse> {
   const problems = keyProblems(req);
   const status = req.response?.statusCode ?? 0;
-  if (status < 100 || status > 599) problems.push({ field: "response.status_code", reason: "out_of_range", description: "must be an HTTP status, 100 to 599" });
+  if (status < 100 || status > 599)
+    problems.push({
+      field: "response.status_code",
+      reason: "out_of_range",
+      description: "must be an HTTP status, 100 to 599",
+    });
   if (problems.length > 0) throw invalidArgument(problems);
   const stored = await idempotencyKeys.complete(deps.db, req.accountId, req.key, req.claimId, {
     status,
@@ -134,12 +156,19 @@ export async function completeIdempotencyKey(deps: TenancyDeps, req: CompleteIde
     body: req.response!.body,
   });
   if (!stored) {
-    throw serviceError(Code.FailedPrecondition, "idempotency_claim_lost", "This claim no longer holds the idempotency key.");
+    throw serviceError(
+      Code.FailedPrecondition,
+      "idempotency_claim_lost",
+      "This claim no longer holds the idempotency key.",
+    );
   }
   return create(CompleteIdempotencyKeyResponseSchema, {});
 }
 
-export async function releaseIdempotencyKey(deps: TenancyDeps, req: ReleaseIdempotencyKeyRequest): Promise<ReleaseIdempotencyKeyResponse> {
+export async function releaseIdempotencyKey(
+  deps: TenancyDeps,
+  req: ReleaseIdempotencyKeyRequest,
+): Promise<ReleaseIdempotencyKeyResponse> {
   const problems = keyProblems(req);
   if (problems.length > 0) throw invalidArgument(problems);
   await idempotencyKeys.release(deps.db, req.accountId, req.key, req.claimId);

@@ -8,7 +8,11 @@ import type { IdempotencyKeyRow, NewIdempotencyKeyRow } from "./idempotency-keys
  * wins, on every replica. Answers the row as it now stands, or undefined if it vanished meanwhile (a
  * release between the insert and the read); the claim won when the row carries `claim.claim_id`.
  */
-export async function claim(db: Kysely<TenancyTables>, claimRow: NewIdempotencyKeyRow, now: Date): Promise<IdempotencyKeyRow | undefined> {
+export async function claim(
+  db: Kysely<TenancyTables>,
+  claimRow: NewIdempotencyKeyRow,
+  now: Date,
+): Promise<IdempotencyKeyRow | undefined> {
   const won = await db
     .insertInto("idempotency_keys")
     .values(claimRow)
@@ -57,7 +61,11 @@ export async function complete(
 ): Promise<boolean> {
   const result = await db
     .updateTable("idempotency_keys")
-    .set({ response_status: response.status, response_headers: JSON.stringify(response.headers), response_body: response.body })
+    .set({
+      response_status: response.status,
+      response_headers: JSON.stringify(response.headers),
+      response_body: response.body,
+    })
     .where("account_id", "=", accountId)
     .where("key", "=", key)
     .where("claim_id", "=", claimId)
@@ -67,7 +75,12 @@ export async function complete(
 }
 
 /** Deletes the row of a claim that has no response yet; a claim no longer held is left alone. */
-export async function release(db: Kysely<TenancyTables>, accountId: string, key: string, claimId: string): Promise<void> {
+export async function release(
+  db: Kysely<TenancyTables>,
+  accountId: string,
+  key: string,
+  claimId: string,
+): Promise<void> {
   await db
     .deleteFrom("idempotency_keys")
     .where("account_id", "=", accountId)

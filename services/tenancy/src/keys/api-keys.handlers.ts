@@ -51,7 +51,11 @@ const createApiKeyRequest = z.object({
     const resolved = resolveScopes(requested);
     if ("scopes" in resolved) return resolved.scopes;
     for (const entry of resolved.unknown) {
-      ctx.addIssue({ code: "custom", message: `"${entry}" is not a scope or role`, params: { reason: "unknown_scope" } });
+      ctx.addIssue({
+        code: "custom",
+        message: `"${entry}" is not a scope or role`,
+        params: { reason: "unknown_scope" },
+      });
     }
     return z.NEVER;
   }),
@@ -101,9 +105,16 @@ export async function revokeApiKey(deps: TenancyDeps, req: RevokeApiKeyRequest):
 
 /** One answer for every kind of bad key, so a caller learns nothing about which keys exist. */
 const invalidKey = () =>
-  serviceError(Code.Unauthenticated, "invalid_api_key", "The API key is missing, malformed, unknown, expired or revoked.");
+  serviceError(
+    Code.Unauthenticated,
+    "invalid_api_key",
+    "The API key is missing, malformed, unknown, expired or revoked.",
+  );
 
-export async function authenticateApiKey(deps: TenancyDeps, req: AuthenticateApiKeyRequest): Promise<AuthenticateApiKeyResponse> {
+export async function authenticateApiKey(
+  deps: TenancyDeps,
+  req: AuthenticateApiKeyRequest,
+): Promise<AuthenticateApiKeyResponse> {
   if (!looksLikeSecret(req.secret)) throw invalidKey();
   const key = await apiKeys.findBySecretHash(deps.db, hashSecret(req.secret));
   const now = deps.now();
@@ -121,4 +132,3 @@ export async function authenticateApiKey(deps: TenancyDeps, req: AuthenticateApi
     hourlyRequestLimit: hourlyRequestLimit === undefined ? undefined : BigInt(hourlyRequestLimit),
   });
 }
-

@@ -6,7 +6,10 @@ export async function insert(db: Kysely<TenancyTables>, key: NewApiKeyRow): Prom
   return db.insertInto("api_keys").values(key).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findBySecretHash(db: Kysely<TenancyTables>, secretSha256: string): Promise<ApiKeyRow | undefined> {
+export async function findBySecretHash(
+  db: Kysely<TenancyTables>,
+  secretSha256: string,
+): Promise<ApiKeyRow | undefined> {
   return db.selectFrom("api_keys").selectAll().where("secret_sha256", "=", secretSha256).executeTakeFirst();
 }
 
@@ -22,6 +25,11 @@ export async function list(db: Kysely<TenancyTables>, accountId: string): Promis
 
 /** Sets revoked_at once; a key that is already revoked keeps its first revocation time. */
 export async function revoke(db: Kysely<TenancyTables>, id: string, at: Date): Promise<ApiKeyRow | undefined> {
-  await db.updateTable("api_keys").set({ revoked_at: at }).where("id", "=", id).where("revoked_at", "is", null).execute();
+  await db
+    .updateTable("api_keys")
+    .set({ revoked_at: at })
+    .where("id", "=", id)
+    .where("revoked_at", "is", null)
+    .execute();
   return db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst();
 }

@@ -41,8 +41,7 @@ export function resolveScopes(requested: readonly string[]): { scopes: Scope[] }
     if (isScope(entry)) scopes.add(entry);
     else if (entry.startsWith("role:") && entry.slice(5) in ROLES) {
       for (const scope of ROLES[entry.slice(5) as Role]) scopes.add(scope);
-    }
-    else unknown.push(entry);
+    } else unknown.push(entry);
   }
   return unknown.length > 0 ? { unknown } : { scopes: SCOPES.filter((s) => scopes.has(s)) };
 }

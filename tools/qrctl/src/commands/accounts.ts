@@ -38,7 +38,10 @@ function accountText(heading: string, account: Account): string {
     ["Plan", json.subscription_tier],
     ["Status", json.subscription_status],
     ["Add-ons", json.addons.join(", ") || "none"],
-    ["Hourly limit", json.hourly_request_limit_override === null ? "plan default" : String(json.hourly_request_limit_override)],
+    [
+      "Hourly limit",
+      json.hourly_request_limit_override === null ? "plan default" : String(json.hourly_request_limit_override),
+    ],
     ["Created", shortTime(account.createTime)],
     ["Updated", shortTime(account.updateTime)],
   ])}`;
@@ -62,15 +65,29 @@ export function registerAccounts(program: Command): void {
     .command("create")
     .description("create an account on a plan")
     .requiredOption("--name <name>", "display name, 1 to 100 characters")
-    .requiredOption("--plan <plan>", `plan: ${tokensOf(SubscriptionTierSchema)}`, enumArg(SubscriptionTierSchema, "plan"))
-    .option("--status <status>", `starting status: ${tokensOf(SubscriptionStatusSchema)} (default: active)`, enumArg(SubscriptionStatusSchema, "status"))
-    .action(async (options: { name: string; plan: SubscriptionTier; status?: SubscriptionStatus }, command: Command) => {
-      const response = await callService(command, TenancyAdminService, (admin) =>
-        admin.createAccount({ name: options.name, subscriptionTier: options.plan, subscriptionStatus: options.status }),
-      );
-      const account = present(response.account, "account");
-      emit(command, accountJson(account), () => accountText("Created account", account));
-    });
+    .requiredOption(
+      "--plan <plan>",
+      `plan: ${tokensOf(SubscriptionTierSchema)}`,
+      enumArg(SubscriptionTierSchema, "plan"),
+    )
+    .option(
+      "--status <status>",
+      `starting status: ${tokensOf(SubscriptionStatusSchema)} (default: active)`,
+      enumArg(SubscriptionStatusSchema, "status"),
+    )
+    .action(
+      async (options: { name: string; plan: SubscriptionTier; status?: SubscriptionStatus }, command: Command) => {
+        const response = await callService(command, TenancyAdminService, (admin) =>
+          admin.createAccount({
+            name: options.name,
+            subscriptionTier: options.plan,
+            subscriptionStatus: options.status,
+          }),
+        );
+        const account = present(response.account, "account");
+        emit(command, accountJson(account), () => accountText("Created account", account));
+      },
+    );
 
   accounts
     .command("update")
@@ -78,8 +95,16 @@ export function registerAccounts(program: Command): void {
     .argument("<account-id>", "the account's id")
     .option("--name <name>", "new display name")
     .option("--plan <plan>", `new plan: ${tokensOf(SubscriptionTierSchema)}`, enumArg(SubscriptionTierSchema, "plan"))
-    .option("--status <status>", `new status: ${tokensOf(SubscriptionStatusSchema)}`, enumArg(SubscriptionStatusSchema, "status"))
-    .option("--addon <addon>", `enable an add-on (${tokensOf(AddonSchema)}); repeatable`, enumListArg(AddonSchema, "add-on"))
+    .option(
+      "--status <status>",
+      `new status: ${tokensOf(SubscriptionStatusSchema)}`,
+      enumArg(SubscriptionStatusSchema, "status"),
+    )
+    .option(
+      "--addon <addon>",
+      `enable an add-on (${tokensOf(AddonSchema)}); repeatable`,
+      enumListArg(AddonSchema, "add-on"),
+    )
     .option("--remove-addon <addon>", "disable an add-on; repeatable", enumListArg(AddonSchema, "add-on"))
     .addOption(
       new Option("--hourly-limit <requests>", "hourly request limit that replaces the plan's for this account")
@@ -119,7 +144,9 @@ export function registerAccounts(program: Command): void {
   accounts
     .command("list")
     .description("list every account, oldest first")
-    .addOption(new Option("--page-size <count>", "accounts fetched per request, 1 to 100").argParser(pageSizeArg).default(100))
+    .addOption(
+      new Option("--page-size <count>", "accounts fetched per request, 1 to 100").argParser(pageSizeArg).default(100),
+    )
     .action(async (options: { pageSize: number }, command: Command) => {
       // The API returns one page at a time; follow the tokens so the listing is complete.
       const all = await callService(command, TenancyAdminService, async (admin) => {

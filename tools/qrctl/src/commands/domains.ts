@@ -68,7 +68,12 @@ function domainText(heading: string, domain: Domain): string {
     ...(domain.serving
       ? ([
           ["Route", domain.serving.routeAdmitted ? "admitted" : "not admitted"],
-          ["Certificate", domain.serving.certificateReady ? `ready, expires ${shortTime(domain.serving.certificateExpireTime)}` : "not ready"],
+          [
+            "Certificate",
+            domain.serving.certificateReady
+              ? `ready, expires ${shortTime(domain.serving.certificateExpireTime)}`
+              : "not ready",
+          ],
           ...(domain.serving.message ? ([["Why", domain.serving.message]] as const) : []),
           ["Reported", shortTime(domain.serving.reportTime)],
         ] as const)
@@ -106,13 +111,19 @@ export function registerDomains(program: Command): void {
     .command("list")
     .description("list domains, of one account or of every account, oldest first")
     .option("--account <account-id>", "only this account's domains (default: every account)")
-    .addOption(new Option("--page-size <count>", "domains fetched per request, 1 to 100").argParser(pageSizeArg).default(100))
+    .addOption(
+      new Option("--page-size <count>", "domains fetched per request, 1 to 100").argParser(pageSizeArg).default(100),
+    )
     .action(async (options: { account?: string; pageSize: number }, command: Command) => {
       const all = await callService(command, DomainService, async (service) => {
         const found: Domain[] = [];
         let pageToken = "";
         do {
-          const page = await service.listDomains({ accountId: options.account ?? "", pageSize: options.pageSize, pageToken });
+          const page = await service.listDomains({
+            accountId: options.account ?? "",
+            pageSize: options.pageSize,
+            pageToken,
+          });
           found.push(...page.domains);
           pageToken = page.nextPageToken;
         } while (pageToken);
@@ -143,11 +154,16 @@ export function registerDomains(program: Command): void {
     .description("look the domain's TXT challenge up in DNS now; exits 1 when the domain is not verified afterwards")
     .argument("<domain-id>", "the domain's id")
     .action(async (domainId: string, _options: object, command: Command) => {
-      const response = await callService(command, DomainService, (service) => service.verifyDomain({ accountId: "", domainId }));
+      const response = await callService(command, DomainService, (service) =>
+        service.verifyDomain({ accountId: "", domainId }),
+      );
       const domain = present(response.domain, "domain");
       const verified = domain.state === DomainState.VERIFIED;
       emit(command, domainJson(domain), () => domainText(verified ? "Domain verified" : "Domain not verified", domain));
-      if (!verified) throw new CliError(`${domain.hostname} is not verified: ${domain.failureReason || "the challenge was not found"}`);
+      if (!verified)
+        throw new CliError(
+          `${domain.hostname} is not verified: ${domain.failureReason || "the challenge was not found"}`,
+        );
     });
 
   domains
@@ -160,8 +176,10 @@ export function registerDomains(program: Command): void {
         await service.deleteDomain({ accountId: "", domainId });
         return found;
       });
-      emit(command, { id: domain.id, hostname: domain.hostname, account_id: domain.accountId, removed: true }, () =>
-        `Removed domain ${domain.id} (${domain.hostname}) of account ${domain.accountId}.`,
+      emit(
+        command,
+        { id: domain.id, hostname: domain.hostname, account_id: domain.accountId, removed: true },
+        () => `Removed domain ${domain.id} (${domain.hostname}) of account ${domain.accountId}.`,
       );
     });
 }

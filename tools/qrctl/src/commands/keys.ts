@@ -40,42 +40,50 @@ export function registerKeys(program: Command): void {
       "comma-separated scopes and roles, such as qr_codes:read,workspaces:write or role:viewer (default: every scope)",
       listArg,
     )
-    .option("--expires-in <duration>", "lifetime such as 30d, 12h, 90m, 3600s or 1d12h (default: never expires)", durationArg)
-    .action(async (options: { account: string; name?: string; scopes?: string[]; expiresIn?: number }, command: Command) => {
-      const response = await callService(command, TenancyAdminService, (admin) =>
-        admin.createApiKey({
-          accountId: options.account,
-          name: options.name ?? "",
-          scopes: options.scopes ?? [],
-          timeToLive: options.expiresIn === undefined ? undefined : { seconds: BigInt(options.expiresIn) },
-        }),
-      );
-      const key = present(response.apiKey, "API key");
-      const { revoked_at: _, ...json } = keyJson(key);
-      emit(command, { ...json, key: response.secret }, () =>
-        [
-          "Created API key",
-          fields([
-            ["ID", key.id],
-            ["Account", key.accountId],
-            ["Name", key.name || "-"],
-            ["Scopes", key.scopes.join(", ")],
-            ["Prefix", key.displayPrefix],
-            ["Expires", shortTime(key.expireTime, "never")],
-          ]),
-          "",
-          "Secret (shown only once; store it now, the platform keeps only a hash and cannot show it again):",
-          response.secret,
-        ].join("\n"),
-      );
-    });
+    .option(
+      "--expires-in <duration>",
+      "lifetime such as 30d, 12h, 90m, 3600s or 1d12h (default: never expires)",
+      durationArg,
+    )
+    .action(
+      async (options: { account: string; name?: string; scopes?: string[]; expiresIn?: number }, command: Command) => {
+        const response = await callService(command, TenancyAdminService, (admin) =>
+          admin.createApiKey({
+            accountId: options.account,
+            name: options.name ?? "",
+            scopes: options.scopes ?? [],
+            timeToLive: options.expiresIn === undefined ? undefined : { seconds: BigInt(options.expiresIn) },
+          }),
+        );
+        const key = present(response.apiKey, "API key");
+        const { revoked_at: _, ...json } = keyJson(key);
+        emit(command, { ...json, key: response.secret }, () =>
+          [
+            "Created API key",
+            fields([
+              ["ID", key.id],
+              ["Account", key.accountId],
+              ["Name", key.name || "-"],
+              ["Scopes", key.scopes.join(", ")],
+              ["Prefix", key.displayPrefix],
+              ["Expires", shortTime(key.expireTime, "never")],
+            ]),
+            "",
+            "Secret (shown only once; store it now, the platform keeps only a hash and cannot show it again):",
+            response.secret,
+          ].join("\n"),
+        );
+      },
+    );
 
   keys
     .command("list")
     .description("list an account's keys, newest first, revoked ones included; secrets are never shown")
     .requiredOption("--account <account-id>", "the account whose keys to list")
     .action(async (options: { account: string }, command: Command) => {
-      const response = await callService(command, TenancyAdminService, (admin) => admin.listApiKeys({ accountId: options.account }));
+      const response = await callService(command, TenancyAdminService, (admin) =>
+        admin.listApiKeys({ accountId: options.account }),
+      );
       emit(command, { keys: response.apiKeys.map(keyJson) }, () =>
         response.apiKeys.length === 0
           ? `No API keys for account ${options.account}.`
@@ -99,8 +107,15 @@ export function registerKeys(program: Command): void {
     .description("revoke a key at once; revoking a revoked key changes nothing")
     .argument("<key-id>", "the key's id")
     .action(async (keyId: string, _options: object, command: Command) => {
-      const response = await callService(command, TenancyAdminService, (admin) => admin.revokeApiKey({ apiKeyId: keyId }));
+      const response = await callService(command, TenancyAdminService, (admin) =>
+        admin.revokeApiKey({ apiKeyId: keyId }),
+      );
       const key = present(response.apiKey, "API key");
-      emit(command, keyJson(key), () => `Revoked API key ${key.id} (${key.displayPrefix}…) of account ${key.accountId} at ${shortTime(key.revokeTime)}.`);
+      emit(
+        command,
+        keyJson(key),
+        () =>
+          `Revoked API key ${key.id} (${key.displayPrefix}…) of account ${key.accountId} at ${shortTime(key.revokeTime)}.`,
+      );
     });
 }

@@ -23,7 +23,8 @@ interface ExportOptions {
 
 function batchSizeArg(value: string): number {
   const size = Number(value);
-  if (!/^\d+$/.test(value) || size < 1 || size > MAX_BATCH_ROWS) throw usageError(`--batch-size must be an integer from 1 to ${MAX_BATCH_ROWS}`);
+  if (!/^\d+$/.test(value) || size < 1 || size > MAX_BATCH_ROWS)
+    throw usageError(`--batch-size must be an integer from 1 to ${MAX_BATCH_ROWS}`);
   return size;
 }
 
@@ -43,7 +44,8 @@ async function progressReporter(total: number) {
     });
     bar.start(total, 0, { speed: "0" });
     return {
-      update: (done: number) => bar.update(done, { speed: (done / Math.max((Date.now() - started) / 1000, 0.001)).toFixed(0) }),
+      update: (done: number) =>
+        bar.update(done, { speed: (done / Math.max((Date.now() - started) / 1000, 0.001)).toFixed(0) }),
       stop: () => bar.stop(),
     };
   }
@@ -72,9 +74,16 @@ export function registerQrCodes(program: Command): void {
   qrCodes
     .command("import")
     .description("create a QR code for each row of a CSV file, up to 100 rows a call, resumable")
-    .argument("<file.csv>", `a CSV file whose first line names its columns: ${CSV_COLUMNS.join(", ")} (name and destination_url required; tags separated by ;)`)
+    .argument(
+      "<file.csv>",
+      `a CSV file whose first line names its columns: ${CSV_COLUMNS.join(", ")} (name and destination_url required; tags separated by ;)`,
+    )
     .requiredOption("--workspace <id>", "the workspace to create the codes in")
-    .addOption(new Option("--batch-size <rows>", `rows per call, 1 to ${MAX_BATCH_ROWS}`).argParser(batchSizeArg).default(MAX_BATCH_ROWS))
+    .addOption(
+      new Option("--batch-size <rows>", `rows per call, 1 to ${MAX_BATCH_ROWS}`)
+        .argParser(batchSizeArg)
+        .default(MAX_BATCH_ROWS),
+    )
     .option("--failed <file>", "where to write the rows that failed, with an error column (default: <file>.failed.csv)")
     .addHelpText(
       "after",
@@ -126,13 +135,16 @@ export function registerQrCodes(program: Command): void {
       emit(command, summary, () =>
         [
           `Imported ${file.rows} rows into workspace ${options.workspace}: ${created} created, ${failed.count} failed.`,
-          replayedRows > 0 ? `${replayedRows} rows had been imported by an earlier run and were not created again.` : "",
+          replayedRows > 0
+            ? `${replayedRows} rows had been imported by an earlier run and were not created again.`
+            : "",
           failed.count > 0 ? `The rows that failed, with the reason, are in ${failed.path}.` : "",
         ]
           .filter(Boolean)
           .join("\n"),
       );
-      if (failed.count > 0) throw new CliError(`${failed.count} of ${file.rows} rows were not imported; they are in ${failed.path}`);
+      if (failed.count > 0)
+        throw new CliError(`${failed.count} of ${file.rows} rows were not imported; they are in ${failed.path}`);
     });
 
   qrCodes
@@ -147,7 +159,10 @@ export function registerQrCodes(program: Command): void {
       const { client, baseUrl } = apiSession(command);
       const answer = await client
         .GET("/workspaces/{workspace_id}/qr-codes/export", {
-          params: { path: { workspace_id: options.workspace }, query: { format: options.format as "png", size: options.size as unknown as number } },
+          params: {
+            path: { workspace_id: options.workspace },
+            query: { format: options.format as "png", size: options.size as unknown as number },
+          },
           parseAs: "stream",
         })
         .catch((error: unknown) => {
@@ -160,7 +175,9 @@ export function registerQrCodes(program: Command): void {
         await pipeline(Readable.fromWeb(answer.data as unknown as WebReadableStream), createWriteStream(partial));
       } catch (error) {
         await rm(partial, { force: true });
-        throw new CliError(`the export was cut short (${(error as Error).message}); nothing was written to ${options.output}; run it again`);
+        throw new CliError(
+          `the export was cut short (${(error as Error).message}); nothing was written to ${options.output}; run it again`,
+        );
       }
       await rename(partial, options.output);
       emit(command, { output: options.output }, () => `Wrote ${options.output}.`);

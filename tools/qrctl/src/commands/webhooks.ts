@@ -1,5 +1,11 @@
 import { Option, type Command } from "commander";
-import type { ApiClient, WebhookDelivery, WebhookDeliveryWithAttempts, WebhookEndpoint, WebhookEventType } from "@qrplatform/api-client";
+import type {
+  ApiClient,
+  WebhookDelivery,
+  WebhookDeliveryWithAttempts,
+  WebhookEndpoint,
+  WebhookEventType,
+} from "@qrplatform/api-client";
 import { listArg, pageSizeArg } from "../args.js";
 import { CliError, usageError } from "../errors.js";
 import { emit, fields, table } from "../output.js";
@@ -32,7 +38,12 @@ function endpointText(endpoint: WebhookEndpoint): string {
     ["ID", endpoint.id],
     ["URL", endpoint.url],
     ["Events", endpoint.event_types.join(", ")],
-    ["Status", endpoint.status === "enabled" ? "enabled" : `disabled (${endpoint.disabled_reason}): ${endpoint.disabled_message ?? ""}`],
+    [
+      "Status",
+      endpoint.status === "enabled"
+        ? "enabled"
+        : `disabled (${endpoint.disabled_reason}): ${endpoint.disabled_message ?? ""}`,
+    ],
     ["Description", endpoint.description ?? "-"],
     ["Old secret until", endpoint.previous_secret_expires_at ?? "-"],
   ]);
@@ -51,12 +62,20 @@ export function registerWebhooks(program: Command): void {
     .command("create")
     .description("register an endpoint; its signing secret is printed once")
     .requiredOption("--url <url>", "the https URL events are POSTed to")
-    .requiredOption("--events <types>", "comma-separated event types: qr_code.created, qr_code.updated, qr_code.deleted, qr_code.scanned, domain.verified", listArg)
+    .requiredOption(
+      "--events <types>",
+      "comma-separated event types: qr_code.created, qr_code.updated, qr_code.deleted, qr_code.scanned, domain.verified",
+      listArg,
+    )
     .option("--description <text>", "a note for people")
     .action(async (options: { url: string; events: string[]; description?: string }, command: Command) => {
       const created = await call(command, (client) =>
         client.POST("/webhooks", {
-          body: { url: options.url, event_types: options.events as WebhookEventType[], description: options.description },
+          body: {
+            url: options.url,
+            event_types: options.events as WebhookEventType[],
+            description: options.description,
+          },
         }),
       );
       emit(command, created, () => withSecret("Created webhook endpoint", created, created.secret));
@@ -68,7 +87,9 @@ export function registerWebhooks(program: Command): void {
     .option("--limit <n>", "endpoints per page, 1 to 100", pageSizeArg)
     .option("--cursor <cursor>", "the next_cursor of the previous page")
     .action(async (options: { limit?: number; cursor?: string }, command: Command) => {
-      const page = await call(command, (client) => client.GET("/webhooks", { params: { query: { limit: options.limit, cursor: options.cursor } } }));
+      const page = await call(command, (client) =>
+        client.GET("/webhooks", { params: { query: { limit: options.limit, cursor: options.cursor } } }),
+      );
       emit(command, page, () =>
         page.data.length === 0
           ? "No webhook endpoints."
@@ -95,21 +116,27 @@ export function registerWebhooks(program: Command): void {
     .option("--description <text>", "a new description ('' keeps an empty one)")
     .option("--enable", "enable it (its waiting deliveries resume)")
     .option("--disable", "disable it (deliveries wait until it is enabled)")
-    .action(async (id: string, options: { url?: string; events?: string[]; description?: string; enable?: boolean; disable?: boolean }, command: Command) => {
-      if (options.enable && options.disable) throw usageError("give --enable or --disable, not both");
-      const endpoint = await call(command, (client) =>
-        client.PATCH("/webhooks/{id}", {
-          params: { path: { id } },
-          body: {
-            url: options.url,
-            event_types: options.events as WebhookEventType[] | undefined,
-            description: options.description,
-            status: options.enable ? "enabled" : options.disable ? "disabled" : undefined,
-          },
-        }),
-      );
-      emit(command, endpoint, () => endpointText(endpoint));
-    });
+    .action(
+      async (
+        id: string,
+        options: { url?: string; events?: string[]; description?: string; enable?: boolean; disable?: boolean },
+        command: Command,
+      ) => {
+        if (options.enable && options.disable) throw usageError("give --enable or --disable, not both");
+        const endpoint = await call(command, (client) =>
+          client.PATCH("/webhooks/{id}", {
+            params: { path: { id } },
+            body: {
+              url: options.url,
+              event_types: options.events as WebhookEventType[] | undefined,
+              description: options.description,
+              status: options.enable ? "enabled" : options.disable ? "disabled" : undefined,
+            },
+          }),
+        );
+        emit(command, endpoint, () => endpointText(endpoint));
+      },
+    );
 
   webhooks
     .command("delete <id>")
@@ -122,10 +149,14 @@ export function registerWebhooks(program: Command): void {
   webhooks
     .command("rotate-secret <id>")
     .description("give an endpoint a new secret; the old one keeps signing beside it for a while")
-    .option("--keep-old-for <seconds>", "seconds the old secret keeps signing, 0 to 604800 (default 86400)", (v: string) => {
-      if (!/^\d+$/.test(v)) throw usageError("--keep-old-for must be a whole number of seconds");
-      return Number(v);
-    })
+    .option(
+      "--keep-old-for <seconds>",
+      "seconds the old secret keeps signing, 0 to 604800 (default 86400)",
+      (v: string) => {
+        if (!/^\d+$/.test(v)) throw usageError("--keep-old-for must be a whole number of seconds");
+        return Number(v);
+      },
+    )
     .action(async (id: string, options: { keepOldFor?: number }, command: Command) => {
       const rotated = await call(command, (client) =>
         client.POST("/webhooks/{id}/rotate-secret", {
@@ -141,19 +172,47 @@ export function registerWebhooks(program: Command): void {
     .description("an endpoint's delivery log, oldest first unless --newest-first")
     .option("--limit <n>", "deliveries per page, 1 to 100", pageSizeArg)
     .option("--cursor <cursor>", "the next_cursor of the previous page (with the same --status and order)")
-    .addOption(new Option("--status <status>", "only deliveries in this status").choices(["pending", "paused", "succeeded", "failed"]))
+    .addOption(
+      new Option("--status <status>", "only deliveries in this status").choices([
+        "pending",
+        "paused",
+        "succeeded",
+        "failed",
+      ]),
+    )
     .option("--newest-first", "the newest delivery first")
-    .action(async (id: string, options: { limit?: number; cursor?: string; status?: DeliveryStatus; newestFirst?: boolean }, command: Command) => {
-      const query = { limit: options.limit, cursor: options.cursor, status: options.status, order: options.newestFirst ? ("newest_first" as const) : undefined };
-      const page = await call(command, (client) => client.GET("/webhooks/{id}/deliveries", { params: { path: { id }, query } }));
-      const row = (d: WebhookDelivery) => [d.id, d.created_at, d.event_type, d.status, String(d.attempts), d.last_response_status ? String(d.last_response_status) : "-", d.last_error ?? ""];
-      emit(command, page, () =>
-        page.data.length === 0
-          ? "No deliveries."
-          : table(["ID", "CREATED", "EVENT", "STATUS", "ATTEMPTS", "LAST HTTP", "LAST ERROR"], page.data.map(row)) +
-            (page.next_cursor ? `\n\nMore: --cursor ${page.next_cursor}` : ""),
-      );
-    });
+    .action(
+      async (
+        id: string,
+        options: { limit?: number; cursor?: string; status?: DeliveryStatus; newestFirst?: boolean },
+        command: Command,
+      ) => {
+        const query = {
+          limit: options.limit,
+          cursor: options.cursor,
+          status: options.status,
+          order: options.newestFirst ? ("newest_first" as const) : undefined,
+        };
+        const page = await call(command, (client) =>
+          client.GET("/webhooks/{id}/deliveries", { params: { path: { id }, query } }),
+        );
+        const row = (d: WebhookDelivery) => [
+          d.id,
+          d.created_at,
+          d.event_type,
+          d.status,
+          String(d.attempts),
+          d.last_response_status ? String(d.last_response_status) : "-",
+          d.last_error ?? "",
+        ];
+        emit(command, page, () =>
+          page.data.length === 0
+            ? "No deliveries."
+            : table(["ID", "CREATED", "EVENT", "STATUS", "ATTEMPTS", "LAST HTTP", "LAST ERROR"], page.data.map(row)) +
+              (page.next_cursor ? `\n\nMore: --cursor ${page.next_cursor}` : ""),
+        );
+      },
+    );
 
   webhooks
     .command("delivery <id> <delivery-id>")
@@ -173,7 +232,9 @@ export function registerWebhooks(program: Command): void {
         [
           `Delivery ${delivery.id} of event ${delivery.event_id} (${delivery.event_type}): ${delivery.status}` +
             (delivery.next_attempt_at ? `, next attempt at ${delivery.next_attempt_at}` : ""),
-          delivery.attempt_log.length === 0 ? "No attempts recorded yet." : table(["ATTEMPT", "SENT", "TOOK", "HTTP", "ERROR"], delivery.attempt_log.map(row)),
+          delivery.attempt_log.length === 0
+            ? "No attempts recorded yet."
+            : table(["ATTEMPT", "SENT", "TOOK", "HTTP", "ERROR"], delivery.attempt_log.map(row)),
         ].join("\n\n"),
       );
     });

@@ -48,7 +48,8 @@ export async function observeCall<R extends UnaryResponse | StreamResponse>(
     outcome.settled(undefined);
     return res;
   }
-  const ended = () => outcome.settled(signal.aborted ? new ConnectError("The call was canceled.", Code.Canceled) : undefined);
+  const ended = () =>
+    outcome.settled(signal.aborted ? new ConnectError("The call was canceled.", Code.Canceled) : undefined);
   return { ...res, message: observeMessages(res.message, run, fail, ended) };
 }
 

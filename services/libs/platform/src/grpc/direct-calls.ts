@@ -25,7 +25,8 @@ function unaryImplementations(routes: (router: ConnectRouter) => void): Map<stri
   // Only what routes call is recorded; streaming methods stay with the router transport.
   const recorder = {
     service(service: DescService, implementation: object) {
-      for (const spec of Object.values(createServiceImplSpec(service, implementation as never).methods)) keep(spec as MethodImplSpec);
+      for (const spec of Object.values(createServiceImplSpec(service, implementation as never).methods))
+        keep(spec as MethodImplSpec);
       return recorder;
     },
     rpc(method: DescMethod, implementation: never) {
@@ -73,7 +74,14 @@ function directCall(
   const service = spec.method.parent;
   const url = `in-process:///${service.typeName}/${spec.method.name}`;
   const [clients, servers] = [[...clientInterceptors], [...serverInterceptors]];
-  const call = (_method: DescMethod, signal: AbortSignal | undefined, timeoutMs: number | undefined, header: ConstructorParameters<typeof Headers>[0], input: unknown, contextValues?: ContextValues) =>
+  const call = (
+    _method: DescMethod,
+    signal: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+    header: ConstructorParameters<typeof Headers>[0],
+    input: unknown,
+    contextValues?: ContextValues,
+  ) =>
     runUnaryCall({
       interceptors: clients,
       signal,
@@ -101,7 +109,14 @@ function directCall(
           contextValues: req.contextValues,
         });
         const message = await invokeUnaryImplementation(spec as never, context, req.message, servers);
-        return { stream: false, service, method: spec.method, header: context.responseHeader, trailer: context.responseTrailer, message } as UnaryResponse;
+        return {
+          stream: false,
+          service,
+          method: spec.method,
+          header: context.responseHeader,
+          trailer: context.responseTrailer,
+          message,
+        } as UnaryResponse;
       },
     });
   return call as unknown as UnaryCall;

@@ -10,13 +10,15 @@ import type { Readiness } from "./readiness.js";
 import { listenGrpc, type GrpcModule } from "./server.js";
 
 /** The environment every standalone gRPC service reads. */
-export const grpcServiceEnv = z.object({
-  GRPC_HOST: z.string().default("0.0.0.0"),
-  GRPC_PORT: portVar(9090),
-  SERVICE_TOKEN: secretVar(),
-  ADMIN_TOKEN: secretVar(),
-  LOG_LEVEL: logLevelVar(),
-}).merge(metricsEnv);
+export const grpcServiceEnv = z
+  .object({
+    GRPC_HOST: z.string().default("0.0.0.0"),
+    GRPC_PORT: portVar(9090),
+    SERVICE_TOKEN: secretVar(),
+    ADMIN_TOKEN: secretVar(),
+    LOG_LEVEL: logLevelVar(),
+  })
+  .merge(metricsEnv);
 
 /** What a service's main.ts starts: its modules and whatever must be closed after the server stops. */
 export interface StartedService {
@@ -48,7 +50,8 @@ export async function runGrpcService<Schema extends z.ZodObject>(options: {
   ) => Promise<StartedService>;
 }): Promise<void> {
   startProcess({ service: options.service });
-  const config = readConfig(grpcServiceEnv.extend(options.env.shape)) as z.infer<Schema> & z.infer<typeof grpcServiceEnv>;
+  const config = readConfig(grpcServiceEnv.extend(options.env.shape)) as z.infer<Schema> &
+    z.infer<typeof grpcServiceEnv>;
   const logger = createLogger({ service: options.service, level: config.LOG_LEVEL });
   const credentials: InternalCredentials = { serviceToken: config.SERVICE_TOKEN, adminToken: config.ADMIN_TOKEN };
   // Without a port nothing is counted either: instruments cost nothing when nobody reads them.
@@ -57,7 +60,9 @@ export async function runGrpcService<Schema extends z.ZodObject>(options: {
   // database outage, say) the gRPC port answers health checks: alive, not ready.
   const grpc = await listenGrpc({ logger, host: config.GRPC_HOST, port: config.GRPC_PORT });
   const metricsServer =
-    config.METRICS_PORT === undefined ? undefined : await serveMetrics({ metrics, host: config.METRICS_HOST, port: config.METRICS_PORT, logger });
+    config.METRICS_PORT === undefined
+      ? undefined
+      : await serveMetrics({ metrics, host: config.METRICS_HOST, port: config.METRICS_PORT, logger });
   const stopping = new AbortController();
   const starting = options.start(config, logger, metrics, stopping.signal);
   onShutdownSignal(logger, async () => {

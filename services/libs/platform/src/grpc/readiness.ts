@@ -54,10 +54,15 @@ export class Readiness {
     const dependency = this.#dependencies.find((candidate) => candidate.isUnavailable(error));
     if (!dependency) return undefined;
     this.#mark(dependency, false, error);
-    return serviceError(Code.Unavailable, `${dependency.name}_unavailable`, "The service is temporarily unavailable; retry shortly.", {
-      metadata: { dependency: dependency.name },
-      cause: error,
-    });
+    return serviceError(
+      Code.Unavailable,
+      `${dependency.name}_unavailable`,
+      "The service is temporarily unavailable; retry shortly.",
+      {
+        metadata: { dependency: dependency.name },
+        cause: error,
+      },
+    );
   }
 
   /** Checks every dependency once, and updates readiness. The periodic checks call this. */
@@ -99,7 +104,10 @@ export class Readiness {
       this.#logger?.info({ dependency: dependency.name }, "dependency reachable again: serving");
     } else {
       this.#away.add(dependency);
-      this.#logger?.warn({ dependency: dependency.name, err: error }, "dependency unreachable: not serving until it answers");
+      this.#logger?.warn(
+        { dependency: dependency.name, err: error },
+        "dependency unreachable: not serving until it answers",
+      );
     }
     for (const notify of this.#watchers) notify();
   }

@@ -69,7 +69,12 @@ export function requestFieldProblems(desc: DescMessage, message: Record<string, 
  * Adds the message's problems to `problems`. Paths are written only for a problem found: a batch of
  * thousands of scans would otherwise build a path string, and an empty array, for every field it has.
  */
-function collectProblems(desc: DescMessage, message: Record<string, unknown>, prefix: string, problems: FieldProblem[]): void {
+function collectProblems(
+  desc: DescMessage,
+  message: Record<string, unknown>,
+  prefix: string,
+  problems: FieldProblem[],
+): void {
   const pathOf = (field: DescField) => (prefix ? `${prefix}.${field.name}` : field.name);
   for (const field of desc.fields) {
     const value = fieldValue(field, message);
@@ -128,8 +133,10 @@ function fieldValue(field: DescField, message: Record<string, unknown>): unknown
 function collectMessageProblems(desc: DescMessage, value: unknown, path: string, problems: FieldProblem[]): void {
   if (desc.typeName === "google.protobuf.Timestamp") {
     const { seconds, nanos } = value as { seconds: bigint; nanos: number };
-    const inRange = seconds >= MIN_TIMESTAMP_SECONDS && seconds <= MAX_TIMESTAMP_SECONDS && nanos >= 0 && nanos <= 999_999_999;
-    if (!inRange) problems.push({ field: path, reason: "out_of_range", description: "must lie between 0001-01-01 and 9999-12-31" });
+    const inRange =
+      seconds >= MIN_TIMESTAMP_SECONDS && seconds <= MAX_TIMESTAMP_SECONDS && nanos >= 0 && nanos <= 999_999_999;
+    if (!inRange)
+      problems.push({ field: path, reason: "out_of_range", description: "must lie between 0001-01-01 and 9999-12-31" });
     return;
   }
   collectProblems(desc, value as Record<string, unknown>, path, problems);
@@ -142,13 +149,19 @@ export function canonicalizeIds(desc: DescMessage, message: Record<string, unkno
     if (value === undefined) continue;
     if (field.fieldKind === "scalar" && field.scalar === ScalarType.STRING && isIdField(field)) {
       setFieldValue(field, message, canonicalId(value as string));
-    } else if (field.fieldKind === "list" && field.listKind === "scalar" && field.scalar === ScalarType.STRING && isIdField(field)) {
+    } else if (
+      field.fieldKind === "list" &&
+      field.listKind === "scalar" &&
+      field.scalar === ScalarType.STRING &&
+      isIdField(field)
+    ) {
       const ids = value as string[];
       for (const [index, id] of ids.entries()) ids[index] = canonicalId(id);
     } else if (field.fieldKind === "list" && field.listKind === "message") {
       for (const element of value as Record<string, unknown>[]) canonicalizeIds(field.message, element);
     } else if (field.fieldKind === "map" && field.mapKind === "message") {
-      for (const element of Object.values(value as Record<string, Record<string, unknown>>)) canonicalizeIds(field.message, element);
+      for (const element of Object.values(value as Record<string, Record<string, unknown>>))
+        canonicalizeIds(field.message, element);
     } else if (field.fieldKind === "message" && field.message.typeName !== "google.protobuf.Timestamp") {
       canonicalizeIds(field.message, value as Record<string, unknown>);
     }
@@ -170,10 +183,12 @@ function scalarProblem(field: DescField, scalar: ScalarType, value: unknown): Ru
   }
   if (scalar !== ScalarType.STRING) return undefined;
   const text = value as string;
-  if (text.length > MAX_REQUEST_TEXT_LENGTH) return { reason: "too_long", description: `must be at most ${MAX_REQUEST_TEXT_LENGTH} characters` };
+  if (text.length > MAX_REQUEST_TEXT_LENGTH)
+    return { reason: "too_long", description: `must be at most ${MAX_REQUEST_TEXT_LENGTH} characters` };
   const lines: TextLines = MULTI_LINE_FIELDS.has(field.name) ? "multi" : "single";
   const problem = textRuleProblem(text, lines);
   if (problem) return problem;
-  if (isIdField(field) && text !== "" && !isUuid(text)) return { reason: "invalid_format", description: "must be a UUID" };
+  if (isIdField(field) && text !== "" && !isUuid(text))
+    return { reason: "invalid_format", description: "must be a UUID" };
   return undefined;
 }

@@ -1,7 +1,13 @@
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
 import type { DescService } from "@bufbuild/protobuf";
-import { ConnectError, createRouterTransport, type ConnectRouter, type Interceptor, type Transport } from "@connectrpc/connect";
+import {
+  ConnectError,
+  createRouterTransport,
+  type ConnectRouter,
+  type Interceptor,
+  type Transport,
+} from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import { Health } from "@qrplatform/api/grpc-health";
@@ -42,7 +48,10 @@ function logCalls(logger: Logger): Interceptor {
         }
         const connectError = ConnectError.from(error);
         const serverFault = [2, 12, 13, 15].includes(connectError.code);
-        logger[serverFault ? "error" : "debug"]({ rpc, ms, code: connectError.code, err: serverFault ? error : undefined }, "rpc failed");
+        logger[serverFault ? "error" : "debug"](
+          { rpc, ms, code: connectError.code, err: serverFault ? error : undefined },
+          "rpc failed",
+        );
       },
     });
   };
@@ -113,7 +122,12 @@ export interface GrpcListener extends GrpcServer {
  * health checks, with only liveness SERVING, and UNAVAILABLE to every other call.
  * `portVariable` is the setting named when the port is taken; GRPC_PORT by default.
  */
-export async function listenGrpc(options: { logger: Logger; host: string; port: number; portVariable?: string }): Promise<GrpcListener> {
+export async function listenGrpc(options: {
+  logger: Logger;
+  host: string;
+  port: number;
+  portVariable?: string;
+}): Promise<GrpcListener> {
   const { logger } = options;
   const health = new HealthState([], undefined, { starting: true });
   const shutdown = new AbortController();
@@ -149,7 +163,10 @@ export async function listenGrpc(options: { logger: Logger; host: string; port: 
         grpcWeb: true,
         connect: true,
       });
-      health.started(modules.flatMap((m) => m.services), readiness);
+      health.started(
+        modules.flatMap((m) => m.services),
+        readiness,
+      );
       logger.info({ port, services: modules.flatMap((m) => m.services.map((s) => s.typeName)) }, "gRPC listening");
     },
     async close() {
@@ -172,7 +189,11 @@ function answerStarting(req: http2.Http2ServerRequest, res: http2.Http2ServerRes
   const contentType = String(req.headers["content-type"] ?? "");
   if (contentType.startsWith("application/grpc")) {
     // A trailers-only response: the status travels in the headers.
-    res.writeHead(200, { "content-type": contentType, "grpc-status": "14", "grpc-message": encodeURIComponent(message) });
+    res.writeHead(200, {
+      "content-type": contentType,
+      "grpc-status": "14",
+      "grpc-message": encodeURIComponent(message),
+    });
     res.end();
     return;
   }
@@ -217,7 +238,10 @@ export function inProcessTransport(options: {
   encoding?: "binary" | "json";
 }): Transport {
   const { modules, credentials, logger, readiness } = options;
-  const health = new HealthState(modules.flatMap((m) => m.services), readiness);
+  const health = new HealthState(
+    modules.flatMap((m) => m.services),
+    readiness,
+  );
   const routes = routesOf(modules, health);
   const server = serverInterceptors(modules, credentials, logger, readiness, options.metrics);
   const client = [traceClientCalls(), ...(options.interceptors ?? []), presentCredential(options.token)];

@@ -15,7 +15,10 @@ import { observeCall } from "./call-outcome.js";
 
 /** A lost or refused connection, and the errors of an HTTP/2 stream or session that broke under a call. */
 const isConnectionCode = (code: string) =>
-  CONNECTION_ERROR_CODES.has(code) || code === "ERR_STREAM_DESTROYED" || code === "ERR_STREAM_PREMATURE_CLOSE" || code.startsWith("ERR_HTTP2_");
+  CONNECTION_ERROR_CODES.has(code) ||
+  code === "ERR_STREAM_DESTROYED" ||
+  code === "ERR_STREAM_PREMATURE_CLOSE" ||
+  code.startsWith("ERR_HTTP2_");
 
 function lostConnection(error: unknown): boolean {
   const seen = new Set<unknown>();
@@ -51,7 +54,8 @@ export function transportFailuresAsUnavailable(): Interceptor {
     observeCall(() => next(req), req.signal, {
       mapError(error) {
         const connectError = ConnectError.from(error);
-        if (connectError.code === Code.Unavailable || !isTransportFailure(connectError, req.signal.aborted)) return error;
+        if (connectError.code === Code.Unavailable || !isTransportFailure(connectError, req.signal.aborted))
+          return error;
         return new ConnectError(
           `${req.service.typeName} is unavailable: ${connectError.rawMessage}`,
           Code.Unavailable,

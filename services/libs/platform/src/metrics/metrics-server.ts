@@ -23,17 +23,23 @@ export const metricsEnv = z.object({
   METRICS_PORT: metricsPortVar(),
 });
 
-
 /**
  * Serves `GET /metrics` in the Prometheus text format on a port of its own, so scraping never queues
  * behind the API, and the port can stay inside the cluster while the API is public.
  */
-export async function serveMetrics(options: { metrics: Metrics; host: string; port: number; logger: Logger }): Promise<HttpServer> {
+export async function serveMetrics(options: {
+  metrics: Metrics;
+  host: string;
+  port: number;
+  logger: Logger;
+}): Promise<HttpServer> {
   const { metrics, logger } = options;
   const handler: RequestListener = (req, res) => {
     const path = (req.url ?? "").split("?", 1)[0];
     if (path !== "/metrics" || (req.method !== "GET" && req.method !== "HEAD")) {
-      res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" }).end("Not found: metrics are at GET /metrics\n");
+      res
+        .writeHead(404, { "Content-Type": "text/plain; charset=utf-8" })
+        .end("Not found: metrics are at GET /metrics\n");
       return;
     }
     metrics.text().then(
@@ -44,5 +50,12 @@ export async function serveMetrics(options: { metrics: Metrics; host: string; po
       },
     );
   };
-  return listenHttp({ handler, host: options.host, port: options.port, logger, name: "metrics on /metrics", portVariable: "METRICS_PORT" });
+  return listenHttp({
+    handler,
+    host: options.host,
+    port: options.port,
+    logger,
+    name: "metrics on /metrics",
+    portVariable: "METRICS_PORT",
+  });
 }

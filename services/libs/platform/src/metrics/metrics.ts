@@ -31,19 +31,28 @@ export class Metrics {
   /** A counter, created on first use. */
   counter<Label extends string = string>(config: Omit<CounterConfiguration<Label>, "registers">): Counter<Label> {
     if (!this.enabled) return NOTHING as unknown as Counter<Label>;
-    return (this.registry.getSingleMetric(config.name) as Counter<Label> | undefined) ?? new Counter({ ...config, registers: [this.registry] });
+    return (
+      (this.registry.getSingleMetric(config.name) as Counter<Label> | undefined) ??
+      new Counter({ ...config, registers: [this.registry] })
+    );
   }
 
   /** A histogram, created on first use. */
   histogram<Label extends string = string>(config: Omit<HistogramConfiguration<Label>, "registers">): Histogram<Label> {
     if (!this.enabled) return NOTHING as unknown as Histogram<Label>;
-    return (this.registry.getSingleMetric(config.name) as Histogram<Label> | undefined) ?? new Histogram({ ...config, registers: [this.registry] });
+    return (
+      (this.registry.getSingleMetric(config.name) as Histogram<Label> | undefined) ??
+      new Histogram({ ...config, registers: [this.registry] })
+    );
   }
 
   /** A gauge that is set as things happen, created on first use. */
   gauge<Label extends string = string>(config: Omit<GaugeConfiguration<Label>, "registers" | "collect">): Gauge<Label> {
     if (!this.enabled) return NOTHING as unknown as Gauge<Label>;
-    return (this.registry.getSingleMetric(config.name) as Gauge<Label> | undefined) ?? new Gauge({ ...config, registers: [this.registry] });
+    return (
+      (this.registry.getSingleMetric(config.name) as Gauge<Label> | undefined) ??
+      new Gauge({ ...config, registers: [this.registry] })
+    );
   }
 
   /**

@@ -1,14 +1,33 @@
-import { context, propagation, SpanKind, SpanStatusCode, trace, type TextMapGetter, type TextMapSetter } from "@opentelemetry/api";
+import {
+  context,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type TextMapGetter,
+  type TextMapSetter,
+} from "@opentelemetry/api";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { observeCall } from "../grpc/call-outcome.js";
 import { tracingEnabled } from "./sdk.js";
 import { tracer } from "./spans.js";
 
 /** Probes and tooling, called all the time: not worth a trace. */
-const UNTRACED_SERVICES = new Set(["grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"]);
+const UNTRACED_SERVICES = new Set([
+  "grpc.health.v1.Health",
+  "grpc.reflection.v1.ServerReflection",
+  "grpc.reflection.v1alpha.ServerReflection",
+]);
 
 /** Codes that are the server's fault, so its span is an error (the semantic conventions' list). */
-const SERVER_FAULTS = new Set([Code.Unknown, Code.DeadlineExceeded, Code.Unimplemented, Code.Internal, Code.Unavailable, Code.DataLoss]);
+const SERVER_FAULTS = new Set([
+  Code.Unknown,
+  Code.DeadlineExceeded,
+  Code.Unimplemented,
+  Code.Internal,
+  Code.Unavailable,
+  Code.DataLoss,
+]);
 
 const headerSetter: TextMapSetter<Headers> = { set: (headers, key, value) => headers.set(key, value) };
 const headerGetter: TextMapGetter<Headers> = {
@@ -54,7 +73,10 @@ export function traceServerCalls(): Interceptor {
     const parent = propagation.extract(context.active(), req.header, headerGetter);
     const span = tracer.startSpan(
       `${req.service.typeName}/${req.method.name}`,
-      { kind: SpanKind.SERVER, attributes: { "rpc.system": "grpc", "rpc.service": req.service.typeName, "rpc.method": req.method.name } },
+      {
+        kind: SpanKind.SERVER,
+        attributes: { "rpc.system": "grpc", "rpc.service": req.service.typeName, "rpc.method": req.method.name },
+      },
       parent,
     );
     const active = trace.setSpan(parent, span);
@@ -63,7 +85,8 @@ export function traceServerCalls(): Interceptor {
       settled(error) {
         const code = error === undefined ? undefined : ConnectError.from(error).code;
         span.setAttribute("rpc.grpc.status_code", code ?? 0); // 0: OK
-        if (code !== undefined && SERVER_FAULTS.has(code)) span.setStatus({ code: SpanStatusCode.ERROR, message: Code[code] });
+        if (code !== undefined && SERVER_FAULTS.has(code))
+          span.setStatus({ code: SpanStatusCode.ERROR, message: Code[code] });
         span.end();
       },
     });

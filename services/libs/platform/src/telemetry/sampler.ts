@@ -57,7 +57,14 @@ export class HotPathSampler implements Sampler {
     this.hotPath = new TraceIdRatioBasedSampler(ratio);
   }
 
-  shouldSample(context: Context, traceId: string, spanName: string, spanKind: SpanKind, attributes: Attributes, links: Link[]): SamplingResult {
+  shouldSample(
+    context: Context,
+    traceId: string,
+    spanName: string,
+    spanKind: SpanKind,
+    attributes: Attributes,
+    links: Link[],
+  ): SamplingResult {
     if (attributes[HOT_PATH_ATTRIBUTE] === true && trace.getSpanContext(context) === undefined) {
       const thinned = this.hotPath.shouldSample(context, traceId, spanName, spanKind, attributes, links);
       if (thinned.decision === SamplingDecision.NOT_RECORD) return thinned;

@@ -28,7 +28,10 @@ export function startTelemetry(options: { service: string }): void {
   const ratio = Number(process.env.TRACES_HOT_PATH_RATIO ?? DEFAULT_HOT_PATH_RATIO);
   const started = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME?.trim() || options.service,
-    sampler: new HotPathSampler(samplerFromEnv(), Number.isFinite(ratio) ? Math.min(1, Math.max(0, ratio)) : DEFAULT_HOT_PATH_RATIO),
+    sampler: new HotPathSampler(
+      samplerFromEnv(),
+      Number.isFinite(ratio) ? Math.min(1, Math.max(0, ratio)) : DEFAULT_HOT_PATH_RATIO,
+    ),
     instrumentations: [],
     metricReaders: [],
     logRecordProcessors: [],

@@ -1,5 +1,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from "@opentelemetry/api";
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Span,
+} from "@opentelemetry/api";
 import { HOT_PATH_ATTRIBUTE } from "./sampler.js";
 import { tracingEnabled } from "./sdk.js";
 
@@ -12,7 +21,11 @@ export const tracer = trace.getTracer("@qrplatform/platform");
  * thinned by the hot-path ratio, whatever context happened to schedule it. With tracing off, `work`
  * simply runs.
  */
-export async function withSpan<T>(name: string, options: { hotPath?: boolean; attributes?: Attributes }, work: () => Promise<T>): Promise<T> {
+export async function withSpan<T>(
+  name: string,
+  options: { hotPath?: boolean; attributes?: Attributes },
+  work: () => Promise<T>,
+): Promise<T> {
   if (!tracingEnabled()) return work();
   const attributes = options.hotPath ? { ...options.attributes, [HOT_PATH_ATTRIBUTE]: true } : options.attributes;
   const parent = options.hotPath ? ROOT_CONTEXT : context.active();
@@ -43,7 +56,11 @@ export function activeTraceContext(): Record<string, string> {
  * (activeTraceContext), so that what `work` does (its SQL statements) joins that thread's trace.
  * Without a context sent (tracing off there, or the trace not sampled), `work` simply runs.
  */
-export async function withSpanFrom<T>(fields: Record<string, string>, name: string, work: () => Promise<T>): Promise<T> {
+export async function withSpanFrom<T>(
+  fields: Record<string, string>,
+  name: string,
+  work: () => Promise<T>,
+): Promise<T> {
   if (!tracingEnabled() || Object.keys(fields).length === 0) return work();
   return context.with(propagation.extract(ROOT_CONTEXT, fields), () => withSpan(name, {}, work));
 }
@@ -67,7 +84,12 @@ export interface HttpSpanOptions {
  * listeners) runs in the span's context. A trace begins here: a `traceparent` sent by a client on the
  * internet is not trusted, so no caller can force a redirect to be traced.
  */
-export function traceHttpRequest(req: IncomingMessage, res: ServerResponse, options: HttpSpanOptions, handle: () => void): void {
+export function traceHttpRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: HttpSpanOptions,
+  handle: () => void,
+): void {
   if (!tracingEnabled()) {
     handle();
     return;

@@ -38,7 +38,11 @@ export function bufCurl(
 }
 
 /** The JSON document a failed `buf curl` prints for the RPC error. */
-export function bufErrorOf(result: BufResult): { code: string; message: string; details?: { type: string; value: string }[] } {
+export function bufErrorOf(result: BufResult): {
+  code: string;
+  message: string;
+  details?: { type: string; value: string }[];
+} {
   const text = `${result.stdout}\n${result.stderr}`;
   const start = text.indexOf("{");
   if (start < 0) throw new Error(`buf printed no error document:\n${text}`);

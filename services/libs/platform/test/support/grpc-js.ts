@@ -102,7 +102,9 @@ export function callServerStreaming(
 ): Promise<StreamOutcome> {
   const fn = (client as unknown as Record<string, unknown>)[method];
   if (typeof fn !== "function") throw new Error(`The client has no method ${method}.`);
-  const stream = fn.call(client, request, metadata, { deadline: Date.now() + deadlineMs }) as grpc.ClientReadableStream<Record<string, unknown>>;
+  const stream = fn.call(client, request, metadata, { deadline: Date.now() + deadlineMs }) as grpc.ClientReadableStream<
+    Record<string, unknown>
+  >;
   const messages: Record<string, unknown>[] = [];
   return new Promise((resolve) => {
     stream.on("data", (message: Record<string, unknown>) => messages.push(message));
@@ -120,7 +122,9 @@ export async function callOk(
 ): Promise<Record<string, unknown>> {
   const outcome = await callUnary(client, method, request, metadata);
   if (!outcome.ok) {
-    throw new Error(`${method} failed: ${grpc.status[outcome.error.code]} (${outcome.error.code}) ${outcome.error.details}`);
+    throw new Error(
+      `${method} failed: ${grpc.status[outcome.error.code]} (${outcome.error.code}) ${outcome.error.details}`,
+    );
   }
   return outcome.response;
 }

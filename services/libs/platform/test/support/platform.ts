@@ -34,8 +34,16 @@ export function serveOne(module: GrpcModule): Promise<GrpcServer> {
  * A service added to a module is added here, and every interop test then expects it.
  */
 export const HOSTED_SERVICES: Readonly<Record<"tenancy" | "catalog" | "links" | "rendering", readonly string[]>> = {
-  tenancy: ["qrplatform.tenancy.v1.TenancyService", "qrplatform.tenancy.v1.IdempotencyKeyService", "qrplatform.tenancy.v1.TenancyAdminService"],
-  catalog: ["qrplatform.catalog.v1.WorkspaceService", "qrplatform.catalog.v1.QrCodeService", "qrplatform.catalog.v1.WebhookEndpointService"],
+  tenancy: [
+    "qrplatform.tenancy.v1.TenancyService",
+    "qrplatform.tenancy.v1.IdempotencyKeyService",
+    "qrplatform.tenancy.v1.TenancyAdminService",
+  ],
+  catalog: [
+    "qrplatform.catalog.v1.WorkspaceService",
+    "qrplatform.catalog.v1.QrCodeService",
+    "qrplatform.catalog.v1.WebhookEndpointService",
+  ],
   links: [
     "qrplatform.links.v1.LinkService",
     "qrplatform.links.v1.DomainService",

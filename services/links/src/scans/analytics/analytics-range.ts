@@ -38,9 +38,15 @@ const analyticsDay = z.string().transform(
   parsedBy((value: string): { value: number | undefined } | { problem: RuleProblem } => {
     if (value === "") return { value: undefined };
     const day = dayNumber(value);
-    if (day === undefined) return { problem: { reason: "invalid_date", description: "must be a calendar date written YYYY-MM-DD" } };
+    if (day === undefined)
+      return { problem: { reason: "invalid_date", description: "must be a calendar date written YYYY-MM-DD" } };
     if (value < FIRST_ANALYTICS_DATE || value > LAST_ANALYTICS_DATE) {
-      return { problem: { reason: "out_of_range", description: `must be a day from ${FIRST_ANALYTICS_DATE} to ${LAST_ANALYTICS_DATE}` } };
+      return {
+        problem: {
+          reason: "out_of_range",
+          description: `must be a day from ${FIRST_ANALYTICS_DATE} to ${LAST_ANALYTICS_DATE}`,
+        },
+      };
     }
     return { value: day };
   }),
@@ -61,7 +67,9 @@ export const analyticsRangeRequest = z
       ctx.addIssue({ code: "custom", path: ["fromDate"], message, params: { reason } });
       return z.NEVER;
     };
-    if (first > last) return refuse("invalid_range", `must not be after the last day of the range (${dayString(last)})`);
-    if (last - first + 1 > MAX_RANGE_DAYS) return refuse("range_too_long", `the range may cover at most ${MAX_RANGE_DAYS} days`);
+    if (first > last)
+      return refuse("invalid_range", `must not be after the last day of the range (${dayString(last)})`);
+    if (last - first + 1 > MAX_RANGE_DAYS)
+      return refuse("range_too_long", `the range may cover at most ${MAX_RANGE_DAYS} days`);
     return { first, last };
   });

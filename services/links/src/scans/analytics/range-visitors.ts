@@ -22,7 +22,10 @@ export async function rangeVisitors(
 ): Promise<number> {
   // Days before the raw window have lost their visitors (dropped with their partition) and kept their sketches.
   const keptFrom = await firstKeptDay(deps.db);
-  const exact = range.from >= keptFrom ? await countVisitorsUpTo(deps.db, linkId, range.from, range.to, deps.exactVisitorDays) : undefined;
+  const exact =
+    range.from >= keptFrom
+      ? await countVisitorsUpTo(deps.db, linkId, range.from, range.to, deps.exactVisitorDays)
+      : undefined;
   if (exact !== undefined) return exact;
   // Today is never stored (its visitors still come), so its registers are read beside the stored sketches.
   const today = range.from <= range.today && range.today <= range.to ? [range.today] : [];
@@ -52,7 +55,9 @@ export async function rangeVisitors(
   for (const sketch of built.values()) mergeSketch(union, sketch);
   // The count it is saved with was read before its visitors were: at worst the sketch is found stale next time.
   const counts = new Map(daily.map((day) => [day.day, day.uniqueScans]));
-  const finished = [...built].filter(([day]) => day < range.today).map(([day, registers]) => ({ day, visitors: counts.get(day)!, registers }));
+  const finished = [...built]
+    .filter(([day]) => day < range.today)
+    .map(([day, registers]) => ({ day, visitors: counts.get(day)!, registers }));
   await saveDaySketches(deps.db, linkId, finished);
   return estimateVisitors(union);
 }

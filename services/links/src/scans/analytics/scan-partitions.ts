@@ -42,12 +42,18 @@ const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  * distinct visitors over old days still come from sketches. Returns undefined when another instance
  * holds the lock (it does the same work).
  */
-export async function maintainScanPartitions(db: Db, retentionDays: number, now: Date): Promise<PartitionRun | undefined> {
+export async function maintainScanPartitions(
+  db: Db,
+  retentionDays: number,
+  now: Date,
+): Promise<PartitionRun | undefined> {
   const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
   const keptFrom = today - Math.max(retentionDays, MIN_KEPT_DAYS) * DAY_MS;
   const until = today + (DAYS_AHEAD + 1) * DAY_MS;
   return db.transaction().execute(async (trx) => {
-    const { rows: locked } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(${PARTITION_LOCK}) AS locked`.execute(trx);
+    const { rows: locked } = await sql<{
+      locked: boolean;
+    }>`SELECT pg_try_advisory_xact_lock(${PARTITION_LOCK}) AS locked`.execute(trx);
     if (!locked[0]!.locked) return undefined;
     // Bounds are printed in the session's time zone: UTC makes them plain to read back.
     await sql`SET LOCAL TimeZone = 'UTC'`.execute(trx);
@@ -55,7 +61,9 @@ export async function maintainScanPartitions(db: Db, retentionDays: number, now:
     // are built first, and a run that cannot have its locks soon gives up until the next.
     await sql`SET LOCAL lock_timeout = '5s'`.execute(trx);
     const run: PartitionRun = { created: [], dropped: [], keptFrom: dayText(keptFrom) };
-    const tables = await Promise.all(PARTITIONED.map(async (spec) => ({ ...spec, partitions: await partitionsOf(trx, spec.table) })));
+    const tables = await Promise.all(
+      PARTITIONED.map(async (spec) => ({ ...spec, partitions: await partitionsOf(trx, spec.table) })),
+    );
     for (const { table, partitions } of tables) {
       if (table !== "scan_day_visitors") continue;
       for (const partition of partitions) if (partition.toMs <= keptFrom) await sketchDaysOf(trx, partition.name);
@@ -76,13 +84,18 @@ export async function maintainScanPartitions(db: Db, retentionDays: number, now:
         run.created.push(name);
       }
     }
-    await sql`UPDATE links.scan_window SET kept_from = ${new Date(keptFrom).toISOString()}, until = ${new Date(until).toISOString()}`.execute(trx);
+    await sql`UPDATE links.scan_window SET kept_from = ${new Date(keptFrom).toISOString()}, until = ${new Date(until).toISOString()}`.execute(
+      trx,
+    );
     return run;
   });
 }
 
 /** The partitions of a table, with the times they cover, [fromMs, toMs); MINVALUE reads as -Infinity. */
-async function partitionsOf(trx: Transaction<LinksTables>, table: string): Promise<{ name: string; fromMs: number; toMs: number }[]> {
+async function partitionsOf(
+  trx: Transaction<LinksTables>,
+  table: string,
+): Promise<{ name: string; fromMs: number; toMs: number }[]> {
   const { rows } = await sql<{ name: string; bound: string }>`
     SELECT child.relname AS name, pg_get_expr(child.relpartbound, child.oid) AS bound
     FROM pg_inherits JOIN pg_class AS child ON child.oid = pg_inherits.inhrelid
@@ -133,7 +146,9 @@ async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string): P
         ) AS counts), 0), decode(sketch.registers, 'hex')
       FROM unnest(${chunk.map((s) => s.linkId)}::uuid[], ${chunk.map((s) => s.day)}::date[], ${chunk.map((s) => Buffer.from(packSketch(s.registers)).toString("hex"))}::text[])
         AS sketch (link_id, day, registers)
-      ON CONFLICT (link_id, day) DO UPDATE SET visitors = excluded.visitors, registers = excluded.registers`.execute(trx);
+      ON CONFLICT (link_id, day) DO UPDATE SET visitors = excluded.visitors, registers = excluded.registers`.execute(
+      trx,
+    );
   }
 }
 

@@ -40,7 +40,10 @@ export class ScanWriter implements ScanSink {
       while (this.waiting.length > 0) {
         const group: Waiting[] = [];
         let scans = 0;
-        while (this.waiting.length > 0 && (group.length === 0 || scans + this.waiting[0]!.scans.id.length <= MAX_SCANS_PER_STATEMENT)) {
+        while (
+          this.waiting.length > 0 &&
+          (group.length === 0 || scans + this.waiting[0]!.scans.id.length <= MAX_SCANS_PER_STATEMENT)
+        ) {
           const next = this.waiting.shift()!;
           group.push(next);
           scans += next.scans.id.length;
@@ -49,7 +52,9 @@ export class ScanWriter implements ScanSink {
           const stored = await storeScans(this.db, joinScanColumns(group.map((batch) => batch.scans)));
           for (const batch of group) {
             // A scan sent twice at once (a retry overtaking its first send) is new to the first batch only.
-            batch.resolve(stored === undefined ? batch.scans.id.length : batch.scans.id.filter((id) => stored.delete(id)).length);
+            batch.resolve(
+              stored === undefined ? batch.scans.id.length : batch.scans.id.filter((id) => stored.delete(id)).length,
+            );
           }
         } catch (error) {
           for (const batch of group) batch.reject(error);

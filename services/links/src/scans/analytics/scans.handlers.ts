@@ -49,13 +49,19 @@ export async function storeCheckedScans(deps: LinksDeps, columns: ScanColumns): 
  * What follows a stored batch, wherever it was stored (RecordScans, or the recording thread): the links
  * whose totals grew are announced, and the batch's deltas are folded soon.
  */
-export async function announceStoredScans(deps: Pick<LinksDeps, "scanChanges" | "scanDeltas">, linkIds: readonly string[]): Promise<void> {
+export async function announceStoredScans(
+  deps: Pick<LinksDeps, "scanChanges" | "scanDeltas">,
+  linkIds: readonly string[],
+): Promise<void> {
   if (linkIds.length > 0) await deps.scanChanges.publish({ linkIds: [...new Set(linkIds)] });
   deps.scanDeltas.foldSoon();
 }
 
 const getScanTotalsRequest = z.object({
-  linkIds: z.array(z.string()).refine((ids) => ids.length <= 100, { message: "at most 100 link ids per request", params: { reason: "too_many" } }),
+  linkIds: z.array(z.string()).refine((ids) => ids.length <= 100, {
+    message: "at most 100 link ids per request",
+    params: { reason: "too_many" },
+  }),
 });
 
 /** All-time scans of up to 100 of the account's links. */
@@ -69,10 +75,19 @@ export async function getScanTotals(deps: LinksDeps, req: GetScanTotalsRequest):
 }
 
 /** What an empty value means in each breakdown. */
-const EMPTY_VALUE: Record<Dimension, string> = { country: "unknown", device: "unknown", os: "unknown", browser: "unknown", referrer: "direct" };
+const EMPTY_VALUE: Record<Dimension, string> = {
+  country: "unknown",
+  device: "unknown",
+  os: "unknown",
+  browser: "unknown",
+  referrer: "direct",
+};
 
 /** One link's scans over a range of UTC days: totals, a zero-filled daily series and breakdowns. */
-export async function getLinkAnalytics(deps: LinksDeps, req: GetLinkAnalyticsRequest): Promise<GetLinkAnalyticsResponse> {
+export async function getLinkAnalytics(
+  deps: LinksDeps,
+  req: GetLinkAnalyticsRequest,
+): Promise<GetLinkAnalyticsResponse> {
   const range = validate(analyticsRangeRequest, { fromDate: req.fromDate, toDate: req.toDate, now: deps.now() });
   if (!isUuid(req.accountId) || !isUuid(req.linkId)) throw notFound("link");
   const { linkId } = req;
@@ -81,7 +96,10 @@ export async function getLinkAnalytics(deps: LinksDeps, req: GetLinkAnalyticsReq
   const [from, to] = [dayString(range.first), dayString(range.last)];
   const summarizing = summarizeScans(deps.db, linkId, from, to);
   const days = { from, to, today: deps.now().toISOString().slice(0, 10) };
-  const [summary, uniqueScans] = await Promise.all([summarizing, rangeVisitors(deps, linkId, days, async () => (await summarizing).daily)]);
+  const [summary, uniqueScans] = await Promise.all([
+    summarizing,
+    rangeVisitors(deps, linkId, days, async () => (await summarizing).daily),
+  ]);
   const byDay = new Map(summary.daily.map((row) => [row.day, row]));
   const daily = [];
   for (let day = range.first; day <= range.last; day++) {
@@ -90,7 +108,9 @@ export async function getLinkAnalytics(deps: LinksDeps, req: GetLinkAnalyticsReq
   }
   const breakdown = (dimension: Dimension) =>
     topValues(
-      summary.breakdowns.filter((row) => row.dimension === dimension).map((row) => ({ value: row.value || EMPTY_VALUE[dimension], scans: row.scans })),
+      summary.breakdowns
+        .filter((row) => row.dimension === dimension)
+        .map((row) => ({ value: row.value || EMPTY_VALUE[dimension], scans: row.scans })),
     );
   return create(GetLinkAnalyticsResponseSchema, {
     totalScans: BigInt(summary.daily.reduce((sum, row) => sum + row.scans, 0)),
@@ -111,4 +131,3 @@ function topValues(entries: { value: string; scans: number }[]): Pick<BreakdownE
   const rest = sorted.slice(MAX_BREAKDOWN_VALUES).reduce((sum, entry) => sum + entry.scans, 0);
   return rest > 0 ? [...shown, { value: "other", scans: BigInt(rest) }] : shown;
 }
-

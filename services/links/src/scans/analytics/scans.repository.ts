@@ -52,7 +52,11 @@ export async function storeScans(db: Db, scans: ScanColumns): Promise<Set<string
   }
 }
 
-async function storeScansOnce(db: Db, scans: ScanColumns, onStoredId: RawBuilder<unknown>): Promise<Set<string> | undefined> {
+async function storeScansOnce(
+  db: Db,
+  scans: ScanColumns,
+  onStoredId: RawBuilder<unknown>,
+): Promise<Set<string> | undefined> {
   const given = scans.id.length;
   const result = await sql<{ stored: number; ids: string[] | null }>`
     WITH stored AS (
@@ -105,7 +109,9 @@ async function storeScansOnce(db: Db, scans: ScanColumns, onStoredId: RawBuilder
 function arrayLiteral(values: readonly string[]): string {
   if (values.length === 0) return "{}";
   if (!NEEDS_ESCAPE.test(values.join(""))) return `{"${values.join('","')}"}`;
-  const quoted = values.map((value) => (NEEDS_ESCAPE.test(value) ? `"${value.replace(/[\\"]/g, "\\$&")}"` : `"${value}"`));
+  const quoted = values.map((value) =>
+    NEEDS_ESCAPE.test(value) ? `"${value.replace(/[\\"]/g, "\\$&")}"` : `"${value}"`,
+  );
   return `{${quoted.join(",")}}`;
 }
 const NEEDS_ESCAPE = /[\\"]/;
@@ -129,7 +135,9 @@ const FOLD_LOCK = 0x71720001;
  */
 export async function foldScanDeltas(db: Db): Promise<number | undefined> {
   return db.transaction().execute(async (trx) => {
-    const { rows: locked } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_xact_lock(${FOLD_LOCK}) AS locked`.execute(trx);
+    const { rows: locked } = await sql<{
+      locked: boolean;
+    }>`SELECT pg_try_advisory_xact_lock(${FOLD_LOCK}) AS locked`.execute(trx);
     if (!locked[0]!.locked) return undefined;
     // A fold after an outage may hold millions of deltas: their aggregates stay in memory rather than sort on disk.
     await sql`SET LOCAL work_mem = '64MB'`.execute(trx);
@@ -203,7 +211,12 @@ export async function scanTotals(db: Db, accountId: string, linkIds: string[]): 
 
 /** Whether the link is the account's, deleted or not: its scans stay readable until the code is gone. */
 export async function isAccountLink(db: Db, accountId: string, linkId: string): Promise<boolean> {
-  const row = await db.selectFrom("links").select("id").where("id", "=", linkId).where("account_id", "=", accountId).executeTakeFirst();
+  const row = await db
+    .selectFrom("links")
+    .select("id")
+    .where("id", "=", linkId)
+    .where("account_id", "=", accountId)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
@@ -234,7 +247,11 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
   ]);
   return {
     daily: daily.rows.map((row) => ({ day: row.day, scans: Number(row.scans), uniqueScans: Number(row.unique_scans) })),
-    breakdowns: breakdowns.rows.map((row) => ({ dimension: row.dimension, value: row.value, scans: Number(row.scans) })),
+    breakdowns: breakdowns.rows.map((row) => ({
+      dimension: row.dimension,
+      value: row.value,
+      scans: Number(row.scans),
+    })),
   };
 }
 
@@ -244,7 +261,13 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
  * How many there are is the sum of the days' distinct visitors (rollups and unfolded deltas: each
  * row added one), so a range with more is told in a few index pages, without reading its rows.
  */
-export async function countVisitorsUpTo(db: Db, linkId: string, from: string, to: string, limit: number): Promise<number | undefined> {
+export async function countVisitorsUpTo(
+  db: Db,
+  linkId: string,
+  from: string,
+  to: string,
+  limit: number,
+): Promise<number | undefined> {
   // The count is a sub-select Postgres runs only when the CASE reaches it.
   const { rows } = await sql<{ visitors: number | null }>`
     SELECT CASE WHEN visitor_days.n > ${limit} THEN NULL ELSE (
@@ -261,7 +284,12 @@ export async function countVisitorsUpTo(db: Db, linkId: string, from: string, to
 }
 
 /** The stored sketches of a link's days in a range, with the distinct visitors each had when it was built. */
-export async function daySketches(db: Db, linkId: string, from: string, to: string): Promise<Map<string, { visitors: number; registers: Uint8Array }>> {
+export async function daySketches(
+  db: Db,
+  linkId: string,
+  from: string,
+  to: string,
+): Promise<Map<string, { visitors: number; registers: Uint8Array }>> {
   const rows = await db
     .selectFrom("scan_day_sketches")
     .select([sql<string>`to_char(day, 'YYYY-MM-DD')`.as("day"), "visitors", "registers"])
@@ -269,11 +297,17 @@ export async function daySketches(db: Db, linkId: string, from: string, to: stri
     .where("day", ">=", from)
     .where("day", "<=", to)
     .execute();
-  return new Map(rows.map((row) => [row.day, { visitors: Number(row.visitors), registers: unpackSketch(row.registers) }]));
+  return new Map(
+    rows.map((row) => [row.day, { visitors: Number(row.visitors), registers: unpackSketch(row.registers) }]),
+  );
 }
 
 /** Each visitor's register and rank on the given days, reduced to the highest rank per day and register. */
-export async function dayRegisters(db: Db, linkId: string, days: string[]): Promise<{ day: string; register: number; rank: number }[]> {
+export async function dayRegisters(
+  db: Db,
+  linkId: string,
+  days: string[],
+): Promise<{ day: string; register: number; rank: number }[]> {
   if (days.length === 0) return [];
   // Postgres keeps the lowest rank bits per register (an integer minimum); their rank is worked out here.
   const { rows } = await sql<{ day: string; register: number; bits: number }>`
@@ -286,13 +320,26 @@ export async function dayRegisters(db: Db, linkId: string, days: string[]): Prom
 }
 
 /** Keeps the sketches of days that are over, so the next range that spans them reads 4 KiB a day. */
-export async function saveDaySketches(db: Db, linkId: string, sketches: { day: string; visitors: number; registers: Uint8Array }[]): Promise<void> {
+export async function saveDaySketches(
+  db: Db,
+  linkId: string,
+  sketches: { day: string; visitors: number; registers: Uint8Array }[],
+): Promise<void> {
   if (sketches.length === 0) return;
   await db
     .insertInto("scan_day_sketches")
-    .values(sketches.map(({ day, visitors, registers }) => ({ link_id: linkId, day, visitors, registers: Buffer.from(packSketch(registers)) })))
+    .values(
+      sketches.map(({ day, visitors, registers }) => ({
+        link_id: linkId,
+        day,
+        visitors,
+        registers: Buffer.from(packSketch(registers)),
+      })),
+    )
     .onConflict((oc) =>
-      oc.columns(["link_id", "day"]).doUpdateSet((eb) => ({ visitors: eb.ref("excluded.visitors"), registers: eb.ref("excluded.registers") })),
+      oc
+        .columns(["link_id", "day"])
+        .doUpdateSet((eb) => ({ visitors: eb.ref("excluded.visitors"), registers: eb.ref("excluded.registers") })),
     )
     .execute();
 }

@@ -25,7 +25,13 @@ export function emptyCapture(): CapturedRedirects {
 }
 
 /** Appends what classifying `req` reads; `countryHeader` as Node keys headers, in lower case. */
-export function captureRedirect(capture: CapturedRedirects, req: IncomingMessage, linkId: string, at: number, countryHeader: string | undefined): void {
+export function captureRedirect(
+  capture: CapturedRedirects,
+  req: IncomingMessage,
+  linkId: string,
+  at: number,
+  countryHeader: string | undefined,
+): void {
   const { headers } = req;
   capture.linkId.push(linkId);
   capture.at.push(at);
@@ -40,7 +46,11 @@ export function captureRedirect(capture: CapturedRedirects, req: IncomingMessage
 export function* capturedRedirects(capture: CapturedRedirects, countryHeader: string | undefined): Generator<Redirect> {
   const { linkId, at, peer, userAgent, forwardedFor, referer, country } = capture;
   for (let i = 0; i < linkId.length; i++) {
-    const headers: IncomingHttpHeaders = { "user-agent": userAgent[i], "x-forwarded-for": forwardedFor[i], referer: referer[i] };
+    const headers: IncomingHttpHeaders = {
+      "user-agent": userAgent[i],
+      "x-forwarded-for": forwardedFor[i],
+      referer: referer[i],
+    };
     if (countryHeader !== undefined) headers[countryHeader] = country[i];
     yield { linkId: linkId[i]!, at: at[i]!, request: { socket: { remoteAddress: peer[i] }, headers } };
   }

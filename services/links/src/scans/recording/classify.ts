@@ -190,7 +190,11 @@ function agentFactsOf(userAgent: string): AgentFacts {
 }
 
 /** A salted visitor key: HMAC-SHA256(secret, linkId \0 clientAddress \0 userAgent), base64url, first 22 chars. Stable per link, not linkable across links, no raw IP. */
-export function visitorKey(secret: string, linkId: string, facts: Pick<ScanFacts, "clientAddress" | "userAgent">): string {
+export function visitorKey(
+  secret: string,
+  linkId: string,
+  facts: Pick<ScanFacts, "clientAddress" | "userAgent">,
+): string {
   return createHmac("sha256", secret)
     .update(`${linkId}\0${facts.clientAddress}\0${facts.userAgent}`)
     .digest("base64url")

@@ -8,7 +8,10 @@ import { ScanRecorderThread, type RecorderThreadStorage } from "./scan-recorder-
  * Classifying, batching, spooling and storing are the recorder's in both; a placement only decides
  * which thread does them and how captured redirects reach it.
  */
-export type RecorderPlacement = (settings: RecorderSettings, context: { logger: Logger; metrics?: Metrics | undefined }) => Promise<RedirectRecorder>;
+export type RecorderPlacement = (
+  settings: RecorderSettings,
+  context: { logger: Logger; metrics?: Metrics | undefined },
+) => Promise<RedirectRecorder>;
 
 /**
  * The recorder on the answering thread, sending its batches with `send` (the links service of this

@@ -5,7 +5,13 @@ import { noMetrics, withSpanFrom, workerEntry, workerExecArgv, type Logger, type
 import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../../redirects/redirector.js";
 import { captureRedirect, emptyCapture, type CapturedRedirects } from "./capture.js";
-import { scanRecorderMetrics, type DropReason, type RecorderSettings, type RecorderStatus, type RedirectRecorder } from "./scan-recorder.js";
+import {
+  scanRecorderMetrics,
+  type DropReason,
+  type RecorderSettings,
+  type RecorderStatus,
+  type RedirectRecorder,
+} from "./scan-recorder.js";
 
 // The answering thread's half of recording on a thread of its own (ADR 0014): a redirect only
 // appends a few of its fields to columns (capture.ts), which go to the recording thread every few
@@ -43,7 +49,10 @@ export type RecorderThreadRequest = { kind: "announce"; linkIds: string[] };
 /** The answer to request `id`: done. */
 export type RecorderThreadAnswer = { kind: "answer"; id: number };
 
-export type ToRecorderThread = { kind: "redirects"; redirects: CapturedRedirects } | RecorderThreadAnswer | { kind: "close"; timeoutMs: number };
+export type ToRecorderThread =
+  | { kind: "redirects"; redirects: CapturedRedirects }
+  | RecorderThreadAnswer
+  | { kind: "close"; timeoutMs: number };
 export type FromRecorderThread =
   | { kind: "status"; status: RecorderThreadStatus }
   /** `trace`: the recording thread's trace context (its "record scans" span), which the request thread's work joins. */
@@ -113,7 +122,10 @@ export class ScanRecorderThread implements RedirectRecorder {
 
   constructor(private readonly options: ScanRecorderThreadOptions) {
     this.countryHeader = options.countryHeader?.toLowerCase();
-    ({ stored: this.storedTotal, dropped: this.droppedTotal } = scanRecorderMetrics(options.metrics ?? noMetrics, this));
+    ({ stored: this.storedTotal, dropped: this.droppedTotal } = scanRecorderMetrics(
+      options.metrics ?? noMetrics,
+      this,
+    ));
     this.start();
   }
 
@@ -142,7 +154,9 @@ export class ScanRecorderThread implements RedirectRecorder {
   }
 
   get oldestUnstoredAgeMs(): number {
-    const times = [this.capture.at[0], this.inFlight[0]?.oldestAt, this.status.oldestUnstoredAt].filter((time) => time !== undefined);
+    const times = [this.capture.at[0], this.inFlight[0]?.oldestAt, this.status.oldestUnstoredAt].filter(
+      (time) => time !== undefined,
+    );
     return times.length === 0 ? 0 : Math.max(0, Date.now() - Math.min(...times));
   }
 
@@ -153,7 +167,8 @@ export class ScanRecorderThread implements RedirectRecorder {
       const worker = this.worker;
       if (!worker) {
         // Between a failed thread and the next: what waits here cannot be stored any more.
-        if (this.pending > 0) this.options.logger.error({ lost: this.pending }, "shutting down with scans that could not be stored");
+        if (this.pending > 0)
+          this.options.logger.error({ lost: this.pending }, "shutting down with scans that could not be stored");
         return;
       }
       this.handOver();
@@ -169,7 +184,8 @@ export class ScanRecorderThread implements RedirectRecorder {
       const stopping = setTimeout(() => void worker.terminate(), 1000);
       await this.workerExited;
       clearTimeout(stopping);
-      if (this.pending > 0) this.options.logger.error({ lost: this.pending }, "shutting down with scans that could not be stored");
+      if (this.pending > 0)
+        this.options.logger.error({ lost: this.pending }, "shutting down with scans that could not be stored");
     })();
     return this.closing;
   }
@@ -220,7 +236,9 @@ export class ScanRecorderThread implements RedirectRecorder {
   private async announce(linkIds: string[]): Promise<void> {
     const { storage, logger } = this.options;
     // The scans are stored whatever happens here; only catalogs' cached totals would wait for their expiry.
-    await storage.announceStoredScans(linkIds).catch((error: unknown) => logger.warn({ err: error }, "could not announce stored scans"));
+    await storage
+      .announceStoredScans(linkIds)
+      .catch((error: unknown) => logger.warn({ err: error }, "could not announce stored scans"));
   }
 
   private update(status: RecorderThreadStatus): void {

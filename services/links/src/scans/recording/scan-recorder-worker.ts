@@ -12,7 +12,14 @@ import { ScanWriter } from "../analytics/scan-writer.js";
 import type { ScanSink } from "../scan-sink.js";
 import { capturedRedirects } from "./capture.js";
 import { openScanRecorder } from "./scan-recorder.js";
-import type { FromRecorderThread, RecorderThreadAnswer, RecorderThreadRequest, RecorderThreadSettings, RecorderThreadStatus, ToRecorderThread } from "./scan-recorder-thread.js";
+import type {
+  FromRecorderThread,
+  RecorderThreadAnswer,
+  RecorderThreadRequest,
+  RecorderThreadSettings,
+  RecorderThreadStatus,
+  ToRecorderThread,
+} from "./scan-recorder-thread.js";
 
 /** How often the thread tells the request thread where it stands, when that changed. */
 const STATUS_INTERVAL_MS = 50;

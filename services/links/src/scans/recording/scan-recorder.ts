@@ -6,7 +6,14 @@ import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../../redirects/redirector.js";
 import { scanClassifier, visitorKey, type ClassifiedRequest, type ScanFacts } from "./classify.js";
 import { openCountryDatabase } from "./country.js";
-import { dropFirstScans, emptyScanColumns, MAX_SCANS_PER_BATCH, scansOf, sliceScanColumns, type ScanColumns } from "../scan-columns.js";
+import {
+  dropFirstScans,
+  emptyScanColumns,
+  MAX_SCANS_PER_BATCH,
+  scansOf,
+  sliceScanColumns,
+  type ScanColumns,
+} from "../scan-columns.js";
 import { timeOrderedScanId } from "./scan-id.js";
 import { ScanSpool } from "./scan-spool.js";
 
@@ -127,7 +134,11 @@ export async function openScanRecorder(
 ): Promise<ScanRecorder> {
   return new ScanRecorder({
     ...context,
-    classify: scanClassifier({ trustedProxies: settings.trustedProxies, countryHeader: settings.countryHeader, countryOf: await openCountryDatabase() }),
+    classify: scanClassifier({
+      trustedProxies: settings.trustedProxies,
+      countryHeader: settings.countryHeader,
+      countryOf: await openCountryDatabase(),
+    }),
     visitorKeySecret: settings.visitorKeySecret,
     spool: settings.spoolDir === undefined ? undefined : new ScanSpool(settings.spoolDir),
     flushIntervalMs: settings.flushIntervalMs,
@@ -150,13 +161,19 @@ export function scanRecorderMetrics(
       "unclassifiable (a request the classifier failed on), thread_failed (taken by a recording thread that failed before storing them).",
     labelNames: ["reason"],
   });
-  metrics.gaugeOnScrape({ name: "qrp_scans_buffered", help: "Scans waiting in memory to be stored." }, (gauge) => gauge.set(recorder.pending));
-  metrics.gaugeOnScrape({ name: "qrp_scans_spooled", help: "Scans waiting on disk (SCAN_SPOOL_DIR) to be stored." }, (gauge) =>
-    gauge.set(recorder.spooledScans),
+  metrics.gaugeOnScrape({ name: "qrp_scans_buffered", help: "Scans waiting in memory to be stored." }, (gauge) =>
+    gauge.set(recorder.pending),
+  );
+  metrics.gaugeOnScrape(
+    { name: "qrp_scans_spooled", help: "Scans waiting on disk (SCAN_SPOOL_DIR) to be stored." },
+    (gauge) => gauge.set(recorder.spooledScans),
   );
   // Zero when nothing waits: an alert on this age fires when scans stop reaching the database.
   metrics.gaugeOnScrape(
-    { name: "qrp_scan_oldest_unstored_age_seconds", help: "Age of the oldest scan not yet stored (buffered or spooled), in seconds; 0 when none waits." },
+    {
+      name: "qrp_scan_oldest_unstored_age_seconds",
+      help: "Age of the oldest scan not yet stored (buffered or spooled), in seconds; 0 when none waits.",
+    },
     (gauge) => gauge.set(recorder.oldestUnstoredAgeMs / 1000),
   );
   return { stored, dropped };
@@ -213,7 +230,10 @@ export class ScanRecorder implements RedirectRecorder {
   private nextAttemptAt = 0;
   private taken = 0;
   /** Scans committed, and scans given up by reason, since the recorder started. */
-  readonly counts = { stored: 0, dropped: { buffer_full: 0, refused: 0, unclassifiable: 0, thread_failed: 0 } satisfies Record<DropReason, number> };
+  readonly counts = {
+    stored: 0,
+    dropped: { buffer_full: 0, refused: 0, unclassifiable: 0, thread_failed: 0 } satisfies Record<DropReason, number>,
+  };
   private readonly stored: Counter;
   private readonly lost: Counter<"reason">;
 
@@ -233,7 +253,11 @@ export class ScanRecorder implements RedirectRecorder {
    */
   recordRedirect(req: IncomingMessage, target: RedirectTarget): void {
     if (req.method !== "GET") return;
-    this.take({ linkId: target.linkId, at: this.now().getTime(), request: { socket: { remoteAddress: req.socket.remoteAddress }, headers: req.headers } });
+    this.take({
+      linkId: target.linkId,
+      at: this.now().getTime(),
+      request: { socket: { remoteAddress: req.socket.remoteAddress }, headers: req.headers },
+    });
   }
 
   /** Keeps a redirect answered with a 302 to a GET until the next turn of the event loop classifies it. */
@@ -269,7 +293,11 @@ export class ScanRecorder implements RedirectRecorder {
   }
 
   private classifyChunk(): number {
-    const chunk = Math.min(this.redirects.length, MAX_CLASSIFY_CHUNK, Math.max(CLASSIFY_CHUNK, Math.ceil(this.redirects.length / 4)));
+    const chunk = Math.min(
+      this.redirects.length,
+      MAX_CLASSIFY_CHUNK,
+      Math.max(CLASSIFY_CHUNK, Math.ceil(this.redirects.length / 4)),
+    );
     for (const redirect of this.redirects.splice(0, chunk)) this.classifyRedirect(redirect);
     return chunk;
   }
@@ -362,10 +390,14 @@ export class ScanRecorder implements RedirectRecorder {
     while ((this.pending > 0 || this.spooled) && Date.now() < deadline) {
       this.nextAttemptAt = 0;
       await this.flush();
-      if (this.failures > 0) await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(this.retryDelay(), deadline - Date.now()))));
+      if (this.failures > 0)
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.max(0, Math.min(this.retryDelay(), deadline - Date.now()))),
+        );
     }
     await this.spill();
-    if (this.pending > 0) this.options.logger.error({ lost: this.pending }, "shutting down with scans that could not be stored");
+    if (this.pending > 0)
+      this.options.logger.error({ lost: this.pending }, "shutting down with scans that could not be stored");
   }
 
   private schedule(delayMs: number): void {
@@ -378,7 +410,8 @@ export class ScanRecorder implements RedirectRecorder {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.flush().then(() => {
-        if (this.pending > 0 || this.spooled) this.schedule(this.pending >= BATCH_SIZE && this.failures === 0 ? 0 : this.flushIntervalMs);
+        if (this.pending > 0 || this.spooled)
+          this.schedule(this.pending >= BATCH_SIZE && this.failures === 0 ? 0 : this.flushIntervalMs);
       });
     }, delayMs);
   }
@@ -399,7 +432,8 @@ export class ScanRecorder implements RedirectRecorder {
           if (this.failures > 0) this.options.logger.info({ pending: this.pending }, "storing scans again");
           this.failures = 0;
         } catch (error) {
-          if (this.failures++ === 0) this.options.logger.warn({ err: error, pending: this.pending }, "cannot store scans yet; retrying");
+          if (this.failures++ === 0)
+            this.options.logger.warn({ err: error, pending: this.pending }, "cannot store scans yet; retrying");
           this.nextAttemptAt = Date.now() + this.retryDelay();
         }
       } finally {
@@ -423,7 +457,10 @@ export class ScanRecorder implements RedirectRecorder {
     for (const batch of batches) {
       const scans = await this.onDisk("read", () => batch.read());
       if (scans === null) {
-        this.options.logger.error({ spoolDir: spool.dir }, "a spooled batch of scans cannot be decoded; renamed to .unreadable and skipped");
+        this.options.logger.error(
+          { spoolDir: spool.dir },
+          "a spooled batch of scans cannot be decoded; renamed to .unreadable and skipped",
+        );
         continue;
       }
       if (scans === DISK_FAILED) return;
@@ -443,7 +480,11 @@ export class ScanRecorder implements RedirectRecorder {
       dropFirstScans(this.buffer, batch.id.length);
       if (this.spool && this.buffer.id.length > MAX_BACKLOG_IN_MEMORY) {
         // Behind: the backlog goes to disk, and the next round sends it, spooled batches first.
-        if (!this.behind) this.options.logger.warn({ pending: this.pending }, "storing scans is slower than they come; spooling the backlog to disk");
+        if (!this.behind)
+          this.options.logger.warn(
+            { pending: this.pending },
+            "storing scans is slower than they come; spooling the backlog to disk",
+          );
         this.behind = true;
         await this.spill();
         return;
@@ -460,7 +501,9 @@ export class ScanRecorder implements RedirectRecorder {
   private async sendOrRefuse(count: number, columns: () => ScanColumns): Promise<void> {
     try {
       // A batch is a trace of its own (sampled like redirects): RecordScans down to its INSERT.
-      await withSpan("record scans", { hotPath: true, attributes: { "qrplatform.scans.count": count } }, () => this.options.send(columns()));
+      await withSpan("record scans", { hotPath: true, attributes: { "qrplatform.scans.count": count } }, () =>
+        this.options.send(columns()),
+      );
       this.stored.inc(count);
       this.counts.stored += count;
     } catch (error) {
@@ -495,10 +538,14 @@ export class ScanRecorder implements RedirectRecorder {
    * permissions changed). Said in the log once when the disk starts failing and once when it works
    * again, not on every round that tries it (one after every batch while storing is behind).
    */
-  private async onDisk<T>(operation: "read" | "write" | "clean up", run: () => Promise<T>): Promise<T | typeof DISK_FAILED> {
+  private async onDisk<T>(
+    operation: "read" | "write" | "clean up",
+    run: () => Promise<T>,
+  ): Promise<T | typeof DISK_FAILED> {
     try {
       const result = await run();
-      if (this.spoolFailing) this.options.logger.info({ spoolDir: this.spool?.dir }, "the scan spool's disk works again");
+      if (this.spoolFailing)
+        this.options.logger.info({ spoolDir: this.spool?.dir }, "the scan spool's disk works again");
       this.spoolFailing = false;
       return result;
     } catch (error) {

@@ -66,7 +66,10 @@ export class ScanSpool {
       await file.close();
     }
     await rename(temporary, join(this.dir, name + SUFFIX));
-    this.known.set(join(this.dir, name + SUFFIX), { scans: batch.id.length, oldest: oldestScanTime(batch) ?? Date.now() });
+    this.known.set(join(this.dir, name + SUFFIX), {
+      scans: batch.id.length,
+      oldest: oldestScanTime(batch) ?? Date.now(),
+    });
   }
 
   /** Scans on disk, as far as this process knows. */
@@ -87,7 +90,9 @@ export class ScanSpool {
   async batches(): Promise<SpooledBatch[]> {
     let names: string[];
     try {
-      names = (await readdir(this.dir)).filter((name) => name.endsWith(SUFFIX) || name.endsWith(PROTOBUF_SUFFIX)).sort();
+      names = (await readdir(this.dir))
+        .filter((name) => name.endsWith(SUFFIX) || name.endsWith(PROTOBUF_SUFFIX))
+        .sort();
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw error;
@@ -130,7 +135,8 @@ function decodeColumns(bytes: Buffer): DecodedBatch | undefined {
   for (const key of SCAN_COLUMNS) {
     const column = columns[key];
     const type = key === "scannedAtMs" ? "number" : "string";
-    if (!Array.isArray(column) || column.length !== count || !column.every((item) => typeof item === type)) return undefined;
+    if (!Array.isArray(column) || column.length !== count || !column.every((item) => typeof item === type))
+      return undefined;
   }
   const batch = columns as ScanColumns;
   return { count, oldest: oldestScanTime(batch) ?? Date.now(), columns: () => checkedScanColumns(batch) };
