@@ -1,5 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import { afterKeyset } from "@qrplatform/db";
+import { lockAccountCreates } from "../account-create-lock.js";
 import type { CatalogTables } from "../tables.js";
 import * as workspaces from "../workspaces/workspaces.repository.js";
 import { qrCodeEventData, recordEvent } from "../webhooks/webhook-events.js";
@@ -58,17 +59,7 @@ export async function reserve(
   keysKeptSince?: Date,
 ): Promise<ReserveOutcome> {
   return db.transaction().execute(async (tx): Promise<ReserveOutcome> => {
-    await tx
-      .insertInto("account_capacity_locks")
-      .values({ account_id: row.account_id })
-      .onConflict((c) => c.doNothing())
-      .execute();
-    await tx
-      .selectFrom("account_capacity_locks")
-      .select("account_id")
-      .where("account_id", "=", row.account_id)
-      .forUpdate()
-      .execute();
+    await lockAccountCreates(tx, row.account_id);
 
     if (row.idempotency_key) {
       const holder = await tx

@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Updateable } from "kysely";
 import { afterKeyset, beforeKeyset } from "@qrplatform/db";
+import { lockAccountCreates } from "../account-create-lock.js";
 import type { CatalogTables } from "../tables.js";
 import type { WebhookDeliveryRow, WebhookEndpointRow, WebhookEndpointsTable } from "./webhooks.table.js";
 
@@ -38,18 +39,7 @@ export async function insertEndpoint(
   keysKeptSince: Date,
 ): Promise<InsertOutcome> {
   return db.transaction().execute(async (trx): Promise<InsertOutcome> => {
-    // The account's capacity lock serializes creates, so the count cannot be overshot nor a key used twice.
-    await trx
-      .insertInto("account_capacity_locks")
-      .values({ account_id: row.account_id })
-      .onConflict((c) => c.doNothing())
-      .execute();
-    await trx
-      .selectFrom("account_capacity_locks")
-      .select("account_id")
-      .where("account_id", "=", row.account_id)
-      .forUpdate()
-      .execute();
+    await lockAccountCreates(trx, row.account_id);
     if (row.idempotency_key) {
       const holder = await trx
         .selectFrom("webhook_endpoints")

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import { afterKeyset } from "@qrplatform/db";
+import { lockAccountCreates } from "../account-create-lock.js";
 import type { CatalogTables } from "../tables.js";
 import type { NewWorkspaceRow, WorkspaceChanges, WorkspaceWithCount } from "./workspaces.table.js";
 
@@ -44,17 +45,7 @@ export async function insertWorkspace(
     return { outcome: "inserted", workspace: { ...inserted, qr_code_count: 0 } };
   }
   return db.transaction().execute(async (trx): Promise<InsertOutcome> => {
-    await trx
-      .insertInto("account_capacity_locks")
-      .values({ account_id: row.account_id })
-      .onConflict((c) => c.doNothing())
-      .execute();
-    await trx
-      .selectFrom("account_capacity_locks")
-      .select("account_id")
-      .where("account_id", "=", row.account_id)
-      .forUpdate()
-      .execute();
+    await lockAccountCreates(trx, row.account_id);
     const holder = await selectWithCount(trx, row.account_id)
       .where("workspaces.idempotency_key", "=", key)
       .executeTakeFirst();
