@@ -17,27 +17,29 @@ export const file_qrplatform_catalog_v1_qr_code: GenFile = /*@__PURE__*/
   fileDesc("CiNxcnBsYXRmb3JtL2NhdGFsb2cvdjEvcXJfY29kZS5wcm90bxIVcXJwbGF0Zm9ybS5jYXRhbG9nLnYxIjcKA1V0bRIOCgZzb3VyY2UYASABKAkSDgoGbWVkaXVtGAIgASgJEhAKCGNhbXBhaWduGAMgASgJIssDCgZRckNvZGUSCgoCaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIZCgx3b3Jrc3BhY2VfaWQYAyABKAlIAIgBARIMCgRuYW1lGAQgASgJEhcKD2Rlc3RpbmF0aW9uX3VybBgFIAEoCRIzCgZzdGF0dXMYBiABKA4yIy5xcnBsYXRmb3JtLmNhdGFsb2cudjEuUXJDb2RlU3RhdHVzEgwKBHRhZ3MYByADKAkSEwoLdG90YWxfc2NhbnMYCCABKAMSEgoKdmFuaXR5X3VybBgJIAEoCRIVCg1jYW5vbmljYWxfdXJsGAogASgJEg8KB2xpbmtfaWQYCyABKAkSLwoGZGVzaWduGAwgASgLMh8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuRGVzaWduEicKA3V0bRgNIAEoCzIaLnFycGxhdGZvcm0uY2F0YWxvZy52MS5VdG0SLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIPCg1fd29ya3NwYWNlX2lkIlEKCENhcGFjaXR5EhUKDXFyX2NvZGVzX3VzZWQYASABKAMSGwoOcXJfY29kZXNfbGltaXQYAiABKANIAIgBAUIRCg9fcXJfY29kZXNfbGltaXQqZAoMUXJDb2RlU3RhdHVzEh4KGlFSX0NPREVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGQoVUVJfQ09ERV9TVEFUVVNfQUNUSVZFEAESGQoVUVJfQ09ERV9TVEFUVVNfUEFVU0VEEAJiBnByb3RvMw", [file_google_protobuf_timestamp, file_qrplatform_rendering_v1_design]);
 
 /**
- * Utm holds the campaign parameters appended to the destination on redirect.
+ * Utm holds the campaign parameters appended to the destination on redirect. An empty value means
+ * the parameter is not set (the REST edge passes an empty one on as not set), so implicit presence
+ * says all there is to say; the fields keep the presence they were first published with.
  *
  * @generated from message qrplatform.catalog.v1.Utm
  */
 export type Utm = Message<"qrplatform.catalog.v1.Utm"> & {
   /**
-   * The utm_source value.
+   * The utm_source value; empty when not set.
    *
    * @generated from field: string source = 1;
    */
   source: string;
 
   /**
-   * The utm_medium value.
+   * The utm_medium value; empty when not set.
    *
    * @generated from field: string medium = 2;
    */
   medium: string;
 
   /**
-   * The utm_campaign value.
+   * The utm_campaign value; empty when not set.
    *
    * @generated from field: string campaign = 3;
    */
