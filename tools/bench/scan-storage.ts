@@ -11,7 +11,7 @@ import { openDatabase } from "@qrplatform/db";
 import { adminQuery } from "@qrplatform/db/testing";
 import { PAGE_TOKEN_SECRET } from "@qrplatform/testing";
 import { buildLinks, SCAN_RETENTION_DAYS } from "../../services/links/src/server.js";
-import type { ScanColumns } from "../../services/links/src/scans/scan-columns.js";
+import { emptyScanColumns, type ScanColumns } from "../../services/links/src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../../services/links/src/scans/recording/scan-id.js";
 import { maintainScanPartitions } from "../../services/links/src/scans/analytics/scan-partitions.js";
 import { foldScanDeltas, storeScans } from "../../services/links/src/scans/analytics/scans.repository.js";
@@ -94,7 +94,7 @@ export async function scanStorageBudget(
       )(0),
     );
     const total = cumulative.at(-1)!;
-    let columns: ScanColumns = emptyColumns();
+    let columns: ScanColumns = emptyScanColumns();
     const started = performance.now();
     for (let i = 0; i < total; i++) {
       const r = Math.random() * total;
@@ -122,7 +122,7 @@ export async function scanStorageBudget(
       );
       if (columns.id.length === BATCH) {
         await storeScans(db, columns);
-        columns = emptyColumns();
+        columns = emptyScanColumns();
         if (i % (BATCH * 20) === BATCH - 1) await foldScanDeltas(db);
       }
     }
@@ -174,18 +174,4 @@ export async function scanStorageBudget(
     await database.close();
     await adminQuery(serverUrl, `drop database if exists ${name}`);
   }
-}
-
-function emptyColumns(): ScanColumns {
-  return {
-    id: [],
-    linkId: [],
-    scannedAtMs: [],
-    country: [],
-    deviceType: [],
-    os: [],
-    browser: [],
-    referrerHost: [],
-    visitorKey: [],
-  };
 }

@@ -41,6 +41,7 @@ import {
   serviceError,
   uuidSchema,
   validate,
+  requireVanityPair,
   vanitySlugProblem,
 } from "@qrplatform/platform";
 import type { CatalogDeps } from "../deps.js";
@@ -68,17 +69,7 @@ const createSchema = z
     vanitySlug: z.string().superRefine(checkedBy(vanitySlugProblem)).optional(),
     idempotencyKey: createKeySchema.optional(),
   })
-  .superRefine((req, ctx) => {
-    const required = (field: "vanityDomainId" | "vanitySlug", other: string) =>
-      ctx.addIssue({
-        code: "custom",
-        path: [field],
-        message: `is required with ${other}`,
-        params: { reason: "required" },
-      });
-    if (req.vanityDomainId !== undefined && req.vanitySlug === undefined) required("vanitySlug", "vanity_domain_id");
-    if (req.vanitySlug !== undefined && req.vanityDomainId === undefined) required("vanityDomainId", "vanity_slug");
-  });
+  .superRefine(requireVanityPair);
 
 function capacityError(refusal: CapacityRefusal): ConnectError {
   const metadata = { limit: String(refusal.max), used: String(refusal.used) };

@@ -1,6 +1,7 @@
 // The rules of a short link's request fields that need no database: the destination URL and a vanity
 // slug. The links service enforces them on every link; the catalog checks them before it reserves a QR
 // code's place in the account's capacity, so a request that can never succeed costs no reservation.
+import type { z } from "zod";
 import type { FieldProblem } from "./errors.js";
 import { textRuleProblem } from "./validation.js";
 
@@ -86,4 +87,20 @@ export function parseVanitySlug(requested: string): { slug: string } | { problem
 export function vanitySlugProblem(requested: string): FieldProblem | undefined {
   const parsed = parseVanitySlug(requested);
   return "problem" in parsed ? parsed.problem : undefined;
+}
+
+/**
+ * A zod refinement for a request that may name a vanity link: `vanityDomainId` and `vanitySlug` come
+ * together or not at all, and the one given alone names the other as required.
+ */
+export function requireVanityPair(req: { vanityDomainId?: string; vanitySlug?: string }, ctx: z.RefinementCtx): void {
+  const required = (field: "vanityDomainId" | "vanitySlug", other: string) =>
+    ctx.addIssue({
+      code: "custom",
+      path: [field],
+      message: `is required with ${other}`,
+      params: { reason: "required" },
+    });
+  if (req.vanityDomainId !== undefined && req.vanitySlug === undefined) required("vanitySlug", "vanity_domain_id");
+  if (req.vanitySlug !== undefined && req.vanityDomainId === undefined) required("vanityDomainId", "vanity_slug");
 }

@@ -25,6 +25,7 @@ import {
   notFound,
   parsedBy,
   parseVanitySlug,
+  requireVanityPair,
   serviceError,
   uuidSchema,
   validate,
@@ -83,17 +84,7 @@ const createLinkRequest = z
     vanityDomainId: uuidSchema.optional(),
     vanitySlug: vanitySlug.optional(),
   })
-  .superRefine((req, ctx) => {
-    const required = (field: "vanityDomainId" | "vanitySlug", other: string) =>
-      ctx.addIssue({
-        code: "custom",
-        path: [field],
-        message: `is required with ${other}`,
-        params: { reason: "required" },
-      });
-    if (req.vanityDomainId !== undefined && req.vanitySlug === undefined) required("vanitySlug", "vanity_domain_id");
-    if (req.vanitySlug !== undefined && req.vanityDomainId === undefined) required("vanityDomainId", "vanity_slug");
-  })
+  .superRefine(requireVanityPair)
   .transform(({ vanityDomainId, vanitySlug, ...rest }) => ({
     ...rest,
     vanity:
