@@ -36,6 +36,11 @@ export class PageTokens {
     if (!payloadPart || !signaturePart || rest.length > 0) return undefined;
     const payload = Buffer.from(payloadPart, "base64url");
     const signature = Buffer.from(signaturePart, "base64url");
+    // Base64 decoding ignores the unused low bits of the last character, so two spellings can decode
+    // to the same bytes; only the spelling this class wrote is accepted.
+    if (payload.toString("base64url") !== payloadPart || signature.toString("base64url") !== signaturePart) {
+      return undefined;
+    }
     const expected = this.#sign(payload);
     if (signature.length !== expected.length || !timingSafeEqual(signature, expected)) return undefined;
     let fields: unknown;
