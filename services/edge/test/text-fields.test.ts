@@ -57,6 +57,15 @@ describe("text fields", () => {
     });
   }
 
+  it("refuses an empty campaign value with 400 naming it, as the document's minLength says", async () => {
+    const res = await call(stack.baseUrl, "POST", `/workspaces/${workspaceId}/qr-codes`, {
+      key,
+      body: { name: "ok", destination_url: "https://example.com", utm: { source: "poster", medium: "" } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.fields).toEqual([expect.objectContaining({ field: "utm.medium" })]);
+  });
+
   it("reads accepted text back byte for byte, trimming only what the document says", async () => {
     const description = "\u2060leading word joiner\r\n\ttab, 😀, \u202e, ünïcödé \u200b";
     const created = await call(stack.baseUrl, "POST", "/workspaces", {

@@ -57,6 +57,9 @@ const UPDATE_FIXED: FixedFields = {
   vanity_slug: "creation_only",
 };
 
+/** A campaign value over REST is given or absent; gRPC's empty string for "not given" has no place here. */
+const utmValue = textSchema().min(1, "must not be empty; leave the field out instead");
+
 const createBody = z.strictObject({
   name: textSchema(),
   destination_url: textSchema(),
@@ -66,9 +69,9 @@ const createBody = z.strictObject({
   design: designBody.optional(),
   utm: z
     .strictObject({
-      source: textSchema().optional(),
-      medium: textSchema().optional(),
-      campaign: textSchema().optional(),
+      source: utmValue.optional(),
+      medium: utmValue.optional(),
+      campaign: utmValue.optional(),
     })
     .optional(),
 });
