@@ -2,15 +2,16 @@
 // made, however that request's answer was lost: a timeout whose write went through (a frozen catalog
 // answering after the edge gave up), or an edge that died after the commit. Both shapes; the frozen
 // catalog needs processes.
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { WebhookEndpointService, WorkspaceService } from "@qrplatform/api/catalog";
-import { IdempotencyKeyService, IdempotencyKeyState, SubscriptionTier } from "@qrplatform/api/tenancy";
+import { IdempotencyKeyService, IdempotencyKeyState } from "@qrplatform/api/tenancy";
 import { remoteTransport } from "@qrplatform/platform";
 import { requestFingerprint } from "../src/http/idempotency.js";
 import { call, expectError, type ApiResponse } from "./support/http.js";
 import { credentials, startStack, type EdgeReplica, type Stack, type StackMode } from "./support/stack.js";
+import { newAccount as newTestAccount } from "./support/accounts.js";
 
 const MODES: StackMode[] = ["in-process", "processes"];
 /** Webhook URLs on loopback, which this stack allows; nothing is delivered to them. */
@@ -36,14 +37,7 @@ describe.each(MODES)("Idempotency-Key on workspace and webhook creates [%s]", (m
   }, 180_000);
   afterAll(() => stack?.close());
 
-  async function newAccount() {
-    const { account } = await stack.admin.createAccount({
-      name: `Creates ${randomBytes(3).toString("hex")}`,
-      subscriptionTier: SubscriptionTier.ORIGIN,
-    });
-    const { secret } = await stack.admin.createApiKey({ accountId: account!.id });
-    return { accountId: account!.id, key: secret };
-  }
+  const newAccount = () => newTestAccount(stack.admin, { name: "Creates" });
 
   function post(
     baseUrl: string,

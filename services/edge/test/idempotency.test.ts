@@ -1,7 +1,7 @@
 // Safe retries: every POST with an Idempotency-Key runs once, however often, wherever and whenever it is
 // retried. Runs on both shapes: every service in this process, and every service and two edges as
 // separate processes (where the edge is also restarted and a backend killed).
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, type Client } from "@connectrpc/connect";
 import { IdempotencyKeyService, IdempotencyKeyState, SubscriptionTier } from "@qrplatform/api/tenancy";
@@ -9,6 +9,7 @@ import { remoteTransport } from "@qrplatform/platform";
 import { requestFingerprint } from "../src/http/idempotency.js";
 import { call, expectError, type ApiResponse } from "./support/http.js";
 import { credentials, startStack, type EdgeReplica, type Stack, type StackMode } from "./support/stack.js";
+import { newAccount as newTestAccount } from "./support/accounts.js";
 
 const MODES: StackMode[] = ["in-process", "processes"];
 
@@ -35,14 +36,7 @@ describe.each(MODES)("Idempotency-Key [%s]", (mode) => {
   }, 180_000);
   afterAll(() => stack?.close());
 
-  async function newAccount(tier = SubscriptionTier.ORIGIN) {
-    const { account } = await stack.admin.createAccount({
-      name: `Retry ${randomBytes(3).toString("hex")}`,
-      subscriptionTier: tier,
-    });
-    const { secret } = await stack.admin.createApiKey({ accountId: account!.id });
-    return { accountId: account!.id, key: secret };
-  }
+  const newAccount = (tier = SubscriptionTier.ORIGIN) => newTestAccount(stack.admin, { name: "Retry", tier });
 
   function post(
     baseUrl: string,

@@ -7,6 +7,7 @@ import { SubscriptionTier } from "@qrplatform/api/tenancy";
 import { call, expectError, type ApiResponse } from "./support/http.js";
 import { documentedOperations } from "./support/openapi.js";
 import { startStack, type Stack } from "./support/stack.js";
+import { newAccount as newTestAccount } from "./support/accounts.js";
 
 interface Owner {
   accountId: string;
@@ -98,17 +99,13 @@ describe("cross-account isolation", () => {
     call(stack.baseUrl, method, path, options);
 
   async function newAccount() {
-    const { account } = await stack.admin.createAccount({
-      name: `Iso ${randomBytes(3).toString("hex")}`,
-      subscriptionTier: SubscriptionTier.SCALE,
-    });
-    const { secret } = await stack.admin.createApiKey({ accountId: account!.id });
+    const { accountId, key: secret } = await newTestAccount(stack.admin, { name: "Iso", tier: SubscriptionTier.SCALE });
     const { body: workspace } = await api("POST", "/workspaces", { key: secret, body: { name: "Mine" } });
     const { body: code } = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
       key: secret,
       body: { name: "Mine", destination_url: "https://example.com/mine", tags: ["a"] },
     });
-    return { accountId: account!.id, key: secret, workspaceId: workspace.id as string, qrCodeId: code.id as string };
+    return { accountId, key: secret, workspaceId: workspace.id as string, qrCodeId: code.id as string };
   }
 
   /** Everything the owner can read, as the exact bytes the API serves. */

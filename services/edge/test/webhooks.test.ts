@@ -16,6 +16,7 @@ import { EMBEDDED_IPV4_ADDRESSES } from "@qrplatform/testing";
 import { run as runQrctl } from "@qrplatform/qrctl/main";
 import { call, expectError, invalidFields } from "./support/http.js";
 import { credentials, startStack, type Stack, type StackMode } from "./support/stack.js";
+import { newAccount as newTestAccount } from "./support/accounts.js";
 
 const MODES: StackMode[] = ["in-process", "processes"];
 
@@ -140,14 +141,7 @@ describe.each(MODES)("signed webhooks [%s]", (mode) => {
   const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
     call(stack.baseUrl, method, path, { key, ...options });
 
-  async function newAccount(): Promise<{ accountId: string; key: string }> {
-    const { account } = await stack.admin.createAccount({
-      name: `Hooks ${randomBytes(3).toString("hex")}`,
-      subscriptionTier: SubscriptionTier.SCALE,
-    });
-    const { secret } = await stack.admin.createApiKey({ accountId: account!.id });
-    return { accountId: account!.id, key: secret };
-  }
+  const newAccount = () => newTestAccount(stack.admin, { name: "Hooks", tier: SubscriptionTier.SCALE });
 
   beforeAll(async () => {
     receiver = await new Receiver().start();

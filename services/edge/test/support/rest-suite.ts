@@ -11,6 +11,7 @@ import { call, expectError, invalidFields, typedClient } from "./http.js";
 import { startStack, type Stack, type StackMode } from "./stack.js";
 import { jsqrDecode, rsvgToPng, zbarDecode } from "@qrplatform/testing/decoders";
 import { hugeBlankPng } from "@qrplatform/testing/huge-png";
+import { newAccount as newTestAccount } from "./accounts.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** A real 1x1 PNG, as a logo. */
@@ -22,14 +23,8 @@ export function defineRestSuite(mode: StackMode): void {
   let stack: Stack;
 
   /** A new account on a plan with a key; scopes default to every scope. */
-  async function newAccount(tier = SubscriptionTier.ORIGIN, scopes: string[] = []) {
-    const { account } = await stack.admin.createAccount({
-      name: `Acme ${randomBytes(3).toString("hex")}`,
-      subscriptionTier: tier,
-    });
-    const { secret, apiKey } = await stack.admin.createApiKey({ accountId: account!.id, scopes });
-    return { accountId: account!.id, key: secret, keyId: apiKey!.id };
-  }
+  const newAccount = (tier = SubscriptionTier.ORIGIN, scopes: string[] = []) =>
+    newTestAccount(stack.admin, { tier, scopes });
 
   const api = (method: string, path: string, options?: Parameters<typeof call>[3]) =>
     call(stack.baseUrl, method, path, options);
