@@ -106,7 +106,7 @@ export function WebhooksPage() {
                   </button>
                   <button
                     type="button"
-                    aria-label={`Rotate the secret of ${endpoint.url}`}
+                    aria-label={`Rotate secret of ${endpoint.url}`}
                     onClick={() => rotate(endpoint)}
                   >
                     Rotate secret

@@ -162,7 +162,7 @@ function WorkspaceRow({
         )}
         {confirming ? (
           <>
-            <button type="button" class="danger" onClick={remove} aria-label={`Confirm deleting ${workspace.name}`}>
+            <button type="button" class="danger" onClick={remove} aria-label={`Confirm delete ${workspace.name}`}>
               Confirm delete
             </button>
             <button type="button" onClick={() => setConfirming(false)}>
