@@ -123,10 +123,14 @@ describe("the New QR code form", () => {
     try {
       for (const colour of ["#111111", "#222222", "#333333"]) {
         await change("design-foreground", colour);
-        await act(() => vi.advanceTimersByTimeAsync(300));
+        await act(async () => {
+          await vi.advanceTimersByTimeAsync(300);
+        });
       }
       expect(drafts()).toHaveLength(1);
-      await act(() => vi.advanceTimersByTimeAsync(600));
+      await act(async () => {
+        await vi.advanceTimersByTimeAsync(600);
+      });
     } finally {
       vi.useRealTimers();
     }
