@@ -107,6 +107,9 @@ describe.skipIf(skip)("the console in a browser", { timeout: 90_000 }, () => {
     rmSync(profileDir, { recursive: true, force: true });
   });
 
+  /** The rows of the QR codes list. */
+  const codeRows = () => page.getByRole("table", { name: "QR codes", exact: true }).locator("tbody tr");
+
   /** expect.poll with room for a loaded machine: the API, the page and the scan pipeline answer within seconds. */
   const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 15_000, interval: 100 });
 
@@ -168,6 +171,11 @@ describe.skipIf(skip)("the console in a browser", { timeout: 90_000 }, () => {
     await page.getByRole("button", { name: "Save" }).click();
     const row = page.getByRole("row", { name: /Spring campaign/ });
     await poll(() => row.textContent()).toContain("Spring campaign0");
+    await page.getByLabel("Workspace name").fill("Scratch");
+    await page.getByRole("button", { name: "Create workspace" }).click();
+    await page.getByRole("button", { name: "Delete Scratch" }).click();
+    await page.getByRole("button", { name: "Confirm delete Scratch" }).click();
+    await poll(() => page.getByRole("row", { name: /Scratch/ }).count()).toBe(0);
     await checkpoint("02-workspaces");
   });
 
@@ -217,6 +225,8 @@ describe.skipIf(skip)("the console in a browser", { timeout: 90_000 }, () => {
   it("downloads PNG, SVG and JPG that decode to the code's short link", async () => {
     const link = (await page.locator(".links code").first().textContent())!;
     expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\w+/);
+    await page.getByRole("button", { name: `Copy ${link}` }).click();
+    await poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(link);
     await page.getByLabel("Size in pixels").selectOption("512");
     for (const format of ["PNG", "SVG", "JPG"] as const) {
       const [download] = await Promise.all([
@@ -259,6 +269,7 @@ describe.skipIf(skip)("the console in a browser", { timeout: 90_000 }, () => {
 
   it("imports a CSV with progress, and lists the rows that failed with their reasons", async () => {
     await page.getByRole("link", { name: "QR codes" }).click();
+    await page.getByLabel("Search by name").fill("");
     await page.getByLabel("CSV file", { exact: true }).setInputFiles({
       name: "codes.csv",
       mimeType: "text/csv",
@@ -272,6 +283,16 @@ describe.skipIf(skip)("the console in a browser", { timeout: 90_000 }, () => {
     const failed = page.getByRole("table", { name: "Rows that failed" });
     expect(await failed.getByRole("row", { name: /Broken/ }).textContent()).toMatch(/^4Brokendestination_url/);
     await poll(() => page.getByRole("link", { name: "Poster" }).count()).toBe(1);
+    // Search by name and filter by status.
+    await page.getByRole("button", { name: "Pause Poster" }).click();
+    await poll(() => page.getByRole("button", { name: "Resume Poster" }).count()).toBe(1);
+    await page.getByLabel("Status").selectOption("paused");
+    await poll(() => codeRows().count()).toBe(1);
+    await page.getByLabel("Status").selectOption("");
+    await page.getByLabel("Search by name").fill("fly");
+    await poll(() => codeRows().allTextContents()).toEqual([
+      expect.stringMatching(/^FlyerActiveprint, a5Spring campaign0Pause$/),
+    ]);
     await checkpoint("05-qr-codes");
   });
 
@@ -290,7 +311,7 @@ describe.skipIf(skip)("the console in a browser", { timeout: 90_000 }, () => {
     const total = 3 + bulk.created;
     await poll(async () => {
       if (await more.isEnabled()) await more.click();
-      return page.locator("tbody tr").count();
+      return codeRows().count();
     }).toBe(total);
     const scriptish = bulk.results.find((r: any) => r.qr_code?.name.includes("<script>"));
     expect(scriptish).toBeDefined();
@@ -335,6 +356,16 @@ describe.skipIf(skip)("the console in a browser", { timeout: 90_000 }, () => {
     await poll(() => attempts.getByRole("row").nth(1).textContent()).toMatch(/^1.*ms200$/);
     expect(delivered.length).toBeGreaterThan(0);
     await checkpoint("07-webhook-deliveries");
+
+    // A rotated secret is shown once too; a disabled endpoint says so in words.
+    const url = `http://127.0.0.1:${port}/hook`;
+    await page.getByRole("button", { name: `Rotate secret of ${url}` }).click();
+    await poll(() => page.getByLabel("Signing secret").inputValue()).toMatch(/^whsec_/);
+    await page.getByRole("button", { name: "I have copied it" }).click();
+    await page.getByRole("button", { name: `Disable ${url}` }).click();
+    await poll(() => page.getByRole("row", { name: new RegExp(url) }).textContent()).toContain("Disabled");
+    await page.getByRole("button", { name: `Enable ${url}` }).click();
+    await poll(() => page.getByRole("row", { name: new RegExp(url) }).textContent()).toContain("Enabled");
   });
 
   it("forgets the key on Sign out", async () => {
