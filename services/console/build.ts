@@ -3,11 +3,14 @@
 // breaks this build, not the console's users), then bundled by Vite with hashed asset names.
 // Runs before `npm start` (prestart), in `npm run build` (and so in the image) and in the tests' setup.
 import { execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
+// Not import.meta.resolve: vitest's module runner, which loads this file for the tests' setup, lacks it.
+const require = createRequire(import.meta.url);
 const CONSOLE_DIR = fileURLToPath(new URL(".", import.meta.url));
 const REPO_ROOT = join(CONSOLE_DIR, "../..");
 
@@ -46,7 +49,7 @@ export async function buildConsole({ force = false } = {}): Promise<boolean> {
   const hash = sourcesHash();
   if (!force && existsSync(STAMP) && readFileSync(STAMP, "utf8") === hash) return false;
   // tsc rather than Vite alone: Vite strips types without checking them.
-  execFileSync(process.execPath, [require_resolve("typescript/bin/tsc"), "-p", join(CONSOLE_DIR, "tsconfig.json")], {
+  execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", join(CONSOLE_DIR, "tsconfig.json")], {
     cwd: REPO_ROOT,
     stdio: "inherit",
   });
@@ -54,10 +57,6 @@ export async function buildConsole({ force = false } = {}): Promise<boolean> {
   await build({ configFile: join(CONSOLE_DIR, "vite.config.ts"), logLevel: "warn" });
   writeFileSync(STAMP, hash);
   return true;
-}
-
-function require_resolve(specifier: string): string {
-  return fileURLToPath(import.meta.resolve(specifier));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -52,13 +52,17 @@ export function quotaOf(headers: Headers): Quota | undefined {
 export function consoleClient(
   key: string,
   onQuota: (quota: Quota) => void,
-  baseUrl = `${location.origin}/api/v1`,
+  // The page's own fetch unless a test hands in a stand-in API.
+  {
+    baseUrl = `${location.origin}/api/v1`,
+    fetch = ((...args) => globalThis.fetch(...args)) as typeof globalThis.fetch,
+  } = {},
 ): ApiClient {
   return createApiClient({
     baseUrl,
     key,
     fetch: async (input) => {
-      const response = await globalThis.fetch(input);
+      const response = await fetch(input);
       const quota = quotaOf(response.headers);
       if (quota) onQuota(quota);
       return response;

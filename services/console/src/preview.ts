@@ -42,9 +42,12 @@ export async function drawPreview(
   }
 }
 
-/** Deletes a draft; a failure leaves a paused code tagged console-preview, which the list shows. */
-export async function discardDraft(api: ApiClient, draftId: string): Promise<void> {
-  await api.DELETE("/qr-codes/{id}", { params: { path: { id: draftId } } }).catch(() => undefined);
+/**
+ * Deletes a draft; a failure leaves a paused code tagged console-preview, which the list shows.
+ * `keepalive` lets the request outlive the page, for a tab being closed or reloaded.
+ */
+export async function discardDraft(api: ApiClient, draftId: string, { keepalive = false } = {}): Promise<void> {
+  await api.DELETE("/qr-codes/{id}", { params: { path: { id: draftId } }, keepalive }).catch(() => undefined);
 }
 
 /** A code's export as a Blob. */

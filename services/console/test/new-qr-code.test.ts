@@ -87,16 +87,17 @@ describe("the New QR code form", () => {
   let api: ReturnType<typeof fakeApi>;
   beforeEach(async () => {
     api = fakeApi();
-    vi.stubGlobal("fetch", api.fetch);
     root = document.createElement("div");
     document.body.append(root);
-    const session = { api: consoleClient("qrp_test", () => {}), refreshAccount: () => {} };
+    const session = {
+      api: consoleClient("qrp_test", () => {}, { fetch: api.fetch as unknown as typeof fetch }),
+      refreshAccount: () => {},
+    };
     await act(() => render(h(SessionContext.Provider, { value: session }, h(NewQrCodePage, {})), root));
   });
   afterEach(() => {
     render(null, root);
     root.remove();
-    vi.unstubAllGlobals();
   });
 
   const drafts = () => api.calls.filter((c) => c.method === "POST" && c.body?.name === "Console preview");
@@ -110,6 +111,18 @@ describe("the New QR code form", () => {
     await change("design-style", "dots", "change");
     await drawn(2);
     expect(drafts()[1]!.body.design.style).toBe("dots");
+    await vi.waitFor(() =>
+      expect(api.calls.filter((c) => c.method === "DELETE").map((c) => c.path)).toEqual([
+        "/qr-codes/00000000-0000-4000-8000-000000000001",
+      ]),
+    );
+  });
+
+  it("deletes the last draft when the tab is closed or reloaded", async () => {
+    await vi.waitFor(() => expect(root.querySelector('img[alt="QR code preview"]')).not.toBeNull());
+    await act(() => {
+      dispatchEvent(new PageTransitionEvent("pagehide"));
+    });
     await vi.waitFor(() =>
       expect(api.calls.filter((c) => c.method === "DELETE").map((c) => c.path)).toEqual([
         "/qr-codes/00000000-0000-4000-8000-000000000001",

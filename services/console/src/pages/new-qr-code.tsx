@@ -77,13 +77,18 @@ export function NewQrCodePage() {
       clearTimeout(timer);
     };
   }, [api, target, design]);
-  // Leaving the page deletes the last draft.
-  useEffect(
-    () => () => {
-      if (latest.current) void discardDraft(api, latest.current.draftId);
-    },
-    [api],
-  );
+  // Leaving the page, for another page or by closing or reloading the tab, deletes the last draft.
+  useEffect(() => {
+    const leave = () => {
+      if (latest.current) void discardDraft(api, latest.current.draftId, { keepalive: true });
+      latest.current = undefined;
+    };
+    addEventListener("pagehide", leave);
+    return () => {
+      removeEventListener("pagehide", leave);
+      leave();
+    };
+  }, [api]);
 
   const problems = { ...fieldProblems(createError) };
   const designRefusals = { ...designProblems(previewError), ...designProblems(createError) };
