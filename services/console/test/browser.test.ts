@@ -160,6 +160,12 @@ describe.skipIf(skip)("the console in a browser", { timeout: 90_000 }, () => {
     expect(page.url()).not.toContain(key);
     for (const name of ["Workspaces", "QR codes", "Webhooks"])
       expect(await page.getByRole("link", { name }).isVisible()).toBe(true);
+    // The navigation answers the keyboard: Tab reaches "QR codes" and Enter follows it.
+    for (let i = 0; i < 10 && (await page.evaluate(() => document.activeElement?.textContent)) !== "QR codes"; i++) {
+      await page.keyboard.press("Tab");
+    }
+    await page.keyboard.press("Enter");
+    await poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("QR codes");
   });
 
   it("creates, renames and lists workspaces with their code counts", async () => {
