@@ -20,6 +20,7 @@ COPY services/tenancy/package.json services/tenancy/
 COPY services/catalog/package.json services/catalog/
 COPY services/links/package.json services/links/
 COPY services/rendering/package.json services/rendering/
+COPY services/console/package.json services/console/
 COPY services/edge/package.json services/edge/
 COPY services/embedded/package.json services/embedded/
 COPY tools/qrctl/package.json tools/qrctl/
@@ -41,8 +42,10 @@ ENV NODE_ENV=production DATA_DIR=/data
 WORKDIR /app
 COPY --from=production-dependencies /app ./
 COPY --from=build /app/dist ./dist
-# The edge serves its OpenAPI document and reference page from its package.
+# The edge serves its OpenAPI document and reference page from its package, and the console (built by
+# `npm run build` with Vite) from the console's package.
 COPY services/edge/openapi services/edge/openapi
+COPY --from=build /app/services/console/dist services/console/dist
 RUN mkdir -p /data && chown 1000:1000 /data
 USER 1000:1000
 ENTRYPOINT ["node", "--enable-source-maps"]

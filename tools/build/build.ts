@@ -4,6 +4,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { buildConsole } from "@qrplatform/console/build";
 import { PROCESSES } from "@qrplatform/platform/layout";
 
 const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -46,4 +47,7 @@ export async function buildAll(outdir = "dist", extraEntryPoints: Record<string,
   });
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await buildAll(process.argv[2]);
+// `npm run build` also builds the console, which the edge serves from services/console/dist.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await Promise.all([buildAll(process.argv[2]), buildConsole()]);
+}

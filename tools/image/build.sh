@@ -100,6 +100,9 @@ grep -q '^http_server_request_duration_seconds_count{method="GET",route="/api/v1
 services_metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || services_metrics=""
 grep -q '^grpc_server_handled_total{.*grpc_method="AuthenticateApiKey",grpc_code="OK"}' <<<"$services_metrics" \
   || { echo "the embedded services in the image did not count their RPCs on /metrics"; cat "$work/embedded.log"; exit 1; }
+console_headers=$(curl -s -D - -o "$work/console.html" "http://127.0.0.1:$edge_port/console/") || console_headers=""
+grep -qi '^content-security-policy: .*script-src .self.' <<<"$console_headers" && grep -q '<div id="app">' "$work/console.html" \
+  || { echo "the edge in the image did not serve the console at /console/"; echo "$console_headers"; cat "$work/edge.log"; exit 1; }
 echo "--- the domain operator from the image, against a stand-in API server"
 node_modules/.bin/tsx tools/image/fake-cluster.ts "$data/kubeconfig" "$data/fake-cluster.pid" > "$work/fake-cluster.log" 2>&1 &
 for _ in $(seq 1 60); do [ -s "$work/fake-cluster.log" ] && break; sleep 0.5; done
@@ -116,4 +119,4 @@ run >/dev/null
 for _ in $(seq 1 60); do curl -sf "$kube_url/apis/qr-platform.io/v1alpha1/customdomains/go.image-check.example" >/dev/null && break; sleep 0.5; done
 curl -sf "$kube_url/apis/qr-platform.io/v1alpha1/customdomains/go.image-check.example" >/dev/null \
   || { echo "the operator in the image did not project the domain into a CustomDomain"; cat "$work/operator.log"; exit 1; }
-echo "image $TAG: built, its edge answered GET /api/v1/account with 200, both processes serve /metrics, and its operator projected a domain"
+echo "image $TAG: built, its edge answered GET /api/v1/account with 200, both processes serve /metrics, its edge serves the console, and its operator projected a domain"

@@ -19,7 +19,13 @@ import {
 } from "@qrplatform/platform";
 import { DEFAULT_IN_FLIGHT_WAIT_MS } from "./http/idempotency.js";
 import { memoryQuotaStore, redisQuotaStore } from "./http/quota.js";
-import { buildEdge, DEFAULT_EXPORT_CACHE_BYTES, DEFAULT_MAX_BODY_BYTES } from "./server.js";
+import {
+  buildEdge,
+  consoleDirFromEnv,
+  consoleEnv,
+  DEFAULT_EXPORT_CACHE_BYTES,
+  DEFAULT_MAX_BODY_BYTES,
+} from "./server.js";
 
 startProcess({ service: "edge" });
 const config = readConfig(
@@ -39,7 +45,8 @@ const config = readConfig(
       EXPORT_CACHE_BYTES: z.coerce.number().int().min(0).default(DEFAULT_EXPORT_CACHE_BYTES),
       LOG_LEVEL: logLevelVar(),
     })
-    .merge(metricsEnv),
+    .merge(metricsEnv)
+    .merge(consoleEnv),
 );
 const logger = createLogger({ service: "edge", level: config.LOG_LEVEL });
 const remote = (baseUrl: string) => remoteTransport({ baseUrl, token: config.SERVICE_TOKEN });
@@ -75,6 +82,7 @@ const app = buildEdge({
   idempotency: { inFlightWaitMs: config.IDEMPOTENCY_WAIT_MS },
   accessChanges,
   exportCacheBytes: config.EXPORT_CACHE_BYTES,
+  consoleDir: consoleDirFromEnv(config),
 });
 const server = await listenHttp({ handler: app, host: config.HOST, port: config.PORT, logger, name: "REST edge" });
 

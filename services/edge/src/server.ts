@@ -9,6 +9,7 @@ import { AnalyticsService, DomainService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
 import { IdempotencyKeyService, TenancyService } from "@qrplatform/api/tenancy";
 import { apiCors, apiSecurityHeaders } from "./http/browser-policy.js";
+import { consoleRouter } from "./http/console.js";
 import { docsRouter } from "./http/docs.js";
 import { errorHandler, routeNotFound } from "./http/error-handler.js";
 import { registerHealthRoutes } from "./http/health.js";
@@ -20,6 +21,8 @@ import { requestIdOf } from "./http/request-id.js";
 import { rememberRouteMount, requestMetrics, routeTemplateOf, UNMATCHED_ROUTE } from "./http/request-metrics.js";
 import { exportedImages } from "./resources/exported-images.js";
 import { registerApiRoutes } from "./routes.js";
+
+export { CONSOLE_PATH, consoleDirFromEnv, consoleEnv } from "./http/console.js";
 
 /** How the edge reaches the services: remote gRPC or in-process, the routes do not care. */
 export interface EdgeTransports {
@@ -72,6 +75,11 @@ export interface EdgeOptions {
   accessChanges?: AccessChangeBus;
   /** Bytes of exported images kept to answer the same export again without rendering (default 32 MiB; 0 keeps none). */
   exportCacheBytes?: number;
+  /**
+   * The built console (a folder with index.html and assets/, see `consoleDist` of @qrplatform/console),
+   * served at /console/; without it /console/ is the 404 envelope like any unknown path.
+   */
+  consoleDir?: string | undefined;
 }
 
 /** Room for a QR code with an inline logo; anything bigger is a mistake or an attack. */
@@ -144,6 +152,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
   app.use(API_BASE_PATH, apiCors(), apiSecurityHeaders());
   // The OpenAPI document and the reference page are public: mounted before the API's key checks and 404.
   app.use(docsRouter(API_BASE_PATH));
+  if (options.consoleDir) app.use(consoleRouter(options.consoleDir));
 
   const api = express.Router({ caseSensitive: true, strict: false });
   api.use(rememberRouteMount());
@@ -186,7 +195,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
 }
 
 /** The first path segments the edge answers itself (compared in lower case: some of its routes ignore case). */
-const EDGE_SEGMENTS: ReadonlySet<string> = new Set(["api", "docs", "healthz", "readyz"]);
+const EDGE_SEGMENTS: ReadonlySet<string> = new Set(["api", "console", "docs", "healthz", "readyz"]);
 
 /**
  * Whether the edge may answer a request for this URL itself (the API, its document and reference

@@ -14,10 +14,13 @@ describe("the edge's own URLs", () => {
     "/readyz?x=1",
     "/docs",
     "/docs/assets/swagger-ui.css",
+    "/console",
+    "/console/",
+    "/console/qr-codes/new",
     "/api;x",
   ])("%s is the edge's", (url) => expect(isEdgeUrl(url)).toBe(true));
 
-  it.each(["/", "/abc123", "/abc123?utm=1", "/apix", "/docsy", "/my-menu/", "/healthzz"])(
+  it.each(["/", "/abc123", "/abc123?utm=1", "/apix", "/docsy", "/consoles", "/my-menu/", "/healthzz"])(
     "%s is a short link's",
     (url) => expect(isEdgeUrl(url)).toBe(false),
   );

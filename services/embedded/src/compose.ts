@@ -68,6 +68,8 @@ export interface CompositionOptions {
   rendering?: RenderingOptions | undefined;
   /** How webhooks are delivered. */
   webhooks?: Partial<WebhookOptions> | undefined;
+  /** The built console the edge serves at /console/; none when unset. */
+  consoleDir?: string | undefined;
   /**
    * Which of the catalog's background workers run (both, unless told otherwise): tests that do not
    * exercise them leave them off, so nothing changes the data under them.
@@ -185,6 +187,7 @@ export async function composePlatform(ports: PlatformPorts, options: Composition
       quotas: ports.quotas,
       accessChanges,
       idempotency: { inFlightWaitMs: idempotencyWaitMs },
+      consoleDir: options.consoleDir,
     });
   const api = edge(redirectPath.handler);
   // Short links go straight to the redirector, as on the links process: a scan is the hottest

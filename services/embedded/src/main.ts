@@ -12,6 +12,7 @@ import {
   startProcess,
 } from "@qrplatform/platform";
 import { webhookEnv, webhookOptionsFromEnv } from "@qrplatform/catalog";
+import { consoleDirFromEnv, consoleEnv } from "@qrplatform/edge";
 import { redirectPathEnv, resolverTxtLookup } from "@qrplatform/links";
 import { startPlatform } from "./platform.js";
 
@@ -20,6 +21,7 @@ const config = readConfig(
   databaseEnv
     .merge(redirectPathEnv)
     .merge(webhookEnv)
+    .merge(consoleEnv)
     .extend({
       HOST: z.string().default("127.0.0.1"),
       PORT: portVar(8080),
@@ -64,6 +66,7 @@ const platform = await startPlatform({
     queuedPerAccount: config.RENDER_QUEUE_PER_ACCOUNT,
   },
   webhooks: webhookOptionsFromEnv(config),
+  consoleDir: consoleDirFromEnv(config),
   logger,
 });
 onShutdownSignal(logger, () => platform.close());
@@ -71,6 +74,7 @@ onShutdownSignal(logger, () => platform.close());
 process.stdout.write(`
 qr-platform is running.
   REST API   ${platform.apiUrl}   (reference: ${platform.apiUrl.replace(/\/api\/v1$/, "")}/docs)
+  console    ${config.CONSOLE_ENABLED === "true" ? `${platform.apiUrl.replace(/\/api\/v1$/, "")}/console/` : "off (CONSOLE_ENABLED=false)"}
   Short links ${platform.shortLinkBaseUrl}/<slug>
   gRPC       ${platform.grpcUrl}  (admin credential in ${platform.adminCredentialPath})
   metrics    ${platform.metricsUrl ?? "off (METRICS_PORT=off)"}

@@ -57,6 +57,8 @@ export interface PlatformOptions {
   rendering?: RenderingOptions;
   /** How webhooks are delivered; production's defaults when unset. */
   webhooks?: Partial<WebhookOptions>;
+  /** The built console the edge serves at /console/; none when unset. */
+  consoleDir?: string | undefined;
 }
 
 /** A running embedded platform. */
@@ -127,6 +129,7 @@ export async function startPlatform(options: PlatformOptions): Promise<Platform>
       scanRecordingThread: options.scanRecordingThread,
       rendering: options.rendering,
       webhooks: options.webhooks,
+      consoleDir: options.consoleDir,
     },
   );
   const { tenancy, catalog, links, rendering } = platform.modules;

