@@ -32,51 +32,59 @@ export interface ImportRow {
   item: QrCodeCreate;
 }
 
-/** Splits CSV text into records of fields (quotes, doubled quotes, CRLF or LF), each with its first line. */
-export function parseCsv(text: string): { line: number; fields: string[] }[] {
-  const records: { line: number; fields: string[] }[] = [];
-  let fields: string[] = [];
-  let field = "";
-  let quoted = false;
+/** A record of the file: its fields, the line it starts on, and what was wrong with its quoting, if anything. */
+export interface CsvRecord {
+  line: number;
+  fields: string[];
+  problem?: string;
+}
+
+/**
+ * Splits CSV text (RFC 4180: quotes, doubled quotes, CRLF or LF, a leading BOM) into records with their
+ * first line. The parser is loaded on the first import, so it is not part of the console's first load.
+ */
+export async function parseCsv(text: string): Promise<CsvRecord[]> {
+  const { default: Papa } = await import("papaparse");
+  // Papa takes one newline sequence per file; files edited on two systems mix CRLF and LF.
+  const body = (text.startsWith("\uFEFF") ? text.slice(1) : text).replaceAll("\r\n", "\n");
+  const records: CsvRecord[] = [];
+  let start = 0;
   let line = 1;
-  let recordLine = 1;
-  const body = text.startsWith("\uFEFF") ? text.slice(1) : text;
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i]!;
-    if (quoted) {
-      if (c === '"') {
-        if (body[i + 1] === '"') {
-          field += '"';
-          i++;
-        } else quoted = false;
-      } else {
-        if (c === "\n") line++;
-        field += c;
-      }
-    } else if (c === '"' && field === "") quoted = true;
-    else if (c === ",") {
-      fields.push(field);
-      field = "";
-    } else if (c === "\n" || c === "\r") {
-      if (c === "\r" && body[i + 1] === "\n") i++;
-      fields.push(field);
-      if (fields.length > 1 || fields[0] !== "") records.push({ line: recordLine, fields });
-      fields = [];
-      field = "";
-      line++;
-      recordLine = line;
-    } else field += c;
-  }
-  if (field !== "" || fields.length > 0) {
-    fields.push(field);
-    records.push({ line: recordLine, fields });
-  }
+  Papa.parse<string[]>(body, {
+    delimiter: ",",
+    newline: "\n",
+    skipEmptyLines: true,
+    step: ({ data, errors, meta }) => {
+      // Papa reports where each record ends; the lines before its start are counted once, as it goes.
+      const [first] = errors;
+      records.push({
+        line: line + countLineBreaks(body, start, startOf(body, start)),
+        fields: data,
+        problem: first?.message,
+      });
+      line += countLineBreaks(body, start, meta.cursor);
+      start = meta.cursor;
+    },
+  });
   return records;
 }
 
+/** Where the next record begins: past the line breaks of blank lines that are skipped. */
+function startOf(text: string, from: number): number {
+  let at = from;
+  while (text[at] === "\n") at++;
+  return at;
+}
+
+function countLineBreaks(text: string, from: number, to: number): number {
+  let count = 0;
+  for (let i = from; i < to; i++) if (text[i] === "\n") count++;
+  return count;
+}
+
 /** The rows of a CSV file as bulk-create items, and the rows that cannot be sent as they are. */
-export function readImport(text: string): { rows: ImportRow[]; failed: FailedRow[] } {
-  const [header, ...records] = parseCsv(text);
+export async function readImport(text: string): Promise<{ rows: ImportRow[]; failed: FailedRow[] }> {
+  const [header, ...records] = await parseCsv(text);
   if (!header)
     throw new Error("The file is empty: its first line must name the columns, such as name,destination_url.");
   const columns = header.fields.map((column) => column.trim());
@@ -90,6 +98,10 @@ export function readImport(text: string): { rows: ImportRow[]; failed: FailedRow
   const failed: FailedRow[] = [];
   for (const record of records) {
     const cell = (column: string) => record.fields[columns.indexOf(column)]?.trim() || undefined;
+    if (record.problem) {
+      failed.push({ line: record.line, name: cell("name") ?? "", reason: `is not valid CSV: ${record.problem}` });
+      continue;
+    }
     if (record.fields.length !== columns.length) {
       failed.push({
         line: record.line,

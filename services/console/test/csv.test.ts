@@ -2,16 +2,16 @@ import { describe, expect, it } from "vitest";
 import { parseCsv, readImport } from "../src/csv.ts";
 
 describe("reading a CSV import", () => {
-  it("splits quoted fields, doubled quotes, commas and line breaks inside quotes, CRLF and a BOM", () => {
-    expect(parseCsv('\uFEFFa,b\r\n"x, ""y""","line\nbreak"\r\nlast,1')).toEqual([
+  it("splits quoted fields, doubled quotes, commas and line breaks inside quotes, CRLF and a BOM", async () => {
+    expect(await parseCsv('\uFEFFa,b\r\n"x, ""y""","line\nbreak"\r\nlast,1')).toEqual([
       { line: 1, fields: ["a", "b"] },
       { line: 2, fields: ['x, "y"', "line\nbreak"] },
       { line: 4, fields: ["last", "1"] },
     ]);
   });
 
-  it("turns rows into bulk items: tags split on ';', UTM gathered, empty cells left out", () => {
-    const { rows, failed } = readImport(
+  it("turns rows into bulk items: tags split on ';', UTM gathered, empty cells left out", async () => {
+    const { rows, failed } = await readImport(
       "name,destination_url,tags,utm_source,utm_campaign\nMenu,https://example.com/menu,a; b;,poster,\nBare,https://example.com,,,\n",
     );
     expect(failed).toEqual([]);
@@ -29,17 +29,28 @@ describe("reading a CSV import", () => {
     ]);
   });
 
-  it("reports a row with the wrong number of fields by its line, and sends the others", () => {
-    const { rows, failed } = readImport(
+  it("reports a row with the wrong number of fields by its line, and sends the others", async () => {
+    const { rows, failed } = await readImport(
       "name,destination_url\nGood,https://example.com\nBad,https://example.com,extra\n",
     );
     expect(rows.map((row) => row.line)).toEqual([2]);
     expect(failed).toEqual([{ line: 3, name: "Bad", reason: "has 3 fields where the header names 2" }]);
   });
 
-  it("refuses a file without the required columns or with unknown ones", () => {
-    expect(() => readImport("")).toThrow(/empty/);
-    expect(() => readImport("name\nx\n")).toThrow(/no destination_url column/);
-    expect(() => readImport("name,destination_url,colour\n")).toThrow(/Unknown column colour/);
+  it("counts lines across blank lines and quoted line breaks, and reports a row whose quote never closes", async () => {
+    const { rows, failed } = await readImport(
+      'name,destination_url\n\n"Two\nlines",https://example.com/a\r\n\r\nNext,https://example.com/b\nOpen,"https://example.com/c\n',
+    );
+    expect(rows.map((row) => [row.line, row.item.name])).toEqual([
+      [3, "Two\nlines"],
+      [6, "Next"],
+    ]);
+    expect(failed).toEqual([expect.objectContaining({ line: 7, reason: expect.stringMatching(/^is not valid CSV/) })]);
+  });
+
+  it("refuses a file without the required columns or with unknown ones", async () => {
+    await expect(readImport("")).rejects.toThrow(/empty/);
+    await expect(readImport("name\nx\n")).rejects.toThrow(/no destination_url column/);
+    await expect(readImport("name,destination_url,colour\n")).rejects.toThrow(/Unknown column colour/);
   });
 });

@@ -154,7 +154,7 @@ function CsvImport({ workspaces, onImported }: { workspaces: Workspace[]; onImpo
     setError(undefined);
     setCreated(undefined);
     try {
-      const { rows, failed: unreadable } = readImport(await file.text());
+      const { rows, failed: unreadable } = await readImport(await file.text());
       const failures = [...unreadable];
       let made = 0;
       setProgress({ done: 0, total: rows.length });
