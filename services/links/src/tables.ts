@@ -2,6 +2,7 @@ import type { DomainsTable } from "./domains/domains.table.js";
 import type { LinksTable } from "./links/links.table.js";
 import type { OutboxEventsTable } from "./outbox/outbox.table.js";
 import type {
+  ScanAgentsTable,
   ScanDaySketchesTable,
   ScanDaysTable,
   ScanDayValuesTable,
@@ -16,6 +17,7 @@ export interface LinksTables {
   links: LinksTable;
   domains: DomainsTable;
   scans: ScansTable;
+  scan_agents: ScanAgentsTable;
   scan_totals: ScanTotalsTable;
   scan_days: ScanDaysTable;
   scan_day_values: ScanDayValuesTable;

@@ -90,16 +90,20 @@ describe("scan partitions", () => {
       n: number;
     }>`select count(*)::int as n from links.scans where link_id = ${linkId}`.execute(db);
     expect(rows).toEqual([{ n: 2 }]);
-    // A batch of the dropped days (a spool replayed too late) is not stored, and not counted again.
+    // A batch of the dropped days (a spool replayed too late) is not stored, and not counted again,
+    // but reported as expired (qrp_scans_dropped_total{reason="expired"}).
+    const expired: number[] = [];
     const late = scansOf(linkId, [at("2030-03-09"), at("2030-03-12")], (i) => `late${i}`);
-    expect(await storeScans(db, late)).toEqual(new Set([late.id[1]]));
+    expect(await storeScans(db, late, (scans) => expired.push(scans))).toEqual(new Set([late.id[1]]));
     // Nor is a scan beyond the partitions made ahead.
     expect(
       await storeScans(
         db,
         scansOf(linkId, [at("2030-03-20")], () => "ahead"),
+        (scans) => expired.push(scans),
       ),
     ).toEqual(new Set());
+    expect(expired).toEqual([1, 1]);
     // The rollups keep every scan stored, the dropped days' included.
     await foldScanDeltas(db);
     const summary = await summarizeScans(db, linkId, "2030-03-01", "2030-03-31");

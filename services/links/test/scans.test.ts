@@ -599,8 +599,8 @@ describe("distinct visitors over long ranges", () => {
     });
     // The rank as first written in SQL: one plus the leading zeros of the hash's low 52 bits.
     const { rows: expected } = await sql<{ register: number; rank: number }>`
-      select ((hashtextextended(visitor_key, 0) >> 52) & 4095)::int as register,
-        max(53 - length(ltrim(hashtextextended(visitor_key, 0)::bit(52)::text, '0')))::int as rank
+      select ((visitor >> 52) & 4095)::int as register,
+        max(53 - length(ltrim(visitor::bit(52)::text, '0')))::int as rank
       from links.scan_day_visitors where link_id = ${linkId} group by 1 order by 1`.execute(stack.database.db);
     const read = await dayRegisters(stack.database.db.withSchema("links"), linkId, ["2026-11-22"]);
     expect(read.map(({ register, rank }) => ({ register, rank })).sort((a, b) => a.register - b.register)).toEqual(

@@ -18,10 +18,17 @@ const RUN_EVERY_MS = 3_600_000;
 const PARTITION_LOCK = 0x71720002;
 const DAY_MS = 86_400_000;
 
-/** The tables partitioned by day, with the column each is partitioned by. */
+/**
+ * The tables partitioned by day and how a day's bound is written: links.scans by its UUIDv7 ids (a
+ * day runs from the smallest id of its first millisecond), scan_day_visitors by date. The *_wide
+ * tables, the shape before 20270120T1000_narrow_scans, get no new partitions and lose their old ones
+ * as the retention passes; `visitor` is the SQL of a visitor's 64-bit hash in each.
+ */
 const PARTITIONED = [
-  { table: "scans", isDate: false },
-  { table: "scan_day_visitors", isDate: true },
+  { table: "scans", bound: "uuid", grows: true, visitor: "" },
+  { table: "scan_day_visitors", bound: "date", grows: true, visitor: "visitor" },
+  { table: "scans_wide", bound: "time", grows: false, visitor: "" },
+  { table: "scan_day_visitors_wide", bound: "date", grows: false, visitor: "hashtextextended(visitor_key, 0)" },
 ] as const;
 
 /** What one run did: the partitions it made and dropped, by name. */
@@ -64,21 +71,24 @@ export async function maintainScanPartitions(
     const tables = await Promise.all(
       PARTITIONED.map(async (spec) => ({ ...spec, partitions: await partitionsOf(trx, spec.table) })),
     );
-    for (const { table, partitions } of tables) {
-      if (table !== "scan_day_visitors") continue;
-      for (const partition of partitions) if (partition.toMs <= keptFrom) await sketchDaysOf(trx, partition.name);
+    for (const { visitor, partitions } of tables) {
+      if (visitor === "") continue;
+      for (const partition of partitions) {
+        if (partition.toMs <= keptFrom) await sketchDaysOf(trx, partition.name, visitor);
+      }
     }
-    for (const { table, isDate, partitions } of tables) {
+    for (const { table, bound: kind, grows, partitions } of tables) {
       for (const partition of partitions) {
         if (partition.toMs > keptFrom) continue;
         await sql`DROP TABLE ${sql.raw(`links.${partition.name}`)}`.execute(trx);
         run.dropped.push(partition.name);
       }
+      if (!grows) continue;
       const covered = partitions.filter((partition) => partition.toMs > keptFrom);
       for (let day = keptFrom; day < until; day += DAY_MS) {
         if (covered.some((partition) => partition.fromMs < day + DAY_MS && partition.toMs > day)) continue;
         const name = `${table}_${dayText(day).replaceAll("-", "")}`;
-        const bound = (ms: number) => sql.lit(isDate ? dayText(ms) : new Date(ms).toISOString());
+        const bound = (ms: number) => sql.lit(kind === "uuid" ? firstScanIdAt(ms) : dayText(ms));
         await sql`CREATE TABLE ${sql.raw(`links.${name}`)} PARTITION OF ${sql.raw(`links.${table}`)}
           FOR VALUES FROM (${bound(day)}) TO (${bound(day + DAY_MS)})`.execute(trx);
         run.created.push(name);
@@ -109,20 +119,31 @@ async function partitionsOf(
 function boundMs(value: string | undefined): number {
   if (value === undefined || value === "MINVALUE") return Number.NEGATIVE_INFINITY;
   if (value === "MAXVALUE") return Number.POSITIVE_INFINITY;
+  // A UUIDv7: its first 48 bits are milliseconds.
+  const uuid = /^'([0-9a-f]{8})-([0-9a-f]{4})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'$/.exec(value);
+  if (uuid) return Number.parseInt(uuid[1]! + uuid[2]!, 16);
   // '2026-11-29' or '2026-11-29 00:00:00+00'
   const text = value.replaceAll("'", "").replace(" ", "T").replace(/\+00$/, "Z");
   return Date.parse(text.length === 10 ? `${text}T00:00:00Z` : text);
 }
 
+/** The smallest UUIDv7 of a millisecond: the bound of links.scans' partition that starts then. */
+export function firstScanIdAt(ms: number): string {
+  const hex = ms.toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}
+
 /**
- * Stores the sketch of every link and day in a partition of links.scan_day_visitors about to be
- * dropped, with the day's distinct visitors as the rollups count them (folded or not), so a range
- * reaching those days merges sketches, as it does for any range too large to count exactly.
+ * Stores the sketch of every link and day in a partition of visitor-days about to be dropped, with
+ * the day's distinct visitors as the rollups count them (folded or not), so a range reaching those
+ * days merges sketches, as it does for any range too large to count exactly.
  */
-async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string): Promise<void> {
+async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string, visitor: string): Promise<void> {
   const { rows } = await sql<{ link_id: string; day: string; register: number; bits: number }>`
     SELECT link_id, to_char(day, 'YYYY-MM-DD') AS day, ${sql.raw(REGISTER_SQL)} AS register, min(${sql.raw(RANK_BITS_SQL)}) AS bits
-    FROM ${sql.raw(`links.${partition}`)} GROUP BY 1, 2, 3`.execute(trx);
+    FROM (SELECT link_id, day, ${sql.raw(visitor)} AS visitor FROM ${sql.raw(`links.${partition}`)}) AS visitors GROUP BY 1, 2, 3`.execute(
+    trx,
+  );
   const sketches = new Map<string, { linkId: string; day: string; registers: Uint8Array }>();
   for (const { link_id, day, register, bits } of rows) {
     const key = `${link_id}/${day}`;
@@ -167,6 +188,7 @@ export async function firstKeptDay(db: Db): Promise<string> {
  */
 export class ScanPartitionManager {
   private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly db: Db,
@@ -184,11 +206,15 @@ export class ScanPartitionManager {
   }
 
   runNow(): Promise<PartitionRun | undefined> {
-    return maintainScanPartitions(this.db, this.retentionDays, this.now());
+    const run = maintainScanPartitions(this.db, this.retentionDays, this.now());
+    this.running = run.catch(() => {});
+    return run;
   }
 
-  close(): void {
+  /** Schedules no more runs and resolves once the one in progress (if any) has ended. */
+  async close(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    await this.running;
   }
 }
