@@ -245,7 +245,7 @@ function scanRequests(slugs: string[]): WrkRequest[] {
 }
 
 async function countScans(db: Kysely<unknown>): Promise<number> {
-  const { rows } = await sql<{ n: number }>`select count(*)::int as n from links.scans`.execute(db);
+  const { rows } = await sql<{ n: number }>`select count(*)::int as n from links.scan_events`.execute(db);
   return rows[0]!.n;
 }
 
@@ -706,15 +706,15 @@ const ROLLUP_KEYS = {
   scan_totals: "(link_id)",
   scan_days: "(link_id, day)",
   scan_day_values: "(link_id, day, dimension, value) include (scans)",
-  scan_day_visitors: "(link_id, day, visitor)",
+  scan_visitor_days: "(link_id, day, visitor)",
 };
 const primaryKey = (table: keyof typeof ROLLUP_KEYS) =>
   `alter table links.${table} add constraint ${table}_pkey primary key ${ROLLUP_KEYS[table]}`;
 
 /**
- * Fills links.links and links.scans with SCAN_ROWS scans over DAYS days, then the rollups, with plain
+ * Fills links.links and links.scan_events with SCAN_ROWS scans over DAYS days, then the rollups, with plain
  * SQL: the scans are drawn once as the service classifies them (public.bench_scans, dropped at the
- * end), then stored as links.scans keeps them (a UUIDv7 of the time, hashes of the visitor key and
+ * end), then stored as links.scan_events keeps them (a UUIDv7 of the time, hashes of the visitor key and
  * agent) and counted into the visitor-days and rollups. Indexes are dropped while loading and built afterwards (a sort is far cheaper than millions of
  * random B-tree inserts), and the work is split over two connections, one per core.
  */
@@ -730,7 +730,7 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
        with weights as (select n, power(n - 1, -0.8) as w from generate_series(2, ${LINKS}) n)
        select n, ${linkIdSql("n")} as link_id, round(${SCAN_ROWS - HOT_LINK_SCANS} * w / sum(w) over ())::int as scans from weights`,
     `insert into public.bench_link_counts select 1, ${linkIdSql("1")}, ${SCAN_ROWS} - sum(scans) from public.bench_link_counts`,
-    "alter table links.scans drop constraint scans_pkey",
+    "alter table links.scan_events drop constraint scan_events_pkey",
     ...Object.keys(ROLLUP_KEYS).map((table) => `alter table links.${table} drop constraint ${table}_pkey`),
   ]);
   // Each link's visitors number a sixth of its scans (the hot link: about 300,000), and repeat
@@ -759,18 +759,18 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
   const ms = "(extract(epoch from scanned_at) * 1000)::bigint";
   await Promise.all([
     onConnection(url, [
-      `insert into links.scans (id, link_id, visitor, agent, country, referrer_host)
+      `insert into links.scan_events (id, link_id, visitor, agent, country, referrer_host)
          select (lpad(to_hex(${ms}), 12, '0') || '7' || left(md5(random()::text || link_id::text), 19))::uuid, link_id,
            hashtextextended(visitor_key, 0), hashtextextended(row(device_type, os, browser)::text, 0), country, referrer_host
          from public.bench_scans`,
       `insert into links.scan_agents (code, device_type, os, browser)
          select distinct hashtextextended(row(device_type, os, browser)::text, 0), device_type, os, browser from public.bench_scans`,
-      `insert into links.scan_day_visitors (link_id, day, visitor)
+      `insert into links.scan_visitor_days (link_id, day, visitor)
          select distinct link_id, ${day}, hashtextextended(visitor_key, 0) from public.bench_scans`,
       `insert into links.scan_days (link_id, day, scans, unique_scans)
          select link_id, day, s.scans, v.visitors
          from (select link_id, ${day} as day, count(*) as scans from public.bench_scans group by 1, 2) s
-         join (select link_id, day, count(*) as visitors from links.scan_day_visitors group by 1, 2) v using (link_id, day)`,
+         join (select link_id, day, count(*) as visitors from links.scan_visitor_days group by 1, 2) v using (link_id, day)`,
     ]),
     onConnection(url, [
       `insert into links.scan_totals (link_id, account_id, scans) select link_id, '${ACCOUNT_ID}', count(*) from public.bench_scans group by 1`,
@@ -782,11 +782,11 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
   ]);
   await Promise.all([
     onConnection(url, [
-      "alter table links.scans add constraint scans_pkey primary key (id)",
+      "alter table links.scan_events add constraint scan_events_pkey primary key (id)",
       RAW_SCANS_INDEX,
-      primaryKey("scan_day_visitors"),
-      "vacuum analyze links.scans",
-      "vacuum analyze links.scan_day_visitors",
+      primaryKey("scan_visitor_days"),
+      "vacuum analyze links.scan_events",
+      "vacuum analyze links.scan_visitor_days",
       "drop table public.bench_scans",
     ]),
     onConnection(url, [
@@ -839,17 +839,17 @@ async function scansDataset(): Promise<{ dataset: Dataset; database: Database; g
 
 /**
  * The benchmark's own index for answering from the raw scans (the service reads only the rollups, and
- * links.scans has no index by link, ADR 14): the comparison gets its best case.
+ * links.scan_events has no index by link, ADR 14): the comparison gets its best case.
  */
-const RAW_SCANS_INDEX = "create index if not exists bench_scans_by_link_time on links.scans (link_id, id)";
+const RAW_SCANS_INDEX = "create index if not exists bench_scans_by_link_time on links.scan_events (link_id, id)";
 
-/** Answers the rollup summary's questions from links.scans alone, as analytics would without rollups. */
+/** Answers the rollup summary's questions from links.scan_events alone, as analytics would without rollups. */
 async function rawSummary(db: Kysely<unknown>, linkId: string, from: string, to: string): Promise<void> {
   // A scan's time is its id's first 48 bits; the range is one of ids.
   const range = sql`link_id = ${linkId} and id >= ${firstScanIdAt(Date.parse(from))}::uuid and id < ${firstScanIdAt(Date.parse(to) + 86_400_000)}::uuid`;
   const scans = sql`(select to_timestamp(('x' || translate(left(id::text, 13), '-', ''))::bit(48)::bigint / 1000.0) as scanned_at,
       visitor, country, device_type, os, browser, referrer_host
-    from links.scans join links.scan_agents on code = agent where ${range}) as scans`;
+    from links.scan_events join links.scan_agents on code = agent where ${range}) as scans`;
   await Promise.all([
     sql`select (scanned_at at time zone 'UTC')::date, count(*), count(distinct visitor) from ${scans} group by 1`.execute(
       db,
@@ -1153,7 +1153,7 @@ async function analyticsAtScale(): Promise<void> {
       const label = `${name} (${totalOf(linkId).toLocaleString("en")} scans all-time)`;
       const from = fromDate || addDays(dataset.last_day, -29);
       const { rows: exact } = await sql<{ visitors: number }>`
-        select count(distinct visitor)::int as visitors from links.scan_day_visitors
+        select count(distinct visitor)::int as visitors from links.scan_visitor_days
         where link_id = ${linkId} and day between ${from} and ${toDate || dataset.last_day}`.execute(scans.db);
       rows.push({
         name: label,
@@ -1212,7 +1212,7 @@ async function analyticsAtScale(): Promise<void> {
     );
     const ratio = (rawMs: number, row: number) => (rawMs / percentile(rows[row]!.times, 50)).toFixed(1);
     console.log(
-      `\nThe hot link's summary from the raw links.scans rows instead of the rollups: 30 days p50 ${percentile(raw, 50).toFixed(0)} ms over 3 runs ` +
+      `\nThe hot link's summary from the raw links.scan_events rows instead of the rollups: 30 days p50 ${percentile(raw, 50).toFixed(0)} ms over 3 runs ` +
         `(${ratio(percentile(raw, 50), 0)}x the handler), 366 days ${rawYear!.toFixed(0)} ms once (${ratio(rawYear!, 1)}x).`,
     );
   } finally {

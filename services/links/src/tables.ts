@@ -6,22 +6,22 @@ import type {
   ScanDaySketchesTable,
   ScanDaysTable,
   ScanDayValuesTable,
-  ScanDayVisitorsTable,
   ScanDeltasTable,
-  ScansTable,
+  ScanEventsTable,
   ScanTotalsTable,
+  ScanVisitorDaysTable,
 } from "./scans/analytics/scans.table.js";
 
 /** Every table of the links schema, for a `Kysely<LinksTables>` narrowed with `withSchema("links")`. */
 export interface LinksTables {
   links: LinksTable;
   domains: DomainsTable;
-  scans: ScansTable;
+  scan_events: ScanEventsTable;
   scan_agents: ScanAgentsTable;
   scan_totals: ScanTotalsTable;
   scan_days: ScanDaysTable;
   scan_day_values: ScanDayValuesTable;
-  scan_day_visitors: ScanDayVisitorsTable;
+  scan_visitor_days: ScanVisitorDaysTable;
   scan_deltas: ScanDeltasTable;
   scan_day_sketches: ScanDaySketchesTable;
   outbox_events: OutboxEventsTable;

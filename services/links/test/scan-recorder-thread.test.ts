@@ -84,9 +84,9 @@ const ENGINES: Engine[] = [
     open: () => openDatabase({ dataDir: "memory://", pgliteThread: true }),
     // The table the scans go to is away: every batch fails, and nothing else is touched.
     breakStoring: async (database) =>
-      void (await sql`ALTER TABLE links.scans RENAME TO scans_away`.execute(database.db)),
+      void (await sql`ALTER TABLE links.scan_events RENAME TO scan_events_away`.execute(database.db)),
     repairStoring: async (database) =>
-      void (await sql`ALTER TABLE links.scans_away RENAME TO scans`.execute(database.db)),
+      void (await sql`ALTER TABLE links.scan_events_away RENAME TO scan_events`.execute(database.db)),
     close: async (database) => database?.close(),
   },
   {
@@ -183,7 +183,7 @@ describe.each(ENGINES)("recording scans on a thread of its own, storing through 
       const key = visitorKey(VISITOR_KEY_SECRET, target.linkId, { clientAddress: "203.0.113.1", userAgent: IPHONE });
       const found = await database.db
         .withSchema("links")
-        .selectFrom("scans")
+        .selectFrom("scan_events")
         .select("id")
         .where("link_id", "=", target.linkId)
         .where("visitor", "=", sql<string>`hashtextextended(${key}, 0)`)
@@ -276,7 +276,7 @@ describe.each(ENGINES)("recording scans on a thread of its own, storing through 
         visitor: string;
       }>`
         select scan.country, agent.device_type, agent.os, scan.referrer_host, scan.visitor::text as visitor
-        from links.scans as scan join links.scan_agents as agent on agent.code = scan.agent
+        from links.scan_events as scan join links.scan_agents as agent on agent.code = scan.agent
         where scan.link_id = ${target.linkId}`.execute(database.db);
       const hashes = await Promise.all(
         visits.map(async ({ agent, visitor }) => {

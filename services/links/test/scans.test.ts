@@ -208,7 +208,7 @@ describe("recording scans", () => {
       // Nothing else stored them.
       const rows = await sql<{
         n: number;
-      }>`select count(*)::int as n from links.scans where link_id = ${link!.id}`.execute(other.database.db);
+      }>`select count(*)::int as n from links.scan_events where link_id = ${link!.id}`.execute(other.database.db);
       expect(rows.rows[0]!.n).toBe(0);
     } finally {
       await other.close();
@@ -601,7 +601,7 @@ describe("distinct visitors over long ranges", () => {
     const { rows: expected } = await sql<{ register: number; rank: number }>`
       select ((visitor >> 52) & 4095)::int as register,
         max(53 - length(ltrim(visitor::bit(52)::text, '0')))::int as rank
-      from links.scan_day_visitors where link_id = ${linkId} group by 1 order by 1`.execute(stack.database.db);
+      from links.scan_visitor_days where link_id = ${linkId} group by 1 order by 1`.execute(stack.database.db);
     const read = await dayRegisters(stack.database.db.withSchema("links"), linkId, ["2026-11-22"]);
     expect(read.map(({ register, rank }) => ({ register, rank })).sort((a, b) => a.register - b.register)).toEqual(
       expected,

@@ -19,16 +19,17 @@ const PARTITION_LOCK = 0x71720002;
 const DAY_MS = 86_400_000;
 
 /**
- * The tables partitioned by day and how a day's bound is written: links.scans by its UUIDv7 ids (a
- * day runs from the smallest id of its first millisecond), scan_day_visitors by date. The *_wide
- * tables, the shape before 20270120T1000_narrow_scans, get no new partitions and lose their old ones
- * as the retention passes; `visitor` is the SQL of a visitor's 64-bit hash in each.
+ * The tables partitioned by day and how a day's bound is written: links.scan_events by its UUIDv7 ids
+ * (a day runs from the smallest id of its first millisecond), scan_visitor_days by date. links.scans
+ * and links.scan_day_visitors, the shape before 20270120T1000_narrow_scans, get no new partitions from
+ * this version and lose their old ones as the retention passes; `visitor` is the SQL of a visitor's
+ * 64-bit hash in each table of visitor-days.
  */
 const PARTITIONED = [
-  { table: "scans", bound: "uuid", grows: true, visitor: "" },
-  { table: "scan_day_visitors", bound: "date", grows: true, visitor: "visitor" },
-  { table: "scans_wide", bound: "time", grows: false, visitor: "" },
-  { table: "scan_day_visitors_wide", bound: "date", grows: false, visitor: "hashtextextended(visitor_key, 0)" },
+  { table: "scan_events", bound: "uuid", grows: true, visitor: "" },
+  { table: "scan_visitor_days", bound: "date", grows: true, visitor: "visitor" },
+  { table: "scans", bound: "time", grows: false, visitor: "" },
+  { table: "scan_day_visitors", bound: "date", grows: false, visitor: "hashtextextended(visitor_key, 0)" },
 ] as const;
 
 /** What one run did: the partitions it made and dropped, by name. */
@@ -42,7 +43,7 @@ export interface PartitionRun {
 const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /**
- * Makes the daily partitions of links.scans and links.scan_day_visitors from the first kept day to
+ * Makes the daily partitions of links.scan_events and links.scan_visitor_days from the first kept day to
  * DAYS_AHEAD days after today, drops those wholly before the first kept day (today less the
  * retention, at least MIN_KEPT_DAYS), and records the window in links.scan_window, all in one
  * transaction. Before a day's visitors go, each link's sketch of that day is built from them, so
@@ -94,9 +95,15 @@ export async function maintainScanPartitions(
         run.created.push(name);
       }
     }
-    await sql`UPDATE links.scan_window SET kept_from = ${new Date(keptFrom).toISOString()}, until = ${new Date(until).toISOString()}`.execute(
-      trx,
-    );
+    // Scans before the end of the old tables' partitions are looked up there too, while they hold any.
+    const legacy = tables.filter((spec) => !spec.grows).flatMap((spec) => spec.partitions);
+    const { rows: held } = await sql<{ held: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM links.scans) OR EXISTS (SELECT 1 FROM links.scan_day_visitors) AS held`.execute(trx);
+    const legacyEnd = legacy.filter((partition) => partition.toMs > keptFrom).map((partition) => partition.toMs);
+    const legacyUntil =
+      held[0]!.held && legacyEnd.length > 0 ? new Date(Math.max(...legacyEnd)).toISOString() : "-infinity";
+    await sql`UPDATE links.scan_window SET kept_from = ${new Date(keptFrom).toISOString()}, until = ${new Date(until).toISOString()},
+      legacy_until = ${legacyUntil}::timestamptz`.execute(trx);
     return run;
   });
 }
@@ -127,7 +134,7 @@ function boundMs(value: string | undefined): number {
   return Date.parse(text.length === 10 ? `${text}T00:00:00Z` : text);
 }
 
-/** The smallest UUIDv7 of a millisecond: the bound of links.scans' partition that starts then. */
+/** The smallest UUIDv7 of a millisecond: the bound of links.scan_events' partition that starts then. */
 export function firstScanIdAt(ms: number): string {
   const hex = ms.toString(16).padStart(12, "0");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;

@@ -40,8 +40,8 @@ const DELTA_BY_DIMENSION = sql`(VALUES ${sql.join(
  * moves the deltas into the rollups later, one folder at a time.
  *
  * A scan is stored under its id when that is a UUIDv7 of its own time (as the recorder makes them),
- * else under one made from its time and id ({@link scanKey}): links.scans is partitioned by the
- * time in its ids.
+ * else under one made from its time and id ({@link scanKey}): links.scan_events is partitioned by
+ * the time in its ids.
  *
  * Answers undefined when every scan given was stored (the usual case, which then sends no ids back),
  * else the ids of those that were.
@@ -97,12 +97,12 @@ async function storeScansOnce(
       ON CONFLICT (code) DO NOTHING
     ),
     inserted AS (
-      INSERT INTO links.scans (id, link_id, visitor, agent, country, referrer_host)
+      INSERT INTO links.scan_events (id, link_id, visitor, agent, country, referrer_host)
       SELECT id, link_id, visitor, agent, country, referrer_host FROM batch
       -- Only scans whose day has a partition: one older than the retention is past deduplication, and is
       -- not stored. One of the days before 20270120T1000_narrow_scans may be stored in the table of then.
       WHERE in_window AND (NOT in_legacy OR NOT EXISTS (
-        SELECT 1 FROM links.scans_wide AS wide WHERE wide.id = batch.given_id AND wide.scanned_at = batch.scanned_at))
+        SELECT 1 FROM links.scans AS wide WHERE wide.id = batch.given_id AND wide.scanned_at = batch.scanned_at))
       ${again ? sql`ON CONFLICT (id) DO NOTHING` : sql``}
       RETURNING id
     ),
@@ -110,10 +110,10 @@ async function storeScansOnce(
       SELECT batch.* FROM inserted JOIN batch USING (id)
     ),
     new_visitors AS (
-      INSERT INTO links.scan_day_visitors (link_id, day, visitor)
+      INSERT INTO links.scan_visitor_days (link_id, day, visitor)
       SELECT DISTINCT link_id, day, visitor FROM stored
       WHERE NOT in_legacy OR NOT EXISTS (
-        SELECT 1 FROM links.scan_day_visitors_wide AS wide
+        SELECT 1 FROM links.scan_day_visitors AS wide
         WHERE wide.link_id = stored.link_id AND wide.day = stored.day AND wide.visitor_key = stored.visitor_key)
       ON CONFLICT DO NOTHING
       RETURNING link_id, day
@@ -142,7 +142,7 @@ async function storeScansOnce(
 /**
  * The keys the batch's scans are stored under, or undefined when every id already is its key (a
  * UUIDv7 whose time is the scan's, as the recorder makes them): a scan's key must hold its time, by
- * which links.scans is partitioned. Any other id gets a key of its time and a hash of the id, so a
+ * which links.scan_events is partitioned. Any other id gets a key of its time and a hash of the id, so a
  * scan sent again gets the same key.
  */
 function scanKeys(scans: ScanColumns): string[] | undefined {

@@ -4,11 +4,11 @@ import type { ColumnType } from "kysely";
 type Day = ColumnType<string, string, string>;
 
 /**
- * links.scans: every counted scan of the raw window, once, partitioned by day through its id (a
+ * links.scan_events: every counted scan of the raw window, once, partitioned by day through its id (a
  * UUIDv7, whose first 48 bits are the scan's time). The link knows the account. No raw address:
  * `visitor` is the 64-bit hash of a salted visitor key.
  */
-export interface ScansTable {
+export interface ScanEventsTable {
   id: string;
   link_id: string;
   /** hashtextextended(visitor key, 0). */
@@ -21,7 +21,7 @@ export interface ScansTable {
   referrer_host: string;
 }
 
-/** links.scan_agents: the device type, OS and browser each agent code of links.scans stands for. */
+/** links.scan_agents: the device type, OS and browser each agent code of links.scan_events stands for. */
 export interface ScanAgentsTable {
   code: ColumnType<string, string | bigint, never>;
   device_type: string;
@@ -53,8 +53,8 @@ export interface ScanDayValuesTable {
   scans: number;
 }
 
-/** links.scan_day_visitors: the visitors of a link on a day, by the 64-bit hash of their key. */
-export interface ScanDayVisitorsTable {
+/** links.scan_visitor_days: the visitors of a link on a day, by the 64-bit hash of their key. */
+export interface ScanVisitorDaysTable {
   link_id: string;
   day: Day;
   visitor: ColumnType<string, string | bigint, never>;
