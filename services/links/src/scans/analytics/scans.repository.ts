@@ -79,16 +79,18 @@ async function storeScansOnce(
         given.country, given.device_type, given.os, given.browser, given.referrer_host, given.visitor_key,
         hashtextextended(given.visitor_key, 0) AS visitor,
         hashtextextended(row(given.device_type, given.os, given.browser)::text, 0) AS agent,
-        to_timestamp(given.scanned_at_ms / 1000) < kept.legacy_until AS in_legacy,
-        to_timestamp(given.scanned_at_ms / 1000) >= kept.kept_from AND to_timestamp(given.scanned_at_ms / 1000) < kept.until AS in_window
+        to_timestamp(given.scanned_at_ms / 1000) < (SELECT legacy_until FROM links.scan_window) AS in_legacy,
+        to_timestamp(given.scanned_at_ms / 1000) >= (SELECT kept_from FROM links.scan_window)
+          AND to_timestamp(given.scanned_at_ms / 1000) < (SELECT until FROM links.scan_window) AS in_window
       FROM unnest(
         ${ids}::uuid[], ${keys ? arrayLiteral(scans.id) : ids}::uuid[], ${arrayLiteral(scans.linkId)}::uuid[],
         ${numberArrayLiteral(scans.scannedAtMs)}::float8[], ${arrayLiteral(scans.country)}::text[], ${arrayLiteral(scans.deviceType)}::text[],
         ${arrayLiteral(scans.os)}::text[], ${arrayLiteral(scans.browser)}::text[], ${arrayLiteral(scans.referrerHost)}::text[],
         ${arrayLiteral(scans.visitorKey)}::text[]
       ) AS given (id, given_id, link_id, scanned_at_ms, country, device_type, os, browser, referrer_host, visitor_key)
+      -- The window is read once (scalar sub-selects): a join with links.scan_window, which has no
+      -- statistics, made the planner expect thousands of rows for each scan.
       JOIN links.links AS link ON link.id = given.link_id
-      CROSS JOIN links.scan_window AS kept
     ),
     agents AS (
       INSERT INTO links.scan_agents (code, device_type, os, browser)
