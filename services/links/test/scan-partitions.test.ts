@@ -10,7 +10,7 @@ import type { LinksDeps } from "../src/deps.js";
 import { rangeVisitors } from "../src/scans/analytics/range-visitors.js";
 import type { ScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
-import { maintainScanPartitions } from "../src/scans/analytics/scan-partitions.js";
+import { firstKeptDay, maintainScanPartitions } from "../src/scans/analytics/scan-partitions.js";
 import { foldScanDeltas, storeScans, summarizeScans } from "../src/scans/analytics/scans.repository.js";
 import type { LinksTables } from "../src/tables.js";
 
@@ -56,6 +56,22 @@ async function partitions(table: string): Promise<string[]> {
 }
 
 describe("scan partitions", () => {
+  it("read a day's visitors whole while its partition lives, though it is before the window", async () => {
+    const own = await openTestDatabase();
+    try {
+      await migrateSchema(own.db, SCHEMA, migrations);
+      const ownDb = own.db.withSchema(SCHEMA) as Kysely<LinksTables>;
+      // The migration's first partition runs from the beginning of time: every day in it is still raw.
+      await maintainScanPartitions(ownDb, 1, new Date());
+      expect(await firstKeptDay(ownDb)).toBe("0001-01-01");
+      // Once it is past the retention it goes, and the window's first day is the first one kept.
+      const run = await maintainScanPartitions(ownDb, 1, new Date(Date.now() + 10 * 86_400_000));
+      expect(await firstKeptDay(ownDb)).toBe(run!.keptFrom);
+    } finally {
+      await own.close();
+    }
+  });
+
   it("are made ahead of today and dropped whole once past the retention, with the window scans are stored in", async () => {
     const first = await maintainScanPartitions(db, 2, at("2030-03-10"));
     expect(first?.keptFrom).toBe("2030-03-08");

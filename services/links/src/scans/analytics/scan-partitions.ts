@@ -109,10 +109,7 @@ export async function maintainScanPartitions(
 }
 
 /** The partitions of a table, with the times they cover, [fromMs, toMs); MINVALUE reads as -Infinity. */
-async function partitionsOf(
-  trx: Transaction<LinksTables>,
-  table: string,
-): Promise<{ name: string; fromMs: number; toMs: number }[]> {
+async function partitionsOf(trx: Db, table: string): Promise<{ name: string; fromMs: number; toMs: number }[]> {
   const { rows } = await sql<{ name: string; bound: string }>`
     SELECT child.relname AS name, pg_get_expr(child.relpartbound, child.oid) AS bound
     FROM pg_inherits JOIN pg_class AS child ON child.oid = pg_inherits.inhrelid
@@ -180,8 +177,20 @@ async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string, vi
   }
 }
 
-/** The first day whose visitors are still kept (links.scan_window), "YYYY-MM-DD"; days before it are sketches only. */
+/**
+ * The first day whose visitors are still kept, "YYYY-MM-DD": the start of the oldest partition of
+ * visitor-days left. Days before it are sketches only. It can be earlier than the window's first day:
+ * a partition goes only once all of it is past the retention, and until then its days are read whole.
+ */
 export async function firstKeptDay(db: Db): Promise<string> {
+  const visitorTables = PARTITIONED.filter((spec) => spec.visitor !== "").map((spec) => spec.table);
+  const starts = (await Promise.all(visitorTables.map((table) => partitionsOf(db, table))))
+    .flat()
+    .map((partition) => partition.fromMs);
+  if (starts.length > 0) {
+    const first = Math.min(...starts);
+    return first === Number.NEGATIVE_INFINITY ? "0001-01-01" : dayText(first);
+  }
   const { rows } = await sql<{ day: string | null }>`
     SELECT CASE WHEN kept_from = '-infinity' THEN NULL ELSE to_char(kept_from AT TIME ZONE 'UTC', 'YYYY-MM-DD') END AS day
     FROM links.scan_window`.execute(db);
