@@ -1,5 +1,5 @@
-// Bytes each stored scan costs on Postgres, tables and indexes: the raw window (links.scans and
-// links.scan_day_visitors, every partition) and what outlives it (scan_totals, scan_days,
+// Bytes each stored scan costs on Postgres, tables and indexes: the raw window (links.scan_events and
+// links.scan_visitor_days, every partition) and what outlives it (scan_totals, scan_days,
 // scan_day_values, scan_day_sketches), beside the budget of issue 34, and what 100 million scans a
 // day cost at the default retention. The scans go through the service's own write path (storeScans,
 // the fold, the partition manager) with the shape of the analytics dataset: 1,000 links, one hot,
@@ -130,12 +130,12 @@ export async function scanStorageBudget(
     while (((await foldScanDeltas(db)) ?? 1) > 0);
     await sql`VACUUM ANALYZE`.execute(db);
     const storedMs = performance.now() - started;
-    const raw = await bytesOf(db, ["scans", "scan_day_visitors"]);
+    const raw = await bytesOf(db, ["scan_events", "scan_visitor_days"]);
     const perTable = async (tables: string[]) =>
       (
         await Promise.all(tables.map(async (table) => `${table} ${((await bytesOf(db, [table])) / total).toFixed(1)}`))
       ).join(", ");
-    const rawTables = await perTable(["scans", "scan_day_visitors"]);
+    const rawTables = await perTable(["scan_events", "scan_visitor_days"]);
     // Every day past the retention: the raw window goes, its visitors become sketches.
     await maintainScanPartitions(db, 0, new Date(today + (days + 2) * DAY_MS));
     await sql`VACUUM ANALYZE`.execute(db);
@@ -147,7 +147,7 @@ export async function scanStorageBudget(
     console.log(
       `\nStorage per scan, ${total.toLocaleString("en")} scans over ${days} days and ${LINKS} links through storeScans (${(storedMs / 1000).toFixed(0)} s):`,
     );
-    console.log(`  raw window (scans + scan_day_visitors, tables and indexes): ${mark(rawPerScan, RAW_BUDGET)}`);
+    console.log(`  raw window (scan_events + scan_visitor_days, tables and indexes): ${mark(rawPerScan, RAW_BUDGET)}`);
     console.log(`    by table: ${rawTables}`);
     console.log(`  rollups and sketches (what outlives the window):           ${mark(keptPerScan, ROLLUP_BUDGET)}`);
     console.log(`    by table: ${keptTables}`);

@@ -136,6 +136,7 @@ export async function composePlatform(ports: PlatformPorts, options: Composition
       invalidations,
       scanChanges,
       now: ports.now,
+      metrics,
       ...(options.scanRetentionDays === undefined ? {} : { scanRetentionDays: options.scanRetentionDays }),
       onPartitionError: (error) =>
         logger.error({ err: error }, "making or dropping scan partitions failed; tried again within the hour"),
@@ -206,6 +207,7 @@ export async function composePlatform(ports: PlatformPorts, options: Composition
     async close() {
       // Every redirect has been answered; its scan is stored before the caller closes the database.
       await redirectPath.close();
+      await links.close();
       await catalog.reconciler.stop();
       await catalog.webhooks.stop();
       await rendering.renderer.close();

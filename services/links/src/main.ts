@@ -75,6 +75,7 @@ await runGrpcService({
         invalidations,
         scanChanges,
         scanRetentionDays: config.SCAN_RETENTION_DAYS,
+        metrics,
         onPartitionError: (error) =>
           logger.error({ err: error }, "making or dropping scan partitions failed; tried again within the hour"),
       });
@@ -114,6 +115,7 @@ await runGrpcService({
       async close() {
         await redirector.close();
         await redirectPath.close();
+        await links.close();
         await invalidations.close();
         await scanChanges.close();
         await database.close();

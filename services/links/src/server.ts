@@ -1,7 +1,15 @@
 import type { Kysely } from "kysely";
 import { AnalyticsService, DomainService, LinkService, OutboxService, RedirectService } from "@qrplatform/api/links";
 import { migrateSchema, type SharedKysely } from "@qrplatform/db";
-import { ConfigError, memoryScanChanges, PageTokens, type GrpcModule, type ScanChangeBus } from "@qrplatform/platform";
+import {
+  ConfigError,
+  memoryScanChanges,
+  type Metrics,
+  noMetrics,
+  PageTokens,
+  type GrpcModule,
+  type ScanChangeBus,
+} from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import type { LinksDeps } from "./deps.js";
 import { classifiedTxtLookup, resolverTxtLookup, type TxtRecordsLookup } from "./domains/dns-lookup.js";
@@ -16,6 +24,7 @@ import { ScanWriter } from "./scans/analytics/scan-writer.js";
 import type { ScanSink } from "./scans/scan-sink.js";
 import { announceStoredScans, storeCheckedScans } from "./scans/analytics/scans.handlers.js";
 import { ScanPartitionManager } from "./scans/analytics/scan-partitions.js";
+import { scansDroppedCounter } from "./scans/recording/scan-recorder.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, redirectsUnavailable, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
@@ -75,6 +84,8 @@ export interface LinksOptions {
   scanRetentionDays?: number;
   /** Where the partition manager reports a failed run; it is tried again within the hour. */
   onPartitionError?: (error: unknown) => void;
+  /** Where scans the ScanWriter does not store for being outside the raw window are counted (qrp_scans_dropped_total). */
+  metrics?: Metrics;
 }
 
 /** Days of raw scans kept by default. */
@@ -119,6 +130,8 @@ export interface LinksModule extends GrpcModule {
    * the links of a stored batch (empty when none of its scans was new) and folds its deltas soon.
    */
   announceStoredScans(linkIds: readonly string[]): Promise<void>;
+  /** Stops the scan partition manager, after the run in progress if any; call before closing the database. */
+  close(): Promise<void>;
 }
 
 /** Migrates the links schema and returns the service: short links, custom domains, redirects and analytics. */
@@ -142,7 +155,11 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     now: options.now ?? (() => new Date()),
     invalidations: options.invalidations ?? memoryInvalidationBus(),
     scanChanges: options.scanChanges ?? memoryScanChanges(),
-    scanSink: options.scanSink ?? new ScanWriter(db),
+    scanSink:
+      options.scanSink ??
+      new ScanWriter(db, (scans) =>
+        scansDroppedCounter(options.metrics ?? noMetrics).inc({ reason: "expired" }, scans),
+      ),
     scanDeltas: new DeltaFolder(db),
     exactVisitorDays: options.exactVisitorDays ?? EXACT_VISITOR_DAYS,
   };
@@ -162,5 +179,6 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     routes: (router) => registerRoutes(router, deps),
     storeCheckedScans: (scans) => storeCheckedScans(deps, scans),
     announceStoredScans: (linkIds) => announceStoredScans(deps, linkIds),
+    close: () => partitions.close(),
   };
 }

@@ -2,24 +2,26 @@ import type { DomainsTable } from "./domains/domains.table.js";
 import type { LinksTable } from "./links/links.table.js";
 import type { OutboxEventsTable } from "./outbox/outbox.table.js";
 import type {
+  ScanAgentsTable,
   ScanDaySketchesTable,
   ScanDaysTable,
   ScanDayValuesTable,
-  ScanDayVisitorsTable,
   ScanDeltasTable,
-  ScansTable,
+  ScanEventsTable,
   ScanTotalsTable,
+  ScanVisitorDaysTable,
 } from "./scans/analytics/scans.table.js";
 
 /** Every table of the links schema, for a `Kysely<LinksTables>` narrowed with `withSchema("links")`. */
 export interface LinksTables {
   links: LinksTable;
   domains: DomainsTable;
-  scans: ScansTable;
+  scan_events: ScanEventsTable;
+  scan_agents: ScanAgentsTable;
   scan_totals: ScanTotalsTable;
   scan_days: ScanDaysTable;
   scan_day_values: ScanDayValuesTable;
-  scan_day_visitors: ScanDayVisitorsTable;
+  scan_visitor_days: ScanVisitorDaysTable;
   scan_deltas: ScanDeltasTable;
   scan_day_sketches: ScanDaySketchesTable;
   outbox_events: OutboxEventsTable;

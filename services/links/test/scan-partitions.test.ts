@@ -10,7 +10,7 @@ import type { LinksDeps } from "../src/deps.js";
 import { rangeVisitors } from "../src/scans/analytics/range-visitors.js";
 import type { ScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
-import { maintainScanPartitions } from "../src/scans/analytics/scan-partitions.js";
+import { firstKeptDay, maintainScanPartitions } from "../src/scans/analytics/scan-partitions.js";
 import { foldScanDeltas, storeScans, summarizeScans } from "../src/scans/analytics/scans.repository.js";
 import type { LinksTables } from "../src/tables.js";
 
@@ -56,23 +56,41 @@ async function partitions(table: string): Promise<string[]> {
 }
 
 describe("scan partitions", () => {
+  it("read a day's visitors whole while its partition lives, though it is before the window", async () => {
+    const own = await openTestDatabase();
+    try {
+      await migrateSchema(own.db, SCHEMA, migrations);
+      const ownDb = own.db.withSchema(SCHEMA) as Kysely<LinksTables>;
+      // The migration's first partition runs from the beginning of time: every day in it is still raw.
+      await maintainScanPartitions(ownDb, 1, new Date());
+      expect(await firstKeptDay(ownDb)).toBe("0001-01-01");
+      // Once it is past the retention it goes, and the window's first day is the first one kept.
+      const run = await maintainScanPartitions(ownDb, 1, new Date(Date.now() + 10 * 86_400_000));
+      expect(await firstKeptDay(ownDb)).toBe(run!.keptFrom);
+    } finally {
+      await own.close();
+    }
+  });
+
   it("are made ahead of today and dropped whole once past the retention, with the window scans are stored in", async () => {
     const first = await maintainScanPartitions(db, 2, at("2030-03-10"));
     expect(first?.keptFrom).toBe("2030-03-08");
-    expect(await partitions("scans")).toEqual(
+    // The tables of before the narrow rows get none, and lose theirs past the retention.
+    expect(await partitions("scans")).toEqual([]);
+    expect(await partitions("scan_events")).toEqual(
       expect.arrayContaining([
-        "scans_20300308",
-        "scans_20300309",
-        "scans_20300310",
-        "scans_20300311",
-        "scans_20300312",
-        "scans_20300313",
+        "scan_events_20300308",
+        "scan_events_20300309",
+        "scan_events_20300310",
+        "scan_events_20300311",
+        "scan_events_20300312",
+        "scan_events_20300313",
       ]),
     );
-    expect(await partitions("scan_day_visitors")).toEqual(
-      expect.arrayContaining(["scan_day_visitors_20300308", "scan_day_visitors_20300313"]),
+    expect(await partitions("scan_visitor_days")).toEqual(
+      expect.arrayContaining(["scan_visitor_days_20300308", "scan_visitor_days_20300313"]),
     );
-    expect(await partitions("scans")).not.toContain("scans_20300314");
+    expect(await partitions("scan_events")).not.toContain("scan_events_20300314");
 
     const linkId = await newLink();
     const batch = scansOf(linkId, [at("2030-03-08"), at("2030-03-10"), at("2030-03-10", 13)], (i) => `v${i}`);
@@ -82,24 +100,28 @@ describe("scan partitions", () => {
 
     // Two days on: the 8th and 9th are past the retention and go, with the 8th's scan; days ahead are added.
     const later = await maintainScanPartitions(db, 2, at("2030-03-12"));
-    expect(later?.dropped).toEqual(expect.arrayContaining(["scans_20300309", "scan_day_visitors_20300309"]));
-    expect(await partitions("scans")).not.toContain("scans_20300309");
-    expect(await partitions("scans")).toContain("scans_20300315");
-    expect(await partitions("scans")).not.toContain("scans_20300316");
+    expect(later?.dropped).toEqual(expect.arrayContaining(["scan_events_20300309", "scan_visitor_days_20300309"]));
+    expect(await partitions("scan_events")).not.toContain("scan_events_20300309");
+    expect(await partitions("scan_events")).toContain("scan_events_20300315");
+    expect(await partitions("scan_events")).not.toContain("scan_events_20300316");
     const { rows } = await sql<{
       n: number;
-    }>`select count(*)::int as n from links.scans where link_id = ${linkId}`.execute(db);
+    }>`select count(*)::int as n from links.scan_events where link_id = ${linkId}`.execute(db);
     expect(rows).toEqual([{ n: 2 }]);
-    // A batch of the dropped days (a spool replayed too late) is not stored, and not counted again.
+    // A batch of the dropped days (a spool replayed too late) is not stored, and not counted again,
+    // but reported as expired (qrp_scans_dropped_total{reason="expired"}).
+    const expired: number[] = [];
     const late = scansOf(linkId, [at("2030-03-09"), at("2030-03-12")], (i) => `late${i}`);
-    expect(await storeScans(db, late)).toEqual(new Set([late.id[1]]));
+    expect(await storeScans(db, late, (scans) => expired.push(scans))).toEqual(new Set([late.id[1]]));
     // Nor is a scan beyond the partitions made ahead.
     expect(
       await storeScans(
         db,
         scansOf(linkId, [at("2030-03-20")], () => "ahead"),
+        (scans) => expired.push(scans),
       ),
     ).toEqual(new Set());
+    expect(expired).toEqual([1, 1]);
     // The rollups keep every scan stored, the dropped days' included.
     await foldScanDeltas(db);
     const summary = await summarizeScans(db, linkId, "2030-03-01", "2030-03-31");
@@ -133,7 +155,7 @@ describe("scan partitions", () => {
     // Retention 0 still keeps yesterday; two days on, the 1st and 2nd are gone.
     const run = await maintainScanPartitions(db, 0, at("2031-05-04"));
     expect(run?.keptFrom).toBe("2031-05-03");
-    expect(run?.dropped).toEqual(expect.arrayContaining(["scan_day_visitors_20310501", "scan_day_visitors_20310502"]));
+    expect(run?.dropped).toEqual(expect.arrayContaining(["scan_visitor_days_20310501", "scan_visitor_days_20310502"]));
     const { rows: sketches } = await sql<{ day: string; visitors: number }>`
       select to_char(day, 'YYYY-MM-DD') as day, visitors::int from links.scan_day_sketches where link_id = ${linkId} order by 1`.execute(
       db,

@@ -208,7 +208,7 @@ describe("recording scans", () => {
       // Nothing else stored them.
       const rows = await sql<{
         n: number;
-      }>`select count(*)::int as n from links.scans where link_id = ${link!.id}`.execute(other.database.db);
+      }>`select count(*)::int as n from links.scan_events where link_id = ${link!.id}`.execute(other.database.db);
       expect(rows.rows[0]!.n).toBe(0);
     } finally {
       await other.close();
@@ -599,9 +599,9 @@ describe("distinct visitors over long ranges", () => {
     });
     // The rank as first written in SQL: one plus the leading zeros of the hash's low 52 bits.
     const { rows: expected } = await sql<{ register: number; rank: number }>`
-      select ((hashtextextended(visitor_key, 0) >> 52) & 4095)::int as register,
-        max(53 - length(ltrim(hashtextextended(visitor_key, 0)::bit(52)::text, '0')))::int as rank
-      from links.scan_day_visitors where link_id = ${linkId} group by 1 order by 1`.execute(stack.database.db);
+      select ((visitor >> 52) & 4095)::int as register,
+        max(53 - length(ltrim(visitor::bit(52)::text, '0')))::int as rank
+      from links.scan_visitor_days where link_id = ${linkId} group by 1 order by 1`.execute(stack.database.db);
     const read = await dayRegisters(stack.database.db.withSchema("links"), linkId, ["2026-11-22"]);
     expect(read.map(({ register, rank }) => ({ register, rank })).sort((a, b) => a.register - b.register)).toEqual(
       expected,

@@ -7,7 +7,7 @@ import { addToSketch, emptySketch, estimateVisitors, mergeSketch } from "./visit
  * Distinct visitors of a link over a range of days, whose daily distinct visitors `dailyCounts` reads.
  *
  * Exact while the range holds at most `deps.exactVisitorDays` visitor-days (rows of
- * scan_day_visitors: the exact count reads no more, and runs beside the summary's queries); past that,
+ * visitor-days: the exact count reads no more, and runs beside the summary's queries); past that,
  * the union of HyperLogLog sketches of each day (standard error 1.6%, see visitor-sketch.ts). A day that is over keeps its sketch in
  * links.scan_day_sketches, built the first time a range needs it; today, and a day whose sketch no
  * longer matches its visitor count (a scan arriving late), is sketched from its visitors on the spot.

@@ -18,10 +18,18 @@ const RUN_EVERY_MS = 3_600_000;
 const PARTITION_LOCK = 0x71720002;
 const DAY_MS = 86_400_000;
 
-/** The tables partitioned by day, with the column each is partitioned by. */
+/**
+ * The tables partitioned by day and how a day's bound is written: links.scan_events by its UUIDv7 ids
+ * (a day runs from the smallest id of its first millisecond), scan_visitor_days by date. links.scans
+ * and links.scan_day_visitors, the shape before 20270120T1000_narrow_scans, get no new partitions from
+ * this version and lose their old ones as the retention passes; `visitor` is the SQL of a visitor's
+ * 64-bit hash in each table of visitor-days.
+ */
 const PARTITIONED = [
-  { table: "scans", isDate: false },
-  { table: "scan_day_visitors", isDate: true },
+  { table: "scan_events", bound: "uuid", grows: true, visitor: "" },
+  { table: "scan_visitor_days", bound: "date", grows: true, visitor: "visitor" },
+  { table: "scans", bound: "time", grows: false, visitor: "" },
+  { table: "scan_day_visitors", bound: "date", grows: false, visitor: "hashtextextended(visitor_key, 0)" },
 ] as const;
 
 /** What one run did: the partitions it made and dropped, by name. */
@@ -35,7 +43,7 @@ export interface PartitionRun {
 const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /**
- * Makes the daily partitions of links.scans and links.scan_day_visitors from the first kept day to
+ * Makes the daily partitions of links.scan_events and links.scan_visitor_days from the first kept day to
  * DAYS_AHEAD days after today, drops those wholly before the first kept day (today less the
  * retention, at least MIN_KEPT_DAYS), and records the window in links.scan_window, all in one
  * transaction. Before a day's visitors go, each link's sketch of that day is built from them, so
@@ -64,38 +72,44 @@ export async function maintainScanPartitions(
     const tables = await Promise.all(
       PARTITIONED.map(async (spec) => ({ ...spec, partitions: await partitionsOf(trx, spec.table) })),
     );
-    for (const { table, partitions } of tables) {
-      if (table !== "scan_day_visitors") continue;
-      for (const partition of partitions) if (partition.toMs <= keptFrom) await sketchDaysOf(trx, partition.name);
+    for (const { visitor, partitions } of tables) {
+      if (visitor === "") continue;
+      for (const partition of partitions) {
+        if (partition.toMs <= keptFrom) await sketchDaysOf(trx, partition.name, visitor);
+      }
     }
-    for (const { table, isDate, partitions } of tables) {
+    for (const { table, bound: kind, grows, partitions } of tables) {
       for (const partition of partitions) {
         if (partition.toMs > keptFrom) continue;
         await sql`DROP TABLE ${sql.raw(`links.${partition.name}`)}`.execute(trx);
         run.dropped.push(partition.name);
       }
+      if (!grows) continue;
       const covered = partitions.filter((partition) => partition.toMs > keptFrom);
       for (let day = keptFrom; day < until; day += DAY_MS) {
         if (covered.some((partition) => partition.fromMs < day + DAY_MS && partition.toMs > day)) continue;
         const name = `${table}_${dayText(day).replaceAll("-", "")}`;
-        const bound = (ms: number) => sql.lit(isDate ? dayText(ms) : new Date(ms).toISOString());
+        const bound = (ms: number) => sql.lit(kind === "uuid" ? firstScanIdAt(ms) : dayText(ms));
         await sql`CREATE TABLE ${sql.raw(`links.${name}`)} PARTITION OF ${sql.raw(`links.${table}`)}
           FOR VALUES FROM (${bound(day)}) TO (${bound(day + DAY_MS)})`.execute(trx);
         run.created.push(name);
       }
     }
-    await sql`UPDATE links.scan_window SET kept_from = ${new Date(keptFrom).toISOString()}, until = ${new Date(until).toISOString()}`.execute(
-      trx,
-    );
+    // Scans before the end of the old tables' partitions are looked up there too, while they hold any.
+    const legacy = tables.filter((spec) => !spec.grows).flatMap((spec) => spec.partitions);
+    const { rows: held } = await sql<{ held: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM links.scans) OR EXISTS (SELECT 1 FROM links.scan_day_visitors) AS held`.execute(trx);
+    const legacyEnd = legacy.filter((partition) => partition.toMs > keptFrom).map((partition) => partition.toMs);
+    const legacyUntil =
+      held[0]!.held && legacyEnd.length > 0 ? new Date(Math.max(...legacyEnd)).toISOString() : "-infinity";
+    await sql`UPDATE links.scan_window SET kept_from = ${new Date(keptFrom).toISOString()}, until = ${new Date(until).toISOString()},
+      legacy_until = ${legacyUntil}::timestamptz`.execute(trx);
     return run;
   });
 }
 
 /** The partitions of a table, with the times they cover, [fromMs, toMs); MINVALUE reads as -Infinity. */
-async function partitionsOf(
-  trx: Transaction<LinksTables>,
-  table: string,
-): Promise<{ name: string; fromMs: number; toMs: number }[]> {
+async function partitionsOf(trx: Db, table: string): Promise<{ name: string; fromMs: number; toMs: number }[]> {
   const { rows } = await sql<{ name: string; bound: string }>`
     SELECT child.relname AS name, pg_get_expr(child.relpartbound, child.oid) AS bound
     FROM pg_inherits JOIN pg_class AS child ON child.oid = pg_inherits.inhrelid
@@ -109,20 +123,31 @@ async function partitionsOf(
 function boundMs(value: string | undefined): number {
   if (value === undefined || value === "MINVALUE") return Number.NEGATIVE_INFINITY;
   if (value === "MAXVALUE") return Number.POSITIVE_INFINITY;
+  // A UUIDv7: its first 48 bits are milliseconds.
+  const uuid = /^'([0-9a-f]{8})-([0-9a-f]{4})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'$/.exec(value);
+  if (uuid) return Number.parseInt(uuid[1]! + uuid[2]!, 16);
   // '2026-11-29' or '2026-11-29 00:00:00+00'
   const text = value.replaceAll("'", "").replace(" ", "T").replace(/\+00$/, "Z");
   return Date.parse(text.length === 10 ? `${text}T00:00:00Z` : text);
 }
 
+/** The smallest UUIDv7 of a millisecond: the bound of links.scan_events' partition that starts then. */
+export function firstScanIdAt(ms: number): string {
+  const hex = ms.toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}
+
 /**
- * Stores the sketch of every link and day in a partition of links.scan_day_visitors about to be
- * dropped, with the day's distinct visitors as the rollups count them (folded or not), so a range
- * reaching those days merges sketches, as it does for any range too large to count exactly.
+ * Stores the sketch of every link and day in a partition of visitor-days about to be dropped, with
+ * the day's distinct visitors as the rollups count them (folded or not), so a range reaching those
+ * days merges sketches, as it does for any range too large to count exactly.
  */
-async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string): Promise<void> {
+async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string, visitor: string): Promise<void> {
   const { rows } = await sql<{ link_id: string; day: string; register: number; bits: number }>`
     SELECT link_id, to_char(day, 'YYYY-MM-DD') AS day, ${sql.raw(REGISTER_SQL)} AS register, min(${sql.raw(RANK_BITS_SQL)}) AS bits
-    FROM ${sql.raw(`links.${partition}`)} GROUP BY 1, 2, 3`.execute(trx);
+    FROM (SELECT link_id, day, ${sql.raw(visitor)} AS visitor FROM ${sql.raw(`links.${partition}`)}) AS visitors GROUP BY 1, 2, 3`.execute(
+    trx,
+  );
   const sketches = new Map<string, { linkId: string; day: string; registers: Uint8Array }>();
   for (const { link_id, day, register, bits } of rows) {
     const key = `${link_id}/${day}`;
@@ -152,8 +177,20 @@ async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string): P
   }
 }
 
-/** The first day whose visitors are still kept (links.scan_window), "YYYY-MM-DD"; days before it are sketches only. */
+/**
+ * The first day whose visitors are still kept, "YYYY-MM-DD": the start of the oldest partition of
+ * visitor-days left. Days before it are sketches only. It can be earlier than the window's first day:
+ * a partition goes only once all of it is past the retention, and until then its days are read whole.
+ */
 export async function firstKeptDay(db: Db): Promise<string> {
+  const visitorTables = PARTITIONED.filter((spec) => spec.visitor !== "").map((spec) => spec.table);
+  const starts = (await Promise.all(visitorTables.map((table) => partitionsOf(db, table))))
+    .flat()
+    .map((partition) => partition.fromMs);
+  if (starts.length > 0) {
+    const first = Math.min(...starts);
+    return first === Number.NEGATIVE_INFINITY ? "0001-01-01" : dayText(first);
+  }
   const { rows } = await sql<{ day: string | null }>`
     SELECT CASE WHEN kept_from = '-infinity' THEN NULL ELSE to_char(kept_from AT TIME ZONE 'UTC', 'YYYY-MM-DD') END AS day
     FROM links.scan_window`.execute(db);
@@ -167,6 +204,7 @@ export async function firstKeptDay(db: Db): Promise<string> {
  */
 export class ScanPartitionManager {
   private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly db: Db,
@@ -184,11 +222,15 @@ export class ScanPartitionManager {
   }
 
   runNow(): Promise<PartitionRun | undefined> {
-    return maintainScanPartitions(this.db, this.retentionDays, this.now());
+    const run = maintainScanPartitions(this.db, this.retentionDays, this.now());
+    this.running = run.catch(() => {});
+    return run;
   }
 
-  close(): void {
+  /** Schedules no more runs and resolves once the one in progress (if any) has ended. */
+  async close(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    await this.running;
   }
 }

@@ -24,7 +24,13 @@ export class ScanWriter implements ScanSink {
   private readonly waiting: Waiting[] = [];
   private writing = false;
 
-  constructor(private readonly db: Kysely<LinksTables>) {}
+  /** Scans not stored because they were made outside the raw window (see storeScans). */
+  expired = 0;
+
+  constructor(
+    private readonly db: Kysely<LinksTables>,
+    private readonly onExpired: (scans: number) => void = () => {},
+  ) {}
 
   /** Stores the batch (with whatever waits beside it); resolves to how many of its scans were new. */
   store(scans: ScanColumns): Promise<number> {
@@ -49,7 +55,10 @@ export class ScanWriter implements ScanSink {
           scans += next.scans.id.length;
         }
         try {
-          const stored = await storeScans(this.db, joinScanColumns(group.map((batch) => batch.scans)));
+          const stored = await storeScans(this.db, joinScanColumns(group.map((batch) => batch.scans)), (scans) => {
+            this.expired += scans;
+            this.onExpired(scans);
+          });
           for (const batch of group) {
             // A scan sent twice at once (a retry overtaking its first send) is new to the first batch only.
             batch.resolve(

@@ -1,9 +1,10 @@
-import { sql, type Kysely, type RawBuilder } from "kysely";
+import { createHash } from "node:crypto";
+import { sql, type Kysely } from "kysely";
 import { isUniqueViolation } from "@qrplatform/platform";
 import type { LinksTables } from "../../tables.js";
 import type { ScanColumns } from "../scan-columns.js";
 import { packSketch, unpackSketch } from "./sketch-encoding.js";
-import type { NewScanRow } from "./scans.table.js";
+import type { ScanDeltasTable } from "./scans.table.js";
 import { RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
 
 type Db = Kysely<LinksTables>;
@@ -15,7 +16,7 @@ export const DIMENSIONS = {
   os: "os",
   browser: "browser",
   referrer: "referrer_host",
-} as const satisfies Record<string, keyof NewScanRow>;
+} as const satisfies Record<string, keyof ScanDeltasTable>;
 export type Dimension = keyof typeof DIMENSIONS;
 
 /** A scan_deltas row spread over the breakdowns: one (dimension, value) per dimension, for `CROSS JOIN LATERAL`. */
@@ -28,7 +29,8 @@ const DELTA_BY_DIMENSION = sql`(VALUES ${sql.join(
  * scan is either stored and counted everywhere, or not at all. Scans whose id is already stored are
  * skipped, so a batch that is sent again (after a timeout, say) changes nothing, and so are scans of
  * links that do not exist (purged since), and scans outside links.scan_window (older than the
- * retention, or days ahead of any partition: see scan-partitions.ts); each scan takes its link's account.
+ * retention, or days ahead of any partition: see scan-partitions.ts), which `onExpired` hears of;
+ * each scan takes its link's account.
  *
  * The batch travels as one array per column and Postgres does the counting: the rows come out of
  * `unnest`, and the batch's additions to the rollups are appended to links.scan_deltas, one row per
@@ -37,46 +39,84 @@ const DELTA_BY_DIMENSION = sql`(VALUES ${sql.join(
  * (several redirectors, several links instances) never wait on each other; {@link foldScanDeltas}
  * moves the deltas into the rollups later, one folder at a time.
  *
+ * A scan is stored under its id when that is a UUIDv7 of its own time (as the recorder makes them),
+ * else under one made from its time and id ({@link scanKey}): links.scan_events is partitioned by
+ * the time in its ids.
+ *
  * Answers undefined when every scan given was stored (the usual case, which then sends no ids back),
  * else the ids of those that were.
  */
-export async function storeScans(db: Db, scans: ScanColumns): Promise<Set<string> | undefined> {
+export async function storeScans(
+  db: Db,
+  scans: ScanColumns,
+  onExpired: (scans: number) => void = () => {},
+): Promise<Set<string> | undefined> {
   if (scans.id.length === 0) return undefined;
+  const keys = scanKeys(scans);
   try {
     // Most batches are new: inserted without looking each id up first, which costs Postgres a probe of the key per scan.
-    return await storeScansOnce(db, scans, sql``);
+    return await storeScansOnce(db, scans, keys, false, onExpired);
   } catch (error) {
     // An id already stored (a batch sent again) failed the statement, which changed nothing: it goes again, skipping those.
     if (!isUniqueViolation(error)) throw error;
-    return storeScansOnce(db, scans, sql`ON CONFLICT (id, scanned_at) DO NOTHING`);
+    return storeScansOnce(db, scans, keys, true, onExpired);
   }
 }
 
 async function storeScansOnce(
   db: Db,
   scans: ScanColumns,
-  onStoredId: RawBuilder<unknown>,
+  keys: string[] | undefined,
+  again: boolean,
+  onExpired: (scans: number) => void,
 ): Promise<Set<string> | undefined> {
   const given = scans.id.length;
-  const result = await sql<{ stored: number; ids: string[] | null }>`
-    WITH stored AS (
-      INSERT INTO links.scans (id, link_id, account_id, scanned_at, country, device_type, os, browser, referrer_host, visitor_key)
-      SELECT batch.id, batch.link_id, link.account_id, to_timestamp(batch.scanned_at_ms / 1000), batch.country, batch.device_type,
-        batch.os, batch.browser, batch.referrer_host, batch.visitor_key
+  const ids = arrayLiteral(keys ?? scans.id);
+  const result = await sql<{ stored: number; expired: number; ids: string[] | null }>`
+    WITH batch AS MATERIALIZED (
+      SELECT ${again ? sql`DISTINCT ON (given.id)` : sql``} given.id, given.given_id, given.link_id, link.account_id,
+        to_timestamp(given.scanned_at_ms / 1000) AS scanned_at, (to_timestamp(given.scanned_at_ms / 1000) AT TIME ZONE 'UTC')::date AS day,
+        given.country, given.device_type, given.os, given.browser, given.referrer_host, given.visitor_key,
+        hashtextextended(given.visitor_key, 0) AS visitor,
+        hashtextextended(row(given.device_type, given.os, given.browser)::text, 0) AS agent,
+        to_timestamp(given.scanned_at_ms / 1000) < (SELECT legacy_until FROM links.scan_window) AS in_legacy,
+        to_timestamp(given.scanned_at_ms / 1000) >= (SELECT kept_from FROM links.scan_window)
+          AND to_timestamp(given.scanned_at_ms / 1000) < (SELECT until FROM links.scan_window) AS in_window
       FROM unnest(
-        ${arrayLiteral(scans.id)}::uuid[], ${arrayLiteral(scans.linkId)}::uuid[], ${numberArrayLiteral(scans.scannedAtMs)}::float8[],
-        ${arrayLiteral(scans.country)}::text[], ${arrayLiteral(scans.deviceType)}::text[], ${arrayLiteral(scans.os)}::text[],
-        ${arrayLiteral(scans.browser)}::text[], ${arrayLiteral(scans.referrerHost)}::text[], ${arrayLiteral(scans.visitorKey)}::text[]
-      ) AS batch (id, link_id, scanned_at_ms, country, device_type, os, browser, referrer_host, visitor_key)
-      JOIN links.links AS link ON link.id = batch.link_id
-      -- Only scans whose day has a partition: one older than the retention is past deduplication, and is not stored.
-      JOIN links.scan_window AS kept ON to_timestamp(batch.scanned_at_ms / 1000) >= kept.kept_from AND to_timestamp(batch.scanned_at_ms / 1000) < kept.until
-      ${onStoredId}
-      RETURNING *, (scanned_at AT TIME ZONE 'UTC')::date AS day
+        ${ids}::uuid[], ${keys ? arrayLiteral(scans.id) : ids}::uuid[], ${arrayLiteral(scans.linkId)}::uuid[],
+        ${numberArrayLiteral(scans.scannedAtMs)}::float8[], ${arrayLiteral(scans.country)}::text[], ${arrayLiteral(scans.deviceType)}::text[],
+        ${arrayLiteral(scans.os)}::text[], ${arrayLiteral(scans.browser)}::text[], ${arrayLiteral(scans.referrerHost)}::text[],
+        ${arrayLiteral(scans.visitorKey)}::text[]
+      ) AS given (id, given_id, link_id, scanned_at_ms, country, device_type, os, browser, referrer_host, visitor_key)
+      -- The window is read once (scalar sub-selects): a join with links.scan_window, which has no
+      -- statistics, made the planner expect thousands of rows for each scan.
+      JOIN links.links AS link ON link.id = given.link_id
+    ),
+    agents AS (
+      INSERT INTO links.scan_agents (code, device_type, os, browser)
+      SELECT DISTINCT ON (agent) agent, device_type, os, browser FROM batch
+      WHERE in_window AND NOT EXISTS (SELECT 1 FROM links.scan_agents AS known WHERE known.code = batch.agent)
+      ON CONFLICT (code) DO NOTHING
+    ),
+    inserted AS (
+      INSERT INTO links.scan_events (id, link_id, visitor, agent, country, referrer_host)
+      SELECT id, link_id, visitor, agent, country, referrer_host FROM batch
+      -- Only scans whose day has a partition: one older than the retention is past deduplication, and is
+      -- not stored. One of the days before 20270120T1000_narrow_scans may be stored in the table of then.
+      WHERE in_window AND (NOT in_legacy OR NOT EXISTS (
+        SELECT 1 FROM links.scans AS wide WHERE wide.id = batch.given_id AND wide.scanned_at = batch.scanned_at))
+      ${again ? sql`ON CONFLICT (id) DO NOTHING` : sql``}
+      RETURNING id
+    ),
+    stored AS (
+      SELECT batch.* FROM inserted JOIN batch USING (id)
     ),
     new_visitors AS (
-      INSERT INTO links.scan_day_visitors (link_id, day, visitor_key)
-      SELECT DISTINCT link_id, day, visitor_key FROM stored
+      INSERT INTO links.scan_visitor_days (link_id, day, visitor)
+      SELECT DISTINCT link_id, day, visitor FROM stored
+      WHERE NOT in_legacy OR NOT EXISTS (
+        SELECT 1 FROM links.scan_day_visitors AS wide
+        WHERE wide.link_id = stored.link_id AND wide.day = stored.day AND wide.visitor_key = stored.visitor_key)
       ON CONFLICT DO NOTHING
       RETURNING link_id, day
     ),
@@ -93,10 +133,51 @@ async function storeScansOnce(
     ),
     stored_count AS (SELECT count(*)::int AS n FROM stored)
     -- The ids are read only when some scan was not stored: the sub-select runs only when the CASE reaches it.
-    SELECT n AS stored, CASE WHEN n = ${given} THEN NULL ELSE (SELECT coalesce(array_agg(id::text), '{}') FROM stored) END AS ids FROM stored_count
+    SELECT n AS stored, (SELECT count(*)::int FROM batch WHERE NOT in_window) AS expired,
+      CASE WHEN n = ${given} THEN NULL ELSE (SELECT coalesce(array_agg(given_id::text), '{}') FROM stored) END AS ids FROM stored_count
   `.execute(db);
-  const { ids } = result.rows[0]!;
-  return ids === null ? undefined : new Set(ids);
+  const { ids: storedIds, expired } = result.rows[0]!;
+  if (expired > 0) onExpired(expired);
+  return storedIds === null ? undefined : new Set(storedIds);
+}
+
+/**
+ * The keys the batch's scans are stored under, or undefined when every id already is its key (a
+ * UUIDv7 whose time is the scan's, as the recorder makes them): a scan's key must hold its time, by
+ * which links.scan_events is partitioned. Any other id gets a key of its time and a hash of the id, so a
+ * scan sent again gets the same key.
+ */
+function scanKeys(scans: ScanColumns): string[] | undefined {
+  let keys: string[] | undefined;
+  for (let i = 0; i < scans.id.length; i++) {
+    const id = scans.id[i]!;
+    const prefix = keyPrefixAt(scans.scannedAtMs[i]!);
+    if (keys === undefined && id.startsWith(prefix)) continue;
+    keys ??= scans.id.slice(0, i);
+    keys.push(id.startsWith(prefix) ? id : scanKey(prefix, id));
+  }
+  return keys;
+}
+
+let prefixMs = Number.NaN;
+let prefix = "";
+
+/** "xxxxxxxx-xxxx-7": the start of every UUIDv7 of the millisecond `ms` (clamped to what 48 bits hold). */
+function keyPrefixAt(ms: number): string {
+  if (ms !== prefixMs) {
+    const time = Math.min(Math.max(0, Math.floor(ms)), 2 ** 48 - 1) || 0;
+    const hex = time.toString(16).padStart(12, "0");
+    prefix = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7`;
+    prefixMs = ms;
+  }
+  return prefix;
+}
+
+/** A UUIDv7 of the time `prefix` holds whose other bits come from a SHA-256 of `id`. */
+function scanKey(prefix: string, id: string): string {
+  const hash = createHash("sha256").update(id).digest("hex");
+  const variant = ((Number.parseInt(hash[3]!, 16) & 0x3) | 0x8).toString(16);
+  return `${prefix}${hash.slice(0, 3)}-${variant}${hash.slice(4, 7)}-${hash.slice(7, 19)}`;
 }
 
 /**
@@ -271,7 +352,7 @@ export async function countVisitorsUpTo(
   // The count is a sub-select Postgres runs only when the CASE reaches it.
   const { rows } = await sql<{ visitors: number | null }>`
     SELECT CASE WHEN visitor_days.n > ${limit} THEN NULL ELSE (
-      SELECT count(DISTINCT visitor_key)::int FROM links.scan_day_visitors WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+      SELECT count(DISTINCT visitor)::int FROM links.visitor_days WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
     ) END AS visitors
     FROM (
       SELECT coalesce(sum(n), 0) AS n FROM (
@@ -313,7 +394,7 @@ export async function dayRegisters(
   const { rows } = await sql<{ day: string; register: number; bits: number }>`
     SELECT to_char(day, 'YYYY-MM-DD') AS day, register, bits FROM (
       SELECT day, ${sql.raw(REGISTER_SQL)} AS register, min(${sql.raw(RANK_BITS_SQL)}) AS bits
-      FROM links.scan_day_visitors WHERE link_id = ${linkId} AND day = ANY(${days}::date[])
+      FROM links.visitor_days WHERE link_id = ${linkId} AND day = ANY(${days}::date[])
       GROUP BY 1, 2
     ) AS lowest`.execute(db);
   return rows.map(({ day, register, bits }) => ({ day, register, rank: rankOf(Number(bits)) }));

@@ -1,25 +1,33 @@
-import type { ColumnType, Insertable } from "kysely";
+import type { ColumnType } from "kysely";
 
 /** A UTC calendar day, read as "YYYY-MM-DD" text (never as a Date, which would bring a time zone in). */
 type Day = ColumnType<string, string, string>;
 
-/** links.scans: every counted scan, once. No raw address: visitor_key is a salted hash. */
-export interface ScansTable {
+/**
+ * links.scan_events: every counted scan of the raw window, once, partitioned by day through its id (a
+ * UUIDv7, whose first 48 bits are the scan's time). The link knows the account. No raw address:
+ * `visitor` is the 64-bit hash of a salted visitor key.
+ */
+export interface ScanEventsTable {
   id: string;
   link_id: string;
-  account_id: string;
-  scanned_at: Date;
+  /** hashtextextended(visitor key, 0). */
+  visitor: ColumnType<string, string | bigint, never>;
+  /** hashtextextended of (device type, OS, browser) as a row: a links.scan_agents code. */
+  agent: ColumnType<string, string | bigint, never>;
   /** ISO 3166-1 alpha-2, or "" when unknown. */
   country: string;
+  /** "" when the scan had no referrer. */
+  referrer_host: string;
+}
+
+/** links.scan_agents: the device type, OS and browser each agent code of links.scan_events stands for. */
+export interface ScanAgentsTable {
+  code: ColumnType<string, string | bigint, never>;
   device_type: string;
   os: string;
   browser: string;
-  /** "" when the scan had no referrer. */
-  referrer_host: string;
-  visitor_key: string;
 }
-
-export type NewScanRow = Insertable<ScansTable>;
 
 /** links.scan_totals: all-time scans per link. */
 export interface ScanTotalsTable {
@@ -45,11 +53,11 @@ export interface ScanDayValuesTable {
   scans: number;
 }
 
-/** links.scan_day_visitors: the visitors of a link on a day. */
-export interface ScanDayVisitorsTable {
+/** links.scan_visitor_days: the visitors of a link on a day, by the 64-bit hash of their key. */
+export interface ScanVisitorDaysTable {
   link_id: string;
   day: Day;
-  visitor_key: string;
+  visitor: ColumnType<string, string | bigint, never>;
 }
 
 /**

@@ -13,16 +13,16 @@ export const SKETCH_REGISTERS = 1 << SKETCH_PRECISION;
 const RANK_BITS = 64 - SKETCH_PRECISION;
 
 /**
- * The SQL (over a relation with a `visitor_key` column) that gives each visitor's register:
- * `hashtextextended` is Postgres's 64-bit hash of text, on PGlite too.
+ * The SQL (over a relation with a `visitor` column, the visitor key's `hashtextextended(key, 0)`,
+ * Postgres's 64-bit hash of text, on PGlite too) that gives each visitor's register.
  */
-export const REGISTER_SQL = `((hashtextextended(visitor_key, 0) >> ${RANK_BITS}) & ${SKETCH_REGISTERS - 1})::int`;
+export const REGISTER_SQL = `((visitor >> ${RANK_BITS}) & ${SKETCH_REGISTERS - 1})::int`;
 /**
  * The SQL giving the other RANK_BITS bits of a visitor's hash, as a bigint below 2^52 (so exact as a
  * JS number). The lowest of them in a register has its highest rank, so Postgres only keeps a
  * minimum per register, an integer aggregate, and {@link rankOf} turns it into the rank.
  */
-export const RANK_BITS_SQL = `(hashtextextended(visitor_key, 0) & ${2 ** RANK_BITS - 1})`;
+export const RANK_BITS_SQL = `(visitor & ${2 ** RANK_BITS - 1})`;
 
 /** The rank of a visitor whose hash ends in `bits` (below 2^52): one plus the leading zeros of those 52 bits. */
 export function rankOf(bits: number): number {

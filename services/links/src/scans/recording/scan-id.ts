@@ -7,7 +7,7 @@ let prefix = "";
  * A new scan id: a UUID version 7 (RFC 9562), whose first 48 bits are the scan's time in
  * milliseconds and the rest random (74 bits, from `randomUUID`, which draws from a pooled buffer).
  * Ids made one after another sort one after another, so storing them appends to the right-hand edge
- * of links.scans' primary key instead of dirtying one random page of it per scan (and, after each
+ * of links.scan_events' primary key instead of dirtying one random page of it per scan (and, after each
  * checkpoint, writing that whole page to the write-ahead log).
  */
 export function timeOrderedScanId(atMs: number): string {

@@ -83,7 +83,7 @@ function startingStatus(): RecorderThreadStatus {
     recorded: 0,
     spooled: 0,
     stored: 0,
-    dropped: { buffer_full: 0, refused: 0, unclassifiable: 0, thread_failed: 0 },
+    dropped: { buffer_full: 0, refused: 0, unclassifiable: 0, thread_failed: 0, expired: 0 },
     oldestUnstoredAt: undefined,
   };
 }

@@ -9,7 +9,6 @@ import { activeTraceContext, createLogger, shutdownTelemetry, startTelemetry } f
 import { SCHEMA } from "../../../migrations/index.js";
 import type { LinksTables } from "../../tables.js";
 import { ScanWriter } from "../analytics/scan-writer.js";
-import type { ScanSink } from "../scan-sink.js";
 import { capturedRedirects } from "./capture.js";
 import { openScanRecorder } from "./scan-recorder.js";
 import type {
@@ -46,7 +45,7 @@ function ask(request: RecorderThreadRequest): Promise<RecorderThreadAnswer> {
 }
 
 const database = await openDatabase({ ...settings.connection, dataDir: "", poolSize: POOL_SIZE });
-const sink: ScanSink = new ScanWriter(database.db.withSchema(SCHEMA) as Kysely<LinksTables>);
+const sink = new ScanWriter(database.db.withSchema(SCHEMA) as Kysely<LinksTables>);
 
 const recorder = await openScanRecorder(settings, {
   async send(scans) {
@@ -57,7 +56,11 @@ const recorder = await openScanRecorder(settings, {
 });
 
 let received = 0;
-const status = (): RecorderThreadStatus => ({ received, ...recorder.status() });
+const status = (): RecorderThreadStatus => {
+  const { dropped, ...rest } = recorder.status();
+  // The writer's expired scans are this thread's to report, beside the recorder's own drops.
+  return { received, ...rest, dropped: { ...dropped, expired: dropped.expired + sink.expired } };
+};
 let lastStatus = "";
 const postStatus = () => {
   const now = status();

@@ -98,7 +98,7 @@ export interface RedirectRecorder {
 }
 
 /** Why scans were given up (qrp_scans_dropped_total's reasons). */
-export type DropReason = "buffer_full" | "refused" | "unclassifiable" | "thread_failed";
+export type DropReason = "buffer_full" | "refused" | "unclassifiable" | "thread_failed" | "expired";
 
 /** Where a ScanRecorder stands, as a thread in front of it mirrors it. */
 export interface RecorderStatus {
@@ -145,6 +145,18 @@ export async function openScanRecorder(
   });
 }
 
+/** qrp_scans_dropped_total, which recorders and the links service's own ScanWriter add to. */
+export function scansDroppedCounter(metrics: Metrics): Counter<"reason"> {
+  return metrics.counter({
+    name: "qrp_scans_dropped_total",
+    help:
+      "Scans given up, by reason: buffer_full (neither stored nor spooled for long), refused (a batch the links service rejected), " +
+      "unclassifiable (a request the classifier failed on), thread_failed (taken by a recording thread that failed before storing them), " +
+      "expired (made before the raw window, SCAN_RETENTION_DAYS, or past its partitions ahead: past deduplication, so not stored).",
+    labelNames: ["reason"],
+  });
+}
+
 /**
  * The scans' way to the database as Prometheus reads it, whichever thread records them: counters the
  * recorder adds to, and gauges read from `recorder` on each scrape.
@@ -154,13 +166,7 @@ export function scanRecorderMetrics(
   recorder: Pick<RedirectRecorder, "pending" | "spooledScans" | "oldestUnstoredAgeMs">,
 ): { stored: Counter; dropped: Counter<"reason"> } {
   const stored = metrics.counter({ name: "qrp_scans_stored_total", help: "Scans committed to the database." });
-  const dropped = metrics.counter({
-    name: "qrp_scans_dropped_total",
-    help:
-      "Scans given up, by reason: buffer_full (neither stored nor spooled for long), refused (a batch the links service rejected), " +
-      "unclassifiable (a request the classifier failed on), thread_failed (taken by a recording thread that failed before storing them).",
-    labelNames: ["reason"],
-  });
+  const dropped = scansDroppedCounter(metrics);
   metrics.gaugeOnScrape({ name: "qrp_scans_buffered", help: "Scans waiting in memory to be stored." }, (gauge) =>
     gauge.set(recorder.pending),
   );
@@ -232,7 +238,10 @@ export class ScanRecorder implements RedirectRecorder {
   /** Scans committed, and scans given up by reason, since the recorder started. */
   readonly counts = {
     stored: 0,
-    dropped: { buffer_full: 0, refused: 0, unclassifiable: 0, thread_failed: 0 } satisfies Record<DropReason, number>,
+    dropped: { buffer_full: 0, refused: 0, unclassifiable: 0, thread_failed: 0, expired: 0 } satisfies Record<
+      DropReason,
+      number
+    >,
   };
   private readonly stored: Counter;
   private readonly lost: Counter<"reason">;
