@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
 
 /**
@@ -70,6 +71,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // vitest's default (one worker fewer than the cores) runs one file at a time on a 2-core machine such
+    // as CI's, while most files spend their time waiting on processes, timers and sockets; freePort()
+    // gives each worker ports of its own.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     globalSetup: ["tools/build/test-setup.ts"],
     env: { LOG_LEVEL: process.env.LOG_LEVEL ?? "silent" },
     projects: [
