@@ -12,6 +12,12 @@ import { configDefaults, defineConfig } from "vitest/config";
  */
 export const STORAGE_FREE = [
   "services/catalog/test/design-checks.test.ts",
+  "services/console/test/bundle.test.ts",
+  "services/console/test/chart-data.test.ts",
+  "services/console/test/csv.test.ts",
+  "services/console/test/design.test.ts",
+  "services/console/test/new-qr-code.test.ts",
+  "services/console/test/sign-in.test.ts",
   "services/edge/test/edge-url.test.ts",
   "services/edge/test/exported-images.test.ts",
   "services/edge/test/grpc-errors.test.ts",
