@@ -28,15 +28,12 @@ const CANONICAL_ZONES = new Set(Intl.supportedValuesOf("timeZone"));
 
 /**
  * Whether a name is an IANA time zone the runtime knows: a canonical name ("Europe/Berlin") or a
- * link to one ("Asia/Calcutta", "UTC"), written with IANA's own capitals. Offsets ("+01:00") and
- * abbreviations ("CET" aside, which IANA itself defines) are not zones.
+ * link to one ("Asia/Calcutta", "US/Eastern", "UTC"), each part starting with a capital as IANA
+ * writes them (Intl would also take "europe/berlin"). Offsets ("+01:00") are not zones.
  */
 export function isTimeZone(name: string): boolean {
   if (CANONICAL_ZONES.has(name)) return true;
-  if (!/^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*$/.test(name)) return false;
-  const formatter = formatterOf(name);
-  // Intl accepts any capitalisation and resolves it; a stored name must be the one IANA writes.
-  return formatter !== null && formatter.resolvedOptions().timeZone.toLowerCase() === name.toLowerCase();
+  return /^[A-Z][A-Za-z0-9_+-]*(?:\/[A-Z][A-Za-z0-9_+-]*)*$/.test(name) && formatterOf(name) !== null;
 }
 
 /** The local wall-clock time of an instant in a zone. */

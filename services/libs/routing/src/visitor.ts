@@ -25,7 +25,8 @@ const MAX_LANGUAGE_ENTRIES = 32;
 /**
  * The primary subtag, in lower case, of the visitor's first preference in an Accept-Language header
  * (RFC 9110 §12.5.4): the entry with the highest q, the first written among equals; entries with
- * q=0 and the wildcard are no preference. "" when there is none. Only the first 32 entries are read.
+ * q=0 or a malformed q, and the wildcard, are no preference. "" when there is none. Only the first
+ * 32 entries are read.
  */
 export function languageOf(acceptLanguage: string | string[] | undefined): string {
   if (typeof acceptLanguage !== "string" || acceptLanguage === "") return "";
@@ -41,8 +42,8 @@ export function languageOf(acceptLanguage: string | string[] | undefined): strin
     const range = (semicolon === -1 ? entry : entry.slice(0, semicolon)).trim();
     let q = 1;
     if (semicolon !== -1) {
-      const match = /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(entry.slice(semicolon + 1));
-      q = match === null ? 0 : Math.min(1, Number(match[1]));
+      const match = /^\s*q\s*=\s*(0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\s*$/i.exec(entry.slice(semicolon + 1));
+      q = match === null ? 0 : Number(match[1]);
     }
     if (q <= bestQ) continue;
     const primary = /^([A-Za-z]{1,8})(?:-[A-Za-z0-9]{1,8})*$/.exec(range)?.[1];
