@@ -3,7 +3,7 @@ import { Code, ConnectError, createClient, type Transport } from "@connectrpc/co
 import { RedirectService } from "@qrplatform/api/links";
 import { noMetrics, secondsSince, traceHttpRequest, type Logger, type Metrics } from "@qrplatform/platform";
 import { couldBeSlug } from "../links/slugs.js";
-import { NOT_FOUND_PAGE, PAUSED_PAGE, UNAVAILABLE_PAGE } from "./pages.js";
+import { NOT_FOUND_PAGE, PAGE_SECURITY_POLICY, PAUSED_PAGE, UNAVAILABLE_PAGE } from "./pages.js";
 
 /** Where a link sends its visitor. */
 export interface RedirectTarget {
@@ -73,7 +73,7 @@ const send = (res: ServerResponse, status: number, body: Buffer, headers: Record
     "Content-Type": "text/html; charset=utf-8",
     "Content-Length": String(body.length),
     "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+    "Content-Security-Policy": PAGE_SECURITY_POLICY,
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
     ...headers,
