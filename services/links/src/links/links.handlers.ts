@@ -34,7 +34,9 @@ import type { LinksDeps } from "../deps.js";
 import { findDomainForShare, isServedHostname } from "../domains/domains.repository.js";
 import { queryParameterProblems } from "./destination-url.js";
 import { linkStatusToken, linkToProto } from "./link-mapping.js";
+import { NO_ROUTING } from "./link-routing.js";
 import * as links from "./links.repository.js";
+import { ALL_ROUTING_FIELDS, namedRoutingFields, routingColumnsOf } from "./routing-input.js";
 
 /** Generated slugs collide about once in 10^12 creations; five attempts make a failure practically impossible. */
 const SLUG_ATTEMPTS = 5;
@@ -96,6 +98,10 @@ const createLinkRequest = z
 export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promise<CreateLinkResponse> {
   const input = validate(createLinkRequest, req);
   await refuseSelfReference(deps, input.destinationUrl);
+  const routing = {
+    ...NO_ROUTING,
+    ...(req.routing && (await routingColumnsOf(deps, req.routing, ALL_ROUTING_FIELDS))),
+  };
   const view = await deps.db.transaction().execute(async (trx) => {
     let hostname: string | null = null;
     if (input.vanity) {
@@ -132,8 +138,11 @@ export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promi
         created_at: now,
         updated_at: now,
         deleted_at: null,
+        ...routing,
+        rules: JSON.stringify(routing.rules),
       };
-      if (await links.insertLink(trx, row)) return { ...row, query_parameters: input.queryParameters, hostname };
+      if (await links.insertLink(trx, row))
+        return { ...row, query_parameters: input.queryParameters, rules: routing.rules, hostname };
       // Either slug may have collided: a taken vanity slug is the caller's to fix, a generated one ours to retry.
       if (input.vanity && (await links.vanitySlugTaken(trx, input.vanity.domainId, input.vanity.slug)))
         throw slugTaken(input.vanity.slug);
@@ -163,12 +172,28 @@ const updateLinkRequest = z.object({
 
 export async function updateLink(deps: LinksDeps, req: UpdateLinkRequest): Promise<UpdateLinkResponse> {
   validate(updateLinkRequest, req);
+  const named = namedRoutingFields(req.routingMask);
   if (req.destinationUrl !== undefined) await refuseSelfReference(deps, req.destinationUrl);
   if (!isUuid(req.accountId) || !isUuid(req.linkId)) throw notFound("link");
 
+  let routing = {};
+  if (named.size > 0) {
+    // Kept rule ids and the other end of the lifetime are checked against the link as it is.
+    const current = await links.findLink(deps.db, req.accountId, req.linkId);
+    if (!current) throw notFound("link");
+    const { rules, ...rest } = await routingColumnsOf(
+      deps,
+      req.routing,
+      named,
+      new Set(current.rules.map((rule) => rule.id)),
+      current,
+    );
+    routing = { ...rest, ...(rules && { rules: JSON.stringify(rules) }) };
+  }
   const changes = {
     ...(req.destinationUrl !== undefined && { destination_url: req.destinationUrl }),
     ...(req.status !== undefined && { status: linkStatusToken(req.status) }),
+    ...routing,
   };
   // An update that changes nothing leaves updated_at alone.
   const found =
