@@ -19,7 +19,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema
     .alterTable("links.links")
-    .addCheckConstraint("links_lifetime_ordered", sql`starts_at is null or expires_at is null or starts_at < expires_at`)
+    .addCheckConstraint(
+      "links_lifetime_ordered",
+      sql`starts_at is null or expires_at is null or starts_at < expires_at`,
+    )
     .execute();
   await db.schema
     .alterTable("links.links")

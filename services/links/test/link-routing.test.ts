@@ -174,4 +174,67 @@ describe("link routing", () => {
     const read = await stack.links.getLink({ accountId: link!.accountId, linkId: link!.id });
     expect(read.link!.routing!.rules).toHaveLength(1);
   });
+
+  it("refuses bad routing with INVALID_ARGUMENT naming each field by its proto path", async () => {
+    const accountId = newAccount();
+    const error = await errorOf(
+      stack.links.createLink({
+        accountId,
+        destinationUrl: "https://example.com/",
+        routing: {
+          rules: [
+            japanRule,
+            {
+              conditions: { countries: ["XX"], schedule: { timeZone: "Mars/Olympus" } },
+              variants: [
+                { destinationUrl: "https://a.example/", weight: 60 },
+                { destinationUrl: "https://b.example/", weight: 60 },
+              ],
+            },
+          ],
+          startsAt: timestampFromDate(new Date("2027-01-01T00:00:00Z")),
+          expiresAt: timestampFromDate(new Date("2026-01-01T00:00:00Z")),
+          password: "short",
+        },
+      }),
+    );
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(error.fields.map((f) => f.field)).toEqual(
+      expect.arrayContaining([
+        "routing.rules.1.conditions.countries.0",
+        "routing.rules.1.conditions.schedule.time_zone",
+        "routing.rules.1.variants",
+        "routing.expires_at",
+        "routing.password",
+      ]),
+    );
+
+    // One end of the lifetime is checked against the other as stored.
+    const { link } = await stack.links.createLink({
+      accountId,
+      destinationUrl: "https://example.com/",
+      routing: { startsAt: timestampFromDate(new Date("2027-01-01T00:00:00Z")) },
+    });
+    const update = await errorOf(
+      stack.links.updateLink({
+        accountId,
+        linkId: link!.id,
+        routing: { expiresAt: timestampFromDate(new Date("2026-06-01T00:00:00Z")) },
+        routingMask: { paths: ["expires_at"] },
+      }),
+    );
+    expect(update.fields).toEqual([{ field: "routing.expires_at", reason: "out_of_range" }]);
+    // Fewer than 51 rules only.
+    const many = await errorOf(
+      stack.links.updateLink({
+        accountId,
+        linkId: link!.id,
+        routing: {
+          rules: Array.from({ length: 51 }, () => ({ conditions: {}, destinationUrl: "https://a.example/" })),
+        },
+        routingMask: { paths: ["rules"] },
+      }),
+    );
+    expect(many.fields).toEqual([{ field: "routing.rules", reason: "too_many" }]);
+  });
 });

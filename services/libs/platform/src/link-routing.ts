@@ -19,10 +19,13 @@ import type { DescEnum } from "@bufbuild/protobuf";
 import { enumFromToken, enumToken } from "./enums.js";
 import type { FieldProblem } from "./errors.js";
 
-/** A routing rule in the API's JSON names and tokens, as the REST API shows it and links.links stores it. */
+/**
+ * A routing rule in the API's JSON names and tokens, as the REST API shows it and links.links stores it:
+ * the shape of @qrplatform/routing's RuleInput (which builds on this library, so cannot be imported here).
+ */
 export interface RuleJson {
-  /** Empty in a request for a new rule. */
-  id: string;
+  /** Absent in a request for a new rule. */
+  id?: string;
   name?: string;
   conditions: {
     countries?: string[];
@@ -68,7 +71,7 @@ export function ruleJsonOf(rule: Rule): RuleJson {
     before: isoOf(c?.before),
   };
   return dropUndefined({
-    id: rule.id,
+    id: rule.id || undefined,
     name: rule.name || undefined,
     conditions: dropUndefined(conditions),
     destination_url: rule.destinationUrl || undefined,
@@ -150,20 +153,4 @@ export function routingPublicPath(protoPath: string): string {
 /** Routing problems (API paths) as the problems of a request with a `routing` field (proto paths). */
 export function routingProblemsAsProto(problems: readonly FieldProblem[]): FieldProblem[] {
   return problems.map((problem) => ({ ...problem, field: routingProtoPath(problem.field) }));
-}
-
-/** Every URL a routing sends visitors to, with its API path: rule destinations, variants and the fallback. */
-export function routingUrls(json: {
-  rules?: RuleJson[];
-  expired_url?: string | null;
-}): { field: string; url: string }[] {
-  const urls: { field: string; url: string }[] = [];
-  (json.rules ?? []).forEach((rule, i) => {
-    if (rule.destination_url) urls.push({ field: `rules[${i}].destination_url`, url: rule.destination_url });
-    rule.variants?.forEach((variant, j) =>
-      urls.push({ field: `rules[${i}].variants[${j}].destination_url`, url: variant.destination_url }),
-    );
-  });
-  if (typeof json.expired_url === "string") urls.push({ field: "expired_url", url: json.expired_url });
-  return urls;
 }

@@ -1,11 +1,12 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LinkRoutingSchema, type LinkRouting } from "@qrplatform/api/links";
-import { ruleInitOf, type RuleJson } from "@qrplatform/platform";
+import { ruleInitOf } from "@qrplatform/platform";
+import type { Rule } from "@qrplatform/routing";
 
 /** A link's routing columns. */
 export interface RoutingColumns {
-  rules: RuleJson[];
+  rules: Rule[];
   starts_at: Date | null;
   expires_at: Date | null;
   max_scans: number | null;

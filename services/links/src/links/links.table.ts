@@ -1,5 +1,5 @@
 import type { ColumnType, Insertable, Selectable, Updateable } from "kysely";
-import type { RuleJson } from "@qrplatform/platform";
+import type { Rule } from "@qrplatform/routing";
 
 /**
  * links.links. A deleted link keeps its row, with `deleted_at` set, so neither of its slugs is ever
@@ -23,7 +23,7 @@ export interface LinksTable {
   updated_at: Date;
   deleted_at: Date | null;
   /** The routing rules in order, in the API's JSON names; written as JSON text. */
-  rules: ColumnType<RuleJson[], string | undefined, string>;
+  rules: ColumnType<Rule[], string | undefined, string>;
   /** Before this instant the link does not redirect to its destination; null means no start. */
   starts_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** From this instant on the link does not redirect to its destination; null means no end. */

@@ -1,10 +1,5 @@
-// Stand-in for @qrplatform/routing until its validator and password hash are merged.
+// Stand-in for @qrplatform/routing's password hash until it is merged.
 import { randomBytes, scrypt } from "node:crypto";
-import type { FieldProblem } from "@qrplatform/platform";
-
-export function routingProblems(_json: Record<string, unknown>): FieldProblem[] {
-  return [];
-}
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);

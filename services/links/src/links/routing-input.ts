@@ -1,16 +1,15 @@
 import { randomUUID } from "node:crypto";
 import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import type { LinkRouting } from "@qrplatform/api/links";
-import { hashPassword, routingProblems } from "./routing-engine.js";
+import { routingDestinations, routingProblems, type Rule, type RoutingInput } from "@qrplatform/routing";
+import { hashPassword } from "./routing-engine.js";
 import {
   invalidArgument,
   ROUTING_FIELDS,
   routingJsonOf,
   routingProblemsAsProto,
-  routingUrls,
   type FieldProblem,
   type RoutingField,
-  type RuleJson,
 } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { isServedHostname } from "../domains/domains.repository.js";
@@ -37,13 +36,12 @@ export function namedRoutingFields(mask: FieldMask | undefined): Set<RoutingFiel
 
 /**
  * Rule ids are the server's: a new link's rules carry none, and an update's rules carry either none (a
- * new rule) or the id of one of the link's rules (kept), each at most once.
+ * new rule) or the id of one of the link's rules (kept); the routing check refuses an id given twice.
  */
-function ruleIdProblems(rules: RuleJson[], current: ReadonlySet<string>): FieldProblem[] {
-  const seen = new Set<string>();
+function ruleIdProblems(rules: readonly { id?: string }[], current: ReadonlySet<string>): FieldProblem[] {
   const problems: FieldProblem[] = [];
   rules.forEach((rule, i) => {
-    if (rule.id === "") return;
+    if (rule.id === undefined) return;
     const id = rule.id.toLowerCase();
     if (!current.has(id)) {
       problems.push({
@@ -51,10 +49,7 @@ function ruleIdProblems(rules: RuleJson[], current: ReadonlySet<string>): FieldP
         reason: "unknown_rule",
         description: "is not the id of one of this code's rules; leave it out for a new rule",
       });
-    } else if (seen.has(id)) {
-      problems.push({ field: `rules[${i}].id`, reason: "duplicate", description: "names a rule already given above" });
     }
-    seen.add(id);
   });
   return problems;
 }
@@ -63,13 +58,10 @@ function ruleIdProblems(rules: RuleJson[], current: ReadonlySet<string>): FieldP
  * URLs that point at a host whose links we answer would chain short links or loop: refused, as the
  * destination is. One lookup per host, however many rules name it.
  */
-async function selfReferenceProblems(
-  deps: LinksDeps,
-  json: Parameters<typeof routingUrls>[0],
-): Promise<FieldProblem[]> {
+async function selfReferenceProblems(deps: LinksDeps, json: RoutingInput): Promise<FieldProblem[]> {
   const served = new Map<string, Promise<boolean>>();
   const problems: FieldProblem[] = [];
-  for (const { field, url } of routingUrls(json)) {
+  for (const { field, url } of routingDestinations(json)) {
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -108,7 +100,8 @@ export async function routingColumnsOf(
   existing: Pick<RoutingColumns, "starts_at" | "expires_at"> = { starts_at: null, expires_at: null },
 ): Promise<Partial<RoutingColumns>> {
   if (named.size === 0) return {};
-  const json = routingJsonOf(routing, named);
+  // Enum values came as tokens: an unknown one is "unspecified", which the check refuses on its path.
+  const json = routingJsonOf(routing, named) as RoutingInput;
   // The lifetime is checked as a whole: an update of one end is compared with the other end as stored.
   const lifetime = {
     starts_at: named.has("starts_at") ? json.starts_at : (existing.starts_at?.toISOString() ?? null),
@@ -124,7 +117,13 @@ export async function routingColumnsOf(
 
   const columns: Partial<RoutingColumns> = {};
   if (named.has("rules"))
-    columns.rules = rules.map((rule) => ({ ...rule, id: rule.id === "" ? randomUUID() : rule.id.toLowerCase() }));
+    columns.rules = rules.map(
+      (rule): Rule => ({
+        ...rule,
+        conditions: rule.conditions ?? {},
+        id: rule.id === undefined ? randomUUID() : rule.id.toLowerCase(),
+      }),
+    );
   if (named.has("starts_at")) columns.starts_at = json.starts_at === null ? null : new Date(json.starts_at as string);
   if (named.has("expires_at"))
     columns.expires_at = json.expires_at === null ? null : new Date(json.expires_at as string);
