@@ -2,9 +2,9 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { DayOfWeek, DeviceType, OperatingSystem } from "@qrplatform/api/links";
+import { DayOfWeek, DeviceType, OperatingSystem, VisitOutcome } from "@qrplatform/api/links";
 import { errorOf } from "./support/errors.js";
-import { SHORT_BASE, startLinks, type LinksStack } from "./support/links-stack.js";
+import { SHORT_BASE, SHORT_HOST, startLinks, type LinksStack } from "./support/links-stack.js";
 
 let stack: LinksStack;
 beforeAll(async () => {
@@ -236,5 +236,73 @@ describe("link routing", () => {
       }),
     );
     expect(many.fields).toEqual([{ field: "routing.rules", reason: "too_many" }]);
+  });
+
+  it("previews a visitor's outcome with ResolveLinkForVisitor, by the redirector's decision", async () => {
+    const accountId = newAccount();
+    const at = (iso: string) => timestampFromDate(new Date(iso));
+    const { link } = await stack.links.createLink({
+      accountId,
+      destinationUrl: "https://example.com/home",
+      queryParameters: { utm_source: "qr" },
+      routing: {
+        rules: [
+          { conditions: { countries: ["JP"], devices: [DeviceType.MOBILE] }, destinationUrl: "https://example.jp/" },
+          splitRule,
+        ],
+        startsAt: at("2026-06-01T00:00:00Z"),
+        expiresAt: at("2027-06-01T00:00:00Z"),
+        expiredUrl: "https://example.com/over",
+      },
+    });
+    const ruleIds = link!.routing!.rules.map((rule) => rule.id);
+    const resolve = (visitor: object, when: string) =>
+      stack.links.resolveLinkForVisitor({ accountId, linkId: link!.id, visitor, at: at(when) });
+
+    expect(await resolve({ country: "JP", device: DeviceType.MOBILE }, "2026-12-01T09:00:00Z")).toMatchObject({
+      outcome: VisitOutcome.RULE,
+      destinationUrl: "https://example.jp/?utm_source=qr",
+      ruleId: ruleIds[0],
+    });
+    const split = await resolve({ country: "DE", visitorKey: "v1" }, "2026-12-01T09:00:00Z");
+    expect(split).toMatchObject({ outcome: VisitOutcome.RULE, ruleId: ruleIds[1] });
+    expect([0, 1]).toContain(split.variant);
+    expect(await resolve({ country: "DE", visitorKey: "v1" }, "2026-12-01T09:00:00Z")).toEqual(split);
+    expect(await resolve({}, "2026-01-01T00:00:00Z")).toMatchObject({
+      outcome: VisitOutcome.SCHEDULED,
+      destinationUrl: "https://example.com/over?utm_source=qr",
+    });
+    expect(await resolve({}, "2027-06-01T00:00:00Z")).toMatchObject({ outcome: VisitOutcome.EXPIRED });
+
+    const plain = await stack.links.createLink({ accountId, destinationUrl: "https://example.com/plain" });
+    expect(
+      await stack.links.resolveLinkForVisitor({ accountId, linkId: plain.link!.id, visitor: { country: "JP" } }),
+    ).toMatchObject({ outcome: VisitOutcome.DEFAULT, destinationUrl: "https://example.com/plain" });
+    // Another account's link is not found.
+    const foreign = await errorOf(stack.links.resolveLinkForVisitor({ accountId: newAccount(), linkId: link!.id }));
+    expect(foreign.code).toBe(Code.NotFound);
+    const bad = await errorOf(
+      stack.links.resolveLinkForVisitor({ accountId, linkId: link!.id, visitor: { country: "japan" } }),
+    );
+    expect(bad.fields).toEqual([{ field: "visitor.country", reason: "invalid_format" }]);
+  });
+
+  it("gives the redirector the routing with campaign parameters merged, and the password hash", async () => {
+    const accountId = newAccount();
+    const { link } = await stack.links.createLink({
+      accountId,
+      destinationUrl: "https://example.com/",
+      queryParameters: { utm_source: "qr" },
+      routing: { rules: [japanRule], expiredUrl: "https://example.com/over", password: "open sesame" },
+    });
+    const answer = await stack.redirects.resolveRedirect({ host: SHORT_HOST, slug: link!.slug });
+    expect(answer.routing!.rules[0]!.destinationUrl).toBe("https://example.jp/?utm_source=qr");
+    expect(answer.routing!.expiredUrl).toBe("https://example.com/over?utm_source=qr");
+    expect(answer.passwordHash).toMatch(/scrypt/);
+
+    const plain = await stack.links.createLink({ accountId, destinationUrl: "https://example.com/" });
+    const plainAnswer = await stack.redirects.resolveRedirect({ host: SHORT_HOST, slug: plain.link!.slug });
+    expect(plainAnswer.routing).toBeUndefined();
+    expect(plainAnswer.passwordHash).toBe("");
   });
 });

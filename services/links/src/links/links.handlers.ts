@@ -10,7 +10,12 @@ import {
   type CreateLinkResponse,
   type DeleteLinkRequest,
   type DeleteLinkResponse,
+  ResolveLinkForVisitorResponseSchema,
+  type VisitOutcome,
+  VisitOutcomeSchema,
   type GetLinkRequest,
+  type ResolveLinkForVisitorRequest,
+  type ResolveLinkForVisitorResponse,
   type GetLinkResponse,
   type UpdateLinkRequest,
   type UpdateLinkResponse,
@@ -20,6 +25,8 @@ import {
   checkedBy,
   Code,
   destinationUrlProblem,
+  enumFromToken,
+  enumToken,
   invalidArgument,
   isUuid,
   notFound,
@@ -32,9 +39,13 @@ import {
 } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { findDomainForShare, isServedHostname } from "../domains/domains.repository.js";
-import { queryParameterProblems } from "./destination-url.js";
+import { compileRouting, decide, type Device, type Os } from "@qrplatform/routing";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { DeviceTypeSchema, OperatingSystemSchema } from "@qrplatform/api/links";
+import { scanTotals } from "../scans/analytics/scans.repository.js";
+import { queryParameterProblems, redirectLocation } from "./destination-url.js";
 import { linkStatusToken, linkToProto } from "./link-mapping.js";
-import { NO_ROUTING } from "./link-routing.js";
+import { NO_ROUTING, routingOfColumns, withUrls } from "./link-routing.js";
 import * as links from "./links.repository.js";
 import { ALL_ROUTING_FIELDS, namedRoutingFields, routingColumnsOf } from "./routing-input.js";
 
@@ -215,4 +226,57 @@ export async function deleteLink(deps: LinksDeps, req: DeleteLinkRequest): Promi
   if (!deleted) throw notFound("link");
   await deps.invalidations.publish({ linkIds: [req.linkId] });
   return create(DeleteLinkResponseSchema, { linkId: req.linkId });
+}
+
+const resolveLinkForVisitorRequest = z.object({
+  visitor: z
+    .object({
+      country: z
+        .string()
+        .regex(/^([A-Z]{2})?$/, { message: "must be an ISO 3166-1 alpha-2 country code in upper case, or empty" }),
+      language: z
+        .string()
+        .regex(/^([a-z]{2,3})?$/, { message: "must be a primary language subtag in lower case, or empty" }),
+      visitorKey: z.string().max(200, "must be at most 200 characters"),
+    })
+    .optional(),
+});
+
+/**
+ * Where a visitor would go, by the redirector's own decision, without a scan being counted or used up: the
+ * link's counted scans stand in for the scan limit's count. A paused link answers as the redirector does:
+ * nowhere, as a default with no destination.
+ */
+export async function resolveLinkForVisitor(
+  deps: LinksDeps,
+  req: ResolveLinkForVisitorRequest,
+): Promise<ResolveLinkForVisitorResponse> {
+  validate(resolveLinkForVisitorRequest, req);
+  const link =
+    isUuid(req.accountId) && isUuid(req.linkId) ? await links.findLink(deps.db, req.accountId, req.linkId) : undefined;
+  if (!link) throw notFound("link");
+  const merge = (url: string) => redirectLocation(url, link.query_parameters);
+  const routing = compileRouting(routingOfColumns(withUrls(link, merge)));
+  const scans =
+    link.max_scans === null ? 0 : ((await scanTotals(deps.db, req.accountId, [req.linkId])).get(req.linkId) ?? 0);
+  const visitor = req.visitor;
+  // The proto's enums hold exactly the rules' tokens; unspecified is an unknown device and the other OS.
+  const decision = decide(
+    routing,
+    {
+      country: visitor?.country ?? "",
+      device: visitor?.device ? (enumToken(DeviceTypeSchema, visitor.device) as Device) : "",
+      os: visitor?.os ? (enumToken(OperatingSystemSchema, visitor.os) as Os) : "other",
+      language: visitor?.language ?? "",
+      key: visitor?.visitorKey ?? "",
+    },
+    req.at ? timestampDate(req.at).getTime() : deps.now().getTime(),
+    { destinationUrl: merge(link.destination_url), scans },
+  );
+  return create(ResolveLinkForVisitorResponseSchema, {
+    outcome: enumFromToken(VisitOutcomeSchema, decision.outcome) as VisitOutcome,
+    destinationUrl: decision.destination_url ?? "",
+    ruleId: decision.rule_id ?? undefined,
+    variant: decision.variant ?? undefined,
+  });
 }
