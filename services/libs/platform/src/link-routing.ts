@@ -3,7 +3,7 @@
 // edge reads and writes, the routing check (@qrplatform/routing) reports paths in, and links.links.rules
 // stores. One mapping serves the three doors, so a field is named the same way everywhere.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate, type FieldMask, type Timestamp } from "@bufbuild/protobuf/wkt";
 import {
   DayOfWeekSchema,
   DeviceTypeSchema,
@@ -17,7 +17,7 @@ import {
 } from "@qrplatform/api/links";
 import type { DescEnum } from "@bufbuild/protobuf";
 import { enumFromToken, enumToken } from "./enums.js";
-import type { FieldProblem } from "./errors.js";
+import { invalidArgument, type FieldProblem } from "./errors.js";
 
 /**
  * A routing rule in the API's JSON names and tokens, as the REST API shows it and links.links stores it:
@@ -43,6 +43,25 @@ export interface RuleJson {
 /** The routing fields a request may name, by their proto and JSON names; `password` is written, never read. */
 export const ROUTING_FIELDS = ["rules", "starts_at", "expires_at", "max_scans", "expired_url", "password"] as const;
 export type RoutingField = (typeof ROUTING_FIELDS)[number];
+
+/** Every routing field: what a create sets. */
+export const ALL_ROUTING_FIELDS: ReadonlySet<RoutingField> = new Set(ROUTING_FIELDS);
+
+/** The routing fields an update's mask names; a path that is not one is refused. */
+export function namedRoutingFields(mask: FieldMask | undefined): Set<RoutingField> {
+  const paths = mask?.paths ?? [];
+  const unknown = paths.filter((path) => !(ROUTING_FIELDS as readonly string[]).includes(path));
+  if (unknown.length > 0) {
+    throw invalidArgument([
+      {
+        field: "routing_mask",
+        reason: "invalid_value",
+        description: `names ${unknown.map((p) => JSON.stringify(p)).join(", ")}; it may name only ${ROUTING_FIELDS.join(", ")}`,
+      },
+    ]);
+  }
+  return new Set(paths as RoutingField[]);
+}
 
 const isoOf = (timestamp: Timestamp | undefined) => (timestamp ? timestampDate(timestamp).toISOString() : undefined);
 const nonEmpty = <T>(list: T[]) => (list.length > 0 ? list : undefined);

@@ -25,8 +25,10 @@ import {
   checkedBy,
   Code,
   destinationUrlProblem,
+  ALL_ROUTING_FIELDS,
   enumFromToken,
   enumToken,
+  namedRoutingFields,
   invalidArgument,
   isUuid,
   notFound,
@@ -47,7 +49,7 @@ import { queryParameterProblems, redirectLocation } from "./destination-url.js";
 import { linkStatusToken, linkToProto } from "./link-mapping.js";
 import { NO_ROUTING, routingOfColumns, withUrls } from "./link-routing.js";
 import * as links from "./links.repository.js";
-import { ALL_ROUTING_FIELDS, namedRoutingFields, routingColumnsOf } from "./routing-input.js";
+import { routingColumnsOf } from "./routing-input.js";
 
 /** Generated slugs collide about once in 10^12 creations; five attempts make a failure practically impossible. */
 const SLUG_ATTEMPTS = 5;

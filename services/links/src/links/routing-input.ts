@@ -1,11 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import type { LinkRouting } from "@qrplatform/api/links";
 import { routingDestinations, routingProblems, type Rule, type RoutingInput } from "@qrplatform/routing";
 import { hashPassword } from "./routing-engine.js";
 import {
   invalidArgument,
-  ROUTING_FIELDS,
   routingJsonOf,
   routingProblemsAsProto,
   type FieldProblem,
@@ -14,25 +12,6 @@ import {
 import type { LinksDeps } from "../deps.js";
 import { isServedHostname } from "../domains/domains.repository.js";
 import type { RoutingColumns } from "./link-routing.js";
-
-/** Every routing field: what a create sets. */
-export const ALL_ROUTING_FIELDS: ReadonlySet<RoutingField> = new Set(ROUTING_FIELDS);
-
-/** The routing fields an update's mask names; a path that is not one is refused. */
-export function namedRoutingFields(mask: FieldMask | undefined): Set<RoutingField> {
-  const paths = mask?.paths ?? [];
-  const unknown = paths.filter((path) => !(ROUTING_FIELDS as readonly string[]).includes(path));
-  if (unknown.length > 0) {
-    throw invalidArgument([
-      {
-        field: "routing_mask",
-        reason: "invalid_value",
-        description: `names ${unknown.map((p) => JSON.stringify(p)).join(", ")}; it may name only ${ROUTING_FIELDS.join(", ")}`,
-      },
-    ]);
-  }
-  return new Set(paths as RoutingField[]);
-}
 
 /**
  * Rule ids are the server's: a new link's rules carry none, and an update's rules carry either none (a
