@@ -23,6 +23,7 @@ export { buildRedirector, redirectsUnavailable, resolveVia, type RedirectTarget 
 export { cachedResolver } from "./redirects/redirect-cache.js";
 export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 export { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
+export { memoryPasswordGuesses, redisPasswordGuesses } from "./redirects/password-guesses.js";
 export type { RedirectRecorder } from "./scans/recording/scan-recorder.js";
 export type { ScanSink } from "./scans/scan-sink.js";
 export { resolverTxtLookup, type TxtRecordsLookup } from "./domains/dns-lookup.js";

@@ -3,6 +3,7 @@
 // one (a code's name, say), so there is nothing to escape. No script, no asset from anywhere: one
 // style sheet inline, allowed by its hash in PAGE_SECURITY_POLICY.
 import { createHash } from "node:crypto";
+import type { ServerResponse } from "node:http";
 
 const STYLE =
   "body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}h1{font-size:1.4rem}" +
@@ -86,3 +87,24 @@ export const TOO_MANY_GUESSES_PAGE = textPage(
   "Too many attempts",
   "Too many wrong passwords were entered for this QR code. Please wait a while and try again.",
 );
+
+/** Answers with one of these pages: never cached, never framed, never sniffed, never telling where the visitor came from. */
+export function sendPage(
+  res: ServerResponse,
+  status: number,
+  body: Buffer,
+  headers: Record<string, string> = {},
+): void {
+  res.writeHead(status, {
+    "Cache-Control": "no-store",
+    "Content-Type": "text/html; charset=utf-8",
+    "Content-Length": String(body.length),
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": PAGE_SECURITY_POLICY,
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    ...headers,
+  });
+  // For HEAD, Node sends the headers only.
+  res.end(body);
+}
