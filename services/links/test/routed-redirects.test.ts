@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import http from "node:http";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeviceType, OperatingSystem } from "@qrplatform/api/links";
+import { DeviceType, OperatingSystem, VisitOutcome } from "@qrplatform/api/links";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { LinkRoutingSchema } from "@qrplatform/api/links";
 import { inProcessTransport, listenHttp, type HttpServer } from "@qrplatform/platform";
@@ -181,6 +181,14 @@ describe("a link's lifecycle", () => {
         ["302 https://example.com/over", 150],
       ]),
     );
+    // The preview reads the same places, and takes none.
+    const preview = await stack.links.resolveLinkForVisitor({ accountId, linkId: link.id });
+    expect(preview.outcome).toBe(VisitOutcome.LIMIT_REACHED);
+    const fresh = await newLink({ maxScans: 1n });
+    for (let i = 0; i < 3; i++)
+      expect((await stack.links.resolveLinkForVisitor({ accountId, linkId: fresh.id })).outcome).toBe(
+        VisitOutcome.DEFAULT,
+      );
   });
 
   it("lets HEAD and bots through uncounted until a counted scan finds the limit reached", async () => {
@@ -269,4 +277,3 @@ describe("scans of links with routing", () => {
     expect(rows).toEqual([{ country: "JP", device_type: "mobile" }]);
   });
 });
-
