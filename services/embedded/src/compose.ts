@@ -161,6 +161,7 @@ export async function composePlatform(ports: PlatformPorts, options: Composition
     storeScans: links.storeCheckedScans,
     recordingThread: options.scanRecordingThread ? recordingThreadStorage(links, database) : undefined,
     invalidations,
+    reserveScan: links.reserveScan,
     visitorKeySecret: secrets.visitorKeySecret,
     trustedProxies: options.trustedProxies,
     countryHeader: options.countryHeader,

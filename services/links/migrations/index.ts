@@ -8,6 +8,7 @@ import * as outbox from "./20261230T1000_outbox.js";
 import * as outboxScansByAccount from "./20270105T1000_outbox_scans_by_account.js";
 import * as scanPartitions from "./20270110T1000_scan_partitions.js";
 import * as linkRouting from "./20270215T1000_link_routing.js";
+import * as scanReservations from "./20270216T1000_scan_reservations.js";
 
 /** The links schema's migrations, oldest first. */
 export const migrations: Migrations = {
@@ -20,6 +21,7 @@ export const migrations: Migrations = {
   "20270105T1000_outbox_scans_by_account": outboxScansByAccount,
   "20270110T1000_scan_partitions": scanPartitions,
   "20270215T1000_link_routing": linkRouting,
+  "20270216T1000_scan_reservations": scanReservations,
 };
 
 /** The Postgres schema that holds the links service's tables. */

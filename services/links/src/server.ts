@@ -16,12 +16,14 @@ import { ScanWriter } from "./scans/analytics/scan-writer.js";
 import type { ScanSink } from "./scans/scan-sink.js";
 import { announceStoredScans, storeCheckedScans } from "./scans/analytics/scans.handlers.js";
 import { ScanPartitionManager } from "./scans/analytics/scan-partitions.js";
+import { reserveScan } from "./redirects/scan-reservations.repository.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, redirectsUnavailable, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
 export { cachedResolver } from "./redirects/redirect-cache.js";
 export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 export { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
+export { memoryPasswordGuesses, redisPasswordGuesses } from "./redirects/password-guesses.js";
 export type { RedirectRecorder } from "./scans/recording/scan-recorder.js";
 export type { ScanSink } from "./scans/scan-sink.js";
 export { resolverTxtLookup, type TxtRecordsLookup } from "./domains/dns-lookup.js";
@@ -119,6 +121,11 @@ export interface LinksModule extends GrpcModule {
    * the links of a stored batch (empty when none of its scans was new) and folds its deltas soon.
    */
   announceStoredScans(linkIds: readonly string[]): Promise<void>;
+  /**
+   * For a redirector of this process: takes one of a link's `maxScans` places for a counted scan
+   * before it is let through to a destination, or answers false when every place is taken (ADR 0018).
+   */
+  reserveScan(linkId: string, maxScans: number): Promise<boolean>;
 }
 
 /** Migrates the links schema and returns the service: short links, custom domains, redirects and analytics. */
@@ -162,5 +169,6 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     routes: (router) => registerRoutes(router, deps),
     storeCheckedScans: (scans) => storeCheckedScans(deps, scans),
     announceStoredScans: (linkIds) => announceStoredScans(deps, linkIds),
+    reserveScan: (linkId, maxScans) => reserveScan(db, linkId, maxScans),
   };
 }

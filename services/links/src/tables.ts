@@ -1,6 +1,7 @@
 import type { DomainsTable } from "./domains/domains.table.js";
 import type { LinksTable } from "./links/links.table.js";
 import type { OutboxEventsTable } from "./outbox/outbox.table.js";
+import type { ScanReservationsTable } from "./redirects/scan-reservations.table.js";
 import type {
   ScanDaySketchesTable,
   ScanDaysTable,
@@ -23,4 +24,5 @@ export interface LinksTables {
   scan_deltas: ScanDeltasTable;
   scan_day_sketches: ScanDaySketchesTable;
   outbox_events: OutboxEventsTable;
+  scan_reservations: ScanReservationsTable;
 }

@@ -3,6 +3,7 @@
 export * from "./countries.js";
 export * from "./decide.js";
 export * from "./instants.js";
+export * from "./password.js";
 export * from "./time-zones.js";
 export * from "./types.js";
 export * from "./validate.js";

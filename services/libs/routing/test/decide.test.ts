@@ -97,7 +97,7 @@ describe("decide", () => {
   });
 
   describe("each condition alone", () => {
-    it.each([
+    it.each<[Rule["conditions"], Partial<Visitor>, boolean]>([
       [{ countries: ["JP", "KR"] }, { country: "JP" }, true],
       [{ countries: ["JP", "KR"] }, { country: "DE" }, false],
       [{ countries: ["JP"] }, { country: "" }, false],
@@ -110,8 +110,8 @@ describe("decide", () => {
       [{ languages: ["ja"] }, { language: "ja" }, true],
       [{ languages: ["en", "de"] }, { language: "ja" }, false],
       [{ languages: ["en"] }, { language: "" }, false],
-    ] as const)("%j for %j: %s", (conditions, who, expected) => {
-      expect(holds(conditions as Rule["conditions"], who as Partial<Visitor>)).toBe(expected);
+    ])("%j for %j: %s", (conditions, who, expected) => {
+      expect(holds(conditions, who)).toBe(expected);
     });
   });
 
