@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { LinkRouting } from "@qrplatform/api/links";
-import { routingDestinations, routingProblems, type Rule, type RoutingInput } from "@qrplatform/routing";
-import { hashPassword } from "./routing-engine.js";
+import { hashPassword, routingDestinations, routingProblems, type Rule, type RoutingInput } from "@qrplatform/routing";
 import {
   invalidArgument,
   routingJsonOf,
