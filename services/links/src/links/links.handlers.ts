@@ -44,7 +44,7 @@ import { findDomainForShare, isServedHostname } from "../domains/domains.reposit
 import { compileRouting, decide, type Device, type Os } from "@qrplatform/routing";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { DeviceTypeSchema, OperatingSystemSchema } from "@qrplatform/api/links";
-import { scanTotals } from "../scans/analytics/scans.repository.js";
+import { reservedScans } from "../redirects/scan-reservations.repository.js";
 import { queryParameterProblems, redirectLocation } from "./destination-url.js";
 import { linkStatusToken, linkToProto } from "./link-mapping.js";
 import { NO_ROUTING, routingOfColumns, withUrls } from "./link-routing.js";
@@ -245,8 +245,8 @@ const resolveLinkForVisitorRequest = z.object({
 });
 
 /**
- * Where a visitor would go, by the redirector's own decision, without a scan being counted or used up: the
- * link's counted scans stand in for the scan limit's count. A paused link answers as the redirector does:
+ * Where a visitor would go, by the redirector's own decision, without a scan being counted or a place under
+ * the scan limit taken: the places already taken decide whether the limit is reached, as on the redirect path. A paused link answers as the redirector does:
  * nowhere, as a default with no destination.
  */
 export async function resolveLinkForVisitor(
@@ -259,8 +259,8 @@ export async function resolveLinkForVisitor(
   if (!link) throw notFound("link");
   const merge = (url: string) => redirectLocation(url, link.query_parameters);
   const routing = compileRouting(routingOfColumns(withUrls(link, merge)));
-  const scans =
-    link.max_scans === null ? 0 : ((await scanTotals(deps.db, req.accountId, [req.linkId])).get(req.linkId) ?? 0);
+  // The places taken under the scan limit, which the redirector itself goes by.
+  const scans = link.max_scans === null ? 0 : ((await reservedScans(deps.db, [link.id])).get(link.id) ?? 0);
   const visitor = req.visitor;
   // The proto's enums hold exactly the rules' tokens; unspecified is an unknown device and the other OS.
   const decision = decide(

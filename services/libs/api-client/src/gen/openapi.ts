@@ -391,7 +391,7 @@ export interface paths {
          *     same decision the short link makes, without counting a scan or using one up, so rules can be
          *     tested without travelling. A property left out is unknown, as for a visitor whose request does
          *     not tell it; a split rule picks the variant of a visitor without a key. The scan limit is judged
-         *     by `total_scans`.
+         *     by the scans already let through under it, as the short link judges it.
          *
          *     Scope: `qr_codes:read`.
          */
