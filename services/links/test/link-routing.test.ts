@@ -274,6 +274,19 @@ describe("link routing", () => {
     });
     expect(await resolve({}, "2027-06-01T00:00:00Z")).toMatchObject({ outcome: VisitOutcome.EXPIRED });
 
+    // The scan limit goes by the places the redirector took; a preview takes none.
+    const limited = await stack.links.createLink({
+      accountId,
+      destinationUrl: "https://example.com/",
+      routing: { maxScans: 2n },
+    });
+    const preview = () => stack.links.resolveLinkForVisitor({ accountId, linkId: limited.link!.id });
+    expect((await preview()).outcome).toBe(VisitOutcome.DEFAULT);
+    expect(await stack.module.reserveScan(limited.link!.id, 2)).toBe(true);
+    expect((await preview()).outcome).toBe(VisitOutcome.DEFAULT);
+    expect(await stack.module.reserveScan(limited.link!.id, 2)).toBe(true);
+    expect(await preview()).toMatchObject({ outcome: VisitOutcome.LIMIT_REACHED, destinationUrl: "" });
+
     const plain = await stack.links.createLink({ accountId, destinationUrl: "https://example.com/plain" });
     expect(
       await stack.links.resolveLinkForVisitor({ accountId, linkId: plain.link!.id, visitor: { country: "JP" } }),

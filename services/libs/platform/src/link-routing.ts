@@ -164,11 +164,6 @@ export function routingProtoPath(path: string): string {
   return `routing.${path.replace(/\[(\d+)\]/g, ".$1")}`;
 }
 
-/** The inverse of {@link routingProtoPath}, for a path under `routing.`; see field-paths.ts. */
-export function routingPublicPath(protoPath: string): string {
-  return protoPath.slice("routing.".length).replace(/\.(\d+)(?=\.|$)/g, "[$1]");
-}
-
 /** Routing problems (API paths) as the problems of a request with a `routing` field (proto paths). */
 export function routingProblemsAsProto(problems: readonly FieldProblem[]): FieldProblem[] {
   return problems.map((problem) => ({ ...problem, field: routingProtoPath(problem.field) }));

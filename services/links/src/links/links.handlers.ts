@@ -245,8 +245,8 @@ const resolveLinkForVisitorRequest = z.object({
 });
 
 /**
- * Where a visitor would go, by the redirector's own decision, without a scan being counted or used up: the
- * places taken under the scan limit are read, never taken. A paused link answers as the redirector does:
+ * Where a visitor would go, by the redirector's own decision, without a scan being counted or a place under
+ * the scan limit taken: the places already taken decide whether the limit is reached, as on the redirect path. A paused link answers as the redirector does:
  * nowhere, as a default with no destination.
  */
 export async function resolveLinkForVisitor(
@@ -259,7 +259,7 @@ export async function resolveLinkForVisitor(
   if (!link) throw notFound("link");
   const merge = (url: string) => redirectLocation(url, link.query_parameters);
   const routing = compileRouting(routingOfColumns(withUrls(link, merge)));
-  // The places taken under the scan limit: exactly what the redirector decides the limit on.
+  // The places taken under the scan limit, which the redirector itself goes by.
   const scans = link.max_scans === null ? 0 : ((await reservedScans(deps.db, [link.id])).get(link.id) ?? 0);
   const visitor = req.visitor;
   // The proto's enums hold exactly the rules' tokens; unspecified is an unknown device and the other OS.
