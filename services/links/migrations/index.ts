@@ -9,6 +9,7 @@ import * as outboxScansByAccount from "./20270105T1000_outbox_scans_by_account.j
 import * as scanPartitions from "./20270110T1000_scan_partitions.js";
 import * as linkRouting from "./20270215T1000_link_routing.js";
 import * as scanReservations from "./20270216T1000_scan_reservations.js";
+import * as outboxScanLimitReached from "./20270216T1100_outbox_scan_limit_reached.js";
 
 /** The links schema's migrations, oldest first. */
 export const migrations: Migrations = {
@@ -22,6 +23,7 @@ export const migrations: Migrations = {
   "20270110T1000_scan_partitions": scanPartitions,
   "20270215T1000_link_routing": linkRouting,
   "20270216T1000_scan_reservations": scanReservations,
+  "20270216T1100_outbox_scan_limit_reached": outboxScanLimitReached,
 };
 
 /** The Postgres schema that holds the links service's tables. */

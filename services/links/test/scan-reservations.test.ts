@@ -2,6 +2,7 @@
 // 50 places, on the database of this run, and, on Postgres, from two links instances at once, each
 // with its own pool of connections, as two redirector processes would.
 import { randomUUID } from "node:crypto";
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "@qrplatform/db";
 import { createScratchDatabase } from "@qrplatform/db/testing";
@@ -31,6 +32,13 @@ describe("scan reservations", () => {
     const answers = await Promise.all(Array.from({ length: 200 }, () => stack.module.reserveScan(linkId, 50)));
     expect(granted(answers)).toBe(50);
     expect(await stack.module.reserveScan(linkId, 50)).toBe(false);
+    // The reservation that took the last place announced it, once.
+    const { rows } = await sql<{ type: string; link_ids: string[]; scan_counts: string[] }>`
+      select type, link_ids, scan_counts from links.outbox_events where ${linkId} = any(link_ids)
+    `.execute(stack.database.db);
+    expect(rows.map((row) => [row.type, row.link_ids, row.scan_counts.map(Number)])).toEqual([
+      ["link.scan_limit_reached", [linkId], [50]],
+    ]);
   });
 
   it("count per link, from the first place", async () => {
