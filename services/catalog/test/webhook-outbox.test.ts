@@ -256,4 +256,56 @@ describe("the webhook outbox", () => {
       ]),
     );
   });
+
+  it("turns a reached scan limit into one qr_code.scan_limit_reached event of its code, however often it is relayed", async () => {
+    const accountId = randomUUID();
+    await endpoint(accountId, ["qr_code.scan_limit_reached"]);
+    const code = { id: randomUUID(), linkId: randomUUID() };
+    await db
+      .insertInto("qr_codes")
+      .values({
+        id: code.id,
+        account_id: accountId,
+        name: "limited",
+        destination_url: "https://example.com/",
+        status: "active",
+        link_id: code.linkId,
+        design: "{}",
+      })
+      .execute();
+    const now = new Date();
+    const reached = create(OutboxEventSchema, {
+      id: randomUUID(),
+      accountId,
+      type: "link.scan_limit_reached",
+      occurTime: timestampFromDate(now),
+      linkScans: [create(LinkScanCountSchema, { linkId: code.linkId, scanCount: 50n })],
+    });
+    // Listed twice, as after a crash between the relay's commit and its acknowledgement.
+    for (let pass = 0; pass < 2; pass++) {
+      const outbox = {
+        listOutboxEvents: async () => create(ListOutboxEventsResponseSchema, { events: [reached] }),
+        acknowledgeOutboxEvents: async () => create(AcknowledgeOutboxEventsResponseSchema, { removed: 1 }),
+      } as unknown as Client<typeof OutboxService>;
+      await new OutboxRelay(
+        db,
+        outbox,
+        DEFAULT_WEBHOOK_OPTIONS,
+        createLogger({ service: "test", level: "silent" }),
+        () => now,
+      ).runOnce();
+    }
+    const events = await db
+      .selectFrom("webhook_events")
+      .select(["id", "type", "body"])
+      .where("account_id", "=", accountId)
+      .execute();
+    expect(events.map((e) => [e.id, e.type])).toEqual([[reached.id, "qr_code.scan_limit_reached"]]);
+    expect(JSON.parse(events[0]!.body).data).toEqual({
+      qr_code_id: code.id,
+      max_scans: 50,
+      reached_at: now.toISOString(),
+    });
+    expect(await deliveriesOf(accountId)).toHaveLength(1);
+  });
 });

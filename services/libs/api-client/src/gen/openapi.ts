@@ -807,6 +807,29 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "qr_code.scan_limit_reached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A QR code reached its scan limit
+         * @description Sent once each time a code with `max_scans` lets its last counted scan through: from then on
+         *     its scans go to `expired_url`, or get the 410 page. Raising `max_scans` reopens the code, and
+         *     reaching the new limit sends the event again. Delivered at least once: deduplicate by
+         *     `webhook-id`.
+         */
+        post: operations["qr_code_scan_limit_reached_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "domain.verified": {
         parameters: {
             query?: never;
@@ -1310,7 +1333,7 @@ export interface components {
          * @description An event an endpoint may subscribe to; each is described under `webhooks`.
          * @enum {string}
          */
-        WebhookEventType: "qr_code.created" | "qr_code.updated" | "qr_code.deleted" | "qr_code.scanned" | "domain.verified";
+        WebhookEventType: "qr_code.created" | "qr_code.updated" | "qr_code.deleted" | "qr_code.scanned" | "qr_code.scan_limit_reached" | "domain.verified";
         /** @description A URL that receives the account's events, signed with its secret (Standard Webhooks). */
         WebhookEndpoint: {
             /** Format: uuid */
@@ -1551,6 +1574,23 @@ export interface components {
                 period_start: string;
                 /** Format: date-time */
                 period_end: string;
+            };
+        };
+        WebhookScanLimitEvent: {
+            /** @constant */
+            type: "qr_code.scan_limit_reached";
+            /**
+             * Format: date-time
+             * @description When the last place was taken.
+             */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                qr_code_id: string;
+                /** @description The limit that was reached. */
+                max_scans: number;
+                /** Format: date-time */
+                reached_at: string;
             };
         };
         WebhookDomainEvent: {
@@ -3877,6 +3917,39 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookScanEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within the timeout acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    qr_code_scan_limit_reached_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt and for every endpoint. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in Unix seconds; receivers refuse stale ones (five minutes). */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
+                 *     keyed with the base64-decoded part of the endpoint's `whsec_` secret; two while a rotated
+                 *     secret still signs. Verify with any Standard Webhooks library.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookScanLimitEvent"];
             };
         };
         responses: {

@@ -35,7 +35,8 @@ export type OutboxEvent = Message<"qrplatform.links.v1.OutboxEvent"> & {
   accountId: string;
 
   /**
-   * "link.scanned" (the scans of link_scans were stored) or "domain.verified" (domain_id).
+   * "link.scanned" (the scans of link_scans were stored), "domain.verified" (domain_id) or
+   * "link.scan_limit_reached" (link_scans names the link and its limit; written once each time it is reached).
    *
    * @generated from field: string type = 3;
    */
