@@ -257,9 +257,12 @@ describe("the webhook outbox", () => {
     );
   });
 
-  it("turns a reached scan limit into one qr_code.scan_limit_reached event of its code, however often it is relayed", async () => {
+  it.each([
+    ["link.scan_limit_reached", "qr_code.scan_limit_reached", 50n],
+    ["link.expired", "qr_code.expired", 0n],
+  ])("turns %s into one %s event of its code, however often it is relayed", async (linkType, codeType, count) => {
     const accountId = randomUUID();
-    await endpoint(accountId, ["qr_code.scan_limit_reached"]);
+    await endpoint(accountId, [codeType]);
     const code = { id: randomUUID(), linkId: randomUUID() };
     await db
       .insertInto("qr_codes")
@@ -277,9 +280,9 @@ describe("the webhook outbox", () => {
     const reached = create(OutboxEventSchema, {
       id: randomUUID(),
       accountId,
-      type: "link.scan_limit_reached",
+      type: linkType,
       occurTime: timestampFromDate(now),
-      linkScans: [create(LinkScanCountSchema, { linkId: code.linkId, scanCount: 50n })],
+      linkScans: [create(LinkScanCountSchema, { linkId: code.linkId, scanCount: count })],
     });
     // Listed twice, as after a crash between the relay's commit and its acknowledgement.
     for (let pass = 0; pass < 2; pass++) {
@@ -300,12 +303,12 @@ describe("the webhook outbox", () => {
       .select(["id", "type", "body"])
       .where("account_id", "=", accountId)
       .execute();
-    expect(events.map((e) => [e.id, e.type])).toEqual([[reached.id, "qr_code.scan_limit_reached"]]);
-    expect(JSON.parse(events[0]!.body).data).toEqual({
-      qr_code_id: code.id,
-      max_scans: 50,
-      reached_at: now.toISOString(),
-    });
+    expect(events.map((e) => [e.id, e.type])).toEqual([[reached.id, codeType]]);
+    expect(JSON.parse(events[0]!.body).data).toEqual(
+      codeType === "qr_code.expired"
+        ? { qr_code_id: code.id, expired_at: now.toISOString() }
+        : { qr_code_id: code.id, max_scans: 50, reached_at: now.toISOString() },
+    );
     expect(await deliveriesOf(accountId)).toHaveLength(1);
   });
 });

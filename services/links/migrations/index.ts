@@ -10,6 +10,7 @@ import * as scanPartitions from "./20270110T1000_scan_partitions.js";
 import * as linkRouting from "./20270215T1000_link_routing.js";
 import * as scanReservations from "./20270216T1000_scan_reservations.js";
 import * as outboxScanLimitReached from "./20270216T1100_outbox_scan_limit_reached.js";
+import * as expiryAnnouncements from "./20270216T1200_expiry_announcements.js";
 
 /** The links schema's migrations, oldest first. */
 export const migrations: Migrations = {
@@ -24,6 +25,7 @@ export const migrations: Migrations = {
   "20270215T1000_link_routing": linkRouting,
   "20270216T1000_scan_reservations": scanReservations,
   "20270216T1100_outbox_scan_limit_reached": outboxScanLimitReached,
+  "20270216T1200_expiry_announcements": expiryAnnouncements,
 };
 
 /** The Postgres schema that holds the links service's tables. */

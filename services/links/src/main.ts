@@ -81,6 +81,8 @@ await runGrpcService({
         invalidations,
         scanChanges,
         scanRetentionDays: config.SCAN_RETENTION_DAYS,
+        onExpiryError: (error) =>
+          logger.error({ err: error }, "announcing expired links failed; tried again at the next pass"),
         onPartitionError: (error) =>
           logger.error({ err: error }, "making or dropping scan partitions failed; tried again within the hour"),
       });

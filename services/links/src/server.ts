@@ -1,7 +1,14 @@
 import type { Kysely } from "kysely";
 import { AnalyticsService, DomainService, LinkService, OutboxService, RedirectService } from "@qrplatform/api/links";
 import { migrateSchema, type SharedKysely } from "@qrplatform/db";
-import { ConfigError, memoryScanChanges, PageTokens, type GrpcModule, type ScanChangeBus } from "@qrplatform/platform";
+import {
+  ConfigError,
+  memoryScanChanges,
+  PageTokens,
+  PeriodicPass,
+  type GrpcModule,
+  type ScanChangeBus,
+} from "@qrplatform/platform";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import type { LinksDeps } from "./deps.js";
 import { classifiedTxtLookup, resolverTxtLookup, type TxtRecordsLookup } from "./domains/dns-lookup.js";
@@ -17,6 +24,7 @@ import type { ScanSink } from "./scans/scan-sink.js";
 import { announceStoredScans, storeCheckedScans } from "./scans/analytics/scans.handlers.js";
 import { ScanPartitionManager } from "./scans/analytics/scan-partitions.js";
 import { reserveScan } from "./redirects/scan-reservations.repository.js";
+import { recordExpiredLinks } from "./outbox/outbox.repository.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, redirectsUnavailable, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
@@ -77,6 +85,8 @@ export interface LinksOptions {
   scanRetentionDays?: number;
   /** Where the partition manager reports a failed run; it is tried again within the hour. */
   onPartitionError?: (error: unknown) => void;
+  /** Where a failed pass announcing expired links is reported; it is tried again at the next pass. */
+  onExpiryError?: (error: unknown) => void;
 }
 
 /** Days of raw scans kept by default. */
@@ -87,6 +97,8 @@ export const SCAN_RETENTION_DAYS = 90;
  * each: 20,000 of them keep the exact count within about 20 ms. Larger ranges merge day sketches.
  */
 const EXACT_VISITOR_DAYS = 20_000;
+/** How often expired links are looked for, to announce them. */
+const EXPIRY_PASS_MS = 30_000;
 
 /** The origin of a short-link base URL, or a ConfigError saying what is wrong with it. */
 function shortLinkOrigin(value: string): string {
@@ -164,6 +176,13 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     options.onPartitionError,
   );
   await partitions.start();
+  // Expiries are announced (link.expired, the qr_code.expired webhook) within a pass of passing, once,
+  // by whichever instance gets there first.
+  new PeriodicPass(
+    () => recordExpiredLinks(db, deps.now()),
+    EXPIRY_PASS_MS,
+    (error) => options.onExpiryError?.(error),
+  ).start();
   return {
     services: [LinkService, DomainService, RedirectService, AnalyticsService, OutboxService],
     routes: (router) => registerRoutes(router, deps),

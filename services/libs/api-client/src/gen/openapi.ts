@@ -830,6 +830,28 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "qr_code.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A QR code's expires_at passed
+         * @description Sent once for each `expires_at` that passes, within about half a minute of it: from then on the
+         *     code's scans go to `expired_url`, or get the 410 page. A later `expires_at` that passes in turn
+         *     sends the event again. Delivered at least once: deduplicate by `webhook-id`.
+         */
+        post: operations["qr_code_expired_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "domain.verified": {
         parameters: {
             query?: never;
@@ -1333,7 +1355,7 @@ export interface components {
          * @description An event an endpoint may subscribe to; each is described under `webhooks`.
          * @enum {string}
          */
-        WebhookEventType: "qr_code.created" | "qr_code.updated" | "qr_code.deleted" | "qr_code.scanned" | "qr_code.scan_limit_reached" | "domain.verified";
+        WebhookEventType: "qr_code.created" | "qr_code.updated" | "qr_code.deleted" | "qr_code.scanned" | "qr_code.scan_limit_reached" | "qr_code.expired" | "domain.verified";
         /** @description A URL that receives the account's events, signed with its secret (Standard Webhooks). */
         WebhookEndpoint: {
             /** Format: uuid */
@@ -1591,6 +1613,24 @@ export interface components {
                 max_scans: number;
                 /** Format: date-time */
                 reached_at: string;
+            };
+        };
+        WebhookExpiredEvent: {
+            /** @constant */
+            type: "qr_code.expired";
+            /**
+             * Format: date-time
+             * @description When the expiry was noticed.
+             */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                qr_code_id: string;
+                /**
+                 * Format: date-time
+                 * @description When the expiry was noticed
+                 */
+                expired_at: string;
             };
         };
         WebhookDomainEvent: {
@@ -3950,6 +3990,39 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookScanLimitEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within the timeout acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    qr_code_expired_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt and for every endpoint. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in Unix seconds; receivers refuse stale ones (five minutes). */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
+                 *     keyed with the base64-decoded part of the endpoint's `whsec_` secret; two while a rotated
+                 *     secret still signs. Verify with any Standard Webhooks library.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookExpiredEvent"];
             };
         };
         responses: {
