@@ -1628,7 +1628,7 @@ export interface components {
                 qr_code_id: string;
                 /**
                  * Format: date-time
-                 * @description When the expiry was noticed
+                 * @description When the expiry was noticed: at most a pass after expires_at.
                  */
                 expired_at: string;
             };
