@@ -108,6 +108,7 @@ async function redirector(recording: boolean): Promise<Server> {
       recordingThread:
         process.env.BENCH_RECORDING_THREAD === "false" ? undefined : recordingThreadStorage(links, database),
       invalidations,
+      reserveScan: links.reserveScan,
       visitorKeySecret: VISITOR_KEY_SECRET,
       trustedProxies: ["loopback"],
       logger,

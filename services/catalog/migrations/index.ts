@@ -7,6 +7,7 @@ import * as webhooks from "./20261230T1000_webhooks.js";
 import * as webhookDeliveryAttempts from "./20270110T1000_webhook_delivery_attempts.js";
 import * as heldWebhookDeliveries from "./20270120T1000_held_webhook_deliveries.js";
 import * as createIdempotencyKeys from "./20270201T1000_create_idempotency_keys.js";
+import * as qrCodeRouting from "./20270215T1000_qr_code_routing.js";
 
 /** The catalog schema's migrations, oldest first. */
 export const migrations: Migrations = {
@@ -18,6 +19,7 @@ export const migrations: Migrations = {
   "20270110T1000_webhook_delivery_attempts": webhookDeliveryAttempts,
   "20270120T1000_held_webhook_deliveries": heldWebhookDeliveries,
   "20270201T1000_create_idempotency_keys": createIdempotencyKeys,
+  "20270215T1000_qr_code_routing": qrCodeRouting,
 };
 
 /** The Postgres schema that holds the catalog's tables. */

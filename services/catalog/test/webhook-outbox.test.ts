@@ -256,4 +256,59 @@ describe("the webhook outbox", () => {
       ]),
     );
   });
+
+  it.each([
+    ["link.scan_limit_reached", "qr_code.scan_limit_reached", 50n],
+    ["link.expired", "qr_code.expired", 0n],
+  ])("turns %s into one %s event of its code, however often it is relayed", async (linkType, codeType, count) => {
+    const accountId = randomUUID();
+    await endpoint(accountId, [codeType]);
+    const code = { id: randomUUID(), linkId: randomUUID() };
+    await db
+      .insertInto("qr_codes")
+      .values({
+        id: code.id,
+        account_id: accountId,
+        name: "limited",
+        destination_url: "https://example.com/",
+        status: "active",
+        link_id: code.linkId,
+        design: "{}",
+      })
+      .execute();
+    const now = new Date();
+    const reached = create(OutboxEventSchema, {
+      id: randomUUID(),
+      accountId,
+      type: linkType,
+      occurTime: timestampFromDate(now),
+      linkScans: [create(LinkScanCountSchema, { linkId: code.linkId, scanCount: count })],
+    });
+    // Listed twice, as after a crash between the relay's commit and its acknowledgement.
+    for (let pass = 0; pass < 2; pass++) {
+      const outbox = {
+        listOutboxEvents: async () => create(ListOutboxEventsResponseSchema, { events: [reached] }),
+        acknowledgeOutboxEvents: async () => create(AcknowledgeOutboxEventsResponseSchema, { removed: 1 }),
+      } as unknown as Client<typeof OutboxService>;
+      await new OutboxRelay(
+        db,
+        outbox,
+        DEFAULT_WEBHOOK_OPTIONS,
+        createLogger({ service: "test", level: "silent" }),
+        () => now,
+      ).runOnce();
+    }
+    const events = await db
+      .selectFrom("webhook_events")
+      .select(["id", "type", "body"])
+      .where("account_id", "=", accountId)
+      .execute();
+    expect(events.map((e) => [e.id, e.type])).toEqual([[reached.id, codeType]]);
+    expect(JSON.parse(events[0]!.body).data).toEqual(
+      codeType === "qr_code.expired"
+        ? { qr_code_id: code.id, expired_at: now.toISOString() }
+        : { qr_code_id: code.id, max_scans: 50, reached_at: now.toISOString() },
+    );
+    expect(await deliveriesOf(accountId)).toHaveLength(1);
+  });
 });

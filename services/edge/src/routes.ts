@@ -12,6 +12,7 @@ import { domainHandlers } from "./resources/domains.js";
 import { exportHandler } from "./resources/export.js";
 import type { ExportedImages } from "./resources/exported-images.js";
 import { qrCodeHandlers, qrCodeJson } from "./resources/qr-codes.js";
+import { resolveHandler } from "./resources/qr-code-resolve.js";
 import { bulkCreateHandler } from "./resources/qr-codes-bulk.js";
 import { webhookHandlers } from "./resources/webhooks.js";
 import { workspaceHandlers } from "./resources/workspaces.js";
@@ -81,6 +82,7 @@ export function registerApiRoutes(
     patch: ["qr_codes:write", qrCodes.update],
     delete: ["qr_codes:write", qrCodes.remove],
   });
+  route("/qr-codes/:id/resolve", { get: ["qr_codes:read", resolveHandler(clients.qrCodes, clients.links)] });
   route("/qr-codes/:id/analytics", { get: ["analytics:read", analyticsHandler(clients.qrCodes, clients.analytics)] });
   route("/qr-codes/:id/export", {
     get: ["export:read", exportHandler(clients.qrCodes, clients.rendering, options.exportedImages)],

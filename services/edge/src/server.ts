@@ -5,7 +5,7 @@ import { pinoHttp } from "pino-http";
 import type { Logger } from "pino";
 import { noMetrics, traceHttpRequest, type AccessChangeBus, type Metrics } from "@qrplatform/platform";
 import { QrCodeService, WebhookEndpointService, WorkspaceService } from "@qrplatform/api/catalog";
-import { AnalyticsService, DomainService } from "@qrplatform/api/links";
+import { AnalyticsService, DomainService, LinkService } from "@qrplatform/api/links";
 import { RenderingService } from "@qrplatform/api/rendering";
 import { IdempotencyKeyService, TenancyService } from "@qrplatform/api/tenancy";
 import { apiCors, apiSecurityHeaders } from "./http/browser-policy.js";
@@ -39,6 +39,8 @@ export interface EdgeClients {
   qrCodes: Client<typeof QrCodeService>;
   domains: Client<typeof DomainService>;
   analytics: Client<typeof AnalyticsService>;
+  /** For the resolve preview, which the links service answers for a code's link. */
+  links: Client<typeof LinkService>;
   rendering: Client<typeof RenderingService>;
   webhooks: Client<typeof WebhookEndpointService>;
 }
@@ -103,6 +105,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
     qrCodes: createClient(QrCodeService, transports.catalog),
     domains: createClient(DomainService, transports.links),
     analytics: createClient(AnalyticsService, transports.links),
+    links: createClient(LinkService, transports.links),
     rendering: createClient(RenderingService, transports.rendering),
     webhooks: createClient(WebhookEndpointService, transports.catalog),
   };

@@ -79,6 +79,7 @@ describe("the OpenAPI document", () => {
         "PATCH /qr-codes/{id} updateQrCode",
         "DELETE /qr-codes/{id} deleteQrCode",
         "GET /qr-codes/{id}/analytics getQrCodeAnalytics",
+        "GET /qr-codes/{id}/resolve resolveQrCode",
         "GET /qr-codes/{id}/export exportQrCode",
         "GET /domains listDomains",
         "GET /webhooks listWebhookEndpoints",

@@ -140,6 +140,8 @@ export async function composePlatform(ports: PlatformPorts, options: Composition
       ...(options.scanRetentionDays === undefined ? {} : { scanRetentionDays: options.scanRetentionDays }),
       onPartitionError: (error) =>
         logger.error({ err: error }, "making or dropping scan partitions failed; tried again within the hour"),
+      onExpiryError: (error) =>
+        logger.error({ err: error }, "announcing expired links failed; tried again at the next pass"),
     }),
   );
   const rendering = await buildRendering({ ...options.rendering, metrics });
@@ -164,6 +166,7 @@ export async function composePlatform(ports: PlatformPorts, options: Composition
     storeScans: links.storeCheckedScans,
     recordingThread: options.scanRecordingThread ? recordingThreadStorage(links, database) : undefined,
     invalidations,
+    reserveScan: links.reserveScan,
     visitorKeySecret: secrets.visitorKeySecret,
     trustedProxies: options.trustedProxies,
     countryHeader: options.countryHeader,

@@ -8,6 +8,10 @@ import * as outbox from "./20261230T1000_outbox.js";
 import * as outboxScansByAccount from "./20270105T1000_outbox_scans_by_account.js";
 import * as scanPartitions from "./20270110T1000_scan_partitions.js";
 import * as narrowScans from "./20270120T1000_narrow_scans.js";
+import * as linkRouting from "./20270215T1000_link_routing.js";
+import * as scanReservations from "./20270216T1000_scan_reservations.js";
+import * as outboxScanLimitReached from "./20270216T1100_outbox_scan_limit_reached.js";
+import * as expiryAnnouncements from "./20270216T1200_expiry_announcements.js";
 
 /** The links schema's migrations, oldest first. */
 export const migrations: Migrations = {
@@ -20,6 +24,10 @@ export const migrations: Migrations = {
   "20270105T1000_outbox_scans_by_account": outboxScansByAccount,
   "20270110T1000_scan_partitions": scanPartitions,
   "20270120T1000_narrow_scans": narrowScans,
+  "20270215T1000_link_routing": linkRouting,
+  "20270216T1000_scan_reservations": scanReservations,
+  "20270216T1100_outbox_scan_limit_reached": outboxScanLimitReached,
+  "20270216T1200_expiry_announcements": expiryAnnouncements,
 };
 
 /** The Postgres schema that holds the links service's tables. */

@@ -18,10 +18,12 @@ import {
   buildLinks,
   SCAN_RETENTION_DAYS,
   memoryInvalidationBus,
+  memoryPasswordGuesses,
   redirectsUnavailable,
   recordingThreadStorage,
   redirectPathEnv,
   redisInvalidationBus,
+  redisPasswordGuesses,
   resolverTxtLookup,
   startRedirectPath,
 } from "./server.js";
@@ -65,6 +67,10 @@ await runGrpcService({
     // Catalogs keep scan totals only while they hear these; without Redis none does, and nothing is lost.
     const scanChanges = config.REDIS_URL ? await redisScanChanges(config.REDIS_URL, logger) : memoryScanChanges(logger);
     const lookupTxt = resolverTxtLookup({ server: config.DNS_RESOLVER });
+    // Wrong guesses at protected codes are counted across redirectors where they share a Redis.
+    const passwordGuesses = config.REDIS_URL
+      ? await redisPasswordGuesses(config.REDIS_URL, logger)
+      : memoryPasswordGuesses();
     const build = () =>
       buildLinks({
         db: database.db,
@@ -76,6 +82,8 @@ await runGrpcService({
         scanChanges,
         scanRetentionDays: config.SCAN_RETENTION_DAYS,
         metrics,
+        onExpiryError: (error) =>
+          logger.error({ err: error }, "announcing expired links failed; tried again at the next pass"),
         onPartitionError: (error) =>
           logger.error({ err: error }, "making or dropping scan partitions failed; tried again within the hour"),
       });
@@ -99,6 +107,8 @@ await runGrpcService({
       // By default a thread of its own classifies and stores scans, off the thread that answers.
       recordingThread: config.SCAN_RECORDING_THREAD === "true" ? recordingThreadStorage(links, database) : undefined,
       invalidations,
+      reserveScan: links.reserveScan,
+      passwordGuesses,
       visitorKeySecret: config.VISITOR_KEY_SECRET,
       trustedProxies: config.TRUSTED_PROXIES,
       countryHeader: config.COUNTRY_HEADER,
@@ -118,6 +128,7 @@ await runGrpcService({
         await links.close();
         await invalidations.close();
         await scanChanges.close();
+        await passwordGuesses.close();
         await database.close();
       },
     };

@@ -10,7 +10,7 @@ import {
   verifyDomain,
   watchDomains,
 } from "./domains/domains.handlers.js";
-import { createLink, deleteLink, getLink, updateLink } from "./links/links.handlers.js";
+import { createLink, deleteLink, getLink, resolveLinkForVisitor, updateLink } from "./links/links.handlers.js";
 import { acknowledgeOutboxEvents, listOutboxEvents } from "./outbox/outbox.handlers.js";
 import { resolveRedirect } from "./redirects/redirects.handlers.js";
 import { getLinkAnalytics, getScanTotals, recordScans } from "./scans/analytics/scans.handlers.js";
@@ -22,6 +22,7 @@ export function registerRoutes(router: ConnectRouter, deps: LinksDeps): void {
     getLink: (req) => getLink(deps, req),
     updateLink: (req) => updateLink(deps, req),
     deleteLink: (req) => deleteLink(deps, req),
+    resolveLinkForVisitor: (req) => resolveLinkForVisitor(deps, req),
   });
   router.service(DomainService, {
     createDomain: (req) => createDomain(deps, req),

@@ -7,6 +7,7 @@ import {
   type Metrics,
   noMetrics,
   PageTokens,
+  PeriodicPass,
   type GrpcModule,
   type ScanChangeBus,
 } from "@qrplatform/platform";
@@ -25,12 +26,15 @@ import type { ScanSink } from "./scans/scan-sink.js";
 import { announceStoredScans, storeCheckedScans } from "./scans/analytics/scans.handlers.js";
 import { ScanPartitionManager } from "./scans/analytics/scan-partitions.js";
 import { scansDroppedCounter } from "./scans/recording/scan-recorder.js";
+import { reserveScan } from "./redirects/scan-reservations.repository.js";
+import { recordExpiredLinks } from "./outbox/outbox.repository.js";
 import type { LinksTables } from "./tables.js";
 
 export { buildRedirector, redirectsUnavailable, resolveVia, type RedirectTarget } from "./redirects/redirector.js";
 export { cachedResolver } from "./redirects/redirect-cache.js";
 export { memoryInvalidationBus, redisInvalidationBus, type InvalidationBus } from "./redirects/invalidations.js";
 export { recordingThreadStorage, redirectPathEnv, startRedirectPath } from "./redirects/redirect-path.js";
+export { memoryPasswordGuesses, redisPasswordGuesses } from "./redirects/password-guesses.js";
 export type { RedirectRecorder } from "./scans/recording/scan-recorder.js";
 export type { ScanSink } from "./scans/scan-sink.js";
 export { resolverTxtLookup, type TxtRecordsLookup } from "./domains/dns-lookup.js";
@@ -86,6 +90,8 @@ export interface LinksOptions {
   onPartitionError?: (error: unknown) => void;
   /** Where scans the ScanWriter does not store for being outside the raw window are counted (qrp_scans_dropped_total). */
   metrics?: Metrics;
+  /** Where a failed pass announcing expired links is reported; it is tried again at the next pass. */
+  onExpiryError?: (error: unknown) => void;
 }
 
 /** Days of raw scans kept by default. */
@@ -96,6 +102,8 @@ export const SCAN_RETENTION_DAYS = 90;
  * each: 20,000 of them keep the exact count within about 20 ms. Larger ranges merge day sketches.
  */
 const EXACT_VISITOR_DAYS = 20_000;
+/** How often expired links are looked for, to announce them. */
+const EXPIRY_PASS_MS = 30_000;
 
 /** The origin of a short-link base URL, or a ConfigError saying what is wrong with it. */
 function shortLinkOrigin(value: string): string {
@@ -130,8 +138,13 @@ export interface LinksModule extends GrpcModule {
    * the links of a stored batch (empty when none of its scans was new) and folds its deltas soon.
    */
   announceStoredScans(linkIds: readonly string[]): Promise<void>;
-  /** Stops the scan partition manager, after the run in progress if any; call before closing the database. */
+  /** Stops the partition manager and the expiry pass, after runs in progress; call before closing the database. */
   close(): Promise<void>;
+  /**
+   * For a redirector of this process: takes one of a link's `maxScans` places for a counted scan
+   * before it is let through to a destination, or answers false when every place is taken (ADR 0018).
+   */
+  reserveScan(linkId: string, maxScans: number): Promise<boolean>;
 }
 
 /** Migrates the links schema and returns the service: short links, custom domains, redirects and analytics. */
@@ -174,11 +187,23 @@ export async function buildLinks(options: LinksOptions): Promise<LinksModule> {
     options.onPartitionError,
   );
   await partitions.start();
+  // Expiries are announced (link.expired, the qr_code.expired webhook) within a pass of passing, once,
+  // by whichever instance gets there first.
+  const expiries = new PeriodicPass(
+    () => recordExpiredLinks(db, deps.now()),
+    EXPIRY_PASS_MS,
+    (error) => options.onExpiryError?.(error),
+  );
+  expiries.start();
   return {
     services: [LinkService, DomainService, RedirectService, AnalyticsService, OutboxService],
     routes: (router) => registerRoutes(router, deps),
     storeCheckedScans: (scans) => storeCheckedScans(deps, scans),
     announceStoredScans: (linkIds) => announceStoredScans(deps, linkIds),
-    close: () => partitions.close(),
+    close: async () => {
+      await expiries.stop();
+      await partitions.close();
+    },
+    reserveScan: (linkId, maxScans) => reserveScan(db, linkId, maxScans),
   };
 }

@@ -1,6 +1,7 @@
 import type { DomainsTable } from "./domains/domains.table.js";
 import type { LinksTable } from "./links/links.table.js";
 import type { OutboxEventsTable } from "./outbox/outbox.table.js";
+import type { ScanReservationsTable } from "./redirects/scan-reservations.table.js";
 import type {
   ScanAgentsTable,
   ScanDaySketchesTable,
@@ -25,4 +26,5 @@ export interface LinksTables {
   scan_deltas: ScanDeltasTable;
   scan_day_sketches: ScanDaySketchesTable;
   outbox_events: OutboxEventsTable;
+  scan_reservations: ScanReservationsTable;
 }

@@ -4,7 +4,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { QrCodeStatus } from "@qrplatform/api/catalog";
 import { LinkStatus } from "@qrplatform/api/links";
 import type { CatalogDeps } from "../deps.js";
-import { statusToken } from "./qr-code-mapping.js";
+import { routingColumn, statusToken } from "./qr-code-mapping.js";
 import * as qrCodes from "./qr-codes.repository.js";
 
 /** The links-service calls a repair may make, each bounded so a repair never hangs a reconciler. */
@@ -74,7 +74,7 @@ export async function finishDelete(
 
 /**
  * Settles an update whose outcome at the links service is unknown: the link is what redirects, so the
- * code takes the link's destination and status. A code whose link is gone is deleted with it.
+ * code takes the link's destination, status and routing. A code whose link is gone is deleted with it.
  */
 export async function syncFromLink(
   deps: CatalogDeps,
@@ -99,7 +99,7 @@ export async function syncFromLink(
     deps.db,
     code.account_id,
     code.id,
-    { destination_url: link.destinationUrl, status: statusToken(status) },
+    { destination_url: link.destinationUrl, status: statusToken(status), routing: routingColumn(link.routing) },
     token,
   );
   return "synced";

@@ -48,7 +48,8 @@ import type { CatalogDeps } from "../deps.js";
 import { createInProgress, createKeySchema, keysKeptSince, requireSameRequest } from "../idempotency/create-keys.js";
 import * as workspaces from "../workspaces/workspaces.repository.js";
 import { checkDesign, dependsOnContent } from "./design-check.js";
-import { linkStatusOf, qrCodeToProto, statusToken } from "./qr-code-mapping.js";
+import { linkStatusOf, qrCodeToProto, routingColumn, statusToken } from "./qr-code-mapping.js";
+import { checkRouting, CREATE_ROUTING_FIELDS, namedRoutingFields } from "./qr-code-routing.js";
 import { presentUtm, qrCodeName, qrCodeTags, qrCodeUtm, utmQueryParameters } from "./qr-code-rules.js";
 import { finishDelete, isDecided, LINK_CALL_TIMEOUT_MS, undoCreate } from "./link-consistency.js";
 import * as qrCodes from "./qr-codes.repository.js";
@@ -101,6 +102,7 @@ async function requireWorkspace(deps: CatalogDeps, accountId: string, workspaceI
  */
 export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest): Promise<CreateQrCodeResponse> {
   const input = validate(createSchema, req);
+  if (req.routing) checkRouting(req.routing, CREATE_ROUTING_FIELDS, "create");
   const entitlements = await entitlementsOf(deps, input.accountId, req.entitlements);
   if (input.workspaceId) await requireWorkspace(deps, input.accountId, input.workspaceId);
   const design = await checkDesign(deps.checkDesign, req.design, entitlements.addons);
@@ -144,6 +146,7 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
         queryParameters: utmQueryParameters(utm),
         vanityDomainId: req.vanityDomainId,
         vanitySlug: req.vanitySlug,
+        routing: req.routing,
       },
       { timeoutMs: LINK_CALL_TIMEOUT_MS },
     );
@@ -154,10 +157,11 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
       vanity_url: link!.vanityUrl,
       canonical_url: link!.canonicalUrl,
       destination_url: link!.destinationUrl,
+      routing: routingColumn(link!.routing),
     });
     if (!row)
       throw serviceError(Code.Unavailable, "create_abandoned", "The QR code could not be created in time; try again.");
-    return create(CreateQrCodeResponseSchema, { qrCode: qrCodeToProto(row) });
+    return create(CreateQrCodeResponseSchema, { qrCode: qrCodeToProto(row, 0n, deps.now()) });
   } catch (error) {
     const outcomeKnown = linkMade || isDecided(error);
     await undoCreate(deps, reservation, outcomeKnown).catch((cleanup: unknown) => {
@@ -210,7 +214,8 @@ async function withScanTotals(deps: CatalogDeps, accountId: string, rows: Provis
     accountId,
     rows.map((row) => row.link_id),
   );
-  return rows.map((row) => qrCodeToProto(row, totals[row.link_id] ?? 0n));
+  const now = deps.now();
+  return rows.map((row) => qrCodeToProto(row, totals[row.link_id] ?? 0n, now));
 }
 
 export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promise<GetQrCodeResponse> {
@@ -219,7 +224,9 @@ export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promi
       ? await qrCodes.find(deps.db, req.accountId, req.qrCodeId)
       : undefined;
   if (!row) throw notFound("QR code");
-  const [qrCode] = req.skipScanTotals ? [qrCodeToProto(row)] : await withScanTotals(deps, req.accountId, [row]);
+  const [qrCode] = req.skipScanTotals
+    ? [qrCodeToProto(row, undefined, deps.now())]
+    : await withScanTotals(deps, req.accountId, [row]);
   return create(GetQrCodeResponseSchema, { qrCode });
 }
 
@@ -249,13 +256,15 @@ const updateSchema = z.object({
 });
 
 /**
- * Changes a QR code. Destination and status live on the link too: the change is marked pending on
+ * Changes a QR code. Destination, status and routing live on the link too: the change is marked pending on
  * the code, made on the link (which may refuse it, leaving the code as it was), then applied to the
  * code. A crash or a failure with no answer in between leaves the mark, and the reconciler makes the
  * code show what the link does. Name, tags and workspace (a move) are the catalog's alone.
  */
 export async function updateQrCode(deps: CatalogDeps, req: UpdateQrCodeRequest): Promise<UpdateQrCodeResponse> {
   const input = validate(updateSchema, req);
+  const routingFields = namedRoutingFields(req.routingMask);
+  if (routingFields.size > 0) checkRouting(req.routing, routingFields, "update");
   const existing =
     isUuid(req.accountId) && isUuid(req.qrCodeId)
       ? await qrCodes.find(deps.db, req.accountId, req.qrCodeId)
@@ -264,8 +273,9 @@ export async function updateQrCode(deps: CatalogDeps, req: UpdateQrCodeRequest):
   if (input.workspaceId) await requireWorkspace(deps, req.accountId, input.workspaceId);
 
   let destinationUrl: string | undefined;
+  let routing: string | null | undefined;
   let token: Date | undefined;
-  if (req.destinationUrl !== undefined || input.status !== undefined) {
+  if (req.destinationUrl !== undefined || input.status !== undefined || routingFields.size > 0) {
     token = deps.now();
     if (!(await qrCodes.markPending(deps.db, req.accountId, req.qrCodeId, "update", token))) throw notFound("QR code");
     try {
@@ -275,10 +285,13 @@ export async function updateQrCode(deps: CatalogDeps, req: UpdateQrCodeRequest):
           linkId: existing.link_id,
           destinationUrl: req.destinationUrl,
           status: input.status === undefined ? undefined : linkStatusOf(input.status),
+          routing: req.routing,
+          routingMask: req.routingMask,
         },
         { timeoutMs: LINK_CALL_TIMEOUT_MS },
       );
       if (req.destinationUrl !== undefined) destinationUrl = link!.destinationUrl;
+      if (routingFields.size > 0) routing = routingColumn(link!.routing);
     } catch (error) {
       if (isDecided(error)) await qrCodes.clearPending(deps.db, req.accountId, req.qrCodeId, token);
       throw error;
@@ -288,6 +301,7 @@ export async function updateQrCode(deps: CatalogDeps, req: UpdateQrCodeRequest):
     ...(input.name !== undefined && { name: input.name }),
     ...(destinationUrl !== undefined && { destination_url: destinationUrl }),
     ...(input.status !== undefined && { status: statusToken(input.status) }),
+    ...(routing !== undefined && { routing }),
     ...(req.replaceTags && { tags: input.tags }),
     ...(input.workspaceId !== undefined
       ? { workspace_id: input.workspaceId }

@@ -104,7 +104,7 @@ export async function complete(
   db: Kysely<CatalogTables>,
   accountId: string,
   id: string,
-  link: { vanity_url: string; canonical_url: string; destination_url: string },
+  link: { vanity_url: string; canonical_url: string; destination_url: string; routing: string | null },
 ): Promise<ProvisionedQrCodeRow | undefined> {
   return db.transaction().execute(async (trx) => {
     const row = await trx

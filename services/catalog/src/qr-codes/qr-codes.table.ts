@@ -27,6 +27,11 @@ export interface QrCodesTable {
   /** The normalized design, as the rendering service's proto JSON. */
   design: ColumnType<unknown, string, string>;
   utm: ColumnType<UtmValues | null, string | null, string | null>;
+  /**
+   * The link's routing as the links service last answered it, as the proto JSON of LinkRouting (rules with
+   * their ids, lifetime, scan limit, fallback, password_protected; never a password); null when none.
+   */
+  routing: ColumnType<unknown, string | null | undefined, string | null>;
   created_at: Generated<Date>;
   updated_at: Generated<Date>;
   /** What is under way on the code and its link, if anything: "create", "update" or "delete". */

@@ -26,8 +26,8 @@ interface LinkScans {
  * Brings the links service's outbox events into the catalog, where webhooks are delivered from, and
  * turns scan tallies whose period ended into `qr_code.scanned` events. Each pass, in one catalog
  * transaction under an advisory lock (one relay at a time, in order): the events not relayed before
- * are remembered (relayed_outbox_events) and become webhook events (domain.verified keeps the
- * outbox event's id) or add to their QR code's tally for the period. Only after the commit are they
+ * are remembered (relayed_outbox_events) and become webhook events (domain.verified and
+ * the qr_code lifecycle events keep the outbox event's id) or add to their QR code's tally for the period. Only after the commit are they
  * acknowledged to the links service, so a crash in between makes the next pass list them again and
  * add nothing. Every catalog process runs one; also deletes what retention no longer keeps.
  */
@@ -101,6 +101,8 @@ export class OutboxRelay {
         if (event.type === "link.scanned") {
           for (const { linkId, scanCount } of event.linkScans)
             scans.push({ linkId, accountId: event.accountId, occurredAt, scanCount });
+        } else if (event.type === "link.scan_limit_reached" || event.type === "link.expired") {
+          await this.recordLifecycleEvent(trx, event, occurredAt);
         } else if (event.type === "domain.verified") {
           await recordEvent(trx, {
             id: event.id,
@@ -114,6 +116,45 @@ export class OutboxRelay {
       if (scans.length > 0) await this.tally(trx, scans);
       return true;
     });
+  }
+
+  /**
+   * `qr_code.scan_limit_reached` or `qr_code.expired` for the code of the event's link, keeping the
+   * outbox event's id (the links service writes one each time the limit is reached or an expiry
+   * passes). A link that is no code's (a code deleted since) sends nothing.
+   */
+  private async recordLifecycleEvent(
+    trx: Transaction<CatalogTables>,
+    event: OutboxEvent,
+    occurredAt: Date,
+  ): Promise<void> {
+    const [reached] = event.linkScans;
+    if (reached === undefined) return;
+    const code = await trx
+      .selectFrom("qr_codes")
+      .select("id")
+      .where("link_id", "=", reached.linkId)
+      .where("account_id", "=", event.accountId)
+      .executeTakeFirst();
+    if (!code) return;
+    await recordEvent(
+      trx,
+      event.type === "link.expired"
+        ? {
+            id: event.id,
+            accountId: event.accountId,
+            type: "qr_code.expired",
+            data: { qr_code_id: code.id, expired_at: occurredAt.toISOString() },
+            occurredAt,
+          }
+        : {
+            id: event.id,
+            accountId: event.accountId,
+            type: "qr_code.scan_limit_reached",
+            data: { qr_code_id: code.id, max_scans: Number(reached.scanCount), reached_at: occurredAt.toISOString() },
+            occurredAt,
+          },
+    );
   }
 
   /** Adds scans to their QR code's tally for the period, for accounts with an endpoint that wants them. */

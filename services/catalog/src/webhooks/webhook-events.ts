@@ -9,6 +9,8 @@ export const WEBHOOK_EVENT_TYPES = [
   "qr_code.updated",
   "qr_code.deleted",
   "qr_code.scanned",
+  "qr_code.scan_limit_reached",
+  "qr_code.expired",
   "domain.verified",
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

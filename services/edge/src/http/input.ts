@@ -15,11 +15,14 @@ const FIXED_MESSAGES = {
 /**
  * Parses a value with a zod schema, or throws 400 `validation_error` naming every invalid field.
  * Fields listed in `fixed` are refused with their own reason, so a client learns why it cannot send them.
+ * `check` adds the problems of a pure check the schema leaves to it (a QR code's routing fields, which
+ * the schema takes as they are), so that every problem of the request is reported at once.
  */
 export function parseInput<Schema extends z.ZodType>(
   schema: Schema,
   value: unknown,
   fixed: FixedFields = {},
+  check?: (value: Record<string, unknown>) => FieldProblem[],
 ): z.infer<Schema> {
   const problems: FieldProblem[] = [];
   let rest = value;
@@ -34,7 +37,9 @@ export function parseInput<Schema extends z.ZodType>(
   const result = schema.safeParse(rest);
   // concat, not push(...): spreading a hundred thousand problems as arguments overflows the stack.
   // The request shapes use the contract's names, so paths are written as sent.
-  const all = result.success ? problems : problems.concat(fieldProblemsOf(result.error, "as-sent"));
+  let all = result.success ? problems : problems.concat(fieldProblemsOf(result.error, "as-sent"));
+  if (check && rest !== null && typeof rest === "object" && !Array.isArray(rest))
+    all = all.concat(check(rest as Record<string, unknown>));
   if (all.length > 0) throw ApiError.validation(all);
   return result.data as z.infer<Schema>;
 }

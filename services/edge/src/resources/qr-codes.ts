@@ -9,6 +9,7 @@ import { jsonBody, parseInput, type FixedFields } from "../http/input.js";
 import { listEnvelope, pageRequestOf } from "../http/pagination.js";
 import { designBody, designFromBody, designJson } from "./design.js";
 import { dateTime } from "./json.js";
+import { ROUTING_READ_ONLY, routingBody, routingBodyProblems, routingJson, routingRequest } from "./qr-code-routing.js";
 import { uuidParam } from "./params.js";
 
 /** The public QR code. `qr_image_url` is the export endpoint of the code, called with the same key. */
@@ -34,6 +35,7 @@ export function qrCodeJson(qrCode: QrCode, apiBaseUrl: string) {
     utm: Object.keys(utm).length > 0 ? utm : null,
     created_at: dateTime(qrCode.createTime),
     updated_at: dateTime(qrCode.updateTime),
+    ...routingJson(qrCode),
   };
 }
 
@@ -46,6 +48,7 @@ const READ_ONLY: FixedFields = {
   qr_image_url: "read_only",
   created_at: "read_only",
   updated_at: "read_only",
+  ...ROUTING_READ_ONLY,
 };
 
 const CREATE_FIXED: FixedFields = { ...READ_ONLY, status: "read_only", workspace_id: "read_only" };
@@ -74,6 +77,7 @@ const createBody = z.strictObject({
       campaign: utmValue.optional(),
     })
     .optional(),
+  ...routingBody,
 });
 
 const updateBody = z.strictObject({
@@ -82,6 +86,7 @@ const updateBody = z.strictObject({
   status: z.enum(enumTokens(QrCodeStatusSchema) as [string, ...string[]]).optional(),
   tags: z.array(textSchema()).optional(),
   workspace_id: uuidSchema.nullable().optional(),
+  ...routingBody,
 });
 
 const listQuery = z.object({ workspace_id: uuidSchema.optional() });
@@ -118,7 +123,7 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
     input: unknown,
     idempotencyKey?: RequestKey,
   ): Promise<QrCode> => {
-    const body = parseInput(createBody, input, CREATE_FIXED);
+    const body = parseInput(createBody, input, CREATE_FIXED, routingBodyProblems);
     const { qrCode } = await qrCodes.createQrCode({
       accountId: caller.accountId,
       workspaceId,
@@ -136,6 +141,7 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
         addons: caller.account.addons,
       },
       idempotencyKey,
+      routing: routingRequest(body).routing,
     });
     return qrCode!;
   };
@@ -153,7 +159,8 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
 
   const update: RequestHandler = async (req, res) => {
     const qrCodeId = uuidParam(req, "id");
-    const body = parseInput(updateBody, jsonBody(req), UPDATE_FIXED);
+    const body = parseInput(updateBody, jsonBody(req), UPDATE_FIXED, routingBodyProblems);
+    const { routing, paths } = routingRequest(body);
     const { qrCode } = await qrCodes.updateQrCode({
       accountId: callerOf(res).accountId,
       qrCodeId,
@@ -164,6 +171,8 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
       tags: body.tags ?? [],
       workspaceId: body.workspace_id ?? undefined,
       clearWorkspace: body.workspace_id === null,
+      routing,
+      routingMask: { paths },
     });
     res.json(json(req, qrCode));
   };

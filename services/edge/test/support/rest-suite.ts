@@ -8,6 +8,7 @@ import { Addon, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/ten
 import { settledCount } from "@qrplatform/testing";
 import sharp from "sharp";
 import { call, expectError, invalidFields, typedClient } from "./http.js";
+import { describeDynamicCodes } from "./dynamic-codes-suite.js";
 import { startStack, type Stack, type StackMode } from "./stack.js";
 import { jsqrDecode, rsvgToPng, zbarDecode } from "@qrplatform/testing/decoders";
 import { hugeBlankPng } from "@qrplatform/testing/huge-png";
@@ -1460,6 +1461,15 @@ export function defineRestSuite(mode: StackMode): void {
       expect(missing.headers.get("x-frame-options")).toBe("DENY");
       expect(missing.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     });
+  });
+
+  describeDynamicCodes(mode, {
+    stack: () => stack,
+    async accountWithWorkspace() {
+      const account = await newAccount();
+      const { body: workspace } = await api("POST", "/workspaces", { key: account.key, body: { name: "Codes" } });
+      return { ...account, workspaceId: workspace.id as string };
+    },
   });
 
   describe(`[${mode}] routing`, () => {

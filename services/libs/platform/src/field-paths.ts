@@ -8,6 +8,9 @@
  * - REST clients see **public paths**: the proto path renamed where the API names a field otherwise,
  *   and camelCase inside `design`, whose keys the contract spells that way. {@link publicFieldPath}
  *   turns a proto path into a public one; the edge applies it to every problem a service reports.
+ *   Routing fields (issue 35) are top-level fields of a QR code in the API, with list indexes in
+ *   brackets as the contract fixes them: `routing.rules.3.conditions.schedule.time_zone` is
+ *   `rules[3].conditions.schedule.time_zone`.
  *   Problems the edge finds itself are already in public spelling: its request shapes use the
  *   contract's names.
  */
@@ -34,6 +37,9 @@ export const PUBLIC_FIELD_NAMES: Readonly<Record<string, string>> = {
   to_date: "to",
 };
 
+/** Proto paths under this prefix are a QR code's routing fields, which the API shows at the top level. */
+const ROUTING_PREFIX = "routing.";
+
 /** Proto paths under this prefix are spelt in camelCase by the public API (the contract's design keys). */
 const CAMEL_CASE_PREFIX = "design.";
 
@@ -42,6 +48,8 @@ const CAMEL_CASE_PREFIX = "design.";
  * camelCase inside `design` (`design.frame.label_top` -> `design.frame.labelTop`), otherwise unchanged.
  */
 export function publicFieldPath(protoPath: string): string {
+  if (protoPath.startsWith(ROUTING_PREFIX))
+    return protoPath.slice(ROUTING_PREFIX.length).replace(/\.(\d+)(?=\.|$)/g, "[$1]");
   if (protoPath.startsWith(CAMEL_CASE_PREFIX)) return protoPath.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
   return PUBLIC_FIELD_NAMES[protoPath] ?? protoPath;
 }

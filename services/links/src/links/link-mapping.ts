@@ -3,6 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LinkSchema, LinkStatus, LinkStatusSchema, type Link } from "@qrplatform/api/links";
 import { enumFromToken, enumToken } from "@qrplatform/platform";
 import type { LinkUrls } from "../deps.js";
+import { routingToProto } from "./link-routing.js";
 import type { LinkView } from "./links.table.js";
 
 export const linkStatusToken = (status: LinkStatus) => enumToken(LinkStatusSchema, status);
@@ -24,5 +25,6 @@ export function linkToProto(row: LinkView, urls: LinkUrls): Link {
     canonicalUrl,
     createTime: timestampFromDate(row.created_at),
     updateTime: timestampFromDate(row.updated_at),
+    routing: routingToProto(row),
   });
 }

@@ -10,7 +10,12 @@ import {
   type CreateLinkResponse,
   type DeleteLinkRequest,
   type DeleteLinkResponse,
+  ResolveLinkForVisitorResponseSchema,
+  type VisitOutcome,
+  VisitOutcomeSchema,
   type GetLinkRequest,
+  type ResolveLinkForVisitorRequest,
+  type ResolveLinkForVisitorResponse,
   type GetLinkResponse,
   type UpdateLinkRequest,
   type UpdateLinkResponse,
@@ -20,6 +25,10 @@ import {
   checkedBy,
   Code,
   destinationUrlProblem,
+  ALL_ROUTING_FIELDS,
+  enumFromToken,
+  enumToken,
+  namedRoutingFields,
   invalidArgument,
   isUuid,
   notFound,
@@ -32,9 +41,15 @@ import {
 } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { findDomainForShare, isServedHostname } from "../domains/domains.repository.js";
-import { queryParameterProblems } from "./destination-url.js";
+import { compileRouting, decide, type Device, type Os } from "@qrplatform/routing";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { DeviceTypeSchema, OperatingSystemSchema } from "@qrplatform/api/links";
+import { reservedScans } from "../redirects/scan-reservations.repository.js";
+import { queryParameterProblems, redirectLocation } from "./destination-url.js";
 import { linkStatusToken, linkToProto } from "./link-mapping.js";
+import { NO_ROUTING, routingOfColumns, withUrls } from "./link-routing.js";
 import * as links from "./links.repository.js";
+import { routingColumnsOf } from "./routing-input.js";
 
 /** Generated slugs collide about once in 10^12 creations; five attempts make a failure practically impossible. */
 const SLUG_ATTEMPTS = 5;
@@ -96,6 +111,10 @@ const createLinkRequest = z
 export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promise<CreateLinkResponse> {
   const input = validate(createLinkRequest, req);
   await refuseSelfReference(deps, input.destinationUrl);
+  const routing = {
+    ...NO_ROUTING,
+    ...(req.routing && (await routingColumnsOf(deps, req.routing, ALL_ROUTING_FIELDS))),
+  };
   const view = await deps.db.transaction().execute(async (trx) => {
     let hostname: string | null = null;
     if (input.vanity) {
@@ -132,8 +151,11 @@ export async function createLink(deps: LinksDeps, req: CreateLinkRequest): Promi
         created_at: now,
         updated_at: now,
         deleted_at: null,
+        ...routing,
+        rules: JSON.stringify(routing.rules),
       };
-      if (await links.insertLink(trx, row)) return { ...row, query_parameters: input.queryParameters, hostname };
+      if (await links.insertLink(trx, row))
+        return { ...row, query_parameters: input.queryParameters, rules: routing.rules, hostname };
       // Either slug may have collided: a taken vanity slug is the caller's to fix, a generated one ours to retry.
       if (input.vanity && (await links.vanitySlugTaken(trx, input.vanity.domainId, input.vanity.slug)))
         throw slugTaken(input.vanity.slug);
@@ -163,12 +185,28 @@ const updateLinkRequest = z.object({
 
 export async function updateLink(deps: LinksDeps, req: UpdateLinkRequest): Promise<UpdateLinkResponse> {
   validate(updateLinkRequest, req);
+  const named = namedRoutingFields(req.routingMask);
   if (req.destinationUrl !== undefined) await refuseSelfReference(deps, req.destinationUrl);
   if (!isUuid(req.accountId) || !isUuid(req.linkId)) throw notFound("link");
 
+  let routing = {};
+  if (named.size > 0) {
+    // Kept rule ids and the other end of the lifetime are checked against the link as it is.
+    const current = await links.findLink(deps.db, req.accountId, req.linkId);
+    if (!current) throw notFound("link");
+    const { rules, ...rest } = await routingColumnsOf(
+      deps,
+      req.routing,
+      named,
+      new Set(current.rules.map((rule) => rule.id)),
+      current,
+    );
+    routing = { ...rest, ...(rules && { rules: JSON.stringify(rules) }) };
+  }
   const changes = {
     ...(req.destinationUrl !== undefined && { destination_url: req.destinationUrl }),
     ...(req.status !== undefined && { status: linkStatusToken(req.status) }),
+    ...routing,
   };
   // An update that changes nothing leaves updated_at alone.
   const found =
@@ -190,4 +228,57 @@ export async function deleteLink(deps: LinksDeps, req: DeleteLinkRequest): Promi
   if (!deleted) throw notFound("link");
   await deps.invalidations.publish({ linkIds: [req.linkId] });
   return create(DeleteLinkResponseSchema, { linkId: req.linkId });
+}
+
+const resolveLinkForVisitorRequest = z.object({
+  visitor: z
+    .object({
+      country: z
+        .string()
+        .regex(/^([A-Z]{2})?$/, { message: "must be an ISO 3166-1 alpha-2 country code in upper case, or empty" }),
+      language: z
+        .string()
+        .regex(/^([a-z]{2,3})?$/, { message: "must be a primary language subtag in lower case, or empty" }),
+      visitorKey: z.string().max(200, "must be at most 200 characters"),
+    })
+    .optional(),
+});
+
+/**
+ * Where a visitor would go, by the redirector's own decision, without a scan being counted or a place under
+ * the scan limit taken: the places already taken decide whether the limit is reached, as on the redirect path. A paused link answers as the redirector does:
+ * nowhere, as a default with no destination.
+ */
+export async function resolveLinkForVisitor(
+  deps: LinksDeps,
+  req: ResolveLinkForVisitorRequest,
+): Promise<ResolveLinkForVisitorResponse> {
+  validate(resolveLinkForVisitorRequest, req);
+  const link =
+    isUuid(req.accountId) && isUuid(req.linkId) ? await links.findLink(deps.db, req.accountId, req.linkId) : undefined;
+  if (!link) throw notFound("link");
+  const merge = (url: string) => redirectLocation(url, link.query_parameters);
+  const routing = compileRouting(routingOfColumns(withUrls(link, merge)));
+  // The places taken under the scan limit, which the redirector itself goes by.
+  const scans = link.max_scans === null ? 0 : ((await reservedScans(deps.db, [link.id])).get(link.id) ?? 0);
+  const visitor = req.visitor;
+  // The proto's enums hold exactly the rules' tokens; unspecified is an unknown device and the other OS.
+  const decision = decide(
+    routing,
+    {
+      country: visitor?.country ?? "",
+      device: visitor?.device ? (enumToken(DeviceTypeSchema, visitor.device) as Device) : "",
+      os: visitor?.os ? (enumToken(OperatingSystemSchema, visitor.os) as Os) : "other",
+      language: visitor?.language ?? "",
+      key: visitor?.visitorKey ?? "",
+    },
+    req.at ? timestampDate(req.at).getTime() : deps.now().getTime(),
+    { destinationUrl: merge(link.destination_url), scans },
+  );
+  return create(ResolveLinkForVisitorResponseSchema, {
+    outcome: enumFromToken(VisitOutcomeSchema, decision.outcome) as VisitOutcome,
+    destinationUrl: decision.destination_url ?? "",
+    ruleId: decision.rule_id ?? undefined,
+    variant: decision.variant ?? undefined,
+  });
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { LinksTables } from "../tables.js";
-import type { LinkView, NewLinkRow } from "./links.table.js";
+import type { LinkChanges, LinkView, NewLinkRow } from "./links.table.js";
 
 // Every function that reads or changes a link takes the account id and filters on it: another
 // account's link is invisible here, not merely forbidden higher up.
@@ -56,7 +56,7 @@ export async function updateLink(
   db: Db,
   accountId: string,
   id: string,
-  changes: { destination_url?: string; status?: string },
+  changes: LinkChanges,
   at: Date,
 ): Promise<boolean> {
   const result = await db

@@ -1,4 +1,5 @@
-import type { ColumnType, Insertable, Selectable } from "kysely";
+import type { ColumnType, Insertable, Selectable, Updateable } from "kysely";
+import type { Rule } from "@qrplatform/routing";
 
 /**
  * links.links. A deleted link keeps its row, with `deleted_at` set, so neither of its slugs is ever
@@ -21,10 +22,27 @@ export interface LinksTable {
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
+  /** The routing rules in order, in the API's JSON names; written as JSON text. */
+  rules: ColumnType<Rule[], string | undefined, string>;
+  /** Before this instant the link does not redirect to its destination; null means no start. */
+  starts_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** From this instant on the link does not redirect to its destination; null means no end. */
+  expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** How many scans may reach a destination; null means no limit. */
+  max_scans: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Where scans go while the link is not live; null sends them a page instead. */
+  expired_url: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The scrypt hash of the link's password (never the password); null when there is none. */
+  password_hash: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type LinkRow = Selectable<LinksTable>;
 export type NewLinkRow = Insertable<LinksTable>;
+/** What an update may change: the destination, the status and the routing. */
+export type LinkChanges = Pick<
+  Updateable<LinksTable>,
+  "destination_url" | "status" | "rules" | "starts_at" | "expires_at" | "max_scans" | "expired_url" | "password_hash"
+>;
 
 /** A link with the hostname of its custom domain, which its vanity URL needs. */
 export type LinkView = LinkRow & { hostname: string | null };

@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import type { LinksTables } from "../tables.js";
 import type { OutboxEventRow } from "./outbox.table.js";
 
@@ -23,4 +23,28 @@ export async function acknowledgeOutboxEvents(db: Kysely<LinksTables>, ids: stri
   if (ids.length === 0) return 0;
   const result = await db.deleteFrom("outbox_events").where("id", "in", ids).executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/**
+ * Records `link.expired` for every live link whose expires_at has passed by `now` and was not announced
+ * yet, remembering each (link, expires_at) in the same statement: each expiry is announced once,
+ * however many instances run this at once. Answers how many were announced.
+ */
+export async function recordExpiredLinks(db: Kysely<LinksTables>, now: Date): Promise<number> {
+  const { rows } = await sql<{ announced: number }>`
+    WITH due AS (
+      INSERT INTO links.expiry_announcements (link_id, expires_at)
+      SELECT id, expires_at FROM links.links
+      WHERE expires_at <= ${now} AND expires_at IS NOT NULL AND deleted_at IS NULL
+      ON CONFLICT DO NOTHING
+      RETURNING link_id
+    ), announced AS (
+      INSERT INTO links.outbox_events (account_id, type, link_ids, scan_counts)
+      SELECT link.account_id, 'link.expired', ARRAY[link.id], ARRAY[0::bigint]
+      FROM due JOIN links.links AS link ON link.id = due.link_id
+      RETURNING 1
+    )
+    SELECT count(*)::int AS announced FROM announced
+  `.execute(db);
+  return rows[0]?.announced ?? 0;
 }

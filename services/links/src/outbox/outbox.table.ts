@@ -9,9 +9,12 @@ export interface OutboxEventsTable {
   position: Generated<string>;
   id: Generated<string>;
   account_id: string;
-  /** "link.scanned" or "domain.verified". */
-  type: "link.scanned" | "domain.verified";
-  /** For link.scanned: the account's links whose scans a fold stored (at most 1,000), and how many of each. */
+  /** "link.scanned", "domain.verified", "link.scan_limit_reached" or "link.expired". */
+  type: "link.scanned" | "domain.verified" | "link.scan_limit_reached" | "link.expired";
+  /**
+   * For link.scanned: the account's links whose scans a fold stored (at most 1,000), and how many of
+   * each. For link.scan_limit_reached: the link, and its limit; for link.expired: the link, and 0.
+   */
   link_ids: string[] | null;
   scan_counts: ColumnType<(number | string)[] | null, never, never>;
   domain_id: string | null;

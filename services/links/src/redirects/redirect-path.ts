@@ -3,12 +3,17 @@ import type { Transport } from "@connectrpc/connect";
 import { z } from "zod";
 import type { Database } from "@qrplatform/db";
 import { noMetrics, optionalVar, type Logger, type Metrics } from "@qrplatform/platform";
+import { scanClassifier, type ScanFacts, type ClassifiedRequest } from "../scans/recording/classify.js";
+import { openCountryDatabase } from "../scans/recording/country.js";
 import { onAnsweringThread, onRecordingThread } from "../scans/recording/placement.js";
 import { sendVia, type RedirectRecorder, type SendScans } from "../scans/recording/scan-recorder.js";
 import type { RecorderThreadStorage } from "../scans/recording/scan-recorder-thread.js";
 import type { InvalidationBus } from "./invalidations.js";
 import { cachedResolver } from "./redirect-cache.js";
+import { memoryPasswordGuesses, type PasswordGuesses } from "./password-guesses.js";
 import { buildRedirector, resolveVia } from "./redirector.js";
+import { routedRedirects } from "./routed-redirects.js";
+import { unlockCookies } from "./unlock-cookie.js";
 
 /**
  * The variables of every process that serves short links: TRUSTED_PROXIES, comma-separated addresses,
@@ -51,7 +56,20 @@ export interface RedirectPathOptions {
   recordingThread?: RecorderThreadStorage | undefined;
   /** The bus the links service announces changes on, so cached answers are dropped. */
   invalidations: InvalidationBus;
-  /** Salts visitor keys. Keep it stable: a new secret makes every visitor new. */
+  /**
+   * Takes a place under a link's scan limit for a counted scan (LinksModule.reserveScan: the links
+   * service runs in every process that serves short links).
+   */
+  reserveScan: (linkId: string, maxScans: number) => Promise<boolean>;
+  /**
+   * Where wrong guesses at protected codes are counted: Redis where redirectors share one
+   * (redisPasswordGuesses), this process's memory by default. The caller closes it.
+   */
+  passwordGuesses?: PasswordGuesses;
+  /**
+   * Salts visitor keys, and keys the cookie that remembers a code's password. Keep it stable: a new
+   * secret makes every visitor new, and asks every protected code's password again.
+   */
   visitorKeySecret: string;
   /** Proxies whose X-Forwarded-For (and country header) is believed; see scanClassifier. */
   trustedProxies?: readonly string[];
@@ -107,12 +125,29 @@ export async function startRedirectPath(options: RedirectPathOptions): Promise<R
     },
     { logger, metrics },
   );
+  // Links with routing classify the request while answering (their rules read it); the country
+  // database is opened the first time one is scanned, so a platform without routing never loads it here.
+  let classifier: Promise<(req: ClassifiedRequest) => ScanFacts> | undefined;
+  const openClassifier = () =>
+    (classifier ??= openCountryDatabase().then((countryOf) =>
+      scanClassifier({ trustedProxies: options.trustedProxies ?? [], countryHeader: options.countryHeader, countryOf }),
+    ));
+  const answerRouted = routedRedirects({
+    classifier: openClassifier,
+    visitorKeySecret: options.visitorKeySecret,
+    reserveScan: options.reserveScan,
+    cookies: unlockCookies(options.visitorKeySecret),
+    guesses: options.passwordGuesses ?? memoryPasswordGuesses(),
+    onRedirect: (req, target, facts) => recorder.recordRedirect(req, target, facts),
+    logger,
+  });
   return {
     handler: buildRedirector({
       resolve: cache.resolve,
       logger,
       metrics,
       onRedirect: (req, target) => recorder.recordRedirect(req, target),
+      answerRouted,
     }),
     recorder,
     async close() {

@@ -7,6 +7,7 @@ import {
 import { notFound } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { redirectLocation } from "../links/destination-url.js";
+import { hasRouting, routingToProto, withUrls } from "../links/link-routing.js";
 import { couldBeSlug } from "../links/slugs.js";
 import { parseRequestHost } from "./hosts.js";
 import { findLiveLinkBySlug, findLiveLinkByVanitySlug } from "./redirects.repository.js";
@@ -24,10 +25,13 @@ export async function resolveRedirect(deps: LinksDeps, req: ResolveRedirectReque
     : await findLiveLinkByVanitySlug(deps.db, host.hostname, slug);
   if (!link) throw notFound("link");
   const paused = link.status !== "active";
+  const merge = (url: string) => redirectLocation(url, link.query_parameters);
   return create(ResolveRedirectResponseSchema, {
     linkId: link.id,
     accountId: link.account_id,
     paused,
-    location: paused ? "" : redirectLocation(link.destination_url, link.query_parameters),
+    location: paused ? "" : merge(link.destination_url),
+    routing: !paused && hasRouting(link) ? routingToProto(withUrls(link, merge)) : undefined,
+    passwordHash: (!paused && link.password_hash) || "",
   });
 }

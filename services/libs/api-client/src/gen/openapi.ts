@@ -369,6 +369,41 @@ export interface paths {
         patch: operations["updateQrCode"];
         trace?: never;
     };
+    "/qr-codes/{id}/resolve": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The QR code's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["QrCodeIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Preview where a visitor would be sent
+         * @description What a visitor with the given properties would get from the code at `at` (default now): the
+         *     same decision the short link makes, without counting a scan or using one up, so rules can be
+         *     tested without travelling. A property left out is unknown, as for a visitor whose request does
+         *     not tell it; a split rule picks the variant of a visitor without a key. The scan limit is judged
+         *     by the scans already let through under it, as the short link judges it.
+         *
+         *     Scope: `qr_codes:read`.
+         */
+        get: operations["resolveQrCode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/qr-codes/{id}/analytics": {
         parameters: {
             query?: never;
@@ -772,6 +807,51 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "qr_code.scan_limit_reached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A QR code reached its scan limit
+         * @description Sent once each time a code with `max_scans` lets its last counted scan through: from then on
+         *     its scans go to `expired_url`, or get the 410 page. Raising `max_scans` reopens the code, and
+         *     reaching the new limit sends the event again. Delivered at least once: deduplicate by
+         *     `webhook-id`.
+         */
+        post: operations["qr_code_scan_limit_reached_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "qr_code.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A QR code's expires_at passed
+         * @description Sent once for each `expires_at` that passes, within about half a minute of it: from then on the
+         *     code's scans go to `expired_url`, or get the 410 page. A later `expires_at` that passes in turn
+         *     sends the event again. Delivered at least once: deduplicate by `webhook-id`.
+         */
+        post: operations["qr_code_expired_event"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "domain.verified": {
         parameters: {
             query?: never;
@@ -932,6 +1012,133 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description The routing rules in order, each with the id the server gave it; empty when none. */
+            rules: components["schemas"]["RoutingRule"][];
+            /**
+             * Format: date-time
+             * @description Before this instant the code is `scheduled`; null when it has no start.
+             */
+            starts_at: string | null;
+            /**
+             * Format: date-time
+             * @description From this instant on the code is `expired`; null when it has no end.
+             */
+            expires_at: string | null;
+            /** @description How many scans reach a destination before the code is `limit_reached`; null when unlimited. */
+            max_scans: number | null;
+            /** @description Where scans go while the code is not `live`; null sends them a small page instead. */
+            expired_url: components["schemas"]["DestinationUrl"] | null;
+            /** @description Whether visitors must enter a password first. The password itself is never returned. */
+            password_protected: boolean;
+            lifecycle: components["schemas"]["QrCodeLifecycle"];
+        };
+        /**
+         * @description Where the code stands: `scheduled` before `starts_at`, `expired` from `expires_at` on,
+         *     `limit_reached` once `total_scans` reaches `max_scans`, else `live`.
+         * @enum {string}
+         */
+        QrCodeLifecycle: "scheduled" | "live" | "expired" | "limit_reached";
+        /** @description A routing rule as reads show it. Exactly one of `destination_url` and `variants` is present. */
+        RoutingRule: {
+            /** Format: uuid */
+            id: string;
+            name?: string;
+            conditions: components["schemas"]["RuleConditions"];
+            destination_url?: components["schemas"]["DestinationUrl"];
+            variants?: components["schemas"]["RuleVariant"][];
+        };
+        /**
+         * @description A routing rule as create and update take it: `conditions` (all optional; all given ones must
+         *     hold) and exactly one action, `destination_url` or `variants` (reason `conflict` for both,
+         *     `required` on `destination_url` for neither).
+         */
+        RoutingRuleInput: {
+            /**
+             * Format: uuid
+             * @description The id of one of the code's rules, to keep it (update only); left out for a new rule.
+             */
+            id?: string;
+            /** @description A label for people, 1–100 characters. */
+            name?: string;
+            conditions?: components["schemas"]["RuleConditions"];
+            destination_url?: components["schemas"]["DestinationUrl"];
+            /**
+             * @description An A/B split: 2–4 variants whose weights sum to 100 (reason `invalid_value` on `variants`
+             *     otherwise). A visitor always gets the same variant of a rule: it is chosen from the salted
+             *     visitor key, not at random per scan.
+             */
+            variants?: components["schemas"]["RuleVariant"][];
+        };
+        /** @description What a visitor must match; every condition is optional, and a rule without any holds for everyone. */
+        RuleConditions: {
+            /**
+             * @description ISO 3166-1 alpha-2 codes in upper case. The visitor's country comes from their address, or
+             *     from `COUNTRY_HEADER` of a trusted proxy, exactly as for analytics.
+             */
+            countries?: string[];
+            devices?: ("mobile" | "tablet" | "desktop")[];
+            os?: ("ios" | "android" | "windows" | "macos" | "linux" | "other")[];
+            /**
+             * @description Primary language subtags in lower case (`en`, `ja`), matched against the first preferred
+             *     entry of the visitor's `Accept-Language`.
+             */
+            languages?: string[];
+            schedule?: components["schemas"]["RuleSchedule"];
+            /**
+             * Format: date-time
+             * @description The rule holds from this RFC 3339 instant on (inclusive).
+             */
+            after?: string;
+            /**
+             * Format: date-time
+             * @description The rule holds until this RFC 3339 instant (exclusive); later than `after`.
+             */
+            before?: string;
+        };
+        /**
+         * @description A weekly window of local time. `from` is inclusive and `to` exclusive; a `to` earlier than
+         *     `from` is a window past midnight, which belongs to the day it opens on. Daylight-saving
+         *     changes follow the zone.
+         */
+        RuleSchedule: {
+            /** @description An IANA time zone such as `Europe/Berlin` (reason `invalid_value` otherwise). */
+            time_zone: string;
+            /** @description The days the window opens on; left out means every day. */
+            days?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+            /** @description `HH:MM`; left out means 00:00. */
+            from?: string;
+            /** @description `HH:MM`; left out means the end of the day. */
+            to?: string;
+        };
+        RuleVariant: {
+            destination_url: components["schemas"]["DestinationUrl"];
+            /** @description The percentage of the rule's visitors sent here. */
+            weight: number;
+        };
+        QrCodeResolution: {
+            /** Format: uuid */
+            qr_code_id: string;
+            /**
+             * @description `rule`: a rule decided; `default`: none matched, the code's `destination_url`;
+             *     `scheduled`, `expired`, `limit_reached`: the code is not live; `password`: the visitor
+             *     would be asked for the password first.
+             * @enum {string}
+             */
+            outcome: "rule" | "default" | "scheduled" | "expired" | "limit_reached" | "password";
+            /**
+             * Format: uri
+             * @description Where the visitor would be redirected, with the code's UTM parameters; for a code that is
+             *     not live its `expired_url`, or null when the visitor would get the small page; null for
+             *     `password`.
+             */
+            destination_url: string | null;
+            /**
+             * Format: uuid
+             * @description The rule that decided, for `rule`.
+             */
+            rule_id: string | null;
+            /** @description The 0-based index of the variant chosen, when the deciding rule is a split. */
+            variant: number | null;
         };
         QrCodeAnalytics: {
             /** Format: uuid */
@@ -1041,6 +1248,38 @@ export interface components {
             vanity_slug?: components["schemas"]["VanitySlug"];
             design?: components["schemas"]["DesignInput"];
             utm?: components["schemas"]["Utm"];
+            /**
+             * @description The routing rules in order: the first whose conditions all hold decides, and a visitor that
+             *     matches none goes to `destination_url`. At most 50. Rules must not carry an `id`: the server assigns them.
+             */
+            rules?: components["schemas"]["RoutingRuleInput"][];
+            /**
+             * Format: date-time
+             * @description An RFC 3339 instant before which scans do not reach a destination: they go to `expired_url`,
+             *     or get a small "not active yet" page (`404`). Null for no start.
+             */
+            starts_at?: string | null;
+            /**
+             * Format: date-time
+             * @description An RFC 3339 instant from which scans do not reach a destination: they go to `expired_url`,
+             *     or get a small "has ended" page (`410`). Later than `starts_at` (reason `out_of_range`). Null
+             *     for no end.
+             */
+            expires_at?: string | null;
+            /**
+             * @description How many counted scans reach a destination; once that many were redirected, further scans go
+             *     to `expired_url` or get the "has ended" page (`410`). The limit is exact, however many
+             *     visitors scan at once. Null for no limit.
+             */
+            max_scans?: number | null;
+            /** @description Where scans go while the code is not live; null for the small page. The same rules as `destination_url`. */
+            expired_url?: components["schemas"]["DestinationUrl"] | null;
+            /**
+             * @description A password visitors must enter before they are redirected, 8–128 characters (reason
+             *     `too_short` or `too_long`); null removes it. Stored only as a scrypt hash and never
+             *     returned: reads show `password_protected`.
+             */
+            password?: string | null;
         };
         /**
          * @description The custom slug on `vanity_domain_id`; only together with it. 3–64 characters of `a-z`, `0-9`,
@@ -1050,7 +1289,10 @@ export interface components {
          *     `400 validation_error` with reason `reserved`.
          */
         VanitySlug: string;
-        /** @description An absent field stays as it is. `design` and `utm` cannot be changed. */
+        /**
+         * @description An absent field stays as it is. `design` and `utm` cannot be changed. `null` clears
+         *     `starts_at`, `expires_at`, `max_scans`, `expired_url` and `password`; `[]` removes every rule.
+         */
         QrCodeUpdate: {
             /** @description 1–200 characters once trimmed. */
             name?: string;
@@ -1062,6 +1304,41 @@ export interface components {
              * @description Moves the code to this workspace of the account, or out of any workspace with null.
              */
             workspace_id?: string | null;
+            /**
+             * @description The routing rules in order: the first whose conditions all hold decides, and a visitor that
+             *     matches none goes to `destination_url`. At most 50.
+             *     `rules` replaces the whole array: send a rule with the `id` it was read with to keep it
+             *     (its analytics stay with it), without one for a new rule; an `id` that is not one of the
+             *     code's rules is reason `unknown_rule`.
+             */
+            rules?: components["schemas"]["RoutingRuleInput"][];
+            /**
+             * Format: date-time
+             * @description An RFC 3339 instant before which scans do not reach a destination: they go to `expired_url`,
+             *     or get a small "not active yet" page (`404`). Null for no start.
+             */
+            starts_at?: string | null;
+            /**
+             * Format: date-time
+             * @description An RFC 3339 instant from which scans do not reach a destination: they go to `expired_url`,
+             *     or get a small "has ended" page (`410`). Later than `starts_at` (reason `out_of_range`). Null
+             *     for no end.
+             */
+            expires_at?: string | null;
+            /**
+             * @description How many counted scans reach a destination; once that many were redirected, further scans go
+             *     to `expired_url` or get the "has ended" page (`410`). The limit is exact, however many
+             *     visitors scan at once. Null for no limit.
+             */
+            max_scans?: number | null;
+            /** @description Where scans go while the code is not live; null for the small page. The same rules as `destination_url`. */
+            expired_url?: components["schemas"]["DestinationUrl"] | null;
+            /**
+             * @description A password visitors must enter before they are redirected, 8–128 characters (reason
+             *     `too_short` or `too_long`); null removes it. Stored only as a scrypt hash and never
+             *     returned: reads show `password_protected`.
+             */
+            password?: string | null;
         };
         QrCodeList: {
             data: components["schemas"]["QrCode"][];
@@ -1078,7 +1355,7 @@ export interface components {
          * @description An event an endpoint may subscribe to; each is described under `webhooks`.
          * @enum {string}
          */
-        WebhookEventType: "qr_code.created" | "qr_code.updated" | "qr_code.deleted" | "qr_code.scanned" | "domain.verified";
+        WebhookEventType: "qr_code.created" | "qr_code.updated" | "qr_code.deleted" | "qr_code.scanned" | "qr_code.scan_limit_reached" | "qr_code.expired" | "domain.verified";
         /** @description A URL that receives the account's events, signed with its secret (Standard Webhooks). */
         WebhookEndpoint: {
             /** Format: uuid */
@@ -1319,6 +1596,41 @@ export interface components {
                 period_start: string;
                 /** Format: date-time */
                 period_end: string;
+            };
+        };
+        WebhookScanLimitEvent: {
+            /** @constant */
+            type: "qr_code.scan_limit_reached";
+            /**
+             * Format: date-time
+             * @description When the last place was taken.
+             */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                qr_code_id: string;
+                /** @description The limit that was reached. */
+                max_scans: number;
+                /** Format: date-time */
+                reached_at: string;
+            };
+        };
+        WebhookExpiredEvent: {
+            /** @constant */
+            type: "qr_code.expired";
+            /**
+             * Format: date-time
+             * @description When the expiry was noticed.
+             */
+            timestamp: string;
+            data: {
+                /** Format: uuid */
+                qr_code_id: string;
+                /**
+                 * Format: date-time
+                 * @description When the expiry was noticed: at most a pass after expires_at.
+                 */
+                expired_at: string;
             };
         };
         WebhookDomainEvent: {
@@ -2947,6 +3259,54 @@ export interface operations {
             504: components["responses"]["GatewayTimeout"];
         };
     };
+    resolveQrCode: {
+        parameters: {
+            query?: {
+                /** @description The visitor's ISO 3166-1 alpha-2 country, such as `JP` (any case). */
+                country?: string;
+                device?: "mobile" | "tablet" | "desktop";
+                os?: "ios" | "android" | "windows" | "macos" | "linux" | "other";
+                /** @description The primary subtag of the visitor's first preferred language, such as `ja`. */
+                language?: string;
+                /** @description The RFC 3339 instant of the imagined scan, such as `2026-12-01T09:00:00Z`. */
+                at?: string;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The QR code's id. A value that is not a UUID is `400 validation_error` on `id`. */
+                id: components["parameters"]["QrCodeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where the visitor would be sent, and why. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QrCodeResolution"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
     getQrCodeAnalytics: {
         parameters: {
             query?: {
@@ -3597,6 +3957,72 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["WebhookScanEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within the timeout acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    qr_code_scan_limit_reached_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt and for every endpoint. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in Unix seconds; receivers refuse stale ones (five minutes). */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
+                 *     keyed with the base64-decoded part of the endpoint's `whsec_` secret; two while a rotated
+                 *     secret still signs. Verify with any Standard Webhooks library.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookScanLimitEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within the timeout acknowledges the event; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    qr_code_expired_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id, the same on every attempt and for every endpoint. */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /** @description When this attempt was signed, in Unix seconds; receivers refuse stale ones (five minutes). */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`
+                 *     keyed with the base64-decoded part of the endpoint's `whsec_` secret; two while a rotated
+                 *     secret still signs. Verify with any Standard Webhooks library.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookExpiredEvent"];
             };
         };
         responses: {

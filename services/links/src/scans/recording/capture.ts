@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import type { ScanFacts } from "./classify.js";
 import type { Redirect } from "./scan-recorder.js";
 
 /**
@@ -18,19 +19,25 @@ export interface CapturedRedirects {
   referer: (string | undefined)[];
   /** The trusted proxy's country header, when one is configured. */
   country: (string | string[] | undefined)[];
+  /** The classification the answering thread already made (links with routing), so it is not made twice. */
+  facts: (ScanFacts | undefined)[];
 }
 
 export function emptyCapture(): CapturedRedirects {
-  return { linkId: [], at: [], peer: [], userAgent: [], forwardedFor: [], referer: [], country: [] };
+  return { linkId: [], at: [], peer: [], userAgent: [], forwardedFor: [], referer: [], country: [], facts: [] };
 }
 
-/** Appends what classifying `req` reads; `countryHeader` as Node keys headers, in lower case. */
+/**
+ * Appends what classifying `req` reads, or the classification when it was already made; `countryHeader`
+ * as Node keys headers, in lower case.
+ */
 export function captureRedirect(
   capture: CapturedRedirects,
   req: IncomingMessage,
   linkId: string,
   at: number,
   countryHeader: string | undefined,
+  facts?: ScanFacts,
 ): void {
   const { headers } = req;
   capture.linkId.push(linkId);
@@ -40,11 +47,12 @@ export function captureRedirect(
   capture.forwardedFor.push(headers["x-forwarded-for"]);
   capture.referer.push(headers.referer);
   capture.country.push(countryHeader === undefined ? undefined : headers[countryHeader]);
+  capture.facts.push(facts);
 }
 
 /** The captured redirects as the recorder takes them, each with the headers classifying reads. */
 export function* capturedRedirects(capture: CapturedRedirects, countryHeader: string | undefined): Generator<Redirect> {
-  const { linkId, at, peer, userAgent, forwardedFor, referer, country } = capture;
+  const { linkId, at, peer, userAgent, forwardedFor, referer, country, facts } = capture;
   for (let i = 0; i < linkId.length; i++) {
     const headers: IncomingHttpHeaders = {
       "user-agent": userAgent[i],
@@ -52,6 +60,12 @@ export function* capturedRedirects(capture: CapturedRedirects, countryHeader: st
       referer: referer[i],
     };
     if (countryHeader !== undefined) headers[countryHeader] = country[i];
-    yield { linkId: linkId[i]!, at: at[i]!, request: { socket: { remoteAddress: peer[i] }, headers } };
+    const classified = facts[i];
+    yield {
+      linkId: linkId[i]!,
+      at: at[i]!,
+      request: { socket: { remoteAddress: peer[i] }, headers },
+      ...(classified !== undefined && { facts: classified }),
+    };
   }
 }

@@ -5,6 +5,7 @@ import { noMetrics, withSpanFrom, workerEntry, workerExecArgv, type Logger, type
 import type { Counter } from "prom-client";
 import type { RedirectTarget } from "../../redirects/redirector.js";
 import { captureRedirect, emptyCapture, type CapturedRedirects } from "./capture.js";
+import type { ScanFacts } from "./classify.js";
 import {
   scanRecorderMetrics,
   type DropReason,
@@ -129,14 +130,14 @@ export class ScanRecorderThread implements RedirectRecorder {
     this.start();
   }
 
-  recordRedirect(req: IncomingMessage, target: RedirectTarget): void {
+  recordRedirect(req: IncomingMessage, target: RedirectTarget, facts?: ScanFacts): void {
     if (req.method !== "GET" || this.closing) return;
     if (this.pending >= MAX_PENDING) {
       this.drop("buffer_full", 1);
       return;
     }
     const { capture } = this;
-    captureRedirect(capture, req, target.linkId, Date.now(), this.countryHeader);
+    captureRedirect(capture, req, target.linkId, Date.now(), this.countryHeader, facts);
     if (capture.linkId.length >= HAND_OVER_SIZE) this.handOver();
     else this.handOverTimer ??= setTimeout(() => this.handOver(), HAND_OVER_INTERVAL_MS);
   }

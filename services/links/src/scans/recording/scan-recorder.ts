@@ -83,8 +83,11 @@ export interface ScanRecorderOptions {
  * recorder itself on this thread, or ScanRecorderThread in front of one on a thread of its own.
  */
 export interface RedirectRecorder {
-  /** Counts a redirect answered with a 302 unless it turns out not to be a scan (HEAD, a bot, a link preview). */
-  recordRedirect(req: IncomingMessage, target: RedirectTarget): void;
+  /**
+   * Counts a redirect answered with a 302 unless it turns out not to be a scan (HEAD, a bot, a link
+   * preview); `facts`, when the redirect path already classified the request, are taken as they are.
+   */
+  recordRedirect(req: IncomingMessage, target: RedirectTarget, facts?: ScanFacts): void;
   /** Redirects and scans waiting in memory to be stored. */
   readonly pending: number;
   /** Scans waiting on disk (the spool) to be stored. */
@@ -191,6 +194,8 @@ export interface Redirect {
   /** When it was answered, in Unix milliseconds: the scan's time. */
   at: number;
   request: ClassifiedRequest;
+  /** Its classification, when the answering thread already made it (links with routing). */
+  facts?: ScanFacts;
 }
 
 /**
@@ -260,12 +265,13 @@ export class ScanRecorder implements RedirectRecorder {
    * link preview. Keeps only what classifying it reads; the socket's address is read now, while the
    * socket is open.
    */
-  recordRedirect(req: IncomingMessage, target: RedirectTarget): void {
+  recordRedirect(req: IncomingMessage, target: RedirectTarget, facts?: ScanFacts): void {
     if (req.method !== "GET") return;
     this.take({
       linkId: target.linkId,
       at: this.now().getTime(),
       request: { socket: { remoteAddress: req.socket.remoteAddress }, headers: req.headers },
+      ...(facts !== undefined && { facts }),
     });
   }
 
@@ -322,10 +328,10 @@ export class ScanRecorder implements RedirectRecorder {
     }
   }
 
-  private classifyRedirect({ linkId, at, request }: Redirect): void {
+  private classifyRedirect({ linkId, at, request, facts: classified }: Redirect): void {
     let facts: ScanFacts;
     try {
-      facts = this.options.classify(request);
+      facts = classified ?? this.options.classify(request);
     } catch (error) {
       // One request the classifier cannot read must not hold back every scan after it.
       this.drop("unclassifiable", 1);

@@ -6,6 +6,8 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { LinkLifecycle, LinkRouting } from "../../links/v1/link_routing_pb.js";
+import { file_qrplatform_links_v1_link_routing } from "../../links/v1/link_routing_pb.js";
 import type { Design } from "../../rendering/v1/design_pb.js";
 import { file_qrplatform_rendering_v1_design } from "../../rendering/v1/design_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/catalog/v1/qr_code.proto.
  */
 export const file_qrplatform_catalog_v1_qr_code: GenFile = /*@__PURE__*/
-  fileDesc("CiNxcnBsYXRmb3JtL2NhdGFsb2cvdjEvcXJfY29kZS5wcm90bxIVcXJwbGF0Zm9ybS5jYXRhbG9nLnYxIjcKA1V0bRIOCgZzb3VyY2UYASABKAkSDgoGbWVkaXVtGAIgASgJEhAKCGNhbXBhaWduGAMgASgJIssDCgZRckNvZGUSCgoCaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIZCgx3b3Jrc3BhY2VfaWQYAyABKAlIAIgBARIMCgRuYW1lGAQgASgJEhcKD2Rlc3RpbmF0aW9uX3VybBgFIAEoCRIzCgZzdGF0dXMYBiABKA4yIy5xcnBsYXRmb3JtLmNhdGFsb2cudjEuUXJDb2RlU3RhdHVzEgwKBHRhZ3MYByADKAkSEwoLdG90YWxfc2NhbnMYCCABKAMSEgoKdmFuaXR5X3VybBgJIAEoCRIVCg1jYW5vbmljYWxfdXJsGAogASgJEg8KB2xpbmtfaWQYCyABKAkSLwoGZGVzaWduGAwgASgLMh8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuRGVzaWduEicKA3V0bRgNIAEoCzIaLnFycGxhdGZvcm0uY2F0YWxvZy52MS5VdG0SLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIPCg1fd29ya3NwYWNlX2lkIlEKCENhcGFjaXR5EhUKDXFyX2NvZGVzX3VzZWQYASABKAMSGwoOcXJfY29kZXNfbGltaXQYAiABKANIAIgBAUIRCg9fcXJfY29kZXNfbGltaXQqZAoMUXJDb2RlU3RhdHVzEh4KGlFSX0NPREVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGQoVUVJfQ09ERV9TVEFUVVNfQUNUSVZFEAESGQoVUVJfQ09ERV9TVEFUVVNfUEFVU0VEEAJiBnByb3RvMw", [file_google_protobuf_timestamp, file_qrplatform_rendering_v1_design]);
+  fileDesc("CiNxcnBsYXRmb3JtL2NhdGFsb2cvdjEvcXJfY29kZS5wcm90bxIVcXJwbGF0Zm9ybS5jYXRhbG9nLnYxIjcKA1V0bRIOCgZzb3VyY2UYASABKAkSDgoGbWVkaXVtGAIgASgJEhAKCGNhbXBhaWduGAMgASgJIrUECgZRckNvZGUSCgoCaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIZCgx3b3Jrc3BhY2VfaWQYAyABKAlIAIgBARIMCgRuYW1lGAQgASgJEhcKD2Rlc3RpbmF0aW9uX3VybBgFIAEoCRIzCgZzdGF0dXMYBiABKA4yIy5xcnBsYXRmb3JtLmNhdGFsb2cudjEuUXJDb2RlU3RhdHVzEgwKBHRhZ3MYByADKAkSEwoLdG90YWxfc2NhbnMYCCABKAMSEgoKdmFuaXR5X3VybBgJIAEoCRIVCg1jYW5vbmljYWxfdXJsGAogASgJEg8KB2xpbmtfaWQYCyABKAkSLwoGZGVzaWduGAwgASgLMh8ucXJwbGF0Zm9ybS5yZW5kZXJpbmcudjEuRGVzaWduEicKA3V0bRgNIAEoCzIaLnFycGxhdGZvcm0uY2F0YWxvZy52MS5VdG0SLwoLY3JlYXRlX3RpbWUYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCgdyb3V0aW5nGBAgASgLMiAucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rUm91dGluZxI1CglsaWZlY3ljbGUYESABKA4yIi5xcnBsYXRmb3JtLmxpbmtzLnYxLkxpbmtMaWZlY3ljbGVCDwoNX3dvcmtzcGFjZV9pZCJRCghDYXBhY2l0eRIVCg1xcl9jb2Rlc191c2VkGAEgASgDEhsKDnFyX2NvZGVzX2xpbWl0GAIgASgDSACIAQFCEQoPX3FyX2NvZGVzX2xpbWl0KmQKDFFyQ29kZVN0YXR1cxIeChpRUl9DT0RFX1NUQVRVU19VTlNQRUNJRklFRBAAEhkKFVFSX0NPREVfU1RBVFVTX0FDVElWRRABEhkKFVFSX0NPREVfU1RBVFVTX1BBVVNFRBACYgZwcm90bzM", [file_google_protobuf_timestamp, file_qrplatform_links_v1_link_routing, file_qrplatform_rendering_v1_design]);
 
 /**
  * Utm holds the campaign parameters appended to the destination on redirect. An empty value means
@@ -163,6 +165,22 @@ export type QrCode = Message<"qrplatform.catalog.v1.QrCode"> & {
    * @generated from field: google.protobuf.Timestamp update_time = 15;
    */
   updateTime?: Timestamp | undefined;
+
+  /**
+   * The rules, lifetime, scan limit and password protection of the code's link, as the links service stores them
+   * (with rule ids assigned); password is never set, password_protected says whether there is one.
+   *
+   * @generated from field: qrplatform.links.v1.LinkRouting routing = 16;
+   */
+  routing?: LinkRouting | undefined;
+
+  /**
+   * Where the code stands: scheduled before starts_at, expired from expires_at on, limit_reached once total_scans
+   * reaches max_scans, else live. Unspecified when total_scans was skipped and only the scan limit could tell.
+   *
+   * @generated from field: qrplatform.links.v1.LinkLifecycle lifecycle = 17;
+   */
+  lifecycle: LinkLifecycle;
 };
 
 /**

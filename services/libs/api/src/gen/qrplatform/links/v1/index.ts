@@ -4,6 +4,7 @@ export * from "./analytics_service_pb.js";
 export * from "./domain_pb.js";
 export * from "./domain_service_pb.js";
 export * from "./link_pb.js";
+export * from "./link_routing_pb.js";
 export * from "./link_service_pb.js";
 export * from "./outbox_service_pb.js";
 export * from "./redirect_service_pb.js";

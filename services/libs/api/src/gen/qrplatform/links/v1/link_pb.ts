@@ -6,13 +6,15 @@ import type { GenEnum, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2"
 import { enumDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { LinkRouting } from "./link_routing_pb.js";
+import { file_qrplatform_links_v1_link_routing } from "./link_routing_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file qrplatform/links/v1/link.proto.
  */
 export const file_qrplatform_links_v1_link: GenFile = /*@__PURE__*/
-  fileDesc("Ch5xcnBsYXRmb3JtL2xpbmtzL3YxL2xpbmsucHJvdG8SE3FycGxhdGZvcm0ubGlua3MudjEi6wMKBExpbmsSCgoCaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIdChB2YW5pdHlfZG9tYWluX2lkGAMgASgJSACIAQESDAoEc2x1ZxgEIAEoCRIYCgt2YW5pdHlfc2x1ZxgFIAEoCUgBiAEBEhcKD2Rlc3RpbmF0aW9uX3VybBgGIAEoCRJIChBxdWVyeV9wYXJhbWV0ZXJzGAcgAygLMi4ucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rLlF1ZXJ5UGFyYW1ldGVyc0VudHJ5Ei8KBnN0YXR1cxgIIAEoDjIfLnFycGxhdGZvcm0ubGlua3MudjEuTGlua1N0YXR1cxISCgp2YW5pdHlfdXJsGAkgASgJEhUKDWNhbm9uaWNhbF91cmwYCiABKAkSLwoLY3JlYXRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBo2ChRRdWVyeVBhcmFtZXRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQhMKEV92YW5pdHlfZG9tYWluX2lkQg4KDF92YW5pdHlfc2x1ZypZCgpMaW5rU3RhdHVzEhsKF0xJTktfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSTElOS19TVEFUVVNfQUNUSVZFEAESFgoSTElOS19TVEFUVVNfUEFVU0VEEAJiBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("Ch5xcnBsYXRmb3JtL2xpbmtzL3YxL2xpbmsucHJvdG8SE3FycGxhdGZvcm0ubGlua3MudjEingQKBExpbmsSCgoCaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIdChB2YW5pdHlfZG9tYWluX2lkGAMgASgJSACIAQESDAoEc2x1ZxgEIAEoCRIYCgt2YW5pdHlfc2x1ZxgFIAEoCUgBiAEBEhcKD2Rlc3RpbmF0aW9uX3VybBgGIAEoCRJIChBxdWVyeV9wYXJhbWV0ZXJzGAcgAygLMi4ucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rLlF1ZXJ5UGFyYW1ldGVyc0VudHJ5Ei8KBnN0YXR1cxgIIAEoDjIfLnFycGxhdGZvcm0ubGlua3MudjEuTGlua1N0YXR1cxISCgp2YW5pdHlfdXJsGAkgASgJEhUKDWNhbm9uaWNhbF91cmwYCiABKAkSLwoLY3JlYXRlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC3VwZGF0ZV90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCgdyb3V0aW5nGA0gASgLMiAucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rUm91dGluZxo2ChRRdWVyeVBhcmFtZXRlcnNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBQhMKEV92YW5pdHlfZG9tYWluX2lkQg4KDF92YW5pdHlfc2x1ZypZCgpMaW5rU3RhdHVzEhsKF0xJTktfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFgoSTElOS19TVEFUVVNfQUNUSVZFEAESFgoSTElOS19TVEFUVVNfUEFVU0VEEAJiBnByb3RvMw", [file_google_protobuf_timestamp, file_qrplatform_links_v1_link_routing]);
 
 /**
  * Link is a short link: a slug on a domain that redirects to a destination.
@@ -103,6 +105,13 @@ export type Link = Message<"qrplatform.links.v1.Link"> & {
    * @generated from field: google.protobuf.Timestamp update_time = 12;
    */
   updateTime?: Timestamp | undefined;
+
+  /**
+   * The rules, lifetime, scan limit and password protection that decide where scans go; password is never set.
+   *
+   * @generated from field: qrplatform.links.v1.LinkRouting routing = 13;
+   */
+  routing?: LinkRouting | undefined;
 };
 
 /**

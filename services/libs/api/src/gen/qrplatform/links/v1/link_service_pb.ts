@@ -4,15 +4,19 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_field_mask, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Link, LinkStatus } from "./link_pb.js";
 import { file_qrplatform_links_v1_link } from "./link_pb.js";
+import type { LinkRouting, VisitorFacts, VisitOutcome } from "./link_routing_pb.js";
+import { file_qrplatform_links_v1_link_routing } from "./link_routing_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file qrplatform/links/v1/link_service.proto.
  */
 export const file_qrplatform_links_v1_link_service: GenFile = /*@__PURE__*/
-  fileDesc("CiZxcnBsYXRmb3JtL2xpbmtzL3YxL2xpbmtfc2VydmljZS5wcm90bxITcXJwbGF0Zm9ybS5saW5rcy52MSLPAgoRQ3JlYXRlTGlua1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIXCg9kZXN0aW5hdGlvbl91cmwYAiABKAkSVQoQcXVlcnlfcGFyYW1ldGVycxgDIAMoCzI7LnFycGxhdGZvcm0ubGlua3MudjEuQ3JlYXRlTGlua1JlcXVlc3QuUXVlcnlQYXJhbWV0ZXJzRW50cnkSHQoQdmFuaXR5X2RvbWFpbl9pZBgEIAEoCUgAiAEBEhgKC3Zhbml0eV9zbHVnGAUgASgJSAGIAQESFAoHbGlua19pZBgGIAEoCUgCiAEBGjYKFFF1ZXJ5UGFyYW1ldGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCEwoRX3Zhbml0eV9kb21haW5faWRCDgoMX3Zhbml0eV9zbHVnQgoKCF9saW5rX2lkIj0KEkNyZWF0ZUxpbmtSZXNwb25zZRInCgRsaW5rGAEgASgLMhkucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rIjUKDkdldExpbmtSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHbGlua19pZBgCIAEoCSI6Cg9HZXRMaW5rUmVzcG9uc2USJwoEbGluaxgBIAEoCzIZLnFycGxhdGZvcm0ubGlua3MudjEuTGluayKrAQoRVXBkYXRlTGlua1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgdsaW5rX2lkGAIgASgJEhwKD2Rlc3RpbmF0aW9uX3VybBgDIAEoCUgAiAEBEjQKBnN0YXR1cxgEIAEoDjIfLnFycGxhdGZvcm0ubGlua3MudjEuTGlua1N0YXR1c0gBiAEBQhIKEF9kZXN0aW5hdGlvbl91cmxCCQoHX3N0YXR1cyI9ChJVcGRhdGVMaW5rUmVzcG9uc2USJwoEbGluaxgBIAEoCzIZLnFycGxhdGZvcm0ubGlua3MudjEuTGluayJHChFEZWxldGVMaW5rUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg8KB2xpbmtfaWQYAiABKAkSDQoFcHVyZ2UYAyABKAgiJQoSRGVsZXRlTGlua1Jlc3BvbnNlEg8KB2xpbmtfaWQYASABKAkygAMKC0xpbmtTZXJ2aWNlEl0KCkNyZWF0ZUxpbmsSJi5xcnBsYXRmb3JtLmxpbmtzLnYxLkNyZWF0ZUxpbmtSZXF1ZXN0GicucXJwbGF0Zm9ybS5saW5rcy52MS5DcmVhdGVMaW5rUmVzcG9uc2USVAoHR2V0TGluaxIjLnFycGxhdGZvcm0ubGlua3MudjEuR2V0TGlua1JlcXVlc3QaJC5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldExpbmtSZXNwb25zZRJdCgpVcGRhdGVMaW5rEiYucXJwbGF0Zm9ybS5saW5rcy52MS5VcGRhdGVMaW5rUmVxdWVzdBonLnFycGxhdGZvcm0ubGlua3MudjEuVXBkYXRlTGlua1Jlc3BvbnNlEl0KCkRlbGV0ZUxpbmsSJi5xcnBsYXRmb3JtLmxpbmtzLnYxLkRlbGV0ZUxpbmtSZXF1ZXN0GicucXJwbGF0Zm9ybS5saW5rcy52MS5EZWxldGVMaW5rUmVzcG9uc2ViBnByb3RvMw", [file_qrplatform_links_v1_link]);
+  fileDesc("CiZxcnBsYXRmb3JtL2xpbmtzL3YxL2xpbmtfc2VydmljZS5wcm90bxITcXJwbGF0Zm9ybS5saW5rcy52MSKCAwoRQ3JlYXRlTGlua1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIXCg9kZXN0aW5hdGlvbl91cmwYAiABKAkSVQoQcXVlcnlfcGFyYW1ldGVycxgDIAMoCzI7LnFycGxhdGZvcm0ubGlua3MudjEuQ3JlYXRlTGlua1JlcXVlc3QuUXVlcnlQYXJhbWV0ZXJzRW50cnkSHQoQdmFuaXR5X2RvbWFpbl9pZBgEIAEoCUgAiAEBEhgKC3Zhbml0eV9zbHVnGAUgASgJSAGIAQESFAoHbGlua19pZBgGIAEoCUgCiAEBEjEKB3JvdXRpbmcYByABKAsyIC5xcnBsYXRmb3JtLmxpbmtzLnYxLkxpbmtSb3V0aW5nGjYKFFF1ZXJ5UGFyYW1ldGVyc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCEwoRX3Zhbml0eV9kb21haW5faWRCDgoMX3Zhbml0eV9zbHVnQgoKCF9saW5rX2lkIj0KEkNyZWF0ZUxpbmtSZXNwb25zZRInCgRsaW5rGAEgASgLMhkucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rIjUKDkdldExpbmtSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHbGlua19pZBgCIAEoCSI6Cg9HZXRMaW5rUmVzcG9uc2USJwoEbGluaxgBIAEoCzIZLnFycGxhdGZvcm0ubGlua3MudjEuTGluayKQAgoRVXBkYXRlTGlua1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIPCgdsaW5rX2lkGAIgASgJEhwKD2Rlc3RpbmF0aW9uX3VybBgDIAEoCUgAiAEBEjQKBnN0YXR1cxgEIAEoDjIfLnFycGxhdGZvcm0ubGlua3MudjEuTGlua1N0YXR1c0gBiAEBEjEKB3JvdXRpbmcYBSABKAsyIC5xcnBsYXRmb3JtLmxpbmtzLnYxLkxpbmtSb3V0aW5nEjAKDHJvdXRpbmdfbWFzaxgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2tCEgoQX2Rlc3RpbmF0aW9uX3VybEIJCgdfc3RhdHVzIj0KElVwZGF0ZUxpbmtSZXNwb25zZRInCgRsaW5rGAEgASgLMhkucXJwbGF0Zm9ybS5saW5rcy52MS5MaW5rIkcKEURlbGV0ZUxpbmtSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHbGlua19pZBgCIAEoCRINCgVwdXJnZRgDIAEoCCIlChJEZWxldGVMaW5rUmVzcG9uc2USDwoHbGlua19pZBgBIAEoCSKfAQocUmVzb2x2ZUxpbmtGb3JWaXNpdG9yUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg8KB2xpbmtfaWQYAiABKAkSMgoHdmlzaXRvchgDIAEoCzIhLnFycGxhdGZvcm0ubGlua3MudjEuVmlzaXRvckZhY3RzEiYKAmF0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKwAQodUmVzb2x2ZUxpbmtGb3JWaXNpdG9yUmVzcG9uc2USMgoHb3V0Y29tZRgBIAEoDjIhLnFycGxhdGZvcm0ubGlua3MudjEuVmlzaXRPdXRjb21lEhcKD2Rlc3RpbmF0aW9uX3VybBgCIAEoCRIUCgdydWxlX2lkGAMgASgJSACIAQESFAoHdmFyaWFudBgEIAEoBUgBiAEBQgoKCF9ydWxlX2lkQgoKCF92YXJpYW50MoAECgtMaW5rU2VydmljZRJdCgpDcmVhdGVMaW5rEiYucXJwbGF0Zm9ybS5saW5rcy52MS5DcmVhdGVMaW5rUmVxdWVzdBonLnFycGxhdGZvcm0ubGlua3MudjEuQ3JlYXRlTGlua1Jlc3BvbnNlElQKB0dldExpbmsSIy5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldExpbmtSZXF1ZXN0GiQucXJwbGF0Zm9ybS5saW5rcy52MS5HZXRMaW5rUmVzcG9uc2USXQoKVXBkYXRlTGluaxImLnFycGxhdGZvcm0ubGlua3MudjEuVXBkYXRlTGlua1JlcXVlc3QaJy5xcnBsYXRmb3JtLmxpbmtzLnYxLlVwZGF0ZUxpbmtSZXNwb25zZRJ+ChVSZXNvbHZlTGlua0ZvclZpc2l0b3ISMS5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlc29sdmVMaW5rRm9yVmlzaXRvclJlcXVlc3QaMi5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlc29sdmVMaW5rRm9yVmlzaXRvclJlc3BvbnNlEl0KCkRlbGV0ZUxpbmsSJi5xcnBsYXRmb3JtLmxpbmtzLnYxLkRlbGV0ZUxpbmtSZXF1ZXN0GicucXJwbGF0Zm9ybS5saW5rcy52MS5EZWxldGVMaW5rUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_field_mask, file_google_protobuf_timestamp, file_qrplatform_links_v1_link, file_qrplatform_links_v1_link_routing]);
 
 /**
  * CreateLinkRequest describes the link to create.
@@ -66,6 +70,14 @@ export type CreateLinkRequest = Message<"qrplatform.links.v1.CreateLinkRequest">
    * @generated from field: optional string link_id = 6;
    */
   linkId?: string | undefined;
+
+  /**
+   * The rules, lifetime, scan limit and password; unset means none. Rule ids are assigned here: a rule of a new
+   * link must not have one. Refused with INVALID_ARGUMENT naming each bad field (routing.rules.3.conditions...).
+   *
+   * @generated from field: qrplatform.links.v1.LinkRouting routing = 7;
+   */
+  routing?: LinkRouting | undefined;
 };
 
 /**
@@ -178,6 +190,22 @@ export type UpdateLinkRequest = Message<"qrplatform.links.v1.UpdateLinkRequest">
    * @generated from field: optional qrplatform.links.v1.LinkStatus status = 4;
    */
   status?: LinkStatus | undefined;
+
+  /**
+   * The new values of the routing fields named in routing_mask; the others are ignored.
+   *
+   * @generated from field: qrplatform.links.v1.LinkRouting routing = 5;
+   */
+  routing?: LinkRouting | undefined;
+
+  /**
+   * Which fields of routing replace the link's: rules, starts_at, expires_at, max_scans, expired_url, password.
+   * A named field left unset in routing clears it (no rules, no start, no end, no limit, no fallback, no password).
+   * The rules are replaced as a whole; a rule sent with its id keeps it. Empty leaves the routing as it is.
+   *
+   * @generated from field: google.protobuf.FieldMask routing_mask = 6;
+   */
+  routingMask?: FieldMask | undefined;
 };
 
 /**
@@ -267,6 +295,91 @@ export const DeleteLinkResponseSchema: GenMessage<DeleteLinkResponse> = /*@__PUR
   messageDesc(file_qrplatform_links_v1_link_service, 7);
 
 /**
+ * ResolveLinkForVisitorRequest names a link and the visitor to preview.
+ *
+ * @generated from message qrplatform.links.v1.ResolveLinkForVisitorRequest
+ */
+export type ResolveLinkForVisitorRequest = Message<"qrplatform.links.v1.ResolveLinkForVisitorRequest"> & {
+  /**
+   * The calling account.
+   *
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * The link's id.
+   *
+   * @generated from field: string link_id = 2;
+   */
+  linkId: string;
+
+  /**
+   * The visitor's properties.
+   *
+   * @generated from field: qrplatform.links.v1.VisitorFacts visitor = 3;
+   */
+  visitor?: VisitorFacts | undefined;
+
+  /**
+   * The instant of the imagined scan; unset means now.
+   *
+   * @generated from field: google.protobuf.Timestamp at = 4;
+   */
+  at?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message qrplatform.links.v1.ResolveLinkForVisitorRequest.
+ * Use `create(ResolveLinkForVisitorRequestSchema)` to create a new message.
+ */
+export const ResolveLinkForVisitorRequestSchema: GenMessage<ResolveLinkForVisitorRequest> = /*@__PURE__*/
+  messageDesc(file_qrplatform_links_v1_link_service, 8);
+
+/**
+ * ResolveLinkForVisitorResponse is where that visitor would go, and why.
+ *
+ * @generated from message qrplatform.links.v1.ResolveLinkForVisitorResponse
+ */
+export type ResolveLinkForVisitorResponse = Message<"qrplatform.links.v1.ResolveLinkForVisitorResponse"> & {
+  /**
+   * Why: a rule, the default destination, or the lifecycle or password that stops the redirect.
+   *
+   * @generated from field: qrplatform.links.v1.VisitOutcome outcome = 1;
+   */
+  outcome: VisitOutcome;
+
+  /**
+   * Where the visitor would be redirected, with the link's query parameters merged in; for scheduled, expired and
+   * limit_reached the expired_url when there is one, else empty (the visitor gets a page); empty for password.
+   *
+   * @generated from field: string destination_url = 2;
+   */
+  destinationUrl: string;
+
+  /**
+   * The id of the rule that decided, when outcome is rule.
+   *
+   * @generated from field: optional string rule_id = 3;
+   */
+  ruleId?: string | undefined;
+
+  /**
+   * The 0-based index of the variant chosen, when the deciding rule is a split.
+   *
+   * @generated from field: optional int32 variant = 4;
+   */
+  variant?: number | undefined;
+};
+
+/**
+ * Describes the message qrplatform.links.v1.ResolveLinkForVisitorResponse.
+ * Use `create(ResolveLinkForVisitorResponseSchema)` to create a new message.
+ */
+export const ResolveLinkForVisitorResponseSchema: GenMessage<ResolveLinkForVisitorResponse> = /*@__PURE__*/
+  messageDesc(file_qrplatform_links_v1_link_service, 9);
+
+/**
  * LinkService manages short links. Every request names the calling account, and every call acts only within it.
  *
  * @generated from service qrplatform.links.v1.LinkService
@@ -293,7 +406,7 @@ export const LinkService: GenService<{
     output: typeof GetLinkResponseSchema;
   },
   /**
-   * UpdateLink changes the destination or status of a link.
+   * UpdateLink changes the destination, status or routing of a link.
    *
    * @generated from rpc qrplatform.links.v1.LinkService.UpdateLink
    */
@@ -301,6 +414,18 @@ export const LinkService: GenService<{
     methodKind: "unary";
     input: typeof UpdateLinkRequestSchema;
     output: typeof UpdateLinkResponseSchema;
+  },
+  /**
+   * ResolveLinkForVisitor says where a visitor with the given properties would be sent at a given instant, by the
+   * same evaluation the redirector makes, without counting a scan or using one up. The catalog's QR codes are
+   * previewed through it: their routing lives here, with the links that evaluate it.
+   *
+   * @generated from rpc qrplatform.links.v1.LinkService.ResolveLinkForVisitor
+   */
+  resolveLinkForVisitor: {
+    methodKind: "unary";
+    input: typeof ResolveLinkForVisitorRequestSchema;
+    output: typeof ResolveLinkForVisitorResponseSchema;
   },
   /**
    * DeleteLink deletes a link; its slugs stop redirecting at once and are never given out again.

@@ -35,7 +35,9 @@ export type OutboxEvent = Message<"qrplatform.links.v1.OutboxEvent"> & {
   accountId: string;
 
   /**
-   * "link.scanned" (the scans of link_scans were stored) or "domain.verified" (domain_id).
+   * "link.scanned" (the scans of link_scans were stored), "domain.verified" (domain_id) or
+   * "link.scan_limit_reached" (link_scans names the link and its limit; written once each time it is reached)
+   * or "link.expired" (link_scans names the link, with a count of 0; written once per expires_at passed).
    *
    * @generated from field: string type = 3;
    */

@@ -6,13 +6,15 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { LinkRouting } from "./link_routing_pb.js";
+import { file_qrplatform_links_v1_link_routing } from "./link_routing_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file qrplatform/links/v1/redirect_service.proto.
  */
 export const file_qrplatform_links_v1_redirect_service: GenFile = /*@__PURE__*/
-  fileDesc("CipxcnBsYXRmb3JtL2xpbmtzL3YxL3JlZGlyZWN0X3NlcnZpY2UucHJvdG8SE3FycGxhdGZvcm0ubGlua3MudjEiNAoWUmVzb2x2ZVJlZGlyZWN0UmVxdWVzdBIMCgRob3N0GAEgASgJEgwKBHNsdWcYAiABKAkiYAoXUmVzb2x2ZVJlZGlyZWN0UmVzcG9uc2USDwoHbGlua19pZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEhAKCGxvY2F0aW9uGAMgASgJEg4KBnBhdXNlZBgEIAEoCCLBAQoEU2NhbhIKCgJpZBgBIAEoCRIPCgdsaW5rX2lkGAIgASgJEi0KCXNjYW5fdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHY291bnRyeRgEIAEoCRITCgtkZXZpY2VfdHlwZRgFIAEoCRIKCgJvcxgGIAEoCRIPCgdicm93c2VyGAcgASgJEhUKDXJlZmVycmVyX2hvc3QYCCABKAkSEwoLdmlzaXRvcl9rZXkYCSABKAkiPgoSUmVjb3JkU2NhbnNSZXF1ZXN0EigKBXNjYW5zGAEgAygLMhkucXJwbGF0Zm9ybS5saW5rcy52MS5TY2FuIi0KE1JlY29yZFNjYW5zUmVzcG9uc2USFgoOcmVjb3JkZWRfY291bnQYASABKAUy4QEKD1JlZGlyZWN0U2VydmljZRJsCg9SZXNvbHZlUmVkaXJlY3QSKy5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlc29sdmVSZWRpcmVjdFJlcXVlc3QaLC5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlc29sdmVSZWRpcmVjdFJlc3BvbnNlEmAKC1JlY29yZFNjYW5zEicucXJwbGF0Zm9ybS5saW5rcy52MS5SZWNvcmRTY2Fuc1JlcXVlc3QaKC5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlY29yZFNjYW5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CipxcnBsYXRmb3JtL2xpbmtzL3YxL3JlZGlyZWN0X3NlcnZpY2UucHJvdG8SE3FycGxhdGZvcm0ubGlua3MudjEiNAoWUmVzb2x2ZVJlZGlyZWN0UmVxdWVzdBIMCgRob3N0GAEgASgJEgwKBHNsdWcYAiABKAkiqgEKF1Jlc29sdmVSZWRpcmVjdFJlc3BvbnNlEg8KB2xpbmtfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIQCghsb2NhdGlvbhgDIAEoCRIOCgZwYXVzZWQYBCABKAgSMQoHcm91dGluZxgFIAEoCzIgLnFycGxhdGZvcm0ubGlua3MudjEuTGlua1JvdXRpbmcSFQoNcGFzc3dvcmRfaGFzaBgGIAEoCSLBAQoEU2NhbhIKCgJpZBgBIAEoCRIPCgdsaW5rX2lkGAIgASgJEi0KCXNjYW5fdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHY291bnRyeRgEIAEoCRITCgtkZXZpY2VfdHlwZRgFIAEoCRIKCgJvcxgGIAEoCRIPCgdicm93c2VyGAcgASgJEhUKDXJlZmVycmVyX2hvc3QYCCABKAkSEwoLdmlzaXRvcl9rZXkYCSABKAkiPgoSUmVjb3JkU2NhbnNSZXF1ZXN0EigKBXNjYW5zGAEgAygLMhkucXJwbGF0Zm9ybS5saW5rcy52MS5TY2FuIi0KE1JlY29yZFNjYW5zUmVzcG9uc2USFgoOcmVjb3JkZWRfY291bnQYASABKAUy4QEKD1JlZGlyZWN0U2VydmljZRJsCg9SZXNvbHZlUmVkaXJlY3QSKy5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlc29sdmVSZWRpcmVjdFJlcXVlc3QaLC5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlc29sdmVSZWRpcmVjdFJlc3BvbnNlEmAKC1JlY29yZFNjYW5zEicucXJwbGF0Zm9ybS5saW5rcy52MS5SZWNvcmRTY2Fuc1JlcXVlc3QaKC5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlY29yZFNjYW5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_qrplatform_links_v1_link_routing]);
 
 /**
  * ResolveRedirectRequest is the host and path of a scanned short link.
@@ -77,6 +79,24 @@ export type ResolveRedirectResponse = Message<"qrplatform.links.v1.ResolveRedire
    * @generated from field: bool paused = 4;
    */
   paused: boolean;
+
+  /**
+   * The rules, lifetime and scan limit each scan is decided on, with the campaign parameters already merged into
+   * every URL (rule destinations, variants, expired_url) as into location; unset when the link has none, so a link
+   * without routing costs the redirector nothing more. Rule ids are set; password is never set.
+   *
+   * @generated from field: qrplatform.links.v1.LinkRouting routing = 5;
+   */
+  routing?: LinkRouting | undefined;
+
+  /**
+   * The scrypt hash of the link's password, in the form @qrplatform/routing writes and checks, for the
+   * redirector to check a visitor's password against; empty when the link has none. This service is internal:
+   * the hash never leaves the platform.
+   *
+   * @generated from field: string password_hash = 6;
+   */
+  passwordHash: string;
 };
 
 /**
