@@ -79,13 +79,24 @@ const PROBES: Record<string, Probe> = {
     kind: "path",
     method: "PATCH",
     path: (o) => `/qr-codes/${o.qrCodeId}`,
-    body: { destination_url: "https://evil.example", status: "paused" },
+    body: {
+      destination_url: "https://evil.example",
+      status: "paused",
+      rules: [{ destination_url: "https://evil.example/rule" }],
+      expires_at: "2000-01-01T00:00:00Z",
+      password: "let me in please",
+    },
   },
   deleteQrCode: { kind: "path", method: "DELETE", path: (o) => `/qr-codes/${o.qrCodeId}` },
   getQrCodeAnalytics: {
     kind: "path",
     method: "GET",
     path: (o) => `/qr-codes/${o.qrCodeId}/analytics?from=2026-01-01&to=2026-01-31`,
+  },
+  resolveQrCode: {
+    kind: "path",
+    method: "GET",
+    path: (o) => `/qr-codes/${o.qrCodeId}/resolve?country=JP&device=mobile&at=2026-12-01T09:00:00Z`,
   },
   exportQrCode: { kind: "path", method: "GET", path: (o) => `/qr-codes/${o.qrCodeId}/export?format=svg&size=256` },
 };

@@ -274,6 +274,43 @@ export function describeDynamicCodes(mode: StackMode, ctx: DynamicCodesContext):
       expect(typed.data?.outcome).toBe("rule");
     });
 
+    it("resolves as real scans redirect, for a table of visitors", async () => {
+      const { key, workspaceId } = await ctx.accountWithWorkspace();
+      const { body: code } = await createCode(key, workspaceId, {
+        destination_url: "https://example.com/default",
+        rules: [
+          { conditions: { os: ["ios"], languages: ["ja"] }, destination_url: "https://example.com/ios-ja" },
+          { conditions: { devices: ["mobile"] }, destination_url: "https://example.com/mobile" },
+          { conditions: { os: ["windows"] }, destination_url: "https://example.com/windows" },
+        ],
+      });
+      const IPHONE =
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+      const ANDROID =
+        "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Mobile Safari/537.36";
+      const WINDOWS =
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36";
+      const MAC =
+        "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_0) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15";
+      const visitors = [
+        { ua: IPHONE, language: "ja-JP,ja;q=0.9", query: "device=mobile&os=ios&language=ja", expected: "ios-ja" },
+        { ua: IPHONE, language: "en-US", query: "device=mobile&os=ios&language=en", expected: "mobile" },
+        { ua: ANDROID, language: "ja", query: "device=mobile&os=android&language=ja", expected: "mobile" },
+        { ua: WINDOWS, language: "de", query: "device=desktop&os=windows&language=de", expected: "windows" },
+        { ua: MAC, language: "fr", query: "device=desktop&os=macos&language=fr", expected: "default" },
+      ];
+      for (const visitor of visitors) {
+        const scanned = await fetch(code.vanity_url, {
+          redirect: "manual",
+          headers: { "user-agent": visitor.ua, "accept-language": visitor.language },
+        });
+        expect(scanned.status, visitor.query).toBe(302);
+        const previewed = await api("GET", `/qr-codes/${code.id}/resolve?${visitor.query}`, { key });
+        expect(previewed.body.destination_url, visitor.query).toBe(scanned.headers.get("location"));
+        expect(scanned.headers.get("location"), visitor.query).toBe(`https://example.com/${visitor.expected}`);
+      }
+    });
+
     it("keeps routing inside the account: another account's code is 404 on PATCH and resolve", async () => {
       const owner = await ctx.accountWithWorkspace();
       const other = await ctx.accountWithWorkspace();
