@@ -13,6 +13,7 @@ import { inProcessTransport, listenHttp, type HttpServer } from "@qrplatform/pla
 import { VISITOR_KEY_SECRET } from "@qrplatform/testing";
 import { memoryInvalidationBus, startRedirectPath } from "../src/server.js";
 import type { RedirectPath } from "../src/redirects/redirect-path.js";
+import type { ScanColumns } from "../src/scans/scan-columns.js";
 import { PAGE_SECURITY_POLICY } from "../src/redirects/pages.js";
 import { WRONG_GUESSES } from "../src/redirects/password-guesses.js";
 import { credentials, logger, SHORT_HOST, startLinks, type LinksStack } from "./support/links-stack.js";
@@ -27,13 +28,18 @@ let stack: LinksStack;
 let path: RedirectPath;
 let server: HttpServer;
 const accountId = randomUUID();
+/** Every batch the redirect path handed to storage, as it handed it. */
+const stored: ScanColumns[] = [];
 
 beforeAll(async () => {
   const invalidations = memoryInvalidationBus();
   stack = await startLinks({ invalidations });
   path = await startRedirectPath({
     transport: inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken }),
-    storeScans: stack.module.storeCheckedScans,
+    storeScans: (columns) => {
+      stored.push(columns);
+      return stack.module.storeCheckedScans(columns);
+    },
     invalidations,
     reserveScan: stack.module.reserveScan,
     visitorKeySecret: VISITOR_KEY_SECRET,
@@ -265,15 +271,15 @@ describe("scans of links with routing", () => {
     });
     expect(where(await visit(link.slug, { country: "JP" }))).toBe("302 https://example.com/jp");
     const deadline = Date.now() + 10_000;
-    let rows: unknown[] = [];
+    let rows: { country: string; deviceType: string }[] = [];
     while (rows.length === 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      rows = await stack.database.db
-        .selectFrom("links.scans" as never)
-        .select(["country", "device_type"] as never)
-        .where("link_id" as never, "=", link.id as never)
-        .execute();
+      rows = stored.flatMap((batch) =>
+        batch.linkId.flatMap((id, i) =>
+          id === link.id ? [{ country: batch.country[i] ?? "", deviceType: batch.deviceType[i] ?? "" }] : [],
+        ),
+      );
     }
-    expect(rows).toEqual([{ country: "JP", device_type: "mobile" }]);
+    expect(rows).toEqual([{ country: "JP", deviceType: "mobile" }]);
   });
 });
