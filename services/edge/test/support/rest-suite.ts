@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { durationFromMs, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Addon, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
 import { settledCount } from "@qrplatform/testing";
+import jsQR from "jsqr";
 import sharp from "sharp";
 import { call, expectError, invalidFields, typedClient } from "./http.js";
 import { startStack, type Stack, type StackMode } from "./stack.js";
@@ -1252,6 +1253,103 @@ export function defineRestSuite(mode: StackMode): void {
       ]);
       expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
       expect((await attempt({ logo: { dataUri: TINY_PNG, scale: 0.2 } })).status).toBe(201);
+    });
+  });
+
+  describe(`[${mode}] design preview`, () => {
+    const preview = (key: string, body: Record<string, unknown>) => api("POST", "/qr-codes/preview", { key, body });
+    /** The text and the symbol version (which fixes the module grid) of a PNG, as jsQR reads them. */
+    const symbolOf = async (png: Buffer) => {
+      const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+      const found = jsQR(new Uint8ClampedArray(data.buffer, data.byteOffset, data.byteLength), info.width, info.height);
+      return { text: found?.data, version: found?.version };
+    };
+
+    it("draws a design as the export of a code with it would, with a link of a real one's length, storing nothing", async () => {
+      const { key } = await newAccount();
+      const design = { foreground: "#1a237e", style: "dots", cornerSquareShape: "rounded", cornerDotShape: "rounded" };
+      const drawn = await preview(key, { design, size: 512 });
+      expect(drawn.status).toBe(200);
+      expect(drawn.headers.get("content-type")).toBe("image/png");
+      expect(drawn.headers.get("cache-control")).toBe("no-store");
+      expect(drawn.headers.get("x-content-type-options")).toBe("nosniff");
+      expect((await sharp(drawn.body).metadata()).width).toBe(512);
+      // Nothing was made: no code, no link, no place of capacity.
+      expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
+
+      const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Print" } });
+      const { body: code } = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+        key,
+        body: { name: "Menu", destination_url: "https://example.com/menu", design },
+      });
+      const exported = await api("GET", `/qr-codes/${code.id}/export?size=512`, { key });
+      const previewed = await symbolOf(drawn.body);
+      expect(previewed.text).toBe(`${new URL(code.vanity_url).origin}/preview2`);
+      expect(previewed.text).toHaveLength(code.vanity_url.length);
+      expect(previewed.version).toBe((await symbolOf(exported.body)).version);
+
+      const svg = await preview(key, { design, format: "svg", size: 300, content: "https://example.com/x" });
+      expect(svg.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
+      expect(svg.headers.get("content-security-policy")).toContain("default-src 'none'");
+      expect(await zbarDecode([await rsvgToPng(svg.body)], "png")).toEqual(["https://example.com/x"]);
+      const jpg = await preview(key, { format: "jpg" });
+      expect(jpg.headers.get("content-type")).toBe("image/jpeg");
+      expect((await sharp(jpg.body).metadata()).width).toBe(1024);
+    });
+
+    it("refuses what the create refuses, with the same errors and field paths", async () => {
+      const { accountId, key } = await newAccount();
+      const mismatched = await preview(key, { design: { cornerSquareShape: "circle", cornerDotShape: "square" } });
+      expectError(mismatched, 400, "validation_error");
+      expect(mismatched.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "design.cornerDotShape", reason: "mismatched_corner_shapes" }),
+      ]);
+      const lowContrast = await preview(key, { design: { foreground: "#aaaaaa" } });
+      expect(lowContrast.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "design.foreground", reason: "low_contrast" }),
+      ]);
+      const logo = await preview(key, { design: { errorCorrection: "L", logo: { dataUri: TINY_PNG, scale: 0.2 } } });
+      expect(logo.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "design.logo.scale", reason: "logo_too_large" }),
+      ]);
+      const labelled = { design: { frame: { enabled: true, type: "circle", labelTop: "Menu" } } };
+      const premium = await preview(key, labelled);
+      expectError(premium, 403, "premium_frames_required");
+      expect(premium.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual([
+        "design.frame.type",
+        "design.frame.labelTop",
+      ]);
+      for (const [body, field] of [
+        [{ format: "gif" }, "format"],
+        [{ size: 127 }, "size"],
+        [{ size: 1.5 }, "size"],
+        [{ size: "512" }, "size"],
+        [{ content: "" }, "content"],
+        [{ content: "a\u0000b" }, "content"],
+        [{ content: "x".repeat(3000) }, "content"],
+        [{ colour: "red" }, "colour"],
+      ] as const) {
+        const res = await preview(key, body);
+        expectError(res, 400, "validation_error");
+        expect(invalidFields(res), JSON.stringify(body).slice(0, 40)).toEqual([field]);
+      }
+      expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
+
+      await stack.admin.updateAccount({ accountId, addAddons: [Addon.PREMIUM_FRAMES] });
+      expect((await preview(key, labelled)).status).toBe(200);
+    });
+
+    it("needs the scope of a create, and takes no Idempotency-Key", async () => {
+      const viewer = await newAccount(SubscriptionTier.ORIGIN, ["qr_codes:read", "export:read"]);
+      expectError(await preview(viewer.key, {}), 403, "insufficient_scope");
+      expectError(await api("POST", "/qr-codes/preview", { body: {} }), 401, "missing_api_key");
+      const { key } = await newAccount();
+      const twice = { key, body: { size: 128 }, headers: { "Idempotency-Key": "preview-1" } };
+      expect((await api("POST", "/qr-codes/preview", twice)).status).toBe(200);
+      const again = await api("POST", "/qr-codes/preview", twice);
+      expect(again.status).toBe(200);
+      expect(again.headers.get("idempotent-replayed")).toBeNull();
+      expect((await api("GET", "/qr-codes/preview", { key })).status).toBe(405);
     });
   });
 

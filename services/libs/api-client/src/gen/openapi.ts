@@ -324,6 +324,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/qr-codes/preview": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a design without storing anything
+         * @description The image a design draws, for a design editor's live preview: nothing is stored, so it makes
+         *     no code and no link, uses no capacity and sends no webhook event.
+         *
+         *     - The design is judged exactly as `createQrCode` judges it, with the same errors and field
+         *       paths: `400 validation_error` for a design that is invalid or would not scan (such as
+         *       `mismatched_corner_shapes` on `design.cornerDotShape`, `low_contrast`, a logo too large for
+         *       the error correction), `403 premium_frames_required` for a circle frame or frame labels
+         *       without the `premium_frames` add-on.
+         *     - Without `content` the image encodes a placeholder short link on the platform's default short
+         *       domain, as long as a generated one, so the symbol has the same modules as the code a create
+         *       would make (a code with a custom slug encodes a link of another length). With `content` it
+         *       encodes that text, which must fit a QR code at the design's error correction
+         *       (`400 validation_error` on `content` otherwise).
+         *     - `format` and `size` as for `exportQrCode`, in the body; the answer is the image with the same
+         *       content types, `Content-Security-Policy` and `X-Content-Type-Options`, and
+         *       `Cache-Control: no-store` (a preview is drawn for one request). Previews are drawn in the
+         *       account's turn like exports: `429 render_queue_full` with `Retry-After: 1` when too many are
+         *       waiting. A request whose client disconnects stops its drawing.
+         *     - A preview has no effect, so it is safe to repeat as it is: unlike other `POST`s it takes no
+         *       `Idempotency-Key` (one sent is ignored).
+         *
+         *     Scope: `qr_codes:write`, as the create whose form it serves: a read-only key has no design to
+         *     choose.
+         */
+        post: operations["previewQrCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/qr-codes/{id}": {
         parameters: {
             query?: never;
@@ -1041,6 +1089,26 @@ export interface components {
             vanity_slug?: components["schemas"]["VanitySlug"];
             design?: components["schemas"]["DesignInput"];
             utm?: components["schemas"]["Utm"];
+        };
+        /** @description A design to draw without storing it (`previewQrCode`). */
+        QrCodePreview: {
+            design?: components["schemas"]["DesignInput"];
+            /**
+             * @description The image format.
+             * @default png
+             * @enum {string}
+             */
+            format: "png" | "jpg" | "svg";
+            /**
+             * @description Width and height in pixels.
+             * @default 1024
+             */
+            size: number;
+            /**
+             * @description The text to encode instead of the placeholder short link, 1–4096 characters; it must fit a
+             *     QR code at the design's error correction.
+             */
+            content?: string;
         };
         /**
          * @description The custom slug on `vanity_domain_id`; only together with it. 3–64 characters of `a-z`, `0-9`,
@@ -2819,6 +2887,68 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    previewQrCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QrCodePreview"];
+            };
+        };
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    /** @description `inline` with a filename of the size and format, such as `inline; filename="preview-1024.png"`. */
+                    "Content-Disposition": string;
+                    /** @description Forbids scripts and external loads should the image be opened as a document. */
+                    "Content-Security-Policy": string;
+                    /** @description `nosniff`: the image is only ever read as its declared type. */
+                    "X-Content-Type-Options": "nosniff";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                    "image/jpeg": unknown;
+                    "image/svg+xml": unknown;
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["Unauthorized"];
+            /**
+             * @description The key may not do this (`plan_not_eligible`, `account_inactive`, `insufficient_scope`),
+             *     or the design needs an add-on the account lacks (`premium_frames_required`).
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessDeniedError"] | components["schemas"]["InsufficientScopeError"] | components["schemas"]["PremiumFramesRequiredError"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["ExportTooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
