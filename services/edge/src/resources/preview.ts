@@ -51,7 +51,10 @@ export function previewHandler(
     const checked = await rendering.validateDesign({ design: designFromBody(body.design), content });
     requirePremiumFrames(checked.premiumFrameFields, account.addons);
     const image = await rendering
-      .renderQrCode({ content, design: checked.design, format: FORMATS[body.format], size: body.size, accountId }, { signal })
+      .renderQrCode(
+        { content, design: checked.design, format: FORMATS[body.format], size: body.size, accountId },
+        { signal },
+      )
       .catch((error: unknown) => {
         // The client went away and the render was cancelled for it: nobody is left to answer.
         if (signal.aborted) return undefined;

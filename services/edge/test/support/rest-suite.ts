@@ -5,12 +5,13 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { durationFromMs, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Addon, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
+import type { ConnectError } from "@connectrpc/connect";
+import { errorInfoOf } from "@qrplatform/platform";
 import { settledCount } from "@qrplatform/testing";
-import jsQR from "jsqr";
 import sharp from "sharp";
 import { call, expectError, invalidFields, typedClient } from "./http.js";
 import { startStack, type Stack, type StackMode } from "./stack.js";
-import { jsqrDecode, rsvgToPng, zbarDecode } from "@qrplatform/testing/decoders";
+import { jsqrDecode, jsqrSymbol, rsvgToPng, zbarDecode } from "@qrplatform/testing/decoders";
 import { hugeBlankPng } from "@qrplatform/testing/huge-png";
 import { newAccount as newTestAccount } from "./accounts.js";
 
@@ -608,6 +609,69 @@ export function defineRestSuite(mode: StackMode): void {
       expectError(unknownDomain, 404, "not_found");
       expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
       expect((await api("GET", `/workspaces/${workspaceId}`, { key })).body.qr_code_count).toBe(0);
+    });
+
+    it("searches names case-insensitively and filters by status, in both lists, with cursors bound to the filter", async () => {
+      const { accountId, key, workspaceId } = await accountWithWorkspace();
+      const { body: other } = await api("POST", "/workspaces", { key, body: { name: "Other" } });
+      const made: Record<string, string> = {};
+      for (const [name, workspace] of [
+        ["Spring Menu", workspaceId],
+        ["menu board", other.id],
+        ["Café MENÜ", workspaceId],
+        ["Poster 100%_off", workspaceId],
+        ["Flyer", workspaceId],
+      ] as const) {
+        made[name] = (await createCode(key, workspace, { name })).body.id;
+      }
+      await api("PATCH", `/qr-codes/${made["menu board"]}`, { key, body: { status: "paused" } });
+      const names = async (path: string) => {
+        const res = await api("GET", path, { key });
+        expect(res.status, path).toBe(200);
+        return res.body.data.map((code: { name: string }) => code.name);
+      };
+      expect(await names("/qr-codes?q=MENU")).toEqual(["Spring Menu", "menu board"]);
+      expect(await names(`/qr-codes?q=${encodeURIComponent("menü")}`)).toEqual(["Café MENÜ"]);
+      // The text is matched as it is: % and _ are no wildcards.
+      expect(await names("/qr-codes?q=%25")).toEqual(["Poster 100%_off"]);
+      expect(await names("/qr-codes?q=_")).toEqual(["Poster 100%_off"]);
+      expect(await names("/qr-codes?q=")).toHaveLength(5);
+      expect(await names("/qr-codes?status=paused")).toEqual(["menu board"]);
+      expect(await names("/qr-codes?q=menu&status=active")).toEqual(["Spring Menu"]);
+      expect(await names(`/qr-codes?q=menu&workspace_id=${other.id}`)).toEqual(["menu board"]);
+      expect(await names(`/workspaces/${workspaceId}/qr-codes?q=menu`)).toEqual(["Spring Menu"]);
+      expect(await names(`/workspaces/${other.id}/qr-codes?status=active`)).toEqual([]);
+      const stranger = await newAccount();
+      expect((await api("GET", "/qr-codes?q=menu", { key: stranger.key })).body.data).toEqual([]);
+
+      const first = await api("GET", "/qr-codes?q=menu&limit=1", { key });
+      expect(first.body.data.map((code: { name: string }) => code.name)).toEqual(["Spring Menu"]);
+      const cursor = encodeURIComponent(first.body.next_cursor);
+      expect(await names(`/qr-codes?q=menu&limit=1&cursor=${cursor}`)).toEqual(["menu board"]);
+      for (const filters of ["q=men", "", "q=menu&status=active", "status=active", `q=menu&workspace_id=${other.id}`]) {
+        const res = await api("GET", `/qr-codes?${filters}&limit=1&cursor=${cursor}`, { key });
+        expectError(res, 400, "validation_error");
+        expect(invalidFields(res), filters).toEqual(["cursor"]);
+      }
+
+      for (const [query, field] of [
+        [`q=${"a".repeat(201)}`, "q"],
+        ["q=a%00b", "q"],
+        ["q=a&q=b", "q"],
+        ["status=deleted", "status"],
+        ["status=ACTIVE", "status"],
+      ]) {
+        for (const path of ["/qr-codes", `/workspaces/${workspaceId}/qr-codes`]) {
+          const res = await api("GET", `${path}?${query}`, { key });
+          expectError(res, 400, "validation_error");
+          expect(invalidFields(res), `${path}?${query}`).toEqual([field]);
+        }
+      }
+      // The catalog checks the search itself, for every caller of its list.
+      for (const nameContains of ["a".repeat(201), "a\u0000b"]) {
+        const refused = await stack.catalog.listQrCodes({ accountId, nameContains }).catch((error: unknown) => error);
+        expect(errorInfoOf(refused as ConnectError)?.fieldViolations.map((v) => v.field)).toEqual(["name_contains"]);
+      }
     });
 
     it("requires the premium frames add-on for circle frames and labels", async () => {
@@ -1258,13 +1322,6 @@ export function defineRestSuite(mode: StackMode): void {
 
   describe(`[${mode}] design preview`, () => {
     const preview = (key: string, body: Record<string, unknown>) => api("POST", "/qr-codes/preview", { key, body });
-    /** The text and the symbol version (which fixes the module grid) of a PNG, as jsQR reads them. */
-    const symbolOf = async (png: Buffer) => {
-      const { data, info } = await sharp(png).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-      const found = jsQR(new Uint8ClampedArray(data.buffer, data.byteOffset, data.byteLength), info.width, info.height);
-      return { text: found?.data, version: found?.version };
-    };
-
     it("draws a design as the export of a code with it would, with a link of a real one's length, storing nothing", async () => {
       const { key } = await newAccount();
       const design = { foreground: "#1a237e", style: "dots", cornerSquareShape: "rounded", cornerDotShape: "rounded" };
@@ -1283,10 +1340,10 @@ export function defineRestSuite(mode: StackMode): void {
         body: { name: "Menu", destination_url: "https://example.com/menu", design },
       });
       const exported = await api("GET", `/qr-codes/${code.id}/export?size=512`, { key });
-      const previewed = await symbolOf(drawn.body);
-      expect(previewed.text).toBe(`${new URL(code.vanity_url).origin}/preview2`);
-      expect(previewed.text).toHaveLength(code.vanity_url.length);
-      expect(previewed.version).toBe((await symbolOf(exported.body)).version);
+      const previewed = await jsqrSymbol(drawn.body);
+      expect(previewed?.text).toBe(`${new URL(code.vanity_url).origin}/preview2`);
+      expect(previewed?.text).toHaveLength(code.vanity_url.length);
+      expect(previewed?.version).toBe((await jsqrSymbol(exported.body))?.version);
 
       const svg = await preview(key, { design, format: "svg", size: 300, content: "https://example.com/x" });
       expect(svg.headers.get("content-type")).toMatch(/^image\/svg\+xml/);

@@ -157,7 +157,8 @@ export interface paths {
         /**
          * List the QR codes of a workspace
          * @description The workspace's QR codes, oldest first, with the same `limit` (1–100, default 20) and `cursor`
-         *     as every list. A workspace the key cannot see is 404. Scope: `qr_codes:read`.
+         *     as every list, optionally only those whose name contains `q` or in one `status`. A workspace
+         *     the key cannot see is 404. Scope: `qr_codes:read`.
          */
         get: operations["listWorkspaceQrCodes"];
         put?: never;
@@ -312,8 +313,9 @@ export interface paths {
         };
         /**
          * List the account's QR codes
-         * @description The account's QR codes, oldest first, optionally only those of one workspace. A
-         *     `workspace_id` naming a workspace the key cannot see is 404. Scope: `qr_codes:read`.
+         * @description The account's QR codes, oldest first, optionally only those of one workspace, whose name
+         *     contains `q`, or in one `status`; the filters combine. A `workspace_id` naming a workspace the
+         *     key cannot see is 404. Scope: `qr_codes:read`.
          */
         get: operations["listQrCodes"];
         put?: never;
@@ -2244,6 +2246,14 @@ export interface components {
          *     the same filters; anything else is `400 validation_error` on `cursor`.
          */
         Cursor: string;
+        /**
+         * @description Only the QR codes whose name contains this text, compared case-insensitively (`menu` finds
+         *     "Spring Menu"); at most 200 characters, with no control characters. Empty filters nothing.
+         *     A `cursor` is only valid with the `q` it was issued for.
+         */
+        QrCodeNameSearch: string;
+        /** @description Only the QR codes in this status. A `cursor` is only valid with the `status` it was issued for. */
+        QrCodeStatusFilter: "active" | "paused";
     };
     requestBodies: never;
     headers: {
@@ -2599,6 +2609,14 @@ export interface operations {
     listWorkspaceQrCodes: {
         parameters: {
             query?: {
+                /**
+                 * @description Only the QR codes whose name contains this text, compared case-insensitively (`menu` finds
+                 *     "Spring Menu"); at most 200 characters, with no control characters. Empty filters nothing.
+                 *     A `cursor` is only valid with the `q` it was issued for.
+                 */
+                q?: components["parameters"]["QrCodeNameSearch"];
+                /** @description Only the QR codes in this status. A `cursor` is only valid with the `status` it was issued for. */
+                status?: components["parameters"]["QrCodeStatusFilter"];
                 /** @description Page size, 1 to 100. Any other value, including an empty one, is `400 validation_error` on `limit`. */
                 limit?: components["parameters"]["Limit"];
                 /**
@@ -2851,6 +2869,14 @@ export interface operations {
             query?: {
                 /** @description Only the QR codes of this workspace. A value that is not a UUID is 400. */
                 workspace_id?: string;
+                /**
+                 * @description Only the QR codes whose name contains this text, compared case-insensitively (`menu` finds
+                 *     "Spring Menu"); at most 200 characters, with no control characters. Empty filters nothing.
+                 *     A `cursor` is only valid with the `q` it was issued for.
+                 */
+                q?: components["parameters"]["QrCodeNameSearch"];
+                /** @description Only the QR codes in this status. A `cursor` is only valid with the `status` it was issued for. */
+                status?: components["parameters"]["QrCodeStatusFilter"];
                 /** @description Page size, 1 to 100. Any other value, including an empty one, is `400 validation_error` on `limit`. */
                 limit?: components["parameters"]["Limit"];
                 /**
@@ -2930,7 +2956,7 @@ export interface operations {
                     "image/svg+xml": unknown;
                 };
             };
-            400: components["responses"]["ValidationFailed"];
+            400: components["responses"]["InvalidRequestBody"];
             401: components["responses"]["Unauthorized"];
             /**
              * @description The key may not do this (`plan_not_eligible`, `account_inactive`, `insufficient_scope`),
