@@ -6,7 +6,7 @@ import { jsonBodyParser } from "./http/input.js";
 import type { AuthenticateKey } from "./http/key-cache.js";
 import type { Metrics } from "@qrplatform/platform";
 import { hourlyQuota, type QuotaStore } from "./http/quota.js";
-import { getAccount } from "./resources/account.js";
+import { getAccountHandler } from "./resources/account.js";
 import { analyticsHandler } from "./resources/analytics.js";
 import { domainHandlers } from "./resources/domains.js";
 import { exportHandler } from "./resources/export.js";
@@ -62,7 +62,7 @@ export function registerApiRoutes(
   const domains = domainHandlers(clients.domains);
   const webhooks = webhookHandlers(clients.webhooks);
 
-  route("/account", { get: ["account:read", getAccount] });
+  route("/account", { get: ["account:read", getAccountHandler(clients.qrCodes)] });
   route("/workspaces", { get: ["workspaces:read", workspaces.list], post: ["workspaces:write", workspaces.create] });
   route("/workspaces/:workspace_id", {
     get: ["workspaces:read", workspaces.get],

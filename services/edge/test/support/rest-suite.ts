@@ -47,6 +47,7 @@ export function defineRestSuite(mode: StackMode): void {
         subscription_status: "active",
         addons: [],
         limits: { qr_codes: 500, hourly_requests: 5000 },
+        usage: { qr_codes: 0 },
       });
       expect(res.body.slug).toMatch(/^acme-[0-9a-f]{6}$/);
       expect(res.body.created_at).toMatch(ISO_DATE_TIME);
@@ -1099,7 +1100,13 @@ export function defineRestSuite(mode: StackMode): void {
       const refused = await createCode(key, workspaceId, { name: "one too many" });
       expectError(refused, 403, "qr_code_limit_reached");
       expect(refused.body.error.details).toEqual({ limit: 100, used: 100 });
+      // The account reports the same use across its workspaces.
+      expect((await api("GET", "/account", { key })).body).toMatchObject({
+        limits: { qr_codes: 100 },
+        usage: { qr_codes: 100 },
+      });
       await api("DELETE", `/qr-codes/${codes[0]}`, { key });
+      expect((await api("GET", "/account", { key })).body.usage).toEqual({ qr_codes: 99 });
       expect((await createCode(key, workspaceId, { name: "fits again" })).status).toBe(201);
     });
   });

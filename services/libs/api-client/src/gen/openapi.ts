@@ -46,7 +46,8 @@ export interface paths {
         };
         /**
          * Get the key's account
-         * @description The account that owns the API key, with its plan limits. Scope: `account:read`.
+         * @description The account that owns the API key, with its plan limits and how much of them it uses
+         *     (`usage.qr_codes` against `limits.qr_codes`). Scope: `account:read`.
          */
         get: operations["getAccount"];
         put?: never;
@@ -859,6 +860,7 @@ export interface components {
             /** @description Paid add-ons of the account. `premium_frames` unlocks circle frames and frame labels. */
             addons: "premium_frames"[];
             limits: components["schemas"]["AccountLimits"];
+            usage: components["schemas"]["AccountUsage"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -885,6 +887,14 @@ export interface components {
             custom_links: number | null;
             /** @description Requests per hour per API key, the account's own figure when it has one. */
             hourly_requests: number | null;
+        };
+        /** @description What the account holds against its `limits`, now. */
+        AccountUsage: {
+            /**
+             * @description How many QR codes the account holds, in every workspace and none, counted as a create counts
+             *     them against `limits.qr_codes` (a code being created already holds its place).
+             */
+            qr_codes: number;
         };
         /** @description A group of QR codes inside the account. */
         Workspace: {
