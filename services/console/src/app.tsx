@@ -1,7 +1,7 @@
 // The console's shell: the sign-in form until a key is accepted, then the account bar, the navigation
 // and the page of the current route.
 import { useCallback, useEffect, useMemo, useState } from "preact/hooks";
-import type { Account, ApiClient } from "@qrplatform/api-client";
+import type { Account } from "@qrplatform/api-client";
 import { call, consoleClient, type Quota } from "./api.ts";
 import { NewQrCodePage } from "./pages/new-qr-code.tsx";
 import { QrCodePage } from "./pages/qr-code.tsx";
@@ -13,30 +13,16 @@ import { navigate, useRoute } from "./router.ts";
 import { forgetKey, rememberKey, storedKey } from "./session.ts";
 import { ErrorNotice, Link, SessionContext } from "./ui.tsx";
 
-/** How many QR codes the account holds: the sum of its workspaces' counts. */
-async function codesInWorkspaces(api: ApiClient): Promise<number> {
-  let total = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await call(api.GET("/workspaces", { params: { query: { limit: 100, ...(cursor && { cursor }) } } }));
-    total += page.data.reduce((sum, workspace) => sum + workspace.qr_code_count, 0);
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor);
-  return total;
-}
-
 export function App() {
   const [key, setKey] = useState(storedKey);
   const [quota, setQuota] = useState<Quota | undefined>(undefined);
   const api = useMemo(() => (key ? consoleClient(key, setQuota) : undefined), [key]);
   const [account, setAccount] = useState<Account | undefined>(undefined);
-  const [used, setUsed] = useState<number | undefined>(undefined);
   const [accountError, setAccountError] = useState<unknown>(undefined);
 
   const refreshAccount = useCallback(() => {
     if (!api) return;
     call(api.GET("/account")).then(setAccount, setAccountError);
-    codesInWorkspaces(api).then(setUsed, () => setUsed(undefined));
   }, [api]);
   useEffect(refreshAccount, [refreshAccount]);
 
@@ -51,7 +37,6 @@ export function App() {
     forgetKey();
     setKey(null);
     setAccount(undefined);
-    setUsed(undefined);
     setQuota(undefined);
     navigate("/");
   };
@@ -61,7 +46,7 @@ export function App() {
     <SessionContext.Provider value={{ api, refreshAccount }}>
       <header class="bar">
         <span class="brand">qr-platform</span>
-        <AccountSummary account={account} used={used} quota={quota} />
+        <AccountSummary account={account} quota={quota} />
         <button type="button" onClick={signOut}>
           Sign out
         </button>
@@ -75,7 +60,7 @@ export function App() {
   );
 }
 
-function AccountSummary({ account, used, quota }: { account?: Account; used?: number; quota?: Quota }) {
+function AccountSummary({ account, quota }: { account?: Account; quota?: Quota }) {
   if (!account) return <span class="account">Loading account…</span>;
   const capacity = account.limits.qr_codes;
   return (
@@ -91,7 +76,7 @@ function AccountSummary({ account, used, quota }: { account?: Account; used?: nu
       <div>
         <dt>Capacity used</dt>
         <dd>
-          {used ?? "…"} of {capacity ?? "unlimited"} QR codes
+          {account.usage.qr_codes} of {capacity ?? "unlimited"} QR codes
         </dd>
       </div>
       <div>

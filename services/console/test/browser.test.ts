@@ -216,13 +216,15 @@ describe.skipIf(skip)("the console in a browser", { timeout: 90_000 }, () => {
     await page.getByLabel("Frame shape").selectOption("rounded");
     await poll(() => frameError.count()).toBe(0);
     await checkpoint("03-new-qr-code");
+    // Drawing every design above stored nothing.
+    expect((await api("GET", "/qr-codes?limit=100")).data).toEqual([]);
 
     await page.getByRole("button", { name: "Create" }).click();
     const heading = page.getByRole("heading", { level: 1 });
     await poll(() => heading.textContent()).toBe("Menu <img src=x onerror=alert(1)>");
     await poll(() => page.getByRole("img", { name: "QR code", exact: true }).getAttribute("src")).toMatch(/^blob:/);
     codeUrl = page.url();
-    // The drafts the preview drew are gone once the code exists.
+    // The only code is the one created.
     await poll(async () => (await api("GET", "/qr-codes?limit=100")).data.map((c: { name: string }) => c.name)).toEqual(
       ["Menu <img src=x onerror=alert(1)>"],
     );

@@ -1,8 +1,9 @@
 // @vitest-environment happy-dom
 // @vitest-environment-options {"url": "http://127.0.0.1:8080/console/qr-codes/new"}
-// The "New QR code" form against a stand-in API: the preview is drawn from a draft with the editor's
-// design (and the draft it replaces is deleted), refusals land beside the control that caused them,
-// and "Create" sends the form as the API's create body.
+// The "New QR code" form against a stand-in API: the preview is the API's drawing of the editor's
+// design (POST /qr-codes/preview, which stores nothing), one per pause in the editing, a newer one
+// abandoning the one before; refusals land beside the control that caused them; and "Create" sends
+// the form as the API's create body.
 import { h, render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -16,37 +17,65 @@ function json(status: number, body: unknown) {
   return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
 }
 
+/** The refusals the API gives a design, as the create and the preview both answer them. */
+function refusalOf(design: Record<string, any>): Response | undefined {
+  if (design.cornerDotShape !== design.cornerSquareShape) {
+    return json(400, {
+      error: {
+        code: "validation_error",
+        message: "Invalid request.",
+        request_id: "req_shapes",
+        details: {
+          fields: [
+            {
+              field: "design.cornerDotShape",
+              reason: "mismatched_corner_shapes",
+              message: "must match the corner square",
+            },
+          ],
+        },
+      },
+    });
+  }
+  if (design.frame?.type === "circle") {
+    return json(403, {
+      error: {
+        code: "premium_frames_required",
+        message: "Circle frames and frame labels need the premium frames add-on on this account.",
+        request_id: "req_premium",
+        details: {
+          fields: [
+            { field: "design.frame.type", reason: "addon_required", message: "needs the premium_frames add-on" },
+          ],
+        },
+      },
+    });
+  }
+  return undefined;
+}
+
 function fakeApi() {
-  const calls: { method: string; path: string; body?: any }[] = [];
-  let drafts = 0;
+  const calls: { method: string; path: string; body?: any; signal: AbortSignal }[] = [];
+  /** While set, previews wait for it before answering. */
+  let held: Promise<void> | undefined;
   const fetch = vi.fn(async (request: Request) => {
     const path = new URL(request.url).pathname.replace("/api/v1", "");
     const body = request.method === "POST" || request.method === "PATCH" ? await request.json() : undefined;
-    calls.push({ method: request.method, path, body });
+    calls.push({ method: request.method, path, body, signal: request.signal });
     if (request.method === "GET" && path === "/workspaces") {
       return json(200, { data: [{ id: WORKSPACE, name: "Spring", qr_code_count: 0 }], next_cursor: null });
     }
+    if (request.method === "POST" && path === "/qr-codes/preview") {
+      if (held) await held;
+      return (
+        refusalOf(body.design) ??
+        new Response(new Uint8Array([137, 80, 78, 71]), { headers: { "Content-Type": "image/png" } })
+      );
+    }
     if (request.method === "POST" && path === `/workspaces/${WORKSPACE}/qr-codes`) {
-      if (body.design.cornerDotShape !== body.design.cornerSquareShape) {
-        return json(400, {
-          error: {
-            code: "validation_error",
-            message: "Invalid request.",
-            request_id: "req_shapes",
-            details: {
-              fields: [
-                {
-                  field: "design.cornerDotShape",
-                  reason: "mismatched_corner_shapes",
-                  message: "must match the corner square",
-                },
-              ],
-            },
-          },
-        });
-      }
-      if (body.name !== "Console preview") {
-        return json(400, {
+      return (
+        refusalOf(body.design) ??
+        json(400, {
           error: {
             code: "validation_error",
             message: "Invalid request.",
@@ -57,18 +86,25 @@ function fakeApi() {
               ],
             },
           },
-        });
-      }
-      drafts++;
-      return json(201, { id: `00000000-0000-4000-8000-00000000000${drafts}` });
+        })
+      );
     }
-    if (request.method === "PATCH") return json(200, {});
-    if (request.method === "DELETE") return json(200, { deleted: true });
-    if (path.endsWith("/export"))
-      return new Response(new Uint8Array([137, 80, 78, 71]), { headers: { "Content-Type": "image/png" } });
     return json(404, { error: { code: "route_not_found", message: "No.", request_id: "req_404" } });
   });
-  return { fetch, calls };
+  return {
+    fetch,
+    calls,
+    hold() {
+      let release!: () => void;
+      held = new Promise((resolve) => {
+        release = resolve;
+      });
+      return () => {
+        held = undefined;
+        release();
+      };
+    },
+  };
 }
 
 function control(id: string) {
@@ -96,41 +132,52 @@ describe("the New QR code form", () => {
     await act(() => render(h(SessionContext.Provider, { value: session }, h(NewQrCodePage, {})), root));
   });
   afterEach(() => {
+    vi.restoreAllMocks();
     render(null, root);
     root.remove();
   });
 
-  const drafts = () => api.calls.filter((c) => c.method === "POST" && c.body?.name === "Console preview");
-  const drawn = (count: number) => vi.waitFor(() => expect(drafts()).toHaveLength(count), { timeout: 5000 });
+  const previews = () => api.calls.filter((c) => c.method === "POST" && c.path === "/qr-codes/preview");
+  const drawn = (count: number) => vi.waitFor(() => expect(previews()).toHaveLength(count), { timeout: 5000 });
+  const image = () => root.querySelector('img[alt="QR code preview"]')?.getAttribute("src");
 
-  it("previews the design through a draft, replacing and deleting the draft when the design changes", async () => {
+  it("previews the design through the preview operation, storing nothing, and draws again when it changes", async () => {
     await drawn(1);
-    expect(drafts()[0]!.body.design).toMatchObject({ style: "square", foreground: "#000000" });
-    expect(root.querySelector('img[alt="QR code preview"]')?.getAttribute("src")).toMatch(/^blob:/);
+    expect(previews()[0]!.body).toEqual({
+      design: {
+        foreground: "#000000",
+        background: "#ffffff",
+        style: "square",
+        cornerSquareShape: "square",
+        cornerDotShape: "square",
+        size: 1024,
+      },
+      format: "png",
+      size: 384,
+    });
+    await vi.waitFor(() => expect(image()).toMatch(/^blob:/));
+    const first = image();
+    const revoked = vi.spyOn(URL, "revokeObjectURL");
 
     await change("design-style", "dots", "change");
     await drawn(2);
-    expect(drafts()[1]!.body.design.style).toBe("dots");
-    await vi.waitFor(() =>
-      expect(api.calls.filter((c) => c.method === "DELETE").map((c) => c.path)).toEqual([
-        "/qr-codes/00000000-0000-4000-8000-000000000001",
-      ]),
-    );
+    expect(previews()[1]!.body.design.style).toBe("dots");
+    await vi.waitFor(() => expect(image()).not.toBe(first));
+    expect(revoked).toHaveBeenCalledWith(first);
+    // Only previews and the workspace list: no code is created, paused or deleted for them.
+    expect(api.calls.filter((c) => c.path !== "/qr-codes/preview").map((c) => `${c.method} ${c.path}`)).toEqual([
+      "GET /workspaces",
+    ]);
+
+    // Leaving the page releases the image and sends nothing.
+    const last = image();
+    const before = api.calls.length;
+    await act(() => render(null, root));
+    expect(revoked).toHaveBeenCalledWith(last);
+    expect(api.calls).toHaveLength(before);
   });
 
-  it("deletes the last draft when the tab is closed or reloaded", async () => {
-    await vi.waitFor(() => expect(root.querySelector('img[alt="QR code preview"]')).not.toBeNull());
-    await act(() => {
-      dispatchEvent(new PageTransitionEvent("pagehide"));
-    });
-    await vi.waitFor(() =>
-      expect(api.calls.filter((c) => c.method === "DELETE").map((c) => c.path)).toEqual([
-        "/qr-codes/00000000-0000-4000-8000-000000000001",
-      ]),
-    );
-  });
-
-  it("waits for a pause before drawing: several quick changes make one draft", async () => {
+  it("waits for a pause before drawing: several quick changes make one preview", async () => {
     await drawn(1);
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     try {
@@ -140,7 +187,7 @@ describe("the New QR code form", () => {
           await vi.advanceTimersByTimeAsync(300);
         });
       }
-      expect(drafts()).toHaveLength(1);
+      expect(previews()).toHaveLength(1);
       await act(async () => {
         await vi.advanceTimersByTimeAsync(600);
       });
@@ -148,7 +195,22 @@ describe("the New QR code form", () => {
       vi.useRealTimers();
     }
     await drawn(2);
-    expect(drafts()[1]!.body.design.foreground).toBe("#333333");
+    expect(previews()[1]!.body.design.foreground).toBe("#333333");
+  });
+
+  it("abandons a drawing still under way when a newer design replaces it", async () => {
+    await drawn(1);
+    await vi.waitFor(() => expect(image()).toMatch(/^blob:/));
+    const first = image();
+    const release = api.hold();
+    await change("design-style", "dots", "change");
+    await drawn(2);
+    await change("design-style", "rounded", "change");
+    await vi.waitFor(() => expect(previews()[1]!.signal.aborted).toBe(true), { timeout: 5000 });
+    release();
+    await drawn(3);
+    await vi.waitFor(() => expect(image()).not.toBe(first));
+    expect(previews()[2]!.body.design.style).toBe("rounded");
   });
 
   it("shows a refused design beside the control that caused it", async () => {
@@ -164,8 +226,23 @@ describe("the New QR code form", () => {
     expect(control("design-cornerDotShape").getAttribute("aria-invalid")).toBe("true");
     expect(control("design-cornerDotShape").getAttribute("aria-describedby")).toBe("design-cornerDotShape-error");
     await change("design-cornerDotShape", "circle", "change");
-    await drawn(2);
+    await drawn(3);
     await vi.waitFor(() => expect(root.querySelector("#design-cornerDotShape-error")).toBeNull());
+  });
+
+  it("shows premium_frames_required beside the frame shape", async () => {
+    await drawn(1);
+    await act(() => {
+      control("design-frameEnabled").click();
+    });
+    await change("design-frameType", "circle", "change");
+    await vi.waitFor(
+      () => expect(root.querySelector("#design-frameType-error")?.textContent).toMatch(/premium frames add-on/),
+      { timeout: 5000 },
+    );
+    expect(control("design-frameType").getAttribute("aria-invalid")).toBe("true");
+    await change("design-frameType", "rounded", "change");
+    await vi.waitFor(() => expect(root.querySelector("#design-frameType-error")).toBeNull(), { timeout: 5000 });
   });
 
   it("creates with the form as the API's body, and puts a refused field's reason beside it", async () => {

@@ -13,6 +13,7 @@ const ACCOUNT = {
   subscription_status: "active",
   addons: [],
   limits: { qr_codes: 100, custom_links: 100, hourly_requests: 1000 },
+  usage: { qr_codes: 7 },
   created_at: "2026-01-01T00:00:00Z",
   updated_at: "2026-01-01T00:00:00Z",
 };
@@ -40,7 +41,8 @@ function fakeApi() {
     };
     if (url.pathname === "/api/v1/account") return json(200, ACCOUNT, quota);
     if (url.pathname === "/api/v1/workspaces") {
-      return json(200, { data: [{ id: "w", name: "W", qr_code_count: 7 }], next_cursor: null }, quota);
+      // Fewer than the account holds: codes outside any workspace count too.
+      return json(200, { data: [{ id: "w", name: "W", qr_code_count: 3 }], next_cursor: null }, quota);
     }
     return json(404, { error: { code: "route_not_found", message: "No such route.", request_id: "req_404" } });
   });
@@ -102,6 +104,7 @@ describe("signing in with an API key", () => {
     expect(account).toContain("Acme <b>bold</b>");
     expect(root.querySelector("b")).toBeNull();
     expect(account).toContain("origin");
+    // The account's own count of what it holds, not a sum over workspaces.
     expect(account).toContain("7 of 100 QR codes");
     expect(account).toMatch(/\d+ of 1000 requests/);
   });

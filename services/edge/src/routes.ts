@@ -6,11 +6,12 @@ import { jsonBodyParser } from "./http/input.js";
 import type { AuthenticateKey } from "./http/key-cache.js";
 import type { Metrics } from "@qrplatform/platform";
 import { hourlyQuota, type QuotaStore } from "./http/quota.js";
-import { getAccount } from "./resources/account.js";
+import { getAccountHandler } from "./resources/account.js";
 import { analyticsHandler } from "./resources/analytics.js";
 import { domainHandlers } from "./resources/domains.js";
 import { exportHandler } from "./resources/export.js";
 import type { ExportedImages } from "./resources/exported-images.js";
+import { previewHandler } from "./resources/preview.js";
 import { qrCodeHandlers, qrCodeJson } from "./resources/qr-codes.js";
 import { resolveHandler } from "./resources/qr-code-resolve.js";
 import { bulkCreateHandler } from "./resources/qr-codes-bulk.js";
@@ -27,6 +28,8 @@ export function registerApiRoutes(
   options: {
     maxBodyBytes: number;
     apiBaseUrl: (req: Request) => string;
+    /** The default short domain, without a trailing slash, for a preview's placeholder link. */
+    shortLinkBaseUrl: (req: Request) => string;
     quotas: QuotaStore;
     metrics: Metrics;
     authenticateKey: AuthenticateKey;
@@ -39,11 +42,17 @@ export function registerApiRoutes(
   // Bodies are read only after the key is accepted and counted, so anonymous callers cannot make us parse them.
   const json = jsonBodyParser(options.maxBodyBytes);
   const quota = hourlyQuota(options.quotas, options.metrics);
-  const route = (path: string, methods: Partial<Record<Method, [scope: string, handler: RequestHandler]>>) => {
+  const route = (
+    path: string,
+    methods: Partial<Record<Method, [scope: string, handler: RequestHandler]>>,
+    { effectFree = false } = {},
+  ) => {
     const entry = api.route(path);
     for (const [method, [scope, handler]] of Object.entries(methods) as [Method, [string, RequestHandler]][]) {
-      // Every POST takes an Idempotency-Key; the key is checked once the body is read, which it fingerprints.
-      const body = method === "post" ? [json, options.idempotent] : method === "patch" ? [json] : [];
+      // Every POST that changes something takes an Idempotency-Key; the key is checked once the body is
+      // read, which it fingerprints. A POST with no effect (a preview) is safe to repeat as it is.
+      const post = effectFree ? [json] : [json, options.idempotent];
+      const body = method === "post" ? post : method === "patch" ? [json] : [];
       entry[method](authenticate(options.authenticateKey, scope), quota, ...body, handler);
     }
     entry.all(methodNotAllowed(Object.keys(methods)));
@@ -54,7 +63,7 @@ export function registerApiRoutes(
   const domains = domainHandlers(clients.domains);
   const webhooks = webhookHandlers(clients.webhooks);
 
-  route("/account", { get: ["account:read", getAccount] });
+  route("/account", { get: ["account:read", getAccountHandler(clients.qrCodes)] });
   route("/workspaces", { get: ["workspaces:read", workspaces.list], post: ["workspaces:write", workspaces.create] });
   route("/workspaces/:workspace_id", {
     get: ["workspaces:read", workspaces.get],
@@ -77,6 +86,12 @@ export function registerApiRoutes(
     get: ["export:read", workspaceExportHandler(clients.workspaces, clients.qrCodes, clients.rendering)],
   });
   route("/qr-codes", { get: ["qr_codes:read", qrCodes.listAll] });
+  // Before /qr-codes/:id, which would otherwise take "preview" for an id and answer 405.
+  route(
+    "/qr-codes/preview",
+    { post: ["qr_codes:write", previewHandler(clients.rendering, options.shortLinkBaseUrl)] },
+    { effectFree: true },
+  );
   route("/qr-codes/:id", {
     get: ["qr_codes:read", qrCodes.get],
     patch: ["qr_codes:write", qrCodes.update],

@@ -57,6 +57,12 @@ export interface EdgeOptions {
    */
   publicBaseUrl?: string | undefined;
   /**
+   * The default short domain links are made on, such as "https://qr.example", where a design preview's
+   * placeholder link points so it draws the grid of a real code. Unset: the API's own origin
+   * (`publicBaseUrl` or the request's Host), which is the short domain when one process serves both.
+   */
+  shortLinkBaseUrl?: string | undefined;
+  /**
    * Serves every request outside the API, docs and health routes; the embedded platform's short-link
    * redirector goes here. Without it, such requests get the 404 envelope.
    */
@@ -115,6 +121,8 @@ export function buildEdge(options: EdgeOptions): express.Express {
     : askTenancy;
   const apiBaseUrl = (req: express.Request) =>
     `${options.publicBaseUrl ?? `${req.protocol}://${req.get("host")}`}${API_BASE_PATH}`;
+  const shortLinkBaseUrl = (req: express.Request) =>
+    options.shortLinkBaseUrl ?? options.publicBaseUrl ?? `${req.protocol}://${req.get("host")}`;
 
   const metrics = options.metrics ?? noMetrics;
   const app = express();
@@ -167,6 +175,7 @@ export function buildEdge(options: EdgeOptions): express.Express {
   registerApiRoutes(api, clients, {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     apiBaseUrl,
+    shortLinkBaseUrl,
     quotas: options.quotas ?? memoryQuotaStore(),
     metrics,
     idempotent: idempotentRequests(

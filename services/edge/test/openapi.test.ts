@@ -75,6 +75,7 @@ describe("the OpenAPI document", () => {
         "POST /workspaces/{workspace_id}/qr-codes/bulk bulkCreateQrCodes",
         "GET /workspaces/{workspace_id}/qr-codes/export exportWorkspaceQrCodes",
         "GET /qr-codes listQrCodes",
+        "POST /qr-codes/preview previewQrCode",
         "GET /qr-codes/{id} getQrCode",
         "PATCH /qr-codes/{id} updateQrCode",
         "DELETE /qr-codes/{id} deleteQrCode",

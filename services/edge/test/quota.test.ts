@@ -3,12 +3,14 @@
 import express from "express";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
+import { createClient, createRouterTransport } from "@connectrpc/connect";
+import { QrCodeService } from "@qrplatform/api/catalog";
 import { ApiAccess, AuthenticateApiKeyResponseSchema, SubscriptionTier } from "@qrplatform/api/tenancy";
 import { createLogger, listenHttp } from "@qrplatform/platform";
 import { authenticate } from "../src/http/auth.js";
 import { errorHandler } from "../src/http/error-handler.js";
 import { hourlyQuota, memoryQuotaStore } from "../src/http/quota.js";
-import { getAccount } from "../src/resources/account.js";
+import { getAccountHandler } from "../src/resources/account.js";
 import { call, expectError, type ApiResponse } from "./support/http.js";
 import { freePort, killRedis, startRedis } from "@qrplatform/testing";
 import { startStack, type Stack } from "./support/stack.js";
@@ -184,7 +186,12 @@ describe("the hourly limit the edge applies", () => {
       "/account",
       authenticate(async () => found, "account:read"),
       hourlyQuota(memoryQuotaStore()),
-      getAccount,
+      getAccountHandler(
+        createClient(
+          QrCodeService,
+          createRouterTransport(({ service }) => service(QrCodeService, { getCapacity: () => ({ capacity: {} }) })),
+        ),
+      ),
     );
     app.use(errorHandler(logger));
     const server = await listenHttp({ handler: app, host: "127.0.0.1", port: 0, logger, name: "test" });

@@ -192,6 +192,7 @@ export async function composePlatform(ports: PlatformPorts, options: Composition
       accessChanges,
       idempotency: { inFlightWaitMs: idempotencyWaitMs },
       consoleDir: options.consoleDir,
+      shortLinkBaseUrl: options.shortLinkBaseUrl,
     });
   const api = edge(redirectPath.handler);
   // Short links go straight to the redirector, as on the links process: a scan is the hottest

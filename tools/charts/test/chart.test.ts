@@ -175,6 +175,7 @@ describe("charts/qr-platform", () => {
       CONSOLE_ENABLED: "true",
       SERVICE_TOKEN: internal("SERVICE_TOKEN"),
       REDIS_URL: fromSecret("qrp-redis", "REDIS_URL"),
+      SHORT_LINK_BASE_URL: "https://qr.example",
       PUBLIC_BASE_URL: "https://api.qr.example",
       METRICS_PORT: "9464",
     });

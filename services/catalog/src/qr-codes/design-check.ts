@@ -1,14 +1,14 @@
 import { toBinary } from "@bufbuild/protobuf";
-import { Code, type Client } from "@connectrpc/connect";
+import type { Client } from "@connectrpc/connect";
 import { LRUCache } from "lru-cache";
-import { Addon } from "@qrplatform/api/tenancy";
+import type { Addon } from "@qrplatform/api/tenancy";
 import {
   DesignSchema,
   type Design,
   type RenderingService,
   type ValidateDesignResponse,
 } from "@qrplatform/api/rendering";
-import { serviceError } from "@qrplatform/platform";
+import { requirePremiumFrames } from "@qrplatform/design";
 
 /** Rendering's check of a design before its content is known: the design with its defaults, and its premium-frame fields. */
 export type DesignCheck = (design: Design | undefined) => Promise<ValidateDesignResponse>;
@@ -59,20 +59,7 @@ export async function checkDesign(
   addons: readonly Addon[],
 ): Promise<Design> {
   const checked = await check(design);
-  if (checked.premiumFrameFields.length > 0 && !addons.includes(Addon.PREMIUM_FRAMES)) {
-    throw serviceError(
-      Code.PermissionDenied,
-      "premium_frames_required",
-      "Circle frames and frame labels need the premium frames add-on on this account.",
-      {
-        fields: checked.premiumFrameFields.map((field) => ({
-          field,
-          reason: "addon_required",
-          description: "needs the premium_frames add-on",
-        })),
-      },
-    );
-  }
+  requirePremiumFrames(checked.premiumFrameFields, addons);
   return checked.design!;
 }
 

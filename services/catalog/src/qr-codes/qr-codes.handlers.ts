@@ -39,6 +39,7 @@ import {
   pageOf,
   readPageRequest,
   serviceError,
+  textSchema,
   uuidSchema,
   validate,
   requireVanityPair,
@@ -231,16 +232,31 @@ export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promi
 }
 
 // Schemas are built once: zod compiles each one when first used, which costs more than the parse itself.
-const listSchema = z.object({ accountId: uuidSchema, workspaceId: uuidSchema.optional() });
+/** The longest name search: a name is at most 200 characters, so a longer text matches nothing. */
+const MAX_NAME_CONTAINS = 200;
+const listSchema = z.object({
+  accountId: uuidSchema,
+  workspaceId: uuidSchema.optional(),
+  nameContains: textSchema().max(MAX_NAME_CONTAINS, `must be at most ${MAX_NAME_CONTAINS} characters`),
+  status: z.enum(QrCodeStatus),
+});
 const capacitySchema = z.object({ accountId: uuidSchema });
 
 export async function listQrCodes(deps: CatalogDeps, req: ListQrCodesRequest): Promise<ListQrCodesResponse> {
-  const { accountId, workspaceId } = validate(listSchema, req);
+  const { accountId, workspaceId, nameContains, status } = validate(listSchema, req);
   if (workspaceId) await requireWorkspace(deps, accountId, workspaceId);
-  // A cursor is valid only for the list (account and workspace filter) that issued it.
-  const scope = `qr_codes:${workspaceId ?? "*"}`;
+  const filter = {
+    workspaceId,
+    nameContains: nameContains || undefined,
+    status: status === QrCodeStatus.UNSPECIFIED ? undefined : statusToken(status),
+  };
+  // A cursor is valid only for the list (account, workspace and filters) that issued it: under another
+  // filter its position would skip or repeat codes.
+  const filters =
+    filter.nameContains || filter.status ? ` ${JSON.stringify([filter.status, filter.nameContains])}` : "";
+  const scope = `qr_codes:${workspaceId ?? "*"}${filters}`;
   const page = readPageRequest(deps.pageTokens, req, accountId, scope);
-  const rows = await qrCodes.list(deps.db, accountId, { workspaceId }, { limit: page.fetch, after: page.after });
+  const rows = await qrCodes.list(deps.db, accountId, filter, { limit: page.fetch, after: page.after });
   const { items, nextPageToken } = pageOf(deps.pageTokens, rows, page.limit, accountId, scope);
   return create(ListQrCodesResponseSchema, { qrCodes: await withScanTotals(deps, accountId, items), nextPageToken });
 }

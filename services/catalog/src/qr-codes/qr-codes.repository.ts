@@ -226,11 +226,14 @@ export async function find(
 export async function list(
   db: Kysely<CatalogTables>,
   accountId: string,
-  filter: { workspaceId: string | undefined },
+  filter: { workspaceId?: string | undefined; nameContains?: string | undefined; status?: string | undefined },
   page: { limit: number; after: { createdAt: Date; id: string } | undefined },
 ): Promise<ProvisionedQrCodeRow[]> {
   let query = provisioned(db, accountId);
   if (filter.workspaceId) query = query.where("workspace_id", "=", filter.workspaceId);
+  if (filter.status) query = query.where("status", "=", filter.status);
+  // strpos rather than ILIKE: the text is matched as it is, with no wildcard to escape.
+  if (filter.nameContains) query = query.where(sql<boolean>`strpos(lower(name), lower(${filter.nameContains})) > 0`);
   if (page.after) query = query.where(afterKeyset("qr_codes", page.after));
   return (await query.orderBy("created_at").orderBy("id").limit(page.limit).execute()) as ProvisionedQrCodeRow[];
 }

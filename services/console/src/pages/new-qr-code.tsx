@@ -10,7 +10,7 @@ import {
   MODULE_STYLES,
   toDesignInput,
 } from "../design.ts";
-import { discardDraft, drawPreview, type Preview } from "../preview.ts";
+import { drawPreview } from "../preview.ts";
 import { navigate } from "../router.ts";
 import { allWorkspaces } from "../workspaces.ts";
 import { ErrorNotice, FieldError, fieldProblems, useLoad, useSession } from "../ui.tsx";
@@ -39,33 +39,29 @@ export function NewQrCodePage() {
   const [utm, setUtm] = useState({ source: "", medium: "", campaign: "" });
   const [workspaceId, setWorkspaceId] = useState("");
   const [design, setDesign] = useState<DesignForm>(DEFAULT_DESIGN);
-  const [preview, setPreview] = useState<Preview | undefined>(undefined);
+  const [previewUrl, setPreviewUrl] = useState<string | undefined>(undefined);
   const [previewError, setPreviewError] = useState<unknown>(undefined);
   const [drawing, setDrawing] = useState(false);
   const [createError, setCreateError] = useState<unknown>(undefined);
   const target = workspaceId || workspaces.data?.[0]?.id || "";
-  const latest = useRef<Preview | undefined>(undefined);
 
-  // One draft at a time: a newer design's draft replaces (and deletes) the one before it.
+  // The object URL of the image shown, released when a newer one replaces it and with the page.
+  const shown = useRef<string | undefined>(undefined);
+  useEffect(() => () => shown.current && URL.revokeObjectURL(shown.current), []);
+
+  // One preview at a time: a newer design abandons the drawing of the one before it.
   useEffect(() => {
-    if (!target) return;
     let current = true;
+    const abandoned = new AbortController();
     const timer = setTimeout(async () => {
       setDrawing(true);
       try {
-        const drawn = await drawPreview(api, target, toDesignInput(design));
-        if (!current) {
-          await discardDraft(api, drawn.draftId);
-          return;
-        }
-        const before = latest.current;
-        latest.current = drawn;
-        setPreview(drawn);
+        const image = await drawPreview(api, toDesignInput(design), { signal: abandoned.signal });
+        if (!current) return;
+        if (shown.current) URL.revokeObjectURL(shown.current);
+        shown.current = URL.createObjectURL(image);
+        setPreviewUrl(shown.current);
         setPreviewError(undefined);
-        if (before) {
-          URL.revokeObjectURL(before.imageUrl);
-          await discardDraft(api, before.draftId);
-        }
       } catch (error) {
         if (current) setPreviewError(error);
       } finally {
@@ -75,21 +71,9 @@ export function NewQrCodePage() {
     return () => {
       current = false;
       clearTimeout(timer);
+      abandoned.abort();
     };
-  }, [api, target, design]);
-  // Leaving the page, for another page or by closing or reloading the tab, deletes the last draft.
-  useEffect(() => {
-    const leave = () => {
-      if (latest.current) void discardDraft(api, latest.current.draftId, { keepalive: true });
-      latest.current = undefined;
-    };
-    addEventListener("pagehide", leave);
-    return () => {
-      removeEventListener("pagehide", leave);
-      leave();
-    };
-  }, [api]);
-
+  }, [api, design]);
   const problems = { ...fieldProblems(createError) };
   const designRefusals = { ...designProblems(previewError), ...designProblems(createError) };
   const set = <K extends keyof DesignForm>(key: K, value: DesignForm[K]) => setDesign((d) => ({ ...d, [key]: value }));
@@ -188,7 +172,7 @@ export function NewQrCodePage() {
         <DesignEditor design={design} set={set} refusals={designRefusals} />
         <div class="preview" aria-live="polite">
           <h2>Preview</h2>
-          {preview ? <img src={preview.imageUrl} alt="QR code preview" width={256} height={256} /> : <p>Drawing…</p>}
+          {previewUrl ? <img src={previewUrl} alt="QR code preview" width={256} height={256} /> : <p>Drawing…</p>}
           <p class="help">
             {drawing ? "Drawing the new design…" : "The preview is the platform's own export of this design."}
           </p>

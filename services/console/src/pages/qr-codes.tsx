@@ -1,4 +1,4 @@
-import { useMemo, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { QrCode, Workspace } from "@qrplatform/api-client";
 import { call, idempotencyKey } from "../api.ts";
 import { BATCH_SIZE, type FailedRow, readImport } from "../csv.ts";
@@ -7,39 +7,50 @@ import { ErrorNotice, Link, useLoad, useSession } from "../ui.tsx";
 
 const PAGE_SIZE = 50;
 
+/** How long the search waits after the last keystroke before asking the API: one list per pause. */
+const SEARCH_DEBOUNCE_MS = 300;
+
 export function QrCodesPage() {
   const { api } = useSession();
   const [workspaceId, setWorkspaceId] = useState(() => new URLSearchParams(location.search).get("workspace") ?? "");
   const [status, setStatus] = useState<"" | "active" | "paused">("");
   const [search, setSearch] = useState("");
+  const [query, setQuery] = useState("");
+  useEffect(() => {
+    const timer = setTimeout(() => setQuery(search.trim()), SEARCH_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [search]);
   const workspaces = useLoad(() => allWorkspaces(api), [api]);
-  // Pages are appended as "Load more" asks for them; a new workspace filter starts over.
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const [codes, setCodes] = useState<QrCode[]>([]);
+  // The API filters by workspace, name and status; pages are appended as "Load more" asks for them,
+  // and a new filter starts over: a cursor is kept with its filter, as the API accepts it only there.
+  const filter = JSON.stringify([workspaceId, query, status]);
+  const [more, setMore] = useState<{ filter: string; cursor: string } | undefined>(undefined);
+  const cursor = more?.filter === filter ? more.cursor : undefined;
+  const loaded = useRef<QrCode[]>([]);
   const page = useLoad(async () => {
     const answer = await call(
       api.GET("/qr-codes", {
         params: {
-          query: { limit: PAGE_SIZE, ...(workspaceId && { workspace_id: workspaceId }), ...(cursor && { cursor }) },
+          query: {
+            limit: PAGE_SIZE,
+            ...(workspaceId && { workspace_id: workspaceId }),
+            ...(query && { q: query }),
+            ...(status && { status }),
+            ...(cursor && { cursor }),
+          },
         },
       }),
     );
-    setCodes((before) => (cursor ? [...before, ...answer.data] : answer.data));
-    return answer;
-  }, [api, workspaceId, cursor]);
+    return { codes: cursor ? [...loaded.current, ...answer.data] : answer.data, next_cursor: answer.next_cursor };
+  }, [api, workspaceId, query, status, cursor]);
+  const shown = page.data?.codes ?? [];
+  loaded.current = shown;
   const [actionError, setActionError] = useState<unknown>(undefined);
 
-  // The API lists by workspace only; name and status are matched here, over the codes loaded so far.
-  const shown = useMemo(() => {
-    const needle = search.trim().toLocaleLowerCase();
-    return codes.filter(
-      (code) => (!status || code.status === status) && (!needle || code.name.toLocaleLowerCase().includes(needle)),
-    );
-  }, [codes, search, status]);
   const workspaceName = (id: string | null) =>
     (id && workspaces.data?.find((workspace) => workspace.id === id)?.name) || "—";
   const startOver = () => {
-    setCursor(undefined);
+    setMore(undefined);
     page.reload();
   };
 
@@ -65,14 +76,7 @@ export function QrCodesPage() {
         <label for="code-search">Search by name</label>
         <input id="code-search" type="search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
         <label for="code-workspace">Workspace</label>
-        <select
-          id="code-workspace"
-          value={workspaceId}
-          onChange={(e) => {
-            setWorkspaceId(e.currentTarget.value);
-            setCursor(undefined);
-          }}
-        >
+        <select id="code-workspace" value={workspaceId} onChange={(e) => setWorkspaceId(e.currentTarget.value)}>
           <option value="">All workspaces</option>
           {workspaces.data?.map((workspace) => (
             <option key={workspace.id} value={workspace.id}>
@@ -128,7 +132,7 @@ export function QrCodesPage() {
         <button
           type="button"
           disabled={!page.data?.next_cursor}
-          onClick={() => setCursor(page.data?.next_cursor ?? undefined)}
+          onClick={() => page.data?.next_cursor && setMore({ filter, cursor: page.data.next_cursor })}
         >
           Load more
         </button>

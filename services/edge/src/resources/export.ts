@@ -36,7 +36,7 @@ const IMAGE_CACHE_CONTROL = "private, no-cache";
  * SVG opened on its own is a document: even though ours holds no script, a browser is told to run
  * nothing and fetch nothing from it.
  */
-const IMAGE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox";
+export const IMAGE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox";
 
 /** Aborted when the client closes the connection before the answer is sent: its render is no longer wanted. */
 export function clientGone(res: Response): AbortSignal {

@@ -89,15 +89,32 @@ const updateBody = z.strictObject({
   ...routingBody,
 });
 
-const listQuery = z.object({ workspace_id: uuidSchema.optional() });
+/** The filters of both QR-code lists; an empty `q` (a cleared search box) filters nothing. */
+const filterQuery = z.object({
+  q: textSchema().max(200, "must be at most 200 characters").optional(),
+  status: z.enum(enumTokens(QrCodeStatusSchema) as [string, ...string[]]).optional(),
+});
+const listQuery = filterQuery.extend({ workspace_id: uuidSchema.optional() });
 
 /** The QR-code routes' handlers. `apiBaseUrl` gives the absolute base of links the API hands out. */
 export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl: (req: Request) => string) {
   const json = (req: Request, qrCode: QrCode | undefined) => qrCodeJson(qrCode!, apiBaseUrl(req));
 
-  const list = async (req: Request, accountId: string, workspaceId: string | undefined) => {
+  const list = async (
+    req: Request,
+    accountId: string,
+    workspaceId: string | undefined,
+    filters: z.infer<typeof filterQuery>,
+  ) => {
     const page = pageRequestOf(req);
-    const found = await qrCodes.listQrCodes({ accountId, workspaceId, ...page });
+    const found = await qrCodes.listQrCodes({
+      accountId,
+      workspaceId,
+      nameContains: filters.q,
+      status:
+        filters.status === undefined ? undefined : (enumFromToken(QrCodeStatusSchema, filters.status) as QrCodeStatus),
+      ...page,
+    });
     return listEnvelope(
       found.qrCodes.map((qrCode) => json(req, qrCode)),
       found.nextPageToken,
@@ -105,12 +122,18 @@ export function qrCodeHandlers(qrCodes: Client<typeof QrCodeService>, apiBaseUrl
   };
 
   const listInWorkspace: RequestHandler = async (req, res) => {
-    res.json(await list(req, callerOf(res).accountId, uuidParam(req, "workspace_id")));
+    const workspaceId = uuidParam(req, "workspace_id");
+    const filters = parseInput(filterQuery, { q: req.query.q, status: req.query.status });
+    res.json(await list(req, callerOf(res).accountId, workspaceId, filters));
   };
 
   const listAll: RequestHandler = async (req, res) => {
-    const { workspace_id } = parseInput(listQuery, { workspace_id: req.query.workspace_id });
-    res.json(await list(req, callerOf(res).accountId, workspace_id));
+    const { workspace_id, ...filters } = parseInput(listQuery, {
+      workspace_id: req.query.workspace_id,
+      q: req.query.q,
+      status: req.query.status,
+    });
+    res.json(await list(req, callerOf(res).accountId, workspace_id, filters));
   };
 
   /**

@@ -5,12 +5,14 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { durationFromMs, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Addon, SubscriptionStatus, SubscriptionTier } from "@qrplatform/api/tenancy";
+import type { ConnectError } from "@connectrpc/connect";
+import { errorInfoOf } from "@qrplatform/platform";
 import { settledCount } from "@qrplatform/testing";
 import sharp from "sharp";
 import { call, expectError, invalidFields, typedClient } from "./http.js";
 import { describeDynamicCodes } from "./dynamic-codes-suite.js";
 import { startStack, type Stack, type StackMode } from "./stack.js";
-import { jsqrDecode, rsvgToPng, zbarDecode } from "@qrplatform/testing/decoders";
+import { jsqrDecode, jsqrSymbol, rsvgToPng, zbarDecode } from "@qrplatform/testing/decoders";
 import { hugeBlankPng } from "@qrplatform/testing/huge-png";
 import { newAccount as newTestAccount } from "./accounts.js";
 
@@ -46,6 +48,7 @@ export function defineRestSuite(mode: StackMode): void {
         subscription_status: "active",
         addons: [],
         limits: { qr_codes: 500, hourly_requests: 5000 },
+        usage: { qr_codes: 0 },
       });
       expect(res.body.slug).toMatch(/^acme-[0-9a-f]{6}$/);
       expect(res.body.created_at).toMatch(ISO_DATE_TIME);
@@ -610,6 +613,69 @@ export function defineRestSuite(mode: StackMode): void {
       expect((await api("GET", `/workspaces/${workspaceId}`, { key })).body.qr_code_count).toBe(0);
     });
 
+    it("searches names case-insensitively and filters by status, in both lists, with cursors bound to the filter", async () => {
+      const { accountId, key, workspaceId } = await accountWithWorkspace();
+      const { body: other } = await api("POST", "/workspaces", { key, body: { name: "Other" } });
+      const made: Record<string, string> = {};
+      for (const [name, workspace] of [
+        ["Spring Menu", workspaceId],
+        ["menu board", other.id],
+        ["Café MENÜ", workspaceId],
+        ["Poster 100%_off", workspaceId],
+        ["Flyer", workspaceId],
+      ] as const) {
+        made[name] = (await createCode(key, workspace, { name })).body.id;
+      }
+      await api("PATCH", `/qr-codes/${made["menu board"]}`, { key, body: { status: "paused" } });
+      const names = async (path: string) => {
+        const res = await api("GET", path, { key });
+        expect(res.status, path).toBe(200);
+        return res.body.data.map((code: { name: string }) => code.name);
+      };
+      expect(await names("/qr-codes?q=MENU")).toEqual(["Spring Menu", "menu board"]);
+      expect(await names(`/qr-codes?q=${encodeURIComponent("menü")}`)).toEqual(["Café MENÜ"]);
+      // The text is matched as it is: % and _ are no wildcards.
+      expect(await names("/qr-codes?q=%25")).toEqual(["Poster 100%_off"]);
+      expect(await names("/qr-codes?q=_")).toEqual(["Poster 100%_off"]);
+      expect(await names("/qr-codes?q=")).toHaveLength(5);
+      expect(await names("/qr-codes?status=paused")).toEqual(["menu board"]);
+      expect(await names("/qr-codes?q=menu&status=active")).toEqual(["Spring Menu"]);
+      expect(await names(`/qr-codes?q=menu&workspace_id=${other.id}`)).toEqual(["menu board"]);
+      expect(await names(`/workspaces/${workspaceId}/qr-codes?q=menu`)).toEqual(["Spring Menu"]);
+      expect(await names(`/workspaces/${other.id}/qr-codes?status=active`)).toEqual([]);
+      const stranger = await newAccount();
+      expect((await api("GET", "/qr-codes?q=menu", { key: stranger.key })).body.data).toEqual([]);
+
+      const first = await api("GET", "/qr-codes?q=menu&limit=1", { key });
+      expect(first.body.data.map((code: { name: string }) => code.name)).toEqual(["Spring Menu"]);
+      const cursor = encodeURIComponent(first.body.next_cursor);
+      expect(await names(`/qr-codes?q=menu&limit=1&cursor=${cursor}`)).toEqual(["menu board"]);
+      for (const filters of ["q=men", "", "q=menu&status=active", "status=active", `q=menu&workspace_id=${other.id}`]) {
+        const res = await api("GET", `/qr-codes?${filters}&limit=1&cursor=${cursor}`, { key });
+        expectError(res, 400, "validation_error");
+        expect(invalidFields(res), filters).toEqual(["cursor"]);
+      }
+
+      for (const [query, field] of [
+        [`q=${"a".repeat(201)}`, "q"],
+        ["q=a%00b", "q"],
+        ["q=a&q=b", "q"],
+        ["status=deleted", "status"],
+        ["status=ACTIVE", "status"],
+      ]) {
+        for (const path of ["/qr-codes", `/workspaces/${workspaceId}/qr-codes`]) {
+          const res = await api("GET", `${path}?${query}`, { key });
+          expectError(res, 400, "validation_error");
+          expect(invalidFields(res), `${path}?${query}`).toEqual([field]);
+        }
+      }
+      // The catalog checks the search itself, for every caller of its list.
+      for (const nameContains of ["a".repeat(201), "a\u0000b"]) {
+        const refused = await stack.catalog.listQrCodes({ accountId, nameContains }).catch((error: unknown) => error);
+        expect(errorInfoOf(refused as ConnectError)?.fieldViolations.map((v) => v.field)).toEqual(["name_contains"]);
+      }
+    });
+
     it("requires the premium frames add-on for circle frames and labels", async () => {
       const { accountId, key, workspaceId } = await accountWithWorkspace();
       const circle = { design: { frame: { enabled: true, type: "circle" } } };
@@ -1035,7 +1101,13 @@ export function defineRestSuite(mode: StackMode): void {
       const refused = await createCode(key, workspaceId, { name: "one too many" });
       expectError(refused, 403, "qr_code_limit_reached");
       expect(refused.body.error.details).toEqual({ limit: 100, used: 100 });
+      // The account reports the same use across its workspaces.
+      expect((await api("GET", "/account", { key })).body).toMatchObject({
+        limits: { qr_codes: 100 },
+        usage: { qr_codes: 100 },
+      });
       await api("DELETE", `/qr-codes/${codes[0]}`, { key });
+      expect((await api("GET", "/account", { key })).body.usage).toEqual({ qr_codes: 99 });
       expect((await createCode(key, workspaceId, { name: "fits again" })).status).toBe(201);
     });
   });
@@ -1253,6 +1325,96 @@ export function defineRestSuite(mode: StackMode): void {
       ]);
       expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
       expect((await attempt({ logo: { dataUri: TINY_PNG, scale: 0.2 } })).status).toBe(201);
+    });
+  });
+
+  describe(`[${mode}] design preview`, () => {
+    const preview = (key: string, body: Record<string, unknown>) => api("POST", "/qr-codes/preview", { key, body });
+    it("draws a design as the export of a code with it would, with a link of a real one's length, storing nothing", async () => {
+      const { key } = await newAccount();
+      const design = { foreground: "#1a237e", style: "dots", cornerSquareShape: "rounded", cornerDotShape: "rounded" };
+      const drawn = await preview(key, { design, size: 512 });
+      expect(drawn.status).toBe(200);
+      expect(drawn.headers.get("content-type")).toBe("image/png");
+      expect(drawn.headers.get("cache-control")).toBe("no-store");
+      expect(drawn.headers.get("x-content-type-options")).toBe("nosniff");
+      expect((await sharp(drawn.body).metadata()).width).toBe(512);
+      // Nothing was made: no code, no link, no place of capacity.
+      expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
+
+      const { body: workspace } = await api("POST", "/workspaces", { key, body: { name: "Print" } });
+      const { body: code } = await api("POST", `/workspaces/${workspace.id}/qr-codes`, {
+        key,
+        body: { name: "Menu", destination_url: "https://example.com/menu", design },
+      });
+      const exported = await api("GET", `/qr-codes/${code.id}/export?size=512`, { key });
+      const previewed = await jsqrSymbol(drawn.body);
+      expect(previewed?.text).toBe(`${new URL(code.vanity_url).origin}/preview2`);
+      expect(previewed?.text).toHaveLength(code.vanity_url.length);
+      expect(previewed?.version).toBe((await jsqrSymbol(exported.body))?.version);
+
+      const svg = await preview(key, { design, format: "svg", size: 300, content: "https://example.com/x" });
+      expect(svg.headers.get("content-type")).toMatch(/^image\/svg\+xml/);
+      expect(svg.headers.get("content-security-policy")).toContain("default-src 'none'");
+      expect(await zbarDecode([await rsvgToPng(svg.body)], "png")).toEqual(["https://example.com/x"]);
+      const jpg = await preview(key, { format: "jpg" });
+      expect(jpg.headers.get("content-type")).toBe("image/jpeg");
+      expect((await sharp(jpg.body).metadata()).width).toBe(1024);
+    });
+
+    it("refuses what the create refuses, with the same errors and field paths", async () => {
+      const { accountId, key } = await newAccount();
+      const mismatched = await preview(key, { design: { cornerSquareShape: "circle", cornerDotShape: "square" } });
+      expectError(mismatched, 400, "validation_error");
+      expect(mismatched.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "design.cornerDotShape", reason: "mismatched_corner_shapes" }),
+      ]);
+      const lowContrast = await preview(key, { design: { foreground: "#aaaaaa" } });
+      expect(lowContrast.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "design.foreground", reason: "low_contrast" }),
+      ]);
+      const logo = await preview(key, { design: { errorCorrection: "L", logo: { dataUri: TINY_PNG, scale: 0.2 } } });
+      expect(logo.body.error.details.fields).toEqual([
+        expect.objectContaining({ field: "design.logo.scale", reason: "logo_too_large" }),
+      ]);
+      const labelled = { design: { frame: { enabled: true, type: "circle", labelTop: "Menu" } } };
+      const premium = await preview(key, labelled);
+      expectError(premium, 403, "premium_frames_required");
+      expect(premium.body.error.details.fields.map((f: { field: string }) => f.field)).toEqual([
+        "design.frame.type",
+        "design.frame.labelTop",
+      ]);
+      for (const [body, field] of [
+        [{ format: "gif" }, "format"],
+        [{ size: 127 }, "size"],
+        [{ size: 1.5 }, "size"],
+        [{ size: "512" }, "size"],
+        [{ content: "" }, "content"],
+        [{ content: "a\u0000b" }, "content"],
+        [{ content: "x".repeat(3000) }, "content"],
+        [{ colour: "red" }, "colour"],
+      ] as const) {
+        const res = await preview(key, body);
+        expectError(res, 400, "validation_error");
+        expect(invalidFields(res), JSON.stringify(body).slice(0, 40)).toEqual([field]);
+      }
+      expect((await api("GET", "/qr-codes", { key })).body.data).toEqual([]);
+
+      await stack.admin.updateAccount({ accountId, addAddons: [Addon.PREMIUM_FRAMES] });
+      expect((await preview(key, labelled)).status).toBe(200);
+    });
+
+    it("needs the scope of a create, and takes no Idempotency-Key", async () => {
+      const viewer = await newAccount(SubscriptionTier.ORIGIN, ["qr_codes:read", "export:read"]);
+      expectError(await preview(viewer.key, {}), 403, "insufficient_scope");
+      expectError(await api("POST", "/qr-codes/preview", { body: {} }), 401, "missing_api_key");
+      const { key } = await newAccount();
+      const twice = { key, body: { size: 128 }, headers: { "Idempotency-Key": "preview-1" } };
+      expect((await api("POST", "/qr-codes/preview", twice)).status).toBe(200);
+      const again = await api("POST", "/qr-codes/preview", twice);
+      expect(again.status).toBe(200);
+      expect(again.headers.get("idempotent-replayed")).toBeNull();
+      expect((await api("GET", "/qr-codes/preview", { key })).status).toBe(405);
     });
   });
 

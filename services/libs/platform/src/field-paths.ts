@@ -27,11 +27,13 @@ export function protoFieldPath(segments: readonly PropertyKey[]): string {
 
 /**
  * Request fields the REST API names differently from the proto, by proto path: list requests take
- * `limit` and `cursor`, a QR code's domain is its `vanity_domain_id`, an analytics range is `from`..`to`.
+ * `limit` and `cursor`, a QR-code list's name search is `q`, a QR code's domain is its
+ * `vanity_domain_id`, an analytics range is `from`..`to`.
  */
 export const PUBLIC_FIELD_NAMES: Readonly<Record<string, string>> = {
   page_size: "limit",
   page_token: "cursor",
+  name_contains: "q",
   domain_id: "vanity_domain_id",
   from_date: "from",
   to_date: "to",

@@ -120,11 +120,14 @@ export function processEnvironment(name: ProcessName, placement: Placement): Rec
   for (const secret of spec.secrets) env[secret] = placement.secrets[secret];
   if (spec.database && placement.databaseUrl) env.DATABASE_URL = placement.databaseUrl;
   if (spec.redis && placement.redisUrl) env.REDIS_URL = placement.redisUrl;
+  const shortLinkBaseUrl = placement.shortLinkBaseUrl ?? `http://${placement.host}:${placement.redirectPort}`;
   if (name === "links") {
     env.REDIRECT_HOST = placement.host;
     env.REDIRECT_PORT = String(placement.redirectPort);
-    env.SHORT_LINK_BASE_URL = placement.shortLinkBaseUrl ?? `http://${placement.host}:${placement.redirectPort}`;
+    env.SHORT_LINK_BASE_URL = shortLinkBaseUrl;
   }
+  // The edge draws design previews with a placeholder link on the same short domain.
+  if (name === "edge") env.SHORT_LINK_BASE_URL = shortLinkBaseUrl;
   return env;
 }
 

@@ -69,3 +69,10 @@ export async function jsqrDecode(image: Buffer): Promise<string | null> {
     jsQR(new Uint8ClampedArray(data.buffer, data.byteOffset, data.byteLength), info.width, info.height)?.data ?? null
   );
 }
+
+/** The text and the symbol version (which fixes the grid of modules) that jsQR reads in an image; null when it finds no code. */
+export async function jsqrSymbol(image: Buffer): Promise<{ text: string; version: number } | null> {
+  const { data, info } = await sharp(image).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const found = jsQR(new Uint8ClampedArray(data.buffer, data.byteOffset, data.byteLength), info.width, info.height);
+  return found ? { text: found.data, version: found.version } : null;
+}

@@ -46,7 +46,8 @@ export interface paths {
         };
         /**
          * Get the key's account
-         * @description The account that owns the API key, with its plan limits. Scope: `account:read`.
+         * @description The account that owns the API key, with its plan limits and how much of them it uses
+         *     (`usage.qr_codes` against `limits.qr_codes`). Scope: `account:read`.
          */
         get: operations["getAccount"];
         put?: never;
@@ -157,7 +158,8 @@ export interface paths {
         /**
          * List the QR codes of a workspace
          * @description The workspace's QR codes, oldest first, with the same `limit` (1–100, default 20) and `cursor`
-         *     as every list. A workspace the key cannot see is 404. Scope: `qr_codes:read`.
+         *     as every list, optionally only those whose name contains `q` or in one `status`. A workspace
+         *     the key cannot see is 404. Scope: `qr_codes:read`.
          */
         get: operations["listWorkspaceQrCodes"];
         put?: never;
@@ -312,12 +314,61 @@ export interface paths {
         };
         /**
          * List the account's QR codes
-         * @description The account's QR codes, oldest first, optionally only those of one workspace. A
-         *     `workspace_id` naming a workspace the key cannot see is 404. Scope: `qr_codes:read`.
+         * @description The account's QR codes, oldest first, optionally only those of one workspace, whose name
+         *     contains `q`, or in one `status`; the filters combine. A `workspace_id` naming a workspace the
+         *     key cannot see is 404. Scope: `qr_codes:read`.
          */
         get: operations["listQrCodes"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/qr-codes/preview": {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a design without storing anything
+         * @description The image a design draws, for a design editor's live preview: nothing is stored, so it makes
+         *     no code and no link, uses no capacity and sends no webhook event.
+         *
+         *     - The design is judged exactly as `createQrCode` judges it, with the same errors and field
+         *       paths: `400 validation_error` for a design that is invalid or would not scan (such as
+         *       `mismatched_corner_shapes` on `design.cornerDotShape`, `low_contrast`, a logo too large for
+         *       the error correction), `403 premium_frames_required` for a circle frame or frame labels
+         *       without the `premium_frames` add-on.
+         *     - Without `content` the image encodes a placeholder short link on the platform's default short
+         *       domain, as long as a generated one, so the symbol has the same modules as the code a create
+         *       would make (a code with a custom slug encodes a link of another length). With `content` it
+         *       encodes that text, which must fit a QR code at the design's error correction
+         *       (`400 validation_error` on `content` otherwise).
+         *     - `format` and `size` as for `exportQrCode`, in the body; the answer is the image with the same
+         *       content types, `Content-Security-Policy` and `X-Content-Type-Options`, and
+         *       `Cache-Control: no-store` (a preview is drawn for one request). Previews are drawn in the
+         *       account's turn like exports: `429 render_queue_full` with `Retry-After: 1` when too many are
+         *       waiting. A request whose client disconnects stops its drawing.
+         *     - A preview has no effect, so it is safe to repeat as it is: unlike other `POST`s it takes no
+         *       `Idempotency-Key` (one sent is ignored).
+         *
+         *     Scope: `qr_codes:write`, as the create whose form it serves: a read-only key has no design to
+         *     choose.
+         */
+        post: operations["previewQrCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -889,6 +940,7 @@ export interface components {
             /** @description Paid add-ons of the account. `premium_frames` unlocks circle frames and frame labels. */
             addons: "premium_frames"[];
             limits: components["schemas"]["AccountLimits"];
+            usage: components["schemas"]["AccountUsage"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -915,6 +967,14 @@ export interface components {
             custom_links: number | null;
             /** @description Requests per hour per API key, the account's own figure when it has one. */
             hourly_requests: number | null;
+        };
+        /** @description What the account holds against its `limits`, now. */
+        AccountUsage: {
+            /**
+             * @description How many QR codes the account holds, in every workspace and none, counted as a create counts
+             *     them against `limits.qr_codes` (a code being created already holds its place).
+             */
+            qr_codes: number;
         };
         /** @description A group of QR codes inside the account. */
         Workspace: {
@@ -1280,6 +1340,26 @@ export interface components {
              *     returned: reads show `password_protected`.
              */
             password?: string | null;
+        };
+        /** @description A design to draw without storing it (`previewQrCode`). */
+        QrCodePreview: {
+            design?: components["schemas"]["DesignInput"];
+            /**
+             * @description The image format.
+             * @default png
+             * @enum {string}
+             */
+            format: "png" | "jpg" | "svg";
+            /**
+             * @description Width and height in pixels.
+             * @default 1024
+             */
+            size: number;
+            /**
+             * @description The text to encode instead of the placeholder short link, 1–4096 characters; it must fit a
+             *     QR code at the design's error correction.
+             */
+            content?: string;
         };
         /**
          * @description The custom slug on `vanity_domain_id`; only together with it. 3–64 characters of `a-z`, `0-9`,
@@ -2488,6 +2568,14 @@ export interface components {
          *     the same filters; anything else is `400 validation_error` on `cursor`.
          */
         Cursor: string;
+        /**
+         * @description Only the QR codes whose name contains this text, compared case-insensitively (`menu` finds
+         *     "Spring Menu"); at most 200 characters, with no control characters. Empty filters nothing.
+         *     A `cursor` is only valid with the `q` it was issued for.
+         */
+        QrCodeNameSearch: string;
+        /** @description Only the QR codes in this status. A `cursor` is only valid with the `status` it was issued for. */
+        QrCodeStatusFilter: "active" | "paused";
     };
     requestBodies: never;
     headers: {
@@ -2843,6 +2931,14 @@ export interface operations {
     listWorkspaceQrCodes: {
         parameters: {
             query?: {
+                /**
+                 * @description Only the QR codes whose name contains this text, compared case-insensitively (`menu` finds
+                 *     "Spring Menu"); at most 200 characters, with no control characters. Empty filters nothing.
+                 *     A `cursor` is only valid with the `q` it was issued for.
+                 */
+                q?: components["parameters"]["QrCodeNameSearch"];
+                /** @description Only the QR codes in this status. A `cursor` is only valid with the `status` it was issued for. */
+                status?: components["parameters"]["QrCodeStatusFilter"];
                 /** @description Page size, 1 to 100. Any other value, including an empty one, is `400 validation_error` on `limit`. */
                 limit?: components["parameters"]["Limit"];
                 /**
@@ -3095,6 +3191,14 @@ export interface operations {
             query?: {
                 /** @description Only the QR codes of this workspace. A value that is not a UUID is 400. */
                 workspace_id?: string;
+                /**
+                 * @description Only the QR codes whose name contains this text, compared case-insensitively (`menu` finds
+                 *     "Spring Menu"); at most 200 characters, with no control characters. Empty filters nothing.
+                 *     A `cursor` is only valid with the `q` it was issued for.
+                 */
+                q?: components["parameters"]["QrCodeNameSearch"];
+                /** @description Only the QR codes in this status. A `cursor` is only valid with the `status` it was issued for. */
+                status?: components["parameters"]["QrCodeStatusFilter"];
                 /** @description Page size, 1 to 100. Any other value, including an empty one, is `400 validation_error` on `limit`. */
                 limit?: components["parameters"]["Limit"];
                 /**
@@ -3131,6 +3235,68 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
+        };
+    };
+    previewQrCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this request, echoed in the `X-Request-ID` response header and in error
+                 *     bodies. Kept when it is 1–128 characters of `[A-Za-z0-9._:-]`, else replaced.
+                 */
+                "X-Request-ID"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QrCodePreview"];
+            };
+        };
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    /** @description `inline` with a filename of the size and format, such as `inline; filename="preview-1024.png"`. */
+                    "Content-Disposition": string;
+                    /** @description Forbids scripts and external loads should the image be opened as a document. */
+                    "Content-Security-Policy": string;
+                    /** @description `nosniff`: the image is only ever read as its declared type. */
+                    "X-Content-Type-Options": "nosniff";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": unknown;
+                    "image/jpeg": unknown;
+                    "image/svg+xml": unknown;
+                };
+            };
+            400: components["responses"]["InvalidRequestBody"];
+            401: components["responses"]["Unauthorized"];
+            /**
+             * @description The key may not do this (`plan_not_eligible`, `account_inactive`, `insufficient_scope`),
+             *     or the design needs an add-on the account lacks (`premium_frames_required`).
+             */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["XRequestId"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessDeniedError"] | components["schemas"]["InsufficientScopeError"] | components["schemas"]["PremiumFramesRequiredError"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["ExportTooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["GatewayTimeout"];
