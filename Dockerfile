@@ -16,6 +16,7 @@ COPY services/libs/api-client/package.json services/libs/api-client/
 COPY services/libs/db/package.json services/libs/db/
 COPY services/libs/design/package.json services/libs/design/
 COPY services/libs/platform/package.json services/libs/platform/
+COPY services/libs/routing/package.json services/libs/routing/
 COPY services/tenancy/package.json services/tenancy/
 COPY services/catalog/package.json services/catalog/
 COPY services/links/package.json services/links/
