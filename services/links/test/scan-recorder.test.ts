@@ -8,7 +8,7 @@ import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { RecordScansRequestSchema, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { scanClassifier, visitorKey } from "../src/scans/recording/classify.js";
-import { scansOf } from "../src/scans/scan-columns.js";
+import { scansOf, type ScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
 import { ScanRecorder, type SendScans } from "../src/scans/recording/scan-recorder.js";
 import { ScanSpool } from "../src/scans/recording/scan-spool.js";
@@ -259,10 +259,11 @@ describe("the scan recorder", () => {
         referrerHost: [""],
         visitorKey: ["visitor"],
       });
-      // As an older version (or a hand on the disk) might have left them: oldest first.
-      await spool.write(scan("toaster"));
+      // As an older version (or a hand on the disk) might have left them, without the routing
+      // decision's columns: oldest first.
+      await spool.write(scan("toaster") as ScanColumns);
       await new Promise((resolve) => setTimeout(resolve, 2));
-      await spool.write(scan("mobile"));
+      await spool.write(scan("mobile") as ScanColumns);
       const service = fakeService();
       const recorder = recorderFor(service.send, 10, new ScanSpool(dir));
       await until(() => service.stored.size === 1);
