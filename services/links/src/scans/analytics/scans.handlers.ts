@@ -144,7 +144,10 @@ function ruleScans(values: { value: string; scans: number }[], totalScans: numbe
     const slash = value.indexOf("/");
     const ruleId = slash < 0 ? value : value.slice(0, slash);
     let rule = rules.get(ruleId);
-    if (rule === undefined) rules.set(ruleId, (rule = { scans: 0, variants: new Map() }));
+    if (rule === undefined) {
+      rule = { scans: 0, variants: new Map() };
+      rules.set(ruleId, rule);
+    }
     rule.scans += scans;
     if (slash >= 0) {
       const variant = Number(value.slice(slash + 1));
