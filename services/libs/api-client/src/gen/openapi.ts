@@ -1177,7 +1177,8 @@ export interface components {
             /** @description Host names of the pages the scans came from; `direct` when there was none. */
             referrers: components["schemas"]["ScanBreakdown"];
             /**
-             * @description Scans by the routing rule that decided where they went, most first: one entry for every
+             * @description Scans by the routing rule that decided where they went, most first (ties by `rule_id`, the
+             *     entry with `rule_id` null last): one entry for every
              *     rule that decided a scan in the range (including rules removed since), and one with
              *     `rule_id` null for the scans no rule decided: no rule matching, a code without rules, or
              *     a code not live sending the scan to its `expired_url`. The entries' `scans` add up to

@@ -183,8 +183,9 @@ export type GetLinkAnalyticsResponse = Message<"qrplatform.links.v1.GetLinkAnaly
   referrers: BreakdownEntry[];
 
   /**
-   * Scans by the routing rule that decided them, most first: one entry per rule that decided a scan
-   * in the range, and one with an empty rule id for the scans no rule decided.
+   * Scans by the routing rule that decided them, most first (ties by rule id, the empty one last): one
+   * entry per rule that decided a scan in the range, and one with an empty rule id for the scans no
+   * rule decided; together they add up to total_scans.
    *
    * @generated from field: repeated qrplatform.links.v1.RuleScans rules = 9;
    */
