@@ -12,6 +12,7 @@ import * as linkRouting from "./20270215T1000_link_routing.js";
 import * as scanReservations from "./20270216T1000_scan_reservations.js";
 import * as outboxScanLimitReached from "./20270216T1100_outbox_scan_limit_reached.js";
 import * as expiryAnnouncements from "./20270216T1200_expiry_announcements.js";
+import * as scanDeltasByRule from "./20270217T1000_scan_deltas_by_rule.js";
 
 /** The links schema's migrations, oldest first. */
 export const migrations: Migrations = {
@@ -28,6 +29,7 @@ export const migrations: Migrations = {
   "20270216T1000_scan_reservations": scanReservations,
   "20270216T1100_outbox_scan_limit_reached": outboxScanLimitReached,
   "20270216T1200_expiry_announcements": expiryAnnouncements,
+  "20270217T1000_scan_deltas_by_rule": scanDeltasByRule,
 };
 
 /** The Postgres schema that holds the links service's tables. */

@@ -13,9 +13,9 @@ import { inProcessTransport, listenHttp, type HttpServer } from "@qrplatform/pla
 import { VISITOR_KEY_SECRET } from "@qrplatform/testing";
 import { memoryInvalidationBus, startRedirectPath } from "../src/server.js";
 import type { RedirectPath } from "../src/redirects/redirect-path.js";
-import type { ScanColumns } from "../src/scans/scan-columns.js";
 import { PAGE_SECURITY_POLICY } from "../src/redirects/pages.js";
 import { WRONG_GUESSES } from "../src/redirects/password-guesses.js";
+import { summarizeScans } from "../src/scans/analytics/scans.repository.js";
 import { credentials, logger, SHORT_HOST, startLinks, type LinksStack } from "./support/links-stack.js";
 
 const IPHONE =
@@ -28,18 +28,13 @@ let stack: LinksStack;
 let path: RedirectPath;
 let server: HttpServer;
 const accountId = randomUUID();
-/** Every batch the redirect path handed to storage, as it handed it. */
-const stored: ScanColumns[] = [];
 
 beforeAll(async () => {
   const invalidations = memoryInvalidationBus();
   stack = await startLinks({ invalidations });
   path = await startRedirectPath({
     transport: inProcessTransport({ modules: [stack.module], credentials, logger, token: credentials.serviceToken }),
-    storeScans: (columns) => {
-      stored.push(columns);
-      return stack.module.storeCheckedScans(columns);
-    },
+    storeScans: stack.module.storeCheckedScans,
     invalidations,
     reserveScan: stack.module.reserveScan,
     visitorKeySecret: VISITOR_KEY_SECRET,
@@ -263,23 +258,51 @@ describe("a protected link", () => {
   });
 });
 
-// The answers above were recorded as scans with the classification made while answering.
+// The answers above were recorded as scans with the classification made while answering, and the
+// rule (and variant) that decided them.
 describe("scans of links with routing", () => {
-  it("are recorded with the country the rules read", async () => {
+  it("are recorded with the country the rules read and the rule and variant that decided them", async () => {
     const link = await newLink({
-      rules: [{ conditions: { countries: ["JP"] }, destinationUrl: "https://example.com/jp" }],
+      rules: [
+        { conditions: { countries: ["JP"] }, destinationUrl: "https://example.com/jp" },
+        {
+          conditions: {},
+          variants: [
+            { destinationUrl: "https://example.com/a", weight: 50 },
+            { destinationUrl: "https://example.com/b", weight: 50 },
+          ],
+        },
+      ],
     });
+    const [japan, split] = link.routing!.rules.map((rule) => rule.id);
     expect(where(await visit(link.slug, { country: "JP" }))).toBe("302 https://example.com/jp");
+    const other = where(await visit(link.slug, { country: "FR" }));
+    expect(["302 https://example.com/a", "302 https://example.com/b"]).toContain(other);
+    const variant = other.endsWith("/a") ? 0 : 1;
+    const today = new Date().toISOString().slice(0, 10);
     const deadline = Date.now() + 10_000;
-    let rows: { country: string; deviceType: string }[] = [];
-    while (rows.length === 0 && Date.now() < deadline) {
+    let breakdowns: { dimension: string; value: string; scans: number }[] = [];
+    const stored = () =>
+      breakdowns.filter((row) => row.dimension === "device").reduce((sum, row) => sum + row.scans, 0);
+    while (stored() < 2 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      rows = stored.flatMap((batch) =>
-        batch.linkId.flatMap((id, i) =>
-          id === link.id ? [{ country: batch.country[i] ?? "", deviceType: batch.deviceType[i] ?? "" }] : [],
-        ),
-      );
+      ({ breakdowns } = await summarizeScans(stack.database.db, link.id, today, today));
     }
-    expect(rows).toEqual([{ country: "JP", deviceType: "mobile" }]);
+    const of = (dimension: string) =>
+      breakdowns
+        .filter((row) => row.dimension === dimension)
+        .map((row) => [row.value, row.scans])
+        .sort();
+    expect(of("country")).toEqual([
+      ["FR", 1],
+      ["JP", 1],
+    ]);
+    expect(of("device")).toEqual([["mobile", 2]]);
+    expect(of("rule")).toEqual(
+      [
+        [japan, 1],
+        [`${split}/${variant}`, 1],
+      ].sort(),
+    );
   });
 });

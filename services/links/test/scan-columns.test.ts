@@ -10,6 +10,7 @@ import {
   batchSchema,
   checkedScanColumns,
   MAX_SCANS_PER_BATCH,
+  NO_VARIANT,
   plainlyValid,
   scanColumnsOf,
   type ScanColumns,
@@ -44,6 +45,12 @@ const validFields: Record<string, fc.Arbitrary<unknown>> = {
   browser: fc.string({ maxLength: 64 }),
   referrerHost: fc.string({ maxLength: 253 }),
   visitorKey: textOf(16),
+  ruleId: fc.oneof(
+    fc.constant(""),
+    fc.uuid(),
+    fc.uuid().map((id) => id.toUpperCase()),
+  ),
+  variant: fc.constant(undefined),
 };
 /** For each field, values on both sides of its rule. */
 const edgeFields: Record<string, fc.Arbitrary<unknown>> = {
@@ -63,6 +70,12 @@ const edgeFields: Record<string, fc.Arbitrary<unknown>> = {
   browser: nearLimit(64),
   referrerHost: nearLimit(253),
   visitorKey: fc.oneof(fc.constant(""), nearLimit(64)),
+  ruleId: fc.oneof(
+    fc.string({ maxLength: 40 }),
+    fc.uuid().map((id) => `${id}/1`),
+  ),
+  // Beside a rule id, 0–3 is valid; beside an empty one, no variant is.
+  variant: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constant(2 ** 32 - 1)),
 };
 /** A valid scan, or one with a single field moved to either side of its rule. */
 const anyScan: fc.Arbitrary<Scan> = fc
@@ -83,6 +96,8 @@ const columnsOf = (scans: Scan[]): ScanColumns => ({
   browser: scans.map((scan) => scan.browser),
   referrerHost: scans.map((scan) => scan.referrerHost),
   visitorKey: scans.map((scan) => scan.visitorKey),
+  ruleId: scans.map((scan) => scan.ruleId),
+  variant: scans.map((scan) => scan.variant ?? NO_VARIANT),
 });
 
 const zodAccepts = (scans: Scan[]) =>

@@ -8,7 +8,7 @@ import { openTestDatabase } from "@qrplatform/db/testing";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import type { LinksDeps } from "../src/deps.js";
 import { rangeVisitors } from "../src/scans/analytics/range-visitors.js";
-import type { ScanColumns } from "../src/scans/scan-columns.js";
+import { NO_VARIANT, type ScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
 import { firstKeptDay, maintainScanPartitions } from "../src/scans/analytics/scan-partitions.js";
 import { foldScanDeltas, storeScans, summarizeScans } from "../src/scans/analytics/scans.repository.js";
@@ -45,6 +45,8 @@ function scansOf(linkId: string, times: Date[], visitor: (i: number) => string):
     browser: times.map(() => "Safari"),
     referrerHost: times.map(() => ""),
     visitorKey: times.map((_, i) => visitor(i)),
+    ruleId: times.map(() => ""),
+    variant: times.map(() => NO_VARIANT),
   };
 }
 

@@ -8,7 +8,7 @@ import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { RecordScansRequestSchema, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { scanClassifier, visitorKey } from "../src/scans/recording/classify.js";
-import { scansOf } from "../src/scans/scan-columns.js";
+import { scansOf, type ScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
 import { ScanRecorder, type SendScans } from "../src/scans/recording/scan-recorder.js";
 import { ScanSpool } from "../src/scans/recording/scan-spool.js";
@@ -176,6 +176,27 @@ describe("the scan recorder", () => {
       await crashed.close(0);
     });
 
+    it("keeps the rule and the variant that decided each scan, also through the spool", async () => {
+      const [rule, split] = [crypto.randomUUID(), crypto.randomUUID()];
+      const crashed = recorderFor(down, 10, new ScanSpool(dir));
+      crashed.recordRedirect(request("GET", IPHONE, "198.51.100.1"), target, undefined, { ruleId: rule });
+      crashed.recordRedirect(request("GET", IPHONE, "198.51.100.2"), target, undefined, { ruleId: split, variant: 2 });
+      crashed.recordRedirect(request("GET", IPHONE, "198.51.100.3"), target);
+      await until(() => crashed.pending === 0);
+      await crashed.close(0);
+      const service = fakeService();
+      const restarted = recorderFor(service.send, 10, new ScanSpool(dir));
+      await until(() => service.stored.size === 3);
+      await restarted.close();
+      expect([...service.stored.values()].map((scan) => [scan.ruleId, scan.variant]).sort()).toEqual(
+        [
+          ["", undefined],
+          [rule, undefined],
+          [split, 2],
+        ].sort(),
+      );
+    });
+
     // This version's batch file of one scan, whole, to damage.
     const columns = {
       id: [crypto.randomUUID()],
@@ -195,6 +216,7 @@ describe("the scan recorder", () => {
       ["a column missing", ".json", Buffer.from(JSON.stringify(withoutVisitorKeys))],
       ["columns of other lengths", ".json", Buffer.from(JSON.stringify({ ...columns, linkId: [] }))],
       ["a time as text", ".json", Buffer.from(JSON.stringify({ ...columns, scannedAtMs: ["1"] }))],
+      ["a variant as text", ".json", Buffer.from(JSON.stringify({ ...columns, ruleId: [""], variant: ["1"] }))],
     ])(
       "renames a spool file that cannot be decoded (%s) out of the way and stores the batches after it",
       async (_, suffix, bytes) => {
@@ -259,10 +281,11 @@ describe("the scan recorder", () => {
         referrerHost: [""],
         visitorKey: ["visitor"],
       });
-      // As an older version (or a hand on the disk) might have left them: oldest first.
-      await spool.write(scan("toaster"));
+      // As an older version (or a hand on the disk) might have left them, without the routing
+      // decision's columns: oldest first.
+      await spool.write(scan("toaster") as ScanColumns);
       await new Promise((resolve) => setTimeout(resolve, 2));
-      await spool.write(scan("mobile"));
+      await spool.write(scan("mobile") as ScanColumns);
       const service = fakeService();
       const recorder = recorderFor(service.send, 10, new ScanSpool(dir));
       await until(() => service.stored.size === 1);

@@ -389,6 +389,99 @@ describe("link analytics", () => {
   });
 });
 
+describe("analytics per routing rule", () => {
+  const rulesOf = async (accountId: string, linkId: string, fromDate = "2026-11-20", toDate = "2026-11-21") =>
+    (await analytics.getLinkAnalytics({ accountId, linkId, fromDate, toDate })).rules.map((rule) => ({
+      ruleId: rule.ruleId,
+      scans: rule.scans,
+      variants: rule.variants.map((v) => [v.variant, v.scans]),
+    }));
+
+  it("count the scans each rule and each variant of a split decided, and the rest as no rule's, folded or not", async () => {
+    const { accountId, linkId } = await newLink();
+    const [plain, split] = [randomUUID(), randomUUID()];
+    const scans = [
+      ...Array.from({ length: 3 }, () => scan(linkId, "2026-11-20T08:00:00Z", { ruleId: plain })),
+      ...Array.from({ length: 4 }, (_, i) =>
+        scan(linkId, `2026-11-2${i % 2}T09:00:00Z`, { ruleId: split, variant: 0 }),
+      ),
+      // Upper case names the same rule.
+      scan(linkId, "2026-11-21T10:00:00Z", { ruleId: split.toUpperCase(), variant: 1 }),
+      scan(linkId, "2026-11-21T10:00:00Z", { ruleId: split, variant: 1 }),
+      ...Array.from({ length: 5 }, () => scan(linkId, "2026-11-21T11:00:00Z")),
+      // Outside the range: counted on its own day only.
+      scan(linkId, "2026-11-22T08:00:00Z", { ruleId: plain }),
+    ];
+    expect((await stack.redirects.recordScans({ scans: scans.slice(0, 6) })).recordedCount).toBe(6);
+    await foldScanDeltas(stack.database.db);
+    expect((await stack.redirects.recordScans({ scans: scans.slice(6) })).recordedCount).toBe(9);
+    const expected = [
+      {
+        ruleId: split,
+        scans: 6n,
+        variants: [
+          [0, 4n],
+          [1, 2n],
+        ],
+      },
+      { ruleId: "", scans: 5n, variants: [] },
+      { ruleId: plain, scans: 3n, variants: [] },
+    ];
+    // Half folded, half in the deltas, then all folded.
+    expect(await rulesOf(accountId, linkId)).toEqual(expected);
+    while ((await foldScanDeltas(stack.database.db)) === undefined);
+    expect(await rulesOf(accountId, linkId)).toEqual(expected);
+    expect(await rulesOf(accountId, linkId, "2026-11-22", "2026-11-22")).toEqual([
+      { ruleId: plain, scans: 1n, variants: [] },
+    ]);
+    // The other breakdowns are as they were: every scan in each.
+    const summary = await analytics.getLinkAnalytics({
+      accountId,
+      linkId,
+      fromDate: "2026-11-20",
+      toDate: "2026-11-21",
+    });
+    expect(summary.countries.map((c) => [c.value, c.scans])).toEqual([["DE", 14n]]);
+  });
+
+  it("give a link without rules one entry, no rule's, and a range without scans none", async () => {
+    const { accountId, linkId } = await newLink();
+    await stack.redirects.recordScans({
+      scans: [scan(linkId, "2026-11-20T08:00:00Z"), scan(linkId, "2026-11-21T08:00:00Z")],
+    });
+    expect(await rulesOf(accountId, linkId)).toEqual([{ ruleId: "", scans: 2n, variants: [] }]);
+    expect(await rulesOf(accountId, linkId, "2026-11-10", "2026-11-11")).toEqual([]);
+    // Scans no rule decided leave nothing in the rule breakdown's rollups.
+    while ((await foldScanDeltas(stack.database.db)) === undefined);
+    const { rows } = await sql<{ n: number }>`
+      select count(*)::int as n from links.scan_day_values where link_id = ${linkId} and dimension = 'rule'`.execute(
+      stack.database.db,
+    );
+    expect(rows).toEqual([{ n: 0 }]);
+  });
+
+  it("refuse a rule id that is no UUID, a variant past 3 and a variant without its rule, naming each field", async () => {
+    const { linkId } = await newLink();
+    // A malformed id is refused at the door, as every id is.
+    const malformed = await errorOf(
+      stack.redirects.recordScans({ scans: [scan(linkId, "2026-11-22T08:00:00Z", { ruleId: "rule-1" })] }),
+    );
+    expect(malformed.code).toBe(Code.InvalidArgument);
+    expect(malformed.fields.map((f) => f.field)).toEqual(["scans.0.rule_id"]);
+    const error = await errorOf(
+      stack.redirects.recordScans({
+        scans: [
+          scan(linkId, "2026-11-22T08:00:00Z", { ruleId: randomUUID(), variant: 3 }),
+          scan(linkId, "2026-11-22T08:00:00Z", { ruleId: randomUUID(), variant: 4 }),
+          scan(linkId, "2026-11-22T08:00:00Z", { variant: 0 }),
+        ],
+      }),
+    );
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(error.fields.map((f) => f.field).sort()).toEqual(["1.variant", "2.variant"]);
+  });
+});
+
 describe("rollups written as deltas", () => {
   const deltasLeft = async () =>
     Number(

@@ -2,7 +2,7 @@ import type { Client } from "@connectrpc/connect";
 import type { RequestHandler } from "express";
 import { z } from "zod";
 import type { QrCodeService } from "@qrplatform/api/catalog";
-import type { AnalyticsService, BreakdownEntry } from "@qrplatform/api/links";
+import type { AnalyticsService, BreakdownEntry, RuleScans } from "@qrplatform/api/links";
 import { callerOf } from "../http/auth.js";
 import { parseInput } from "../http/input.js";
 import { uuidParam } from "./params.js";
@@ -13,6 +13,13 @@ const analyticsQuery = z.object({ from: date, to: date });
 
 const breakdownJson = (entries: BreakdownEntry[]) =>
   entries.map(({ value, scans }) => ({ value, scans: Number(scans) }));
+
+const rulesJson = (rules: RuleScans[]) =>
+  rules.map(({ ruleId, scans, variants }) => ({
+    rule_id: ruleId === "" ? null : ruleId,
+    scans: Number(scans),
+    variants: variants.map(({ variant, scans }) => ({ variant, scans: Number(scans) })),
+  }));
 
 /** GET /qr-codes/{id}/analytics: the code's scans over a range of UTC days. */
 export function analyticsHandler(
@@ -47,6 +54,7 @@ export function analyticsHandler(
       operating_systems: breakdownJson(summary.operatingSystems),
       browsers: breakdownJson(summary.browsers),
       referrers: breakdownJson(summary.referrers),
+      rules: rulesJson(summary.rules),
     });
   };
 }

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { errorInfoOf } from "@qrplatform/platform";
+import { settledCount } from "@qrplatform/testing";
 import { call, expectError, invalidFields, typedClient } from "./http.js";
 import type { Stack, StackMode } from "./stack.js";
 
@@ -309,6 +310,84 @@ export function describeDynamicCodes(mode: StackMode, ctx: DynamicCodesContext):
         expect(previewed.body.destination_url, visitor.query).toBe(scanned.headers.get("location"));
         expect(scanned.headers.get("location"), visitor.query).toBe(`https://example.com/${visitor.expected}`);
       }
+    });
+
+    it("counts in analytics exactly the redirects each rule and each variant of a split made", async () => {
+      const { key, workspaceId } = await ctx.accountWithWorkspace();
+      const { body: code } = await createCode(key, workspaceId, {
+        destination_url: "https://example.com/default",
+        rules: [
+          { conditions: { countries: ["JP"] }, destination_url: "https://example.jp/menu" },
+          {
+            conditions: { countries: ["DE", "US"] },
+            variants: [
+              { destination_url: "https://a.example/", weight: 50 },
+              { destination_url: "https://b.example/", weight: 50 },
+            ],
+          },
+        ],
+      });
+      const [japan, split] = code.rules.map((rule: { id: string }) => rule.id);
+      const IPHONE =
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+      const COUNTRIES = ["JP", "DE", "US", "FR", "DE", "US", "JP", "BR", "DE", "US"];
+      // Where each redirect went, as the visitor saw it: the rule's, a variant's or the code's own destination.
+      const made = new Map<string, number>();
+      const visits = 60;
+      for (let i = 0; i < visits; i++) {
+        // A visitor of its own (address and so key) in one of the countries, behind the trusted proxy.
+        const scanned = await fetch(code.vanity_url, {
+          redirect: "manual",
+          headers: {
+            "user-agent": IPHONE,
+            "x-forwarded-for": `203.0.113.${i + 1}`,
+            "cf-ipcountry": COUNTRIES[i % COUNTRIES.length]!,
+          },
+        });
+        expect(scanned.status).toBe(302);
+        const location = scanned.headers.get("location")!;
+        made.set(location, (made.get(location) ?? 0) + 1);
+      }
+      // Neither a bot nor a HEAD is a scan, whichever rule answers them.
+      const bot = { "user-agent": "facebookexternalhit/1.1", "cf-ipcountry": "JP" };
+      expect((await fetch(code.vanity_url, { redirect: "manual", headers: bot })).status).toBe(302);
+      const head = { "user-agent": IPHONE, "cf-ipcountry": "DE" };
+      expect((await fetch(code.vanity_url, { method: "HEAD", redirect: "manual", headers: head })).status).toBe(302);
+
+      const [first, second] = [made.get("https://a.example/") ?? 0, made.get("https://b.example/") ?? 0];
+      // Thirty-six visitors of DE and US split 50/50 by their keys: both variants had some.
+      expect(first + second).toBe(36);
+      expect(first).toBeGreaterThan(0);
+      expect(second).toBeGreaterThan(0);
+      const analytics = async () => (await api("GET", `/qr-codes/${code.id}/analytics`, { key })).body;
+      await settledCount(async () => (await analytics()).total_scans, visits);
+      const { status, body } = await api("GET", `/qr-codes/${code.id}/analytics`, { key });
+      expect(status).toBe(200);
+      const expected = [
+        { rule_id: split, scans: 36, variants: [first, second].map((scans, variant) => ({ variant, scans })) },
+        { rule_id: japan, scans: made.get("https://example.jp/menu") ?? 0, variants: [] },
+        { rule_id: null, scans: made.get("https://example.com/default") ?? 0, variants: [] },
+      ];
+      expect(expected.map((entry) => entry.scans)).toEqual([36, 12, 12]);
+      expect(body.total_scans).toBe(visits);
+      expect(body.rules).toEqual(
+        expected.sort(
+          (a, b) =>
+            b.scans - a.scans || (a.rule_id === null ? 1 : b.rule_id === null ? -1 : a.rule_id < b.rule_id ? -1 : 1),
+        ),
+      );
+      expect(body.countries).toEqual(
+        expect.arrayContaining([
+          { value: "JP", scans: 12 },
+          { value: "DE", scans: 18 },
+        ]),
+      );
+
+      // The typed client reads the same.
+      const typed = await typedClient(ctx.stack().baseUrl, key).GET("/qr-codes/{id}/analytics", {
+        params: { path: { id: code.id } },
+      });
+      expect(typed.data?.rules).toEqual(body.rules);
     });
 
     it("keeps routing inside the account: another account's code is 404 on PATCH and resolve", async () => {

@@ -138,6 +138,13 @@ export async function startStack(mode: StackMode, options: StackOptions = {}): P
   return mode === "in-process" ? startInProcess(options) : startProcesses(options);
 }
 
+/**
+ * The tests' visitors reach short links as if through a proxy on loopback (a CDN, say), so that a test
+ * can scan from other addresses and countries (X-Forwarded-For, CF-IPCountry) as production would
+ * see them; a request without those headers is the loopback visitor of a country unknown, as before.
+ */
+const VISITORS_BEHIND_A_PROXY = { trustedProxies: ["loopback"], countryHeader: "cf-ipcountry" };
+
 async function startInProcess(options: StackOptions): Promise<Stack> {
   const logger = options.logger ?? defaultLogger;
   const database = await openTestDatabase(MIGRATED_PLATFORM);
@@ -159,6 +166,7 @@ async function startInProcess(options: StackOptions): Promise<Stack> {
       webhooks: options.webhooks,
       // Webhook workers only for the tests that give their options; no reconciler under any test.
       workers: { reconciler: false, webhooks: options.webhooks !== undefined },
+      ...VISITORS_BEHIND_A_PROXY,
     },
   );
   handler.set(platform.listener);
@@ -280,7 +288,12 @@ async function startProcesses(options: StackOptions): Promise<Stack> {
   // What the tests need beyond the layout: custom domains verified against the test's DNS server over
   // plain HTTP, and small bodies so that limits are cheap to reach.
   const testEnv: Partial<Record<ProcessName, Record<string, string>>> = {
-    links: { CUSTOM_DOMAIN_SCHEME: "http", DNS_RESOLVER: dns.address },
+    links: {
+      CUSTOM_DOMAIN_SCHEME: "http",
+      DNS_RESOLVER: dns.address,
+      TRUSTED_PROXIES: VISITORS_BEHIND_A_PROXY.trustedProxies.join(","),
+      COUNTRY_HEADER: VISITORS_BEHIND_A_PROXY.countryHeader,
+    },
     edge: { MAX_BODY_BYTES: String(64 * 1024) },
     catalog: webhookEnvOf(options.webhooks),
   };

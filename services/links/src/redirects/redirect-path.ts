@@ -138,7 +138,7 @@ export async function startRedirectPath(options: RedirectPathOptions): Promise<R
     reserveScan: options.reserveScan,
     cookies: unlockCookies(options.visitorKeySecret),
     guesses: options.passwordGuesses ?? memoryPasswordGuesses(),
-    onRedirect: (req, target, facts) => recorder.recordRedirect(req, target, facts),
+    onRedirect: (req, target, facts, route) => recorder.recordRedirect(req, target, facts, route),
     logger,
   });
   return {

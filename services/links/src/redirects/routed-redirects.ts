@@ -12,6 +12,7 @@ import {
   type Visitor,
 } from "@qrplatform/routing";
 import { type ClassifiedRequest, type ScanFacts, visitorKey } from "../scans/recording/classify.js";
+import type { ScanRoute } from "../scans/recording/scan-recorder.js";
 import {
   ENDED_PAGE,
   NOT_FOUND_PAGE,
@@ -41,11 +42,22 @@ export interface RoutedRedirectsOptions {
   reserveScan: (linkId: string, maxScans: number) => Promise<boolean>;
   cookies: UnlockCookies;
   guesses: PasswordGuesses;
-  /** Records a redirect as a scan (unless it is none), with the classification made here. */
-  onRedirect?: (req: IncomingMessage, target: RedirectTarget, facts: ScanFacts) => void;
+  /**
+   * Records a redirect as a scan (unless it is none), with the classification made here and the rule
+   * (and variant) that decided it, when one did.
+   */
+  onRedirect?: (req: IncomingMessage, target: RedirectTarget, facts: ScanFacts, route?: ScanRoute) => void;
   logger: Logger;
   /** Unix milliseconds; tests replace it. */
   now?: () => number;
+}
+
+/** The rule (and variant) that decided a scan, as analytics count it; undefined when none did. */
+function routeOf(decision: Decision): ScanRoute | undefined {
+  if (decision.rule_id === null) return undefined;
+  return decision.variant === null
+    ? { ruleId: decision.rule_id }
+    : { ruleId: decision.rule_id, variant: decision.variant };
 }
 
 /** The longest password form body read: a 128-character password percent-encoded, and then some. */
@@ -94,6 +106,7 @@ export function routedRedirects(options: RoutedRedirectsOptions): AnswerRouted {
     target: RedirectTarget,
     facts: ScanFacts,
     location: string,
+    route?: ScanRoute,
   ): RedirectOutcome => {
     if (!SAFE_LOCATION.test(location)) {
       logger.error({ linkId: target.linkId }, "refusing to redirect to a location that is not plain ASCII");
@@ -108,7 +121,7 @@ export function routedRedirects(options: RoutedRedirectsOptions): AnswerRouted {
     });
     res.end();
     try {
-      options.onRedirect?.(req, target, facts);
+      options.onRedirect?.(req, target, facts, route);
     } catch (error) {
       logger.error({ err: error, linkId: target.linkId }, "could not record a scan");
     }
@@ -224,7 +237,7 @@ export function routedRedirects(options: RoutedRedirectsOptions): AnswerRouted {
           target.limitReached = true;
           return ended(req, res, target, facts, endedDecision(routing, "limit_reached"));
         }
-        return redirect(req, res, target, facts, decision.destination_url!);
+        return redirect(req, res, target, facts, decision.destination_url!, routeOf(decision));
       }
     }
   };

@@ -26,7 +26,14 @@ export interface ScanColumns {
   /** "" when the scan had no referrer. */
   referrerHost: string[];
   visitorKey: string[];
+  /** The routing rule that decided each scan, canonical; "" when none did. */
+  ruleId: string[];
+  /** The variant of a split rule each scan was sent to, 0 to 3; NO_VARIANT when none. */
+  variant: number[];
 }
+
+/** A scan's `variant` when no split rule decided it. */
+export const NO_VARIANT = -1;
 
 export function emptyScanColumns(): ScanColumns {
   return {
@@ -39,6 +46,8 @@ export function emptyScanColumns(): ScanColumns {
     browser: [],
     referrerHost: [],
     visitorKey: [],
+    ruleId: [],
+    variant: [],
   };
 }
 
@@ -77,6 +86,8 @@ export function scansOf(columns: ScanColumns): Scan[] {
       browser: columns.browser[i]!,
       referrerHost: columns.referrerHost[i]!,
       visitorKey: columns.visitorKey[i]!,
+      ruleId: columns.ruleId[i]!,
+      ...(columns.variant[i]! !== NO_VARIANT && { variant: columns.variant[i]! }),
     }),
   );
 }
@@ -98,17 +109,27 @@ export function joinScanColumns(batches: readonly ScanColumns[]): ScanColumns {
 export const MAX_SCANS_PER_BATCH = 5000;
 
 /** What every scan of a RecordScans batch must be; refusals name the scan's field. */
-const scanSchema = z.object({
-  id: uuidSchema,
-  linkId: uuidSchema,
-  scanTime: z.date(),
-  country: z.string().regex(/^([A-Z]{2})?$/, "must be an ISO 3166-1 alpha-2 code or empty"),
-  deviceType: z.enum(["mobile", "tablet", "desktop", "other"]),
-  os: z.string().max(64),
-  browser: z.string().max(64),
-  referrerHost: z.string().max(253),
-  visitorKey: z.string().min(1).max(64),
-});
+const scanSchema = z
+  .object({
+    id: uuidSchema,
+    linkId: uuidSchema,
+    scanTime: z.date(),
+    country: z.string().regex(/^([A-Z]{2})?$/, "must be an ISO 3166-1 alpha-2 code or empty"),
+    deviceType: z.enum(["mobile", "tablet", "desktop", "other"]),
+    os: z.string().max(64),
+    browser: z.string().max(64),
+    referrerHost: z.string().max(253),
+    visitorKey: z.string().min(1).max(64),
+    ruleId: z.string().refine((id) => id === "" || isUuid(id), {
+      message: "must be a rule's id (a UUID) or empty",
+      params: { reason: "invalid_format" },
+    }),
+    variant: z.number().int().min(0).max(3).optional(),
+  })
+  .refine((scan) => scan.variant === undefined || scan.ruleId !== "", {
+    message: "must be unset when no rule decided the scan",
+    path: ["variant"],
+  });
 export const batchSchema = z.array(scanSchema).max(MAX_SCANS_PER_BATCH);
 
 /**
@@ -129,6 +150,8 @@ export function scanColumnsOf(scans: Scan[]): ScanColumns {
     columns.browser.push(scan.browser);
     columns.referrerHost.push(scan.referrerHost);
     columns.visitorKey.push(scan.visitorKey);
+    columns.ruleId.push(isUuid(scan.ruleId) ? canonicalId(scan.ruleId) : scan.ruleId);
+    columns.variant.push(scan.variant ?? NO_VARIANT);
   }
   requireScanRules(columns);
   return columns;
@@ -141,7 +164,12 @@ export function scanColumnsOf(scans: Scan[]): ScanColumns {
  */
 export function checkedScanColumns(columns: ScanColumns): ScanColumns {
   requireScanRules(columns);
-  return { ...columns, id: columns.id.map(canonicalId), linkId: columns.linkId.map(canonicalId) };
+  return {
+    ...columns,
+    id: columns.id.map(canonicalId),
+    linkId: columns.linkId.map(canonicalId),
+    ruleId: columns.ruleId.map((id) => (id === "" ? id : canonicalId(id))),
+  };
 }
 
 /** Throws (zod naming each problem) unless every scan passes scanSchema; a time of NaN is a missing one. */
@@ -159,16 +187,20 @@ function requireScanRules(columns: ScanColumns): void {
       browser: columns.browser[i],
       referrerHost: columns.referrerHost[i],
       visitorKey: columns.visitorKey[i],
+      ruleId: columns.ruleId[i],
+      variant: columns.variant[i] === NO_VARIANT ? undefined : columns.variant[i],
     })),
   );
 }
 
-const DEVICE_TYPES: ReadonlySet<string> = new Set(scanSchema.shape.deviceType.options);
+const DEVICE_TYPES: ReadonlySet<string> = new Set(["mobile", "tablet", "desktop", "other"]);
+const VARIANTS: ReadonlySet<number> = new Set([0, 1, 2, 3]);
 const isCountry = (value: string) => value === "" || /^[A-Z]{2}$/.test(value);
 
 /** Whether every scan passes scanSchema by plain comparisons only; false sends the batch to zod for its problems. */
 export function plainlyValid(columns: ScanColumns): boolean {
-  const { id, linkId, scannedAtMs, country, deviceType, os, browser, referrerHost, visitorKey } = columns;
+  const { id, linkId, scannedAtMs, country, deviceType, os, browser, referrerHost, visitorKey, ruleId, variant } =
+    columns;
   if (id.length > MAX_SCANS_PER_BATCH) return false;
   for (let i = 0; i < id.length; i++) {
     // A time a Date holds (NaN fails too).
@@ -176,6 +208,10 @@ export function plainlyValid(columns: ScanColumns): boolean {
     if (!isCountry(country[i]!) || !DEVICE_TYPES.has(deviceType[i]!)) return false;
     if (os[i]!.length > 64 || browser[i]!.length > 64 || referrerHost[i]!.length > 253) return false;
     if (visitorKey[i]!.length < 1 || visitorKey[i]!.length > 64) return false;
+    const rule = ruleId[i]!;
+    const split = variant[i]!;
+    if (rule === "" ? split !== NO_VARIANT : !isUuid(rule) || !(split === NO_VARIANT || VARIANTS.has(split)))
+      return false;
   }
   return true;
 }

@@ -495,6 +495,9 @@ export interface paths {
          *     - Breakdowns list values most scanned first (ties by value), at most 50; the rest are summed
          *       in one entry with the value `other`. A value that could not be told is `unknown`; a scan
          *       without a referrer has the referrer `direct`.
+         *     - `rules` counts the scans each routing rule decided (and, for a split rule, each variant
+         *       received), and the scans no rule decided under `rule_id` null; together they add up to
+         *       `total_scans`, so a split's variants can be compared as they run.
          *     - Scans appear within a few seconds of the redirect.
          *
          *     Scope: `analytics:read`.
@@ -1233,6 +1236,35 @@ export interface components {
             browsers: components["schemas"]["ScanBreakdown"];
             /** @description Host names of the pages the scans came from; `direct` when there was none. */
             referrers: components["schemas"]["ScanBreakdown"];
+            /**
+             * @description Scans by the routing rule that decided where they went, most first (ties by `rule_id`, the
+             *     entry with `rule_id` null last): one entry for every
+             *     rule that decided a scan in the range (including rules removed since), and one with
+             *     `rule_id` null for the scans no rule decided: no rule matching, a code without rules, or
+             *     a code not live sending the scan to its `expired_url`. The entries' `scans` add up to
+             *     `total_scans`; a range without scans has none. Scans made before analytics per rule
+             *     existed count as no rule's.
+             */
+            rules: components["schemas"]["RuleScans"][];
+        };
+        RuleScans: {
+            /**
+             * Format: uuid
+             * @description The rule's `id`, as in the code's `rules`; null for the scans no rule decided.
+             */
+            rule_id: string | null;
+            /** @description Scans the rule decided in the range. */
+            scans: number;
+            /**
+             * @description For a split rule, its scans by variant, in the order of the rule's `variants`; variants
+             *     that received no scan in the range are left out. Empty for a rule with one
+             *     `destination_url` and for the scans no rule decided.
+             */
+            variants: {
+                /** @description The 0-based index of the variant in the rule's `variants`. */
+                variant: number;
+                scans: number;
+            }[];
         };
         /** @description Scans per value, most first, at most 50 values and then `other`. */
         ScanBreakdown: {

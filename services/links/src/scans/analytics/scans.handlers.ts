@@ -4,6 +4,7 @@ import {
   GetLinkAnalyticsResponseSchema,
   GetScanTotalsResponseSchema,
   RecordScansResponseSchema,
+  RuleScansSchema,
   type BreakdownEntry,
   type GetLinkAnalyticsRequest,
   type GetLinkAnalyticsResponse,
@@ -11,6 +12,7 @@ import {
   type GetScanTotalsResponse,
   type RecordScansRequest,
   type RecordScansResponse,
+  type RuleScans,
 } from "@qrplatform/api/links";
 import { isUuid, notFound, validate } from "@qrplatform/platform";
 import type { LinksDeps } from "../../deps.js";
@@ -74,8 +76,8 @@ export async function getScanTotals(deps: LinksDeps, req: GetScanTotalsRequest):
   });
 }
 
-/** What an empty value means in each breakdown. */
-const EMPTY_VALUE: Record<Dimension, string> = {
+/** What an empty value means in each breakdown listed by value. */
+const EMPTY_VALUE: Record<Exclude<Dimension, "rule">, string> = {
   country: "unknown",
   device: "unknown",
   os: "unknown",
@@ -106,14 +108,15 @@ export async function getLinkAnalytics(
     const row = byDay.get(dayString(day));
     daily.push({ date: dayString(day), scans: BigInt(row?.scans ?? 0), uniqueScans: BigInt(row?.uniqueScans ?? 0) });
   }
-  const breakdown = (dimension: Dimension) =>
+  const breakdown = (dimension: Exclude<Dimension, "rule">) =>
     topValues(
       summary.breakdowns
         .filter((row) => row.dimension === dimension)
         .map((row) => ({ value: row.value || EMPTY_VALUE[dimension], scans: row.scans })),
     );
+  const totalScans = summary.daily.reduce((sum, row) => sum + row.scans, 0);
   return create(GetLinkAnalyticsResponseSchema, {
-    totalScans: BigInt(summary.daily.reduce((sum, row) => sum + row.scans, 0)),
+    totalScans: BigInt(totalScans),
     uniqueScans: BigInt(uniqueScans),
     daily,
     countries: breakdown("country"),
@@ -121,7 +124,50 @@ export async function getLinkAnalytics(
     operatingSystems: breakdown("os"),
     browsers: breakdown("browser"),
     referrers: breakdown("referrer"),
+    rules: ruleScans(
+      summary.breakdowns.filter((row) => row.dimension === "rule"),
+      totalScans,
+    ),
   });
+}
+
+/**
+ * Scans per rule from the `rule` breakdown (a rule's id, or "<rule id>/<variant>" per variant of a
+ * split rule), most first, ties by rule id; the scans no rule decided are the rest of the range's
+ * total, the entry with an empty rule id, listed when there are any. Every rule that decided a scan is
+ * listed, so that the entries add up to the total: a code holds at most 50 rules, and the rules it
+ * held before stay few.
+ */
+function ruleScans(values: { value: string; scans: number }[], totalScans: number): RuleScans[] {
+  const rules = new Map<string, { scans: number; variants: Map<number, number> }>();
+  for (const { value, scans } of values) {
+    const slash = value.indexOf("/");
+    const ruleId = slash < 0 ? value : value.slice(0, slash);
+    let rule = rules.get(ruleId);
+    if (rule === undefined) {
+      rule = { scans: 0, variants: new Map() };
+      rules.set(ruleId, rule);
+    }
+    rule.scans += scans;
+    if (slash >= 0) {
+      const variant = Number(value.slice(slash + 1));
+      rule.variants.set(variant, (rule.variants.get(variant) ?? 0) + scans);
+    }
+  }
+  const decided = [...rules.values()].reduce((sum, rule) => sum + rule.scans, 0);
+  const entries = [...rules].map(([ruleId, rule]) =>
+    create(RuleScansSchema, {
+      ruleId,
+      scans: BigInt(rule.scans),
+      variants: [...rule.variants]
+        .sort(([a], [b]) => a - b)
+        .map(([variant, scans]) => ({ variant, scans: BigInt(scans) })),
+    }),
+  );
+  if (totalScans > decided) entries.push(create(RuleScansSchema, { ruleId: "", scans: BigInt(totalScans - decided) }));
+  return entries.sort(
+    (a, b) => Number(b.scans - a.scans) || (a.ruleId === "" ? 1 : b.ruleId === "" ? -1 : a.ruleId < b.ruleId ? -1 : 1),
+  );
 }
 
 /** Values most scanned first (ties by value, so the order is stable); past the cap, one "other" entry. */

@@ -2,20 +2,25 @@ import { createHash } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { isUniqueViolation } from "@qrplatform/platform";
 import type { LinksTables } from "../../tables.js";
-import type { ScanColumns } from "../scan-columns.js";
+import { NO_VARIANT, type ScanColumns } from "../scan-columns.js";
 import { packSketch, unpackSketch } from "./sketch-encoding.js";
 import type { ScanDeltasTable } from "./scans.table.js";
 import { RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
 
 type Db = Kysely<LinksTables>;
 
-/** The dimensions analytics breaks scans down by, and the scan column each one reads. */
+/**
+ * The dimensions analytics breaks scans down by, and the scan column each one reads. `rule` is the
+ * routing rule that decided a scan ({@link ruleValue}); scans no rule decided get no `rule` value, so
+ * links without routing add nothing to the rollups for it, and readers count them as the difference.
+ */
 export const DIMENSIONS = {
   country: "country",
   device: "device_type",
   os: "os",
   browser: "browser",
   referrer: "referrer_host",
+  rule: "rule",
 } as const satisfies Record<string, keyof ScanDeltasTable>;
 export type Dimension = keyof typeof DIMENSIONS;
 
@@ -23,6 +28,24 @@ export type Dimension = keyof typeof DIMENSIONS;
 const DELTA_BY_DIMENSION = sql`(VALUES ${sql.join(
   Object.entries(DIMENSIONS).map(([dimension, column]) => sql`(${sql.lit(dimension)}, ${sql.ref(`deltas.${column}`)})`),
 )}) AS breakdown (dimension, value)`;
+
+/** The breakdowns a delta counts in: every one but an empty `rule` (no rule decided the scans). */
+const COUNTED_BREAKDOWN = sql`(breakdown.value <> '' OR breakdown.dimension <> 'rule')`;
+
+/**
+ * The `rule` breakdown's value of a scan: the rule's id, "<rule id>/<variant>" for a split rule's
+ * variant (so one row per variant, and the rule's scans are their sum), "" when no rule decided.
+ */
+export function ruleValue(ruleId: string, variant: number): string {
+  if (ruleId === "") return "";
+  return variant === NO_VARIANT ? ruleId : `${ruleId}/${variant}`;
+}
+
+/** The batch's `rule` column as an array literal, or "{}" when no rule decided any of its scans (unnest pads it with NULLs). */
+function ruleLiteral(scans: ScanColumns): string {
+  if (scans.ruleId.every((id) => id === "")) return "{}";
+  return arrayLiteral(scans.ruleId.map((id, i) => ruleValue(id, scans.variant[i]!)));
+}
 
 /**
  * Stores a batch of scans and what they add to the rollups, in one statement (so one transaction): a
@@ -77,6 +100,7 @@ async function storeScansOnce(
       SELECT ${again ? sql`DISTINCT ON (given.id)` : sql``} given.id, given.given_id, given.link_id, link.account_id,
         to_timestamp(given.scanned_at_ms / 1000) AS scanned_at, (to_timestamp(given.scanned_at_ms / 1000) AT TIME ZONE 'UTC')::date AS day,
         given.country, given.device_type, given.os, given.browser, given.referrer_host, given.visitor_key,
+        coalesce(given.rule, '') AS rule,
         hashtextextended(given.visitor_key, 0) AS visitor,
         hashtextextended(row(given.device_type, given.os, given.browser)::text, 0) AS agent,
         to_timestamp(given.scanned_at_ms / 1000) < (SELECT legacy_until FROM links.scan_window) AS in_legacy,
@@ -86,8 +110,8 @@ async function storeScansOnce(
         ${ids}::uuid[], ${keys ? arrayLiteral(scans.id) : ids}::uuid[], ${arrayLiteral(scans.linkId)}::uuid[],
         ${numberArrayLiteral(scans.scannedAtMs)}::float8[], ${arrayLiteral(scans.country)}::text[], ${arrayLiteral(scans.deviceType)}::text[],
         ${arrayLiteral(scans.os)}::text[], ${arrayLiteral(scans.browser)}::text[], ${arrayLiteral(scans.referrerHost)}::text[],
-        ${arrayLiteral(scans.visitorKey)}::text[]
-      ) AS given (id, given_id, link_id, scanned_at_ms, country, device_type, os, browser, referrer_host, visitor_key)
+        ${arrayLiteral(scans.visitorKey)}::text[], ${ruleLiteral(scans)}::text[]
+      ) AS given (id, given_id, link_id, scanned_at_ms, country, device_type, os, browser, referrer_host, visitor_key, rule)
       -- The window is read once (scalar sub-selects): a join with links.scan_window, which has no
       -- statistics, made the planner expect thousands of rows for each scan.
       JOIN links.links AS link ON link.id = given.link_id
@@ -121,13 +145,13 @@ async function storeScansOnce(
       RETURNING link_id, day
     ),
     deltas AS (
-      INSERT INTO links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, scans, visitors)
-      SELECT combination.link_id, account_id, combination.day, country, device_type, os, browser, referrer_host, scans,
+      INSERT INTO links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, rule, scans, visitors)
+      SELECT combination.link_id, account_id, combination.day, country, device_type, os, browser, referrer_host, rule, scans,
         -- The link's new visitor-days of that day go on one of its rows.
         CASE WHEN row_number() OVER (PARTITION BY combination.link_id, combination.day) = 1 THEN coalesce(visitors, 0) ELSE 0 END
       FROM (
-        SELECT link_id, account_id, day, country, device_type, os, browser, referrer_host, count(*) AS scans
-        FROM stored GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+        SELECT link_id, account_id, day, country, device_type, os, browser, referrer_host, rule, count(*) AS scans
+        FROM stored GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
       ) AS combination
       LEFT JOIN (SELECT link_id, day, count(*) AS visitors FROM new_visitors GROUP BY 1, 2) AS by_visitor USING (link_id, day)
     ),
@@ -237,15 +261,16 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         ON CONFLICT (link_id, day) DO UPDATE
           SET scans = scan_days.scans + excluded.scans, unique_scans = scan_days.unique_scans + excluded.unique_scans
       ),
-      -- Deltas of one combination are added up before they are spread over the five breakdowns, so
-      -- the breakdowns' aggregate sorts or hashes a row per combination and breakdown, not per delta.
+      -- Deltas of one combination are added up before they are spread over the breakdowns, so the
+      -- breakdowns' aggregate sorts or hashes a row per combination and breakdown, not per delta.
       combinations AS (
-        SELECT link_id, day, country, device_type, os, browser, referrer_host, sum(scans) AS scans FROM folded GROUP BY 1, 2, 3, 4, 5, 6, 7
+        SELECT link_id, day, country, device_type, os, browser, referrer_host, rule, sum(scans) AS scans FROM folded GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
       ),
       dimension_values AS (
         INSERT INTO links.scan_day_values (link_id, day, dimension, value, scans)
         SELECT deltas.link_id, deltas.day, breakdown.dimension, breakdown.value, sum(deltas.scans)
         FROM combinations AS deltas CROSS JOIN LATERAL ${DELTA_BY_DIMENSION}
+        WHERE ${COUNTED_BREAKDOWN}
         GROUP BY 1, 2, 3, 4
         ON CONFLICT (link_id, day, dimension, value) DO UPDATE SET scans = scan_day_values.scans + excluded.scans
       ),
@@ -322,7 +347,7 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
         UNION ALL
         SELECT breakdown.dimension, breakdown.value, deltas.scans
         FROM links.scan_deltas AS deltas CROSS JOIN LATERAL ${DELTA_BY_DIMENSION}
-        WHERE deltas.link_id = ${linkId} AND deltas.day BETWEEN ${from} AND ${to}
+        WHERE deltas.link_id = ${linkId} AND deltas.day BETWEEN ${from} AND ${to} AND ${COUNTED_BREAKDOWN}
       ) AS values_in_range
       GROUP BY 1, 2`.execute(db),
   ]);

@@ -44,7 +44,10 @@ export interface ScanDaysTable {
   unique_scans: number;
 }
 
-/** links.scan_day_values: scans per link, UTC day and value of one dimension. */
+/**
+ * links.scan_day_values: scans per link, UTC day and value of one dimension (for `rule`, only scans a
+ * rule decided: see scans.repository.ts).
+ */
 export interface ScanDayValuesTable {
   link_id: string;
   day: Day;
@@ -73,6 +76,8 @@ export interface ScanDeltasTable {
   os: string;
   browser: string;
   referrer_host: string;
+  /** The rule that decided the scans: its id, "<rule id>/<variant>" for a split rule, "" when none did. */
+  rule: string;
   scans: number;
   /** New visitor-days of the link and day in the row's batch (on one of the batch's rows for them; 0 on the others). */
   visitors: number;

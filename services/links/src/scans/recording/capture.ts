@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { ScanFacts } from "./classify.js";
-import type { Redirect } from "./scan-recorder.js";
+import type { Redirect, ScanRoute } from "./scan-recorder.js";
 
 /**
  * Redirects as the answering thread captured them for a recording thread, one array per field, one
@@ -21,10 +21,22 @@ export interface CapturedRedirects {
   country: (string | string[] | undefined)[];
   /** The classification the answering thread already made (links with routing), so it is not made twice. */
   facts: (ScanFacts | undefined)[];
+  /** The rule that decided each, when one did. */
+  route: (ScanRoute | undefined)[];
 }
 
 export function emptyCapture(): CapturedRedirects {
-  return { linkId: [], at: [], peer: [], userAgent: [], forwardedFor: [], referer: [], country: [], facts: [] };
+  return {
+    linkId: [],
+    at: [],
+    peer: [],
+    userAgent: [],
+    forwardedFor: [],
+    referer: [],
+    country: [],
+    facts: [],
+    route: [],
+  };
 }
 
 /**
@@ -38,6 +50,7 @@ export function captureRedirect(
   at: number,
   countryHeader: string | undefined,
   facts?: ScanFacts,
+  route?: ScanRoute,
 ): void {
   const { headers } = req;
   capture.linkId.push(linkId);
@@ -48,11 +61,12 @@ export function captureRedirect(
   capture.referer.push(headers.referer);
   capture.country.push(countryHeader === undefined ? undefined : headers[countryHeader]);
   capture.facts.push(facts);
+  capture.route.push(route);
 }
 
 /** The captured redirects as the recorder takes them, each with the headers classifying reads. */
 export function* capturedRedirects(capture: CapturedRedirects, countryHeader: string | undefined): Generator<Redirect> {
-  const { linkId, at, peer, userAgent, forwardedFor, referer, country, facts } = capture;
+  const { linkId, at, peer, userAgent, forwardedFor, referer, country, facts, route } = capture;
   for (let i = 0; i < linkId.length; i++) {
     const headers: IncomingHttpHeaders = {
       "user-agent": userAgent[i],
@@ -61,11 +75,13 @@ export function* capturedRedirects(capture: CapturedRedirects, countryHeader: st
     };
     if (countryHeader !== undefined) headers[countryHeader] = country[i];
     const classified = facts[i];
+    const decided = route[i];
     yield {
       linkId: linkId[i]!,
       at: at[i]!,
       request: { socket: { remoteAddress: peer[i] }, headers },
       ...(classified !== undefined && { facts: classified }),
+      ...(decided !== undefined && { route: decided }),
     };
   }
 }

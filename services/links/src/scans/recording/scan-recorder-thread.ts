@@ -12,6 +12,7 @@ import {
   type RecorderSettings,
   type RecorderStatus,
   type RedirectRecorder,
+  type ScanRoute,
 } from "./scan-recorder.js";
 
 // The answering thread's half of recording on a thread of its own (ADR 0014): a redirect only
@@ -130,14 +131,14 @@ export class ScanRecorderThread implements RedirectRecorder {
     this.start();
   }
 
-  recordRedirect(req: IncomingMessage, target: RedirectTarget, facts?: ScanFacts): void {
+  recordRedirect(req: IncomingMessage, target: RedirectTarget, facts?: ScanFacts, route?: ScanRoute): void {
     if (req.method !== "GET" || this.closing) return;
     if (this.pending >= MAX_PENDING) {
       this.drop("buffer_full", 1);
       return;
     }
     const { capture } = this;
-    captureRedirect(capture, req, target.linkId, Date.now(), this.countryHeader, facts);
+    captureRedirect(capture, req, target.linkId, Date.now(), this.countryHeader, facts, route);
     if (capture.linkId.length >= HAND_OVER_SIZE) this.handOver();
     else this.handOverTimer ??= setTimeout(() => this.handOver(), HAND_OVER_INTERVAL_MS);
   }

@@ -10,6 +10,7 @@ import {
   dropFirstScans,
   emptyScanColumns,
   MAX_SCANS_PER_BATCH,
+  NO_VARIANT,
   scansOf,
   sliceScanColumns,
   type ScanColumns,
@@ -85,9 +86,10 @@ export interface ScanRecorderOptions {
 export interface RedirectRecorder {
   /**
    * Counts a redirect answered with a 302 unless it turns out not to be a scan (HEAD, a bot, a link
-   * preview); `facts`, when the redirect path already classified the request, are taken as they are.
+   * preview); `facts`, when the redirect path already classified the request, are taken as they are,
+   * and `route` is the rule (and variant) that decided it, for analytics per rule.
    */
-  recordRedirect(req: IncomingMessage, target: RedirectTarget, facts?: ScanFacts): void;
+  recordRedirect(req: IncomingMessage, target: RedirectTarget, facts?: ScanFacts, route?: ScanRoute): void;
   /** Redirects and scans waiting in memory to be stored. */
   readonly pending: number;
   /** Scans waiting on disk (the spool) to be stored. */
@@ -188,6 +190,13 @@ export function scanRecorderMetrics(
   return { stored, dropped };
 }
 
+/** The routing rule that decided a redirect, and the variant when it is a split rule. */
+export interface ScanRoute {
+  ruleId: string;
+  /** The 0-based index of the variant; undefined for a rule with one destination. */
+  variant?: number | undefined;
+}
+
 /** A redirect as it was answered, kept until the next flush classifies it. */
 export interface Redirect {
   linkId: string;
@@ -196,6 +205,8 @@ export interface Redirect {
   request: ClassifiedRequest;
   /** Its classification, when the answering thread already made it (links with routing). */
   facts?: ScanFacts;
+  /** The rule that decided it; absent when none did. */
+  route?: ScanRoute;
 }
 
 /**
@@ -220,7 +231,7 @@ export class ScanRecorder implements RedirectRecorder {
   private readonly redirects: Redirect[] = [];
   /**
    * Scans classified, each with its id for good, in the order they came: columns from the start, so a
-   * batch goes to the statement without being built again, and a batch in memory is nine arrays
+   * batch goes to the statement without being built again, and a batch in memory is eleven arrays
    * rather than thousands of objects for the garbage collector to copy (ADR 0014).
    */
   private readonly buffer: ScanColumns = emptyScanColumns();
@@ -265,13 +276,14 @@ export class ScanRecorder implements RedirectRecorder {
    * link preview. Keeps only what classifying it reads; the socket's address is read now, while the
    * socket is open.
    */
-  recordRedirect(req: IncomingMessage, target: RedirectTarget, facts?: ScanFacts): void {
+  recordRedirect(req: IncomingMessage, target: RedirectTarget, facts?: ScanFacts, route?: ScanRoute): void {
     if (req.method !== "GET") return;
     this.take({
       linkId: target.linkId,
       at: this.now().getTime(),
       request: { socket: { remoteAddress: req.socket.remoteAddress }, headers: req.headers },
       ...(facts !== undefined && { facts }),
+      ...(route !== undefined && { route }),
     });
   }
 
@@ -328,7 +340,7 @@ export class ScanRecorder implements RedirectRecorder {
     }
   }
 
-  private classifyRedirect({ linkId, at, request, facts: classified }: Redirect): void {
+  private classifyRedirect({ linkId, at, request, facts: classified, route }: Redirect): void {
     let facts: ScanFacts;
     try {
       facts = classified ?? this.options.classify(request);
@@ -350,6 +362,8 @@ export class ScanRecorder implements RedirectRecorder {
     buffer.browser.push(facts.browser);
     buffer.referrerHost.push(facts.referrerHost);
     buffer.visitorKey.push(visitorKey(this.options.visitorKeySecret, linkId, facts));
+    buffer.ruleId.push(route?.ruleId ?? "");
+    buffer.variant.push(route?.variant ?? NO_VARIANT);
   }
 
   /** Redirects and scans waiting in memory to be stored (redirects not classified yet may still turn out to be bots). */

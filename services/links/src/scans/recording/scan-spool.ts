@@ -4,7 +4,14 @@ import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
 import { RecordScansRequestSchema, type Scan } from "@qrplatform/api/links";
-import { checkedScanColumns, oldestScanTime, SCAN_COLUMNS, scanColumnsOf, type ScanColumns } from "../scan-columns.js";
+import {
+  checkedScanColumns,
+  NO_VARIANT,
+  oldestScanTime,
+  SCAN_COLUMNS,
+  scanColumnsOf,
+  type ScanColumns,
+} from "../scan-columns.js";
 
 /** A batch as this version writes it: the batch's columns as JSON. */
 const SUFFIX = ".json";
@@ -121,7 +128,10 @@ export class ScanSpool {
 
 type DecodedBatch = SpooledScans & { oldest: number };
 
-/** A batch this version wrote: nine arrays of one length, of strings (numbers for the times); anything else is unreadable. */
+/**
+ * A batch this version wrote: eleven arrays of one length, of strings (numbers for the times and
+ * variants), or an earlier one's nine without the routing decision; anything else is unreadable.
+ */
 function decodeColumns(bytes: Buffer): DecodedBatch | undefined {
   let value: unknown;
   try {
@@ -132,9 +142,14 @@ function decodeColumns(bytes: Buffer): DecodedBatch | undefined {
   if (typeof value !== "object" || value === null) return undefined;
   const columns = value as Record<keyof ScanColumns, unknown>;
   const count = Array.isArray(columns.id) ? columns.id.length : -1;
+  // A batch spooled before scans carried their routing decision: no rule decided any of its scans.
+  if (columns.ruleId === undefined && columns.variant === undefined && count >= 0) {
+    columns.ruleId = new Array(count).fill("");
+    columns.variant = new Array(count).fill(NO_VARIANT);
+  }
   for (const key of SCAN_COLUMNS) {
     const column = columns[key];
-    const type = key === "scannedAtMs" ? "number" : "string";
+    const type = key === "scannedAtMs" || key === "variant" ? "number" : "string";
     if (!Array.isArray(column) || column.length !== count || !column.every((item) => typeof item === type))
       return undefined;
   }

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/links/v1/analytics_service.proto.
  */
 export const file_qrplatform_links_v1_analytics_service: GenFile = /*@__PURE__*/
-  fileDesc("CitxcnBsYXRmb3JtL2xpbmtzL3YxL2FuYWx5dGljc19zZXJ2aWNlLnByb3RvEhNxcnBsYXRmb3JtLmxpbmtzLnYxImIKF0dldExpbmtBbmFseXRpY3NSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHbGlua19pZBgCIAEoCRIRCglmcm9tX2RhdGUYAyABKAkSDwoHdG9fZGF0ZRgEIAEoCSI/CgpEYWlseUNvdW50EgwKBGRhdGUYASABKAkSDQoFc2NhbnMYAiABKAMSFAoMdW5pcXVlX3NjYW5zGAMgASgDIi4KDkJyZWFrZG93bkVudHJ5Eg0KBXZhbHVlGAEgASgJEg0KBXNjYW5zGAIgASgDIpIDChhHZXRMaW5rQW5hbHl0aWNzUmVzcG9uc2USEwoLdG90YWxfc2NhbnMYASABKAMSFAoMdW5pcXVlX3NjYW5zGAIgASgDEi4KBWRhaWx5GAMgAygLMh8ucXJwbGF0Zm9ybS5saW5rcy52MS5EYWlseUNvdW50EjYKCWNvdW50cmllcxgEIAMoCzIjLnFycGxhdGZvcm0ubGlua3MudjEuQnJlYWtkb3duRW50cnkSNAoHZGV2aWNlcxgFIAMoCzIjLnFycGxhdGZvcm0ubGlua3MudjEuQnJlYWtkb3duRW50cnkSPgoRb3BlcmF0aW5nX3N5c3RlbXMYBiADKAsyIy5xcnBsYXRmb3JtLmxpbmtzLnYxLkJyZWFrZG93bkVudHJ5EjUKCGJyb3dzZXJzGAcgAygLMiMucXJwbGF0Zm9ybS5saW5rcy52MS5CcmVha2Rvd25FbnRyeRI2CglyZWZlcnJlcnMYCCADKAsyIy5xcnBsYXRmb3JtLmxpbmtzLnYxLkJyZWFrZG93bkVudHJ5IjwKFEdldFNjYW5Ub3RhbHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEAoIbGlua19pZHMYAiADKAkijgEKFUdldFNjYW5Ub3RhbHNSZXNwb25zZRJGCgZ0b3RhbHMYASADKAsyNi5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldFNjYW5Ub3RhbHNSZXNwb25zZS5Ub3RhbHNFbnRyeRotCgtUb3RhbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBMusBChBBbmFseXRpY3NTZXJ2aWNlEm8KEEdldExpbmtBbmFseXRpY3MSLC5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldExpbmtBbmFseXRpY3NSZXF1ZXN0Gi0ucXJwbGF0Zm9ybS5saW5rcy52MS5HZXRMaW5rQW5hbHl0aWNzUmVzcG9uc2USZgoNR2V0U2NhblRvdGFscxIpLnFycGxhdGZvcm0ubGlua3MudjEuR2V0U2NhblRvdGFsc1JlcXVlc3QaKi5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldFNjYW5Ub3RhbHNSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("CitxcnBsYXRmb3JtL2xpbmtzL3YxL2FuYWx5dGljc19zZXJ2aWNlLnByb3RvEhNxcnBsYXRmb3JtLmxpbmtzLnYxImIKF0dldExpbmtBbmFseXRpY3NSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHbGlua19pZBgCIAEoCRIRCglmcm9tX2RhdGUYAyABKAkSDwoHdG9fZGF0ZRgEIAEoCSI/CgpEYWlseUNvdW50EgwKBGRhdGUYASABKAkSDQoFc2NhbnMYAiABKAMSFAoMdW5pcXVlX3NjYW5zGAMgASgDIi4KDkJyZWFrZG93bkVudHJ5Eg0KBXZhbHVlGAEgASgJEg0KBXNjYW5zGAIgASgDIsEDChhHZXRMaW5rQW5hbHl0aWNzUmVzcG9uc2USEwoLdG90YWxfc2NhbnMYASABKAMSFAoMdW5pcXVlX3NjYW5zGAIgASgDEi4KBWRhaWx5GAMgAygLMh8ucXJwbGF0Zm9ybS5saW5rcy52MS5EYWlseUNvdW50EjYKCWNvdW50cmllcxgEIAMoCzIjLnFycGxhdGZvcm0ubGlua3MudjEuQnJlYWtkb3duRW50cnkSNAoHZGV2aWNlcxgFIAMoCzIjLnFycGxhdGZvcm0ubGlua3MudjEuQnJlYWtkb3duRW50cnkSPgoRb3BlcmF0aW5nX3N5c3RlbXMYBiADKAsyIy5xcnBsYXRmb3JtLmxpbmtzLnYxLkJyZWFrZG93bkVudHJ5EjUKCGJyb3dzZXJzGAcgAygLMiMucXJwbGF0Zm9ybS5saW5rcy52MS5CcmVha2Rvd25FbnRyeRI2CglyZWZlcnJlcnMYCCADKAsyIy5xcnBsYXRmb3JtLmxpbmtzLnYxLkJyZWFrZG93bkVudHJ5Ei0KBXJ1bGVzGAkgAygLMh4ucXJwbGF0Zm9ybS5saW5rcy52MS5SdWxlU2NhbnMiYAoJUnVsZVNjYW5zEg8KB3J1bGVfaWQYASABKAkSDQoFc2NhbnMYAiABKAMSMwoIdmFyaWFudHMYAyADKAsyIS5xcnBsYXRmb3JtLmxpbmtzLnYxLlZhcmlhbnRTY2FucyIuCgxWYXJpYW50U2NhbnMSDwoHdmFyaWFudBgBIAEoDRINCgVzY2FucxgCIAEoAyI8ChRHZXRTY2FuVG90YWxzUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhAKCGxpbmtfaWRzGAIgAygJIo4BChVHZXRTY2FuVG90YWxzUmVzcG9uc2USRgoGdG90YWxzGAEgAygLMjYucXJwbGF0Zm9ybS5saW5rcy52MS5HZXRTY2FuVG90YWxzUmVzcG9uc2UuVG90YWxzRW50cnkaLQoLVG90YWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ATLrAQoQQW5hbHl0aWNzU2VydmljZRJvChBHZXRMaW5rQW5hbHl0aWNzEiwucXJwbGF0Zm9ybS5saW5rcy52MS5HZXRMaW5rQW5hbHl0aWNzUmVxdWVzdBotLnFycGxhdGZvcm0ubGlua3MudjEuR2V0TGlua0FuYWx5dGljc1Jlc3BvbnNlEmYKDUdldFNjYW5Ub3RhbHMSKS5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldFNjYW5Ub3RhbHNSZXF1ZXN0GioucXJwbGF0Zm9ybS5saW5rcy52MS5HZXRTY2FuVG90YWxzUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * GetLinkAnalyticsRequest names the link and the days to summarise.
@@ -181,6 +181,15 @@ export type GetLinkAnalyticsResponse = Message<"qrplatform.links.v1.GetLinkAnaly
    * @generated from field: repeated qrplatform.links.v1.BreakdownEntry referrers = 8;
    */
   referrers: BreakdownEntry[];
+
+  /**
+   * Scans by the routing rule that decided them, most first (ties by rule id, the empty one last): one
+   * entry per rule that decided a scan in the range, and one with an empty rule id for the scans no
+   * rule decided; together they add up to total_scans.
+   *
+   * @generated from field: repeated qrplatform.links.v1.RuleScans rules = 9;
+   */
+  rules: RuleScans[];
 };
 
 /**
@@ -189,6 +198,69 @@ export type GetLinkAnalyticsResponse = Message<"qrplatform.links.v1.GetLinkAnaly
  */
 export const GetLinkAnalyticsResponseSchema: GenMessage<GetLinkAnalyticsResponse> = /*@__PURE__*/
   messageDesc(file_qrplatform_links_v1_analytics_service, 3);
+
+/**
+ * RuleScans is the number of scans one routing rule decided, or that no rule decided.
+ *
+ * @generated from message qrplatform.links.v1.RuleScans
+ */
+export type RuleScans = Message<"qrplatform.links.v1.RuleScans"> & {
+  /**
+   * The rule's id; empty for the scans no rule decided (the code's own destination, its expired URL).
+   *
+   * @generated from field: string rule_id = 1;
+   */
+  ruleId: string;
+
+  /**
+   * Scans the rule decided in the range.
+   *
+   * @generated from field: int64 scans = 2;
+   */
+  scans: bigint;
+
+  /**
+   * For a split rule, its scans by variant, in the order of the variants; empty otherwise.
+   *
+   * @generated from field: repeated qrplatform.links.v1.VariantScans variants = 3;
+   */
+  variants: VariantScans[];
+};
+
+/**
+ * Describes the message qrplatform.links.v1.RuleScans.
+ * Use `create(RuleScansSchema)` to create a new message.
+ */
+export const RuleScansSchema: GenMessage<RuleScans> = /*@__PURE__*/
+  messageDesc(file_qrplatform_links_v1_analytics_service, 4);
+
+/**
+ * VariantScans is the number of scans one variant of a split rule received.
+ *
+ * @generated from message qrplatform.links.v1.VariantScans
+ */
+export type VariantScans = Message<"qrplatform.links.v1.VariantScans"> & {
+  /**
+   * The 0-based index of the variant in its rule.
+   *
+   * @generated from field: uint32 variant = 1;
+   */
+  variant: number;
+
+  /**
+   * Scans sent to the variant in the range.
+   *
+   * @generated from field: int64 scans = 2;
+   */
+  scans: bigint;
+};
+
+/**
+ * Describes the message qrplatform.links.v1.VariantScans.
+ * Use `create(VariantScansSchema)` to create a new message.
+ */
+export const VariantScansSchema: GenMessage<VariantScans> = /*@__PURE__*/
+  messageDesc(file_qrplatform_links_v1_analytics_service, 5);
 
 /**
  * GetScanTotalsRequest names the links.
@@ -216,7 +288,7 @@ export type GetScanTotalsRequest = Message<"qrplatform.links.v1.GetScanTotalsReq
  * Use `create(GetScanTotalsRequestSchema)` to create a new message.
  */
 export const GetScanTotalsRequestSchema: GenMessage<GetScanTotalsRequest> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_analytics_service, 4);
+  messageDesc(file_qrplatform_links_v1_analytics_service, 6);
 
 /**
  * GetScanTotalsResponse maps link ids to their all-time scan counts.
@@ -237,7 +309,7 @@ export type GetScanTotalsResponse = Message<"qrplatform.links.v1.GetScanTotalsRe
  * Use `create(GetScanTotalsResponseSchema)` to create a new message.
  */
 export const GetScanTotalsResponseSchema: GenMessage<GetScanTotalsResponse> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_analytics_service, 5);
+  messageDesc(file_qrplatform_links_v1_analytics_service, 7);
 
 /**
  * AnalyticsService summarises the scans of a link. Every request names the calling account.

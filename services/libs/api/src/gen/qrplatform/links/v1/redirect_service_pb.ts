@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file qrplatform/links/v1/redirect_service.proto.
  */
 export const file_qrplatform_links_v1_redirect_service: GenFile = /*@__PURE__*/
-  fileDesc("CipxcnBsYXRmb3JtL2xpbmtzL3YxL3JlZGlyZWN0X3NlcnZpY2UucHJvdG8SE3FycGxhdGZvcm0ubGlua3MudjEiNAoWUmVzb2x2ZVJlZGlyZWN0UmVxdWVzdBIMCgRob3N0GAEgASgJEgwKBHNsdWcYAiABKAkiqgEKF1Jlc29sdmVSZWRpcmVjdFJlc3BvbnNlEg8KB2xpbmtfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIQCghsb2NhdGlvbhgDIAEoCRIOCgZwYXVzZWQYBCABKAgSMQoHcm91dGluZxgFIAEoCzIgLnFycGxhdGZvcm0ubGlua3MudjEuTGlua1JvdXRpbmcSFQoNcGFzc3dvcmRfaGFzaBgGIAEoCSLBAQoEU2NhbhIKCgJpZBgBIAEoCRIPCgdsaW5rX2lkGAIgASgJEi0KCXNjYW5fdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHY291bnRyeRgEIAEoCRITCgtkZXZpY2VfdHlwZRgFIAEoCRIKCgJvcxgGIAEoCRIPCgdicm93c2VyGAcgASgJEhUKDXJlZmVycmVyX2hvc3QYCCABKAkSEwoLdmlzaXRvcl9rZXkYCSABKAkiPgoSUmVjb3JkU2NhbnNSZXF1ZXN0EigKBXNjYW5zGAEgAygLMhkucXJwbGF0Zm9ybS5saW5rcy52MS5TY2FuIi0KE1JlY29yZFNjYW5zUmVzcG9uc2USFgoOcmVjb3JkZWRfY291bnQYASABKAUy4QEKD1JlZGlyZWN0U2VydmljZRJsCg9SZXNvbHZlUmVkaXJlY3QSKy5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlc29sdmVSZWRpcmVjdFJlcXVlc3QaLC5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlc29sdmVSZWRpcmVjdFJlc3BvbnNlEmAKC1JlY29yZFNjYW5zEicucXJwbGF0Zm9ybS5saW5rcy52MS5SZWNvcmRTY2Fuc1JlcXVlc3QaKC5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlY29yZFNjYW5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_qrplatform_links_v1_link_routing]);
+  fileDesc("CipxcnBsYXRmb3JtL2xpbmtzL3YxL3JlZGlyZWN0X3NlcnZpY2UucHJvdG8SE3FycGxhdGZvcm0ubGlua3MudjEiNAoWUmVzb2x2ZVJlZGlyZWN0UmVxdWVzdBIMCgRob3N0GAEgASgJEgwKBHNsdWcYAiABKAkiqgEKF1Jlc29sdmVSZWRpcmVjdFJlc3BvbnNlEg8KB2xpbmtfaWQYASABKAkSEgoKYWNjb3VudF9pZBgCIAEoCRIQCghsb2NhdGlvbhgDIAEoCRIOCgZwYXVzZWQYBCABKAgSMQoHcm91dGluZxgFIAEoCzIgLnFycGxhdGZvcm0ubGlua3MudjEuTGlua1JvdXRpbmcSFQoNcGFzc3dvcmRfaGFzaBgGIAEoCSL0AQoEU2NhbhIKCgJpZBgBIAEoCRIPCgdsaW5rX2lkGAIgASgJEi0KCXNjYW5fdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHY291bnRyeRgEIAEoCRITCgtkZXZpY2VfdHlwZRgFIAEoCRIKCgJvcxgGIAEoCRIPCgdicm93c2VyGAcgASgJEhUKDXJlZmVycmVyX2hvc3QYCCABKAkSEwoLdmlzaXRvcl9rZXkYCSABKAkSDwoHcnVsZV9pZBgKIAEoCRIUCgd2YXJpYW50GAsgASgNSACIAQFCCgoIX3ZhcmlhbnQiPgoSUmVjb3JkU2NhbnNSZXF1ZXN0EigKBXNjYW5zGAEgAygLMhkucXJwbGF0Zm9ybS5saW5rcy52MS5TY2FuIi0KE1JlY29yZFNjYW5zUmVzcG9uc2USFgoOcmVjb3JkZWRfY291bnQYASABKAUy4QEKD1JlZGlyZWN0U2VydmljZRJsCg9SZXNvbHZlUmVkaXJlY3QSKy5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlc29sdmVSZWRpcmVjdFJlcXVlc3QaLC5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlc29sdmVSZWRpcmVjdFJlc3BvbnNlEmAKC1JlY29yZFNjYW5zEicucXJwbGF0Zm9ybS5saW5rcy52MS5SZWNvcmRTY2Fuc1JlcXVlc3QaKC5xcnBsYXRmb3JtLmxpbmtzLnYxLlJlY29yZFNjYW5zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_qrplatform_links_v1_link_routing]);
 
 /**
  * ResolveRedirectRequest is the host and path of a scanned short link.
@@ -174,6 +174,22 @@ export type Scan = Message<"qrplatform.links.v1.Scan"> & {
    * @generated from field: string visitor_key = 9;
    */
   visitorKey: string;
+
+  /**
+   * The routing rule that decided where the scan went, as a UUID; empty when no rule did (a code
+   * without rules, none matching, or a code not live sending the scan to its expired URL).
+   *
+   * @generated from field: string rule_id = 10;
+   */
+  ruleId: string;
+
+  /**
+   * The 0-based index (0 to 3) of the variant the deciding split rule picked; unset when no rule
+   * decided or the rule has a single destination.
+   *
+   * @generated from field: optional uint32 variant = 11;
+   */
+  variant?: number | undefined;
 };
 
 /**
