@@ -236,7 +236,7 @@ describe("a code's rules, lifecycle and visitor test", () => {
     expect(patches()[1]!.body.rules[1].conditions.schedule).toEqual({ time_zone: "Europe/Paris" });
 
     // The saved rule now has the server's id; moving it first and saving sends both ids in the new order.
-    await click(button("Move rule 2 up"));
+    await click(button("Move up rule 2"));
     await submit("rules-heading");
     await vi.waitFor(() => expect(patches()).toHaveLength(3));
     expect(patches()[2]!.body.rules.map((r: { id: string }) => r.id)).toEqual(["new-rule-1", RULE_A]);

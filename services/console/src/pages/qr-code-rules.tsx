@@ -286,14 +286,14 @@ function RuleFields({
         <FieldError id={`${id("variants")}-error`} message={problems.variants} />
       </fieldset>
       <div class="buttons">
-        <button type="button" disabled={number === 1} onClick={() => onMove(-1)} aria-label={`Move rule ${number} up`}>
+        <button type="button" disabled={number === 1} onClick={() => onMove(-1)} aria-label={`Move up rule ${number}`}>
           Move up
         </button>
         <button
           type="button"
           disabled={number === count}
           onClick={() => onMove(1)}
-          aria-label={`Move rule ${number} down`}
+          aria-label={`Move down rule ${number}`}
         >
           Move down
         </button>
