@@ -1,15 +1,17 @@
 // A code's dynamic behaviour on its page: the routing rules editor, the lifecycle fields and the
 // password, and "Test a visitor", which asks the API where a visitor would go without counting a scan.
 import { useState } from "preact/hooks";
-import type { QrCode } from "@qrplatform/api-client";
+import type { components, operations, QrCode } from "@qrplatform/api-client";
 import { call } from "../api.ts";
 import {
   DAYS,
   DEVICES,
+  type Device,
   emptyRule,
   instantOf,
   localInputOf,
   moved,
+  type Os,
   OSES,
   type RuleForm,
   ruleFormOf,
@@ -429,9 +431,9 @@ export function LifecycleEditor({ code, onSaved }: { code: QrCode; onSaved: (cod
   );
 }
 
-type Resolution = { outcome: string; destination_url: string | null; rule_id: string | null; variant: number | null };
+type Resolution = components["schemas"]["QrCodeResolution"];
 
-const OUTCOMES: Record<string, string> = {
+const OUTCOMES: Record<Resolution["outcome"], string> = {
   rule: "A rule decided",
   default: "No rule matched: the code's destination URL",
   scheduled: "The code is not live yet",
@@ -452,10 +454,10 @@ export function TestVisitor({ code }: { code: QrCode }) {
 
   const test = async (event: Event) => {
     event.preventDefault();
-    const query: Record<string, string> = {};
+    const query: NonNullable<operations["resolveQrCode"]["parameters"]["query"]> = {};
     if (country.trim()) query.country = country.trim();
-    if (device) query.device = device;
-    if (os) query.os = os;
+    if (device) query.device = device as Device;
+    if (os) query.os = os as Os;
     if (language.trim()) query.language = language.trim();
     const instant = instantOf(at);
     if (instant) query.at = instant;
@@ -463,7 +465,7 @@ export function TestVisitor({ code }: { code: QrCode }) {
       setResult(
         await call(
           api.GET("/qr-codes/{id}/resolve", {
-            params: { path: { id: code.id }, query: query as Record<string, never> },
+            params: { path: { id: code.id }, query },
           }),
         ),
       );
@@ -532,7 +534,7 @@ export function TestVisitor({ code }: { code: QrCode }) {
       {result && (
         <dl class="resolution" aria-live="polite">
           <dt>Outcome</dt>
-          <dd>{OUTCOMES[result.outcome] ?? result.outcome}</dd>
+          <dd>{OUTCOMES[result.outcome]}</dd>
           <dt>Destination</dt>
           <dd class="text">{result.destination_url ?? "None: a notice page, or the password form"}</dd>
           <dt>Rule</dt>
