@@ -275,6 +275,40 @@ describe.skipIf(skip)("the console in a browser", { timeout: 90_000 }, () => {
     await checkpoint("04-qr-code");
   });
 
+  it("adds a country rule, saves it, and tests a visitor from that country reaching the rule's destination", async () => {
+    await page.getByRole("button", { name: "Add rule" }).click();
+    const rule = page.getByRole("group", { name: "Rule 1", exact: true });
+    await rule.getByLabel("Rule name (optional)").fill("Belgium");
+    await rule.getByLabel("Countries (ISO codes, separated by commas)").fill("be");
+    await rule.getByLabel("Send to URL").fill("https://example.be/menu");
+    await page.getByRole("button", { name: "Save rules" }).click();
+    await poll(() => page.getByRole("status").filter({ hasText: "Rules saved." }).count()).toBe(1);
+    const id = new URL(codeUrl).pathname.split("/").pop();
+    const stored = (await api("GET", `/qr-codes/${id}`)).rules;
+    expect(stored).toMatchObject([
+      { name: "Belgium", conditions: { countries: ["BE"] }, destination_url: "https://example.be/menu" },
+    ]);
+
+    const visitor = page.getByRole("region", { name: "Test a visitor" });
+    await visitor.getByLabel("Visitor's country (ISO code)").fill("BE");
+    await visitor.getByRole("button", { name: "Test", exact: true }).click();
+    const answer = visitor.locator(".resolution");
+    await poll(() => answer.textContent()).toContain("https://example.be/menu");
+    expect(await answer.textContent()).toContain("Rule 1: Belgium");
+    // A visitor from elsewhere gets the code's own destination.
+    await visitor.getByLabel("Visitor's country (ISO code)").fill("FR");
+    await visitor.getByRole("button", { name: "Test", exact: true }).click();
+    await poll(() => answer.textContent()).toContain("No rule matched");
+    expect(await answer.textContent()).toContain("https://example.com/menu");
+    // The rule's id stays when the rules are saved again.
+    const [resaved] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === "PATCH" && r.url().endsWith(`/qr-codes/${id}`)),
+      page.getByRole("button", { name: "Save rules" }).click(),
+    ]);
+    expect((await resaved.json()).rules.map((r: { id: string }) => r.id)).toEqual([stored[0].id]);
+    await checkpoint("04b-qr-code-rules");
+  });
+
   it("imports a CSV with progress, and lists the rows that failed with their reasons", async () => {
     await page.getByRole("link", { name: "QR codes" }).click();
     await page.getByLabel("Search by name").fill("");

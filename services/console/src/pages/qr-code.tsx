@@ -7,6 +7,7 @@ import { exportImage } from "../preview.ts";
 import { navigate } from "../router.ts";
 import { allWorkspaces } from "../workspaces.ts";
 import { ErrorNotice, FieldError, fieldProblems, useLoad, useSession } from "../ui.tsx";
+import { LifecycleEditor, RulesEditor, TestVisitor } from "./qr-code-rules.tsx";
 
 export function QrCodePage({ id }: { id: string }) {
   const { api } = useSession();
@@ -24,6 +25,9 @@ export function QrCodePage({ id }: { id: string }) {
         </div>
       </div>
       <EditCode code={code.data} onSaved={(saved) => code.setData(saved)} />
+      <RulesEditor code={code.data} onSaved={(saved) => code.setData(saved)} />
+      <LifecycleEditor code={code.data} onSaved={(saved) => code.setData(saved)} />
+      <TestVisitor code={code.data} />
       <AnalyticsSection code={code.data} />
     </article>
   );
