@@ -272,6 +272,10 @@ describe.skipIf(skip)("the console in a browser", { timeout: 90_000 }, () => {
       await page.getByRole("table", { name: "Scans per day" }).getByRole("row", { name: today }).textContent(),
     ).toBe(`${today}11`);
     expect(await page.getByRole("table", { name: "Scans by device" }).textContent()).toContain("mobile1");
+    // The code has no rules yet: its one scan went to its own destination.
+    expect(await page.getByRole("table", { name: "Scans by rule" }).textContent()).toMatch(
+      /No rule \(the code's destination\)1\s*100%/,
+    );
     await checkpoint("04-qr-code");
   });
 

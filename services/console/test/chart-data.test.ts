@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dailySeries, isoDay, shares } from "../src/chart-data.ts";
+import { dailySeries, isoDay, ruleRows, shares } from "../src/chart-data.ts";
 
 describe("the analytics chart's data", () => {
   it("gives uPlot one column of UTC-midnight seconds and one per series, in the API's order", () => {
@@ -34,5 +34,47 @@ describe("the analytics chart's data", () => {
     const now = new Date("2026-03-31T23:30:00Z");
     expect(isoDay(now)).toBe("2026-03-31");
     expect(isoDay(now, 29)).toBe("2026-03-02");
+  });
+
+  it("names scans per rule after the code's rules as they are now, and each split's variants after their URL", () => {
+    const japan = "11111111-1111-4111-8111-111111111111";
+    const split = "22222222-2222-4222-8222-222222222222";
+    const removed = "33333333-3333-4333-8333-333333333333";
+    const rows = ruleRows(
+      [
+        {
+          rule_id: split,
+          scans: 36,
+          variants: [
+            { variant: 0, scans: 17 },
+            { variant: 1, scans: 19 },
+          ],
+        },
+        { rule_id: japan, scans: 12, variants: [] },
+        { rule_id: removed, scans: 2, variants: [] },
+        { rule_id: null, scans: 12, variants: [] },
+      ],
+      [
+        { id: japan, name: "Japan", conditions: { countries: ["JP"] }, destination_url: "https://example.jp/" },
+        {
+          id: split,
+          conditions: {},
+          variants: [
+            { destination_url: "https://example.com/a", weight: 50 },
+            { destination_url: "https://example.com/b", weight: 50 },
+          ],
+        },
+      ],
+    );
+    expect(rows.rules).toEqual([
+      { value: "Rule 2", scans: 36 },
+      { value: "Rule 1: Japan", scans: 12 },
+      { value: "A removed rule (33333333)", scans: 2 },
+      { value: "No rule (the code's destination)", scans: 12 },
+    ]);
+    expect(rows.variants).toEqual([
+      { value: "Rule 2, variant 1 (https://example.com/a)", scans: 17 },
+      { value: "Rule 2, variant 2 (https://example.com/b)", scans: 19 },
+    ]);
   });
 });

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import type { QrCode } from "@qrplatform/api-client";
 import { call } from "../api.ts";
-import { dailySeries, isoDay, shares } from "../chart-data.ts";
+import { dailySeries, isoDay, ruleRows, shares } from "../chart-data.ts";
 import { ScansChart } from "../chart.tsx";
 import { exportImage } from "../preview.ts";
 import { navigate } from "../router.ts";
@@ -284,6 +284,10 @@ function AnalyticsSection({ code }: { code: QrCode }) {
     [api, code.id, from, to],
   );
   const series = useMemo(() => (analytics.data ? dailySeries(analytics.data) : undefined), [analytics.data]);
+  const byRule = useMemo(
+    () => (analytics.data ? ruleRows(analytics.data.rules, code.rules) : undefined),
+    [analytics.data, code.rules],
+  );
   const problems = fieldProblems(analytics.error);
   return (
     <section aria-labelledby="analytics-heading">
@@ -299,7 +303,7 @@ function AnalyticsSection({ code }: { code: QrCode }) {
       </form>
       <FieldError id="range-error" message={problems.from ?? problems.to} />
       {Object.keys(problems).length === 0 && <ErrorNotice error={analytics.error} />}
-      {analytics.data && series && (
+      {analytics.data && series && byRule && (
         <>
           <p>
             <strong>{analytics.data.total_scans}</strong> scans and <strong>{analytics.data.unique_scans}</strong>{" "}
@@ -330,6 +334,10 @@ function AnalyticsSection({ code }: { code: QrCode }) {
           </details>
           <div class="breakdowns">
             <Breakdown title="Scans by country" heading="Country" rows={analytics.data.countries} />
+            <Breakdown title="Scans by rule" heading="Rule" rows={byRule.rules} />
+            {byRule.variants.length > 0 && (
+              <Breakdown title="Scans by variant" heading="Variant" rows={byRule.variants} />
+            )}
             {BREAKDOWNS.map(([key, title]) => (
               <Breakdown
                 key={key}
