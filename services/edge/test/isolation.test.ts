@@ -31,6 +31,8 @@ const PROBES: Record<string, Probe> = {
   listWorkspaces: { kind: "list" },
   createWorkspace: { kind: "list" },
   listQrCodes: { kind: "list" },
+  // Draws a design it is given and stores nothing: it names no resource of anyone's.
+  previewQrCode: { kind: "list" },
   listDomains: { kind: "list" },
   listWebhookEndpoints: { kind: "list" },
   createWebhookEndpoint: { kind: "list" },

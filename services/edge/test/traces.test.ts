@@ -153,7 +153,8 @@ describe("traces in the processes shape", () => {
     const insertOf = (all: readonly ReceivedSpan[], batch: ReceivedSpan) =>
       all.find(
         (s) =>
-          s.traceId === batch.traceId && /INSERT INTO links\.scans/.test(String(s.attributes["db.query.text"] ?? "")),
+          s.traceId === batch.traceId &&
+          /INSERT INTO links\.scan_events/.test(String(s.attributes["db.query.text"] ?? "")),
       );
     const spans = await receiver.waitFor((all) => {
       const batch = batchOf(all);
@@ -232,7 +233,8 @@ describe("traces in the embedded shape", () => {
     const insertOf = (all: readonly ReceivedSpan[], batch: ReceivedSpan) =>
       all.find(
         (s) =>
-          s.traceId === batch.traceId && /INSERT INTO links\.scans/.test(String(s.attributes["db.query.text"] ?? "")),
+          s.traceId === batch.traceId &&
+          /INSERT INTO links\.scan_events/.test(String(s.attributes["db.query.text"] ?? "")),
       );
     const spans = await receiver.waitFor((all) => {
       const batch = all.find((s) => s.name === "record scans");
