@@ -99,7 +99,9 @@ afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
 });
 
-describe.concurrent("qrctl", () => {
+// The cases run at once, each starting qrctl processes of its own (up to six), so a case's time is
+// shared with every other case's processes: the timeout is for the group's pace, not one command's.
+describe.concurrent("qrctl", { timeout: 90_000 }, () => {
   it("creates an account with the credential from admin.json and prints one JSON object", async () => {
     const account = json(
       await qrctl(["accounts", "create", "--name", "Acme", "--plan", "origin", "--json"], { cwd: platformDir }),
