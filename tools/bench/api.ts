@@ -40,7 +40,7 @@ import {
   VISITOR_KEY_SECRET,
 } from "@qrplatform/testing";
 import { buildAll } from "../build/build.js";
-import { failingRules } from "./failing-rules.js";
+import { failingRules, RULE_COUNTRIES } from "./failing-rules.js";
 import * as catalogSchema from "../../services/catalog/migrations/index.js";
 import * as linksSchema from "../../services/links/migrations/index.js";
 import * as tenancySchema from "../../services/tenancy/migrations/index.js";
@@ -164,7 +164,7 @@ async function fillThroughApi(apiUrl: string, key: string): Promise<{ workspaceI
 }
 
 /** The rules of list-rules' codes: five countries each, as a campaign's rules would name them. */
-const LIST_RULES = failingRules(RULES, ["DE", "FR", "JP", "US", "KR"]);
+const LIST_RULES = failingRules(RULES, RULE_COUNTRIES);
 
 /** An account of another key (made by `newKey`) with CODES codes that each carry RULES rules; answers its key. */
 async function rulesAccount(apiUrl: string, newKey: () => Promise<string>): Promise<string> {

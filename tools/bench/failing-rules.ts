@@ -8,6 +8,9 @@ import type { RuleJson } from "@qrplatform/platform";
 
 const ZONES = ["Europe/Berlin", "America/New_York", "Asia/Tokyo", "Australia/Sydney", "America/Sao_Paulo"];
 
+/** The countries the rules name: each rule's country condition holds for a visitor from one of them. */
+export const RULE_COUNTRIES = ["DE", "FR", "JP", "US", "KR"];
+
 /** The Accept-Language the rules' language condition holds for. */
 export const RULES_ACCEPT_LANGUAGE = "en-US,en;q=0.9,ja;q=0.5";
 
