@@ -12,9 +12,9 @@
 // turn, the best of them kept; BENCH_TARGETS (ceiling,services,embedded) picks targets;
 // BENCH_CPU_PROF=<dir> writes a CPU profile of every process there; BENCH_OPERATIONS (all) keeps only
 // the operations it names (comma-separated: account, list, list-rules, get, create, export), so a
-// profile can hold one operation alone. list-rules lists an account whose codes each carry RULES
-// routing rules, beside list's codes without (the services and embedded targets only: the ceiling
-// knows no rules), and its CPU per request is set against list's.
+// profile can hold one operation alone. list-rules lists an account whose codes each carry
+// BENCH_LIST_RULES (20) routing rules, beside list's codes without (on the services and embedded
+// targets only: the ceiling knows no rules), and its CPU per request is set against list's.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -51,7 +51,7 @@ const WARM_UP_SECONDS = 1;
 const CONNECTIONS = 16;
 const CODES = 20;
 /** The rules each code of list-rules carries, and the bound on what they may add to a list page's CPU. */
-const RULES = 20;
+const RULES = Number(process.env.BENCH_LIST_RULES ?? 20);
 const RULES_LIST_TARGET = 1.1;
 const EXPORT_QUERY = "format=png&size=512";
 const TARGETS = (process.env.BENCH_TARGETS ?? "ceiling,services,embedded").split(",") as Target[];
