@@ -11,8 +11,10 @@
 // BENCH_SECONDS (5) per operation after 1 s of warm-up, BENCH_ROUNDS (2) rounds with the targets in
 // turn, the best of them kept; BENCH_TARGETS (ceiling,services,embedded) picks targets;
 // BENCH_CPU_PROF=<dir> writes a CPU profile of every process there; BENCH_OPERATIONS (all) keeps only
-// the operations it names (comma-separated: account, list, get, create, export), so a profile can hold
-// one operation alone.
+// the operations it names (comma-separated: account, list, list-rules, get, create, export), so a
+// profile can hold one operation alone. list-rules lists an account whose codes each carry
+// BENCH_LIST_RULES (20) routing rules, beside list's codes without (on the services and embedded
+// targets only: the ceiling knows no rules), and its CPU per request is set against list's.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -38,6 +40,7 @@ import {
   VISITOR_KEY_SECRET,
 } from "@qrplatform/testing";
 import { buildAll } from "../build/build.js";
+import { failingRules, RULE_COUNTRIES } from "./failing-rules.js";
 import * as catalogSchema from "../../services/catalog/migrations/index.js";
 import * as linksSchema from "../../services/links/migrations/index.js";
 import * as tenancySchema from "../../services/tenancy/migrations/index.js";
@@ -47,6 +50,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARM_UP_SECONDS = 1;
 const CONNECTIONS = 16;
 const CODES = 20;
+/** The rules each code of list-rules carries, and the issue's bound on what they may add to a list page's CPU. */
+const RULES = Number(process.env.BENCH_LIST_RULES ?? 20);
+const RULES_LIST_TARGET = 1.1;
 const EXPORT_QUERY = "format=png&size=512";
 const TARGETS = (process.env.BENCH_TARGETS ?? "ceiling,services,embedded").split(",") as Target[];
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
@@ -132,6 +138,8 @@ interface Running {
   key: string;
   workspaceId: string;
   qrCodeId: string;
+  /** The key of a second account whose CODES codes each carry RULES rules (the platform's targets). */
+  rulesKey?: string;
   children: Child[];
   /** A new account with its key and an empty workspace: each run of creates starts with its capacity unused. */
   freshAccount(): Promise<{ key: string; workspaceId: string }>;
@@ -155,14 +163,29 @@ async function fillThroughApi(apiUrl: string, key: string): Promise<{ workspaceI
   return { workspaceId, qrCodeId: await fillCodes(apiUrl, key, workspaceId) };
 }
 
-/** CODES codes in the workspace; answers the first one's id. */
-async function fillCodes(apiUrl: string, key: string, workspaceId: string): Promise<string> {
+/** The rules of list-rules' codes: five countries each, as a campaign's rules would name them. */
+const LIST_RULES = failingRules(RULES, RULE_COUNTRIES);
+
+/** An account of another key (made by `newKey`) with CODES codes that each carry RULES rules; answers its key. */
+async function rulesAccount(apiUrl: string, newKey: () => Promise<string>): Promise<string> {
+  const key = await newKey();
+  await fillCodes(apiUrl, key, await newWorkspace(apiUrl, key), { rules: LIST_RULES });
+  return key;
+}
+
+/** CODES codes in the workspace, each with `extra` fields in its body; answers the first one's id. */
+async function fillCodes(
+  apiUrl: string,
+  key: string,
+  workspaceId: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   let qrCodeId = "";
   for (let i = 0; i < CODES; i++) {
     const res = await fetch(`${apiUrl}/workspaces/${workspaceId}/qr-codes`, {
       method: "POST",
       headers: json(key),
-      body: JSON.stringify({ name: `Menu ${i}`, destination_url: `https://example.com/menu/${i}` }),
+      body: JSON.stringify({ name: `Menu ${i}`, destination_url: `https://example.com/menu/${i}`, ...extra }),
     });
     if (res.status !== 201) throw new Error(`create answered ${res.status}: ${await res.text()}`);
     qrCodeId ||= ((await res.json()) as { id: string }).id;
@@ -231,7 +254,8 @@ async function startServices(redisUrl: string): Promise<Running> {
       return { key, workspaceId: await newWorkspace(apiUrl, key) };
     };
     const key = await accountAndKey(`http://127.0.0.1:${ports.tenancy}`);
-    return { apiUrl, key, ...(await fillThroughApi(apiUrl, key)), children, freshAccount, close };
+    const rulesKey = await rulesAccount(apiUrl, () => accountAndKey(`http://127.0.0.1:${ports.tenancy}`));
+    return { apiUrl, key, ...(await fillThroughApi(apiUrl, key)), rulesKey, children, freshAccount, close };
   } catch (error) {
     await close();
     throw error;
@@ -263,7 +287,8 @@ async function startEmbedded(): Promise<Running> {
       return { key, workspaceId: await newWorkspace(apiUrl, key) };
     };
     const key = await accountWith(admin);
-    return { apiUrl, key, ...(await fillThroughApi(apiUrl, key)), children: [child], freshAccount, close };
+    const rulesKey = await rulesAccount(apiUrl, () => accountWith(admin));
+    return { apiUrl, key, ...(await fillThroughApi(apiUrl, key)), rulesKey, children: [child], freshAccount, close };
   } catch (error) {
     await close();
     throw error;
@@ -327,6 +352,8 @@ interface Operation {
   status: number;
   /** Creates run on a fresh account each time, so capacity is checked and never reached. */
   freshAccount?: boolean;
+  /** Runs as the account whose codes carry rules (rulesKey); targets without one are not loaded. */
+  rulesAccount?: boolean;
   request(target: { qrCodeId: string; workspaceId: string }): autocannon.Request;
 }
 
@@ -336,6 +363,13 @@ const OPERATIONS: Operation[] = [
     tag: "list",
     name: "GET /qr-codes?limit=10",
     status: 200,
+    request: () => ({ method: "GET", path: "/api/v1/qr-codes?limit=10" }),
+  },
+  {
+    tag: "list-rules",
+    name: `GET /qr-codes?limit=10, codes with ${RULES} rules`,
+    status: 200,
+    rulesAccount: true,
     request: () => ({ method: "GET", path: "/api/v1/qr-codes?limit=10" }),
   },
   {
@@ -384,7 +418,7 @@ async function load(target: Running, operation: Operation, seconds: number): Pro
   const pids = target.children.map((c) => c.child.pid!);
   const account = operation.freshAccount
     ? await target.freshAccount()
-    : { key: target.key, workspaceId: target.workspaceId };
+    : { key: operation.rulesAccount ? target.rulesKey! : target.key, workspaceId: target.workspaceId };
   const request = operation.request({ qrCodeId: target.qrCodeId, workspaceId: account.workspaceId });
   const cpuBefore = pids.reduce((sum, pid) => sum + cpuMicrosOf(pid), 0);
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
@@ -467,6 +501,7 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       for (const [i, operation] of SELECTED.entries()) {
         for (const [target, started] of running) {
+          if (operation.rulesAccount && !started.rulesKey) continue;
           loads.push(load1());
           await load(started, operation, WARM_UP_SECONDS);
           const from = monotonicMicros();
@@ -494,8 +529,10 @@ async function main(): Promise<void> {
   );
   console.log("| operation | target | requests/s | vs ceiling | p99 ms | p99 vs ceiling | CPU per request |");
   console.log("|---|---|---:|---:|---:|---:|---:|");
+  const listIndex = SELECTED.findIndex((operation) => operation.tag === "list");
   SELECTED.forEach((operation, i) => {
-    const base = best.get(`ceiling ${i}`);
+    // The ceiling lists no rules: the rules list is set against its list of codes without.
+    const base = best.get(`ceiling ${operation.rulesAccount ? listIndex : i}`);
     for (const target of ["ceiling", "services", "embedded"] as const) {
       const figures = best.get(`${target} ${i}`);
       if (!figures) continue;
@@ -506,6 +543,23 @@ async function main(): Promise<void> {
       );
     }
   });
+  const rulesIndex = SELECTED.findIndex((operation) => operation.tag === "list-rules");
+  if (listIndex >= 0 && rulesIndex >= 0) {
+    console.log(
+      `\nA list page of codes with ${RULES} rules each against the same page of codes without, CPU per request:\n`,
+    );
+    console.log("| target | without rules | with rules | ratio | target | met |\n|---|---:|---:|---:|---:|:---:|");
+    for (const target of ["services", "embedded"] as const) {
+      const plain = best.get(`${target} ${listIndex}`);
+      const routed = best.get(`${target} ${rulesIndex}`);
+      if (!plain || !routed) continue;
+      const ratio = routed.cpuMicros / plain.cpuMicros;
+      console.log(
+        `| ${TARGET_NAMES[target]} | ${(plain.cpuMicros / 1000).toFixed(2)} ms | ${(routed.cpuMicros / 1000).toFixed(2)} ms | ` +
+          `${ratio.toFixed(2)}x | ≤ ${RULES_LIST_TARGET.toFixed(2)}x | ${ratio <= RULES_LIST_TARGET ? "yes" : "**no**"} |`,
+      );
+    }
+  }
 }
 
 await main();

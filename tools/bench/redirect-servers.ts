@@ -7,7 +7,9 @@
 //              SCAN_RECORDING_THREAD as npm start reads it
 //   ingest     no server: on each SIGUSR1, sends batches of 1,000 new scans to its own RecordScans for
 //              BENCH_SECONDS, BENCH_PARALLEL at a time, as a links instance's recorder would
-// recording, cached and ingest serve the links service on DATABASE_URL with SHORT_LINK_BASE_URL.
+// recording, cached and ingest serve the links service on DATABASE_URL with SHORT_LINK_BASE_URL;
+// recording takes the visitor's country from the header BENCH_COUNTRY_HEADER names, when set, as
+// behind a proxy that sets COUNTRY_HEADER.
 // Prints {"port": n} on stdout once listening (embedded: with its slugs), {"cpuMs", "requestThreadCpuMs", "pendingScans",
 // "recordedScans", "oldestUnstoredMs", "maxStallMs"} on each SIGUSR2 (the longest event-loop stall
 // since the last one), and {"stored", "seconds", "cpuMs"} when an ingest run ends; logs go to stderr. SIGTERM
@@ -111,6 +113,7 @@ async function redirector(recording: boolean): Promise<Server> {
       reserveScan: links.reserveScan,
       visitorKeySecret: VISITOR_KEY_SECRET,
       trustedProxies: ["loopback"],
+      countryHeader: process.env.BENCH_COUNTRY_HEADER || undefined,
       logger,
     });
     handler = path.handler;

@@ -6,12 +6,13 @@
 // DATABASE_URL names the Postgres server (default: local, user postgres). The redirect part uses a
 // fresh database, qrp_bench_redirects; the analytics part keeps its 10M-row dataset in
 // qrp_bench_scans and reuses it on later runs (generating it takes a few minutes). BENCH_ONLY picks
-// parts (comma-separated: redirects, ingestion, embedded, analytics, storage); all by default. BENCH_DB_PREFIX
+// parts (comma-separated: redirects, rules, ingestion, embedded, analytics, storage); all by default. BENCH_DB_PREFIX
 // (default qrp_bench) names both databases, so runs beside each other on one server do not share
 // them. The last table sets every figure the platform promises beside its target.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { appendFileSync, readFileSync } from "node:fs";
+import http from "node:http";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,10 +23,11 @@ import pg from "pg";
 import { AnalyticsService, LinkService } from "@qrplatform/api/links";
 import { openDatabase, type Database } from "@qrplatform/db";
 import { adminQuery as runOnServer } from "@qrplatform/db/testing";
-import { createLogger, inProcessTransport } from "@qrplatform/platform";
+import { createLogger, inProcessTransport, ruleInitOf } from "@qrplatform/platform";
 import { buildLinks } from "../../services/links/src/server.js";
 import { firstScanIdAt } from "../../services/links/src/scans/analytics/scan-partitions.js";
 import { buildAll } from "../build/build.js";
+import { failingRules, RULE_COUNTRIES, RULES_ACCEPT_LANGUAGE } from "./failing-rules.js";
 import { scanStorageBudget } from "./scan-storage.js";
 import { wrk, type WrkRequest } from "./wrk.js";
 import { credentials, PAGE_TOKEN_SECRET } from "@qrplatform/testing";
@@ -36,7 +38,7 @@ const WARM_UP_SECONDS = 2;
 const CONNECTIONS = 50;
 /** `npm start` is loaded as a busy event's short links would be: 64 connections. */
 const EMBEDDED_CONNECTIONS = 64;
-const PARTS = new Set((process.env.BENCH_ONLY ?? "redirects,ingestion,embedded,analytics,storage").split(","));
+const PARTS = new Set((process.env.BENCH_ONLY ?? "redirects,rules,ingestion,embedded,analytics,storage").split(","));
 const LINKS = 1000;
 const SHORT_BASE = "https://s.qr.example";
 const SHORT_HOST = "s.qr.example";
@@ -231,11 +233,12 @@ async function load(
  * visitor's first of the day (as are 98 in 100 of the analytics dataset's hot code), and that
  * is the scan that costs storage most, a new visitor-day, and misses the address caches.
  */
-function scanRequests(slugs: string[]): WrkRequest[] {
+function scanRequests(slugs: string[], headers: Record<string, string> = {}): WrkRequest[] {
   return slugs.map(
     (slug, i): WrkRequest => ({
       path: `/${slug}`,
       headers: {
+        ...headers,
         host: SHORT_HOST,
         "user-agent": USER_AGENTS[i % USER_AGENTS.length]!,
         ...(i % 10 === 0 ? { referer: "https://l.instagram.com/" } : {}),
@@ -465,6 +468,179 @@ async function redirectThroughput(database: Database, slugs: Map<string, string>
     await Promise.all([...servers.values()].map((server) => server.stop()));
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1b. What routing rules cost per redirect
+
+/** Rules a code of the rules part carries, and how many such codes are loaded (BENCH_RULE_LINKS). */
+const RULES = 20;
+const RULE_LINKS = Number(process.env.BENCH_RULE_LINKS ?? 200);
+/** The issue's bound on what 20 rules may add to a redirect's CPU. */
+const RULES_TARGET_MICROS = 5;
+/**
+ * The header the rules part's visitors name their country in, as a trusted proxy's COUNTRY_HEADER: one
+ * of the rules' countries, so that each rule is read to its schedule whatever the address.
+ */
+const COUNTRY_HEADER = "x-visitor-country";
+
+/**
+ * The three turns of the rules part: a recording redirector that serves only codes without rules, as
+ * every redirector did before routing (today); and a second one that serves codes with rules beside
+ * codes without, measured on each (its routing code warm, its country database open).
+ */
+const RULES_TURNS = ["today", "mixedPlain", "mixedRules"] as const;
+type RulesTurn = (typeof RULES_TURNS)[number];
+
+interface RulesRun {
+  redirects: number;
+  /** The server process's CPU per redirect (every thread), and its answering thread's, in microseconds. */
+  cpuMicros: number;
+  requestThreadCpuMicros: number;
+  /** CPU per redirect of each turn, in microseconds: how far the turns of one server spread is the run's noise. */
+  turns: number[];
+}
+type RulesFigures = Record<RulesTurn, RulesRun>;
+
+/** Where one GET of a short link goes, as a phone would send it. */
+function locationOf(port: number, slug: string): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(
+        {
+          host: "127.0.0.1",
+          port,
+          path: `/${slug}`,
+          headers: {
+            host: SHORT_HOST,
+            "user-agent": USER_AGENTS[0]!,
+            "accept-language": RULES_ACCEPT_LANGUAGE,
+            "x-forwarded-for": "81.2.69.142",
+            [COUNTRY_HEADER]: RULE_COUNTRIES[0]!,
+          },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.headers.location);
+        },
+      )
+      .on("error", reject);
+  });
+}
+
+/**
+ * The recording redirector over codes with RULES rules (none holding: the code's destination applies)
+ * and over codes without, in REDIRECT_ROUNDS turns that alternate forwards and backwards, each turn's
+ * scans stored before the next so its CPU is the turn's own. Every request names a language the rules
+ * read; plain and routed codes are loaded alike, RULE_LINKS of each.
+ */
+async function rulesCost(plain: Map<string, string>, routed: Map<string, string>): Promise<RulesFigures> {
+  const requests = (slugs: string[]) =>
+    scanRequests(slugs, { "accept-language": RULES_ACCEPT_LANGUAGE }).map((request, i) => ({
+      ...request,
+      headers: { ...request.headers, [COUNTRY_HEADER]: RULE_COUNTRIES[i % RULE_COUNTRIES.length]! },
+    }));
+  const plainRequests = requests([...plain.keys()]);
+  const routedRequests = requests([...routed.keys()]);
+  const env = { BENCH_COUNTRY_HEADER: COUNTRY_HEADER };
+  const servers: RunningServer[] = [];
+  try {
+    const today = await startServer("recording", "", env);
+    servers.push(today);
+    const mixed = await startServer("recording", "", env);
+    servers.push(mixed);
+    // A code with rules must answer as a code without would: its own destination, no rule holding.
+    const [slug, destination] = [...routed][0]!;
+    const location = await locationOf(mixed.port, slug);
+    if (location !== destination)
+      throw new Error(`a code with ${RULES} failing rules went to ${location}, not its destination ${destination}`);
+    const turns: Record<RulesTurn, [RunningServer, WrkRequest[]]> = {
+      today: [today, plainRequests],
+      mixedPlain: [mixed, plainRequests],
+      mixedRules: [mixed, routedRequests],
+    };
+    for (const turn of RULES_TURNS) {
+      const [server, requests] = turns[turn];
+      await load(server.port, requests, WARM_UP_SECONDS);
+      await settled(server);
+    }
+    const sums = new Map(
+      RULES_TURNS.map((turn) => [turn, { redirects: 0, cpuMs: 0, threadMs: 0, turns: [] as number[] }]),
+    );
+    for (let round = 0; round < REDIRECT_ROUNDS; round++) {
+      for (const turn of round % 2 === 0 ? RULES_TURNS : [...RULES_TURNS].reverse()) {
+        const [server, requests] = turns[turn];
+        const before = await server.status();
+        const result = await load(server.port, requests, SECONDS / REDIRECT_ROUNDS);
+        // The turn's scans stored before the next turn: storing them is part of what a redirect costs.
+        const after = await settled(server);
+        const sum = sums.get(turn)!;
+        const cpuMs = after.cpuMs - before.cpuMs;
+        sum.redirects += result.redirects;
+        sum.cpuMs += cpuMs;
+        sum.threadMs += after.requestThreadCpuMs - before.requestThreadCpuMs;
+        sum.turns.push((cpuMs * 1000) / result.redirects);
+      }
+    }
+    const figure = (turn: RulesTurn): RulesRun => {
+      const { redirects, cpuMs, threadMs, turns: perTurn } = sums.get(turn)!;
+      return {
+        redirects,
+        cpuMicros: (cpuMs * 1000) / redirects,
+        requestThreadCpuMicros: (threadMs * 1000) / redirects,
+        turns: perTurn,
+      };
+    };
+    return { today: figure("today"), mixedPlain: figure("mixedPlain"), mixedRules: figure("mixedRules") };
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+}
+
+/** Prints the rules part and adds its two targets. */
+function reportRules(figures: RulesFigures): void {
+  const { today, mixedPlain, mixedRules } = figures;
+  console.log(
+    `\nRouting rules on the redirect path: the recording redirector, ${CONNECTIONS} connections, ${SECONDS} s each after ${WARM_UP_SECONDS} s of warm-up, ` +
+      `in ${REDIRECT_ROUNDS} turns that alternate; ${RULE_LINKS} codes of each kind, phone User-Agents with an Accept-Language and a country header (one of the rules' countries), each request from a new visitor. ` +
+      `The codes with rules carry ${RULES} rules that each read every condition and hold for none, so the code's destination applies\n`,
+  );
+  console.log("| server, codes | redirects | server CPU per redirect | of it, the request thread | turns (µs) |");
+  console.log("|---|---:|---:|---:|---|");
+  const rows: [string, RulesRun][] = [
+    ["a redirector serving only codes without rules (as before routing)", today],
+    ["a redirector serving both, codes without rules", mixedPlain],
+    [`the same, codes with ${RULES} rules`, mixedRules],
+  ];
+  for (const [name, run] of rows)
+    console.log(
+      `| ${name} | ${run.redirects} | ${run.cpuMicros.toFixed(1)} µs | ${run.requestThreadCpuMicros.toFixed(1)} µs | ` +
+        `${run.turns.map((micros) => micros.toFixed(1)).join(", ")} |`,
+    );
+  // The noise: half the spread of one server's turns on the same codes, the larger of the two servers'.
+  const halfSpread = (run: RulesRun) => (Math.max(...run.turns) - Math.min(...run.turns)) / 2;
+  const noise = Math.max(halfSpread(today), halfSpread(mixedPlain));
+  const plainCost = mixedPlain.cpuMicros - today.cpuMicros;
+  const rulesCost = mixedRules.cpuMicros - mixedPlain.cpuMicros;
+  console.log(
+    `\nA code without rules: ${mixedPlain.cpuMicros.toFixed(1)} µs beside ${today.cpuMicros.toFixed(1)} µs on a redirector without any ` +
+      `(${plainCost >= 0 ? "+" : ""}${plainCost.toFixed(1)} µs; the turns spread ±${noise.toFixed(1)} µs). ` +
+      `A code with ${RULES} rules: ${rulesCost >= 0 ? "+" : ""}${rulesCost.toFixed(1)} µs over a code without, in the same process.`,
+  );
+  targets.push(
+    {
+      figure: "rules: CPU per redirect of a code without rules, vs a redirector that serves no rules",
+      value: `${plainCost >= 0 ? "+" : ""}${plainCost.toFixed(1)} µs (${mixedPlain.cpuMicros.toFixed(1)} / ${today.cpuMicros.toFixed(1)} µs; noise ±${noise.toFixed(1)})`,
+      target: "within noise",
+      met: Math.abs(plainCost) <= noise,
+    },
+    {
+      figure: `rules: CPU per redirect of a code with ${RULES} rules, over a code without`,
+      value: `${rulesCost >= 0 ? "+" : ""}${rulesCost.toFixed(1)} µs (${mixedRules.cpuMicros.toFixed(1)} / ${mixedPlain.cpuMicros.toFixed(1)} µs)`,
+      target: `≤ ${RULES_TARGET_MICROS} µs`,
+      met: rulesCost <= RULES_TARGET_MICROS,
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -879,7 +1055,7 @@ const addDays = (day: string, days: number) =>
 const targets: { figure: string; value: string; target: string; met: boolean }[] = [];
 
 async function main(): Promise<void> {
-  if (PARTS.has("redirects") || PARTS.has("ingestion")) await redirectsAndIngestion();
+  if (PARTS.has("redirects") || PARTS.has("rules") || PARTS.has("ingestion")) await redirectsAndIngestion();
   if (PARTS.has("embedded")) {
     const { byDefault, onAnsweringThread, ceiling, ceilingStallMs } = await embeddedRedirects();
     console.log(
@@ -947,6 +1123,7 @@ async function redirectsAndIngestion(): Promise<void> {
   await adminQuery(`create database ${REDIRECTS_DB}`);
   const database = await openDatabase({ databaseUrl: databaseUrl(REDIRECTS_DB), dataDir: "" });
   let figures: RedirectFigures | undefined;
+  let rules: RulesFigures | undefined;
   let ingest: IngestionFigures | undefined;
   try {
     const module = await buildLinks({
@@ -968,11 +1145,23 @@ async function redirectsAndIngestion(): Promise<void> {
       );
       for (const { link } of created) slugs.set(link!.slug, link!.destinationUrl);
     }
-    if (PARTS.has("redirects")) {
-      figures = await redirectThroughput(database, slugs);
-      // The scans just stored would start autovacuum in the middle of the ingestion runs: vacuumed now.
-      await sql`VACUUM (ANALYZE)`.execute(database.db);
+    if (PARTS.has("redirects")) figures = await redirectThroughput(database, slugs);
+    if (PARTS.has("rules")) {
+      // RULE_LINKS codes with rules, made as the catalog makes them, beside as many of the codes without.
+      const routed = new Map<string, string>();
+      const routing = { rules: failingRules(RULES, RULE_COUNTRIES).map(ruleInitOf) };
+      for (let i = 0; i < RULE_LINKS; i += 50) {
+        const created = await Promise.all(
+          Array.from({ length: Math.min(50, RULE_LINKS - i) }, (_, j) =>
+            links.createLink({ accountId, destinationUrl: `https://example.com/menu/${i + j}?table=${j}`, routing }),
+          ),
+        );
+        for (const { link } of created) routed.set(link!.slug, link!.destinationUrl);
+      }
+      rules = await rulesCost(new Map([...slugs].slice(0, RULE_LINKS)), routed);
     }
+    // The scans just stored would start autovacuum in the middle of the ingestion runs: vacuumed now.
+    if (figures || rules) await sql`VACUUM (ANALYZE)`.execute(database.db);
     if (PARTS.has("ingestion")) ingest = await ingestion(database);
   } finally {
     await database.close();
@@ -1068,6 +1257,7 @@ async function redirectsAndIngestion(): Promise<void> {
       },
     );
   }
+  if (rules) reportRules(rules);
   if (ingest) {
     const micros = (value: number | undefined) => (value === undefined ? "–" : `${value.toFixed(1)} µs`);
     console.log(
