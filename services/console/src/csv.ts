@@ -1,23 +1,12 @@
 // The CSV import's reading: RFC 4180 records, the columns `qrctl qr-codes import` takes (name and
 // destination_url required; tags separated by `;`; utm_source, utm_medium, utm_campaign), turned into
 // bulk-create items. Rows the file itself gets wrong are reported without being sent.
-import type { components } from "@qrplatform/api-client";
+import { BULK_CREATE_MAX_ITEMS, CSV_COLUMNS, type components } from "@qrplatform/api-client";
 
 export type QrCodeCreate = components["schemas"]["QrCodeCreate"];
 
-export const CSV_COLUMNS = [
-  "name",
-  "destination_url",
-  "tags",
-  "vanity_domain_id",
-  "vanity_slug",
-  "utm_source",
-  "utm_medium",
-  "utm_campaign",
-] as const;
-
 /** The most items one bulk create takes. */
-export const BATCH_SIZE = 100;
+export const BATCH_SIZE = BULK_CREATE_MAX_ITEMS;
 
 /** A CSV row that was not imported, with why; `line` is the file's line number, the header being line 1. */
 export interface FailedRow {

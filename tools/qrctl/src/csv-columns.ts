@@ -1,18 +1,10 @@
 // What `qr-codes import` accepts, apart from the import itself so that the command tree loads without it.
 
-/** The columns a CSV may have; `name` and `destination_url` are required. */
-export const CSV_COLUMNS = [
-  "name",
-  "destination_url",
-  "tags",
-  "vanity_domain_id",
-  "vanity_slug",
-  "utm_source",
-  "utm_medium",
-  "utm_campaign",
-] as const;
+import { BULK_CREATE_MAX_ITEMS } from "@qrplatform/api-client";
+
+export { CSV_COLUMNS } from "@qrplatform/api-client";
 /** The most rows one bulk create takes. */
-export const MAX_BATCH_ROWS = 100;
+export const MAX_BATCH_ROWS = BULK_CREATE_MAX_ITEMS;
 /**
  * The most bytes one CSV row may have, its line ending included: far above any row the API can accept
  * (a destination URL has at most 2,048 characters), low enough that qrctl never holds a runaway row.

@@ -4,6 +4,7 @@ import createClient, { type Client } from "openapi-fetch";
 import type { components, operations, paths } from "./gen/openapi.js";
 
 export type { components, operations, paths };
+export { BULK_CREATE_MAX_ITEMS, CSV_COLUMNS } from "./csv-import-format.js";
 
 /**
  * A client of the public API: `client.GET("/workspaces/{workspace_id}", { params: { path: { workspace_id } } })`.
