@@ -76,7 +76,7 @@ function AccountSummary({ account, quota }: { account?: Account; quota?: Quota }
       <div>
         <dt>Capacity used</dt>
         <dd>
-          {account.usage.qr_codes} of {capacity ?? "unlimited"} QR codes
+          {account.usage.qr_codes ?? "(not counted right now)"} of {capacity ?? "unlimited"} QR codes
         </dd>
       </div>
       <div>

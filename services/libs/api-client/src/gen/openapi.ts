@@ -975,9 +975,11 @@ export interface components {
         AccountUsage: {
             /**
              * @description How many QR codes the account holds, in every workspace and none, counted as a create counts
-             *     them against `limits.qr_codes` (a code being created already holds its place).
+             *     them against `limits.qr_codes` (a code being created already holds its place). Null when the
+             *     count cannot be had right now (the service that keeps codes is unavailable or slow): the
+             *     account is still answered, so a key can be checked whatever that service is doing.
              */
-            qr_codes: number;
+            qr_codes: number | null;
         };
         /** @description A group of QR codes inside the account. */
         Workspace: {
