@@ -7,15 +7,10 @@
 import { h, render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { consoleClient } from "../src/api.ts";
 import { NewQrCodePage } from "../src/pages/new-qr-code.tsx";
-import { SessionContext } from "../src/ui.tsx";
+import { json, mountWithSession, routeNotFound } from "./support/stand-in-api.ts";
 
 const WORKSPACE = "8c1d3b0e-7a55-4d59-9d5e-0f7c2a6b1e01";
-
-function json(status: number, body: unknown) {
-  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
-}
 
 /** The refusals the API gives a design, as the create and the preview both answer them. */
 function refusalOf(design: Record<string, any>): Response | undefined {
@@ -89,7 +84,7 @@ function fakeApi() {
         })
       );
     }
-    return json(404, { error: { code: "route_not_found", message: "No.", request_id: "req_404" } });
+    return routeNotFound();
   });
   return {
     fetch,
@@ -120,21 +115,15 @@ async function change(id: string, value: string, event = "input") {
 
 describe("the New QR code form", () => {
   let root: HTMLElement;
+  let unmount: () => void;
   let api: ReturnType<typeof fakeApi>;
   beforeEach(async () => {
     api = fakeApi();
-    root = document.createElement("div");
-    document.body.append(root);
-    const session = {
-      api: consoleClient("qrp_test", () => {}, { fetch: api.fetch as unknown as typeof fetch }),
-      refreshAccount: () => {},
-    };
-    await act(() => render(h(SessionContext.Provider, { value: session }, h(NewQrCodePage, {})), root));
+    ({ root, unmount } = await mountWithSession(h(NewQrCodePage, {}), api.fetch));
   });
   afterEach(() => {
     vi.restoreAllMocks();
-    render(null, root);
-    root.remove();
+    unmount();
   });
 
   const previews = () => api.calls.filter((c) => c.method === "POST" && c.path === "/qr-codes/preview");

@@ -12,14 +12,11 @@ import { LifecycleEditor, RulesEditor, TestVisitor } from "../src/pages/qr-code-
 import { emptyRule, type RoutingRule, ruleFormOf, ruleInputOf, ruleProblems } from "../src/rules.ts";
 import { ApiError } from "../src/api.ts";
 import { SessionContext } from "../src/ui.tsx";
+import { json, routeNotFound } from "./support/stand-in-api.ts";
 
 const CODE_ID = "5b0a3f7e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
 const RULE_A = "0b9a2c4e-0000-4000-8000-00000000000a";
 const RULE_B = "0b9a2c4e-0000-4000-8000-00000000000b";
-
-function json(status: number, body: unknown) {
-  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
-}
 
 const splitRule: RoutingRule = {
   id: RULE_A,
@@ -150,7 +147,7 @@ describe("a code's rules, lifecycle and visitor test", () => {
           variant: 0,
         });
       }
-      return json(404, { error: { code: "route_not_found", message: "No.", request_id: "req_404" } });
+      return routeNotFound();
     });
   }
 

@@ -3,18 +3,13 @@
 // The QR-code list against a stand-in API: the search (after a pause in typing), the status and the
 // workspace are the list request's own filters, "Load more" asks for the next page under the same
 // filters, and a new filter starts over without the cursor of the old one.
-import { h, render } from "preact";
+import { h } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { consoleClient } from "../src/api.ts";
 import { QrCodesPage } from "../src/pages/qr-codes.tsx";
-import { SessionContext } from "../src/ui.tsx";
+import { json, mountWithSession, routeNotFound } from "./support/stand-in-api.ts";
 
 const WORKSPACE = "8c1d3b0e-7a55-4d59-9d5e-0f7c2a6b1e01";
-
-function json(status: number, body: unknown) {
-  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
-}
 
 function code(n: number) {
   return {
@@ -42,28 +37,20 @@ function fakeApi() {
       const page = query.cursor ? 2 : 1;
       return json(200, { data: [code(page * 2 - 1), code(page * 2)], next_cursor: page === 1 ? "page-2" : null });
     }
-    return json(404, { error: { code: "route_not_found", message: "No.", request_id: "req_404" } });
+    return routeNotFound();
   });
   return { fetch, lists };
 }
 
 describe("the QR-code list", () => {
   let root: HTMLElement;
+  let unmount: () => void;
   let api: ReturnType<typeof fakeApi>;
   beforeEach(async () => {
     api = fakeApi();
-    root = document.createElement("div");
-    document.body.append(root);
-    const session = {
-      api: consoleClient("qrp_test", () => {}, { fetch: api.fetch as unknown as typeof fetch }),
-      refreshAccount: () => {},
-    };
-    await act(() => render(h(SessionContext.Provider, { value: session }, h(QrCodesPage, {})), root));
+    ({ root, unmount } = await mountWithSession(h(QrCodesPage, {}), api.fetch));
   });
-  afterEach(() => {
-    render(null, root);
-    root.remove();
-  });
+  afterEach(() => unmount());
 
   const rows = () => [...root.querySelectorAll("tbody tr td:first-child")].map((cell) => cell.textContent);
   const lastList = () => api.lists.at(-1);

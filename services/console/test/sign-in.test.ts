@@ -4,6 +4,7 @@ import { h, render } from "preact";
 import { act } from "preact/test-utils";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { App } from "../src/app.tsx";
+import { json } from "./support/stand-in-api.ts";
 
 const ACCOUNT = {
   id: "5b0c6f1e-5d1f-4c1c-9d51-6a2a3b1f0c11",
@@ -18,10 +19,6 @@ const ACCOUNT = {
   updated_at: "2026-01-01T00:00:00Z",
 };
 const KEY = `qrp_${"a".repeat(43)}`;
-
-function json(status: number, body: unknown, headers: Record<string, string> = {}) {
-  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
-}
 
 /** The API as the sign-in sees it: /account for the right key, 401 for any other. */
 function fakeApi() {
