@@ -97,7 +97,8 @@ export async function getLinkAnalytics(
   deps: LinksDeps,
   req: GetLinkAnalyticsRequest,
 ): Promise<GetLinkAnalyticsResponse> {
-  const hourlyFrom = hourlyAvailableFrom(await firstKeptDay(deps.db));
+  const keptFrom = await firstKeptDay(deps.db);
+  const hourlyFrom = hourlyAvailableFrom(keptFrom);
   const range = validate(analyticsRangeRequest, {
     fromDate: req.fromDate,
     toDate: req.toDate,
@@ -111,7 +112,7 @@ export async function getLinkAnalytics(
 
   const [from, to] = [dayString(range.first), dayString(range.last)];
   const summarizing = summarizeScans(deps.db, linkId, from, to);
-  const days = { from, to, today: deps.now().toISOString().slice(0, 10) };
+  const days = { from, to, today: deps.now().toISOString().slice(0, 10), keptFrom };
   const [firstHour, endHour] = [range.first * HOURS_A_DAY, (range.last + 1) * HOURS_A_DAY];
   const [summary, uniqueScans, hours] = await Promise.all([
     summarizing,
