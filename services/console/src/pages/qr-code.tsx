@@ -284,21 +284,19 @@ const BREAKDOWNS = [
   ["referrers", "Scans by referrer"],
 ] as const;
 
-function AnalyticsSection({ code }: { code: QrCode }) {
+export function AnalyticsSection({ code }: { code: QrCode }) {
   const { api } = useSession();
   const [to, setTo] = useState(() => isoDay(new Date()));
   const [from, setFrom] = useState(() => isoDay(new Date(), 29));
   const [interval, setBucketInterval] = useState<Interval>("day");
-  // Every answer names the first day the API keeps hours for; until the first one, the calendar's start.
-  const [hourlyFrom, setHourlyFrom] = useState("2000-01-01");
   const analytics = useLoad(
     () =>
       call(api.GET("/qr-codes/{id}/analytics", { params: { path: { id: code.id }, query: { from, to, interval } } })),
     [api, code.id, from, to, interval],
   );
-  useEffect(() => {
-    if (analytics.data) setHourlyFrom(analytics.data.hourly_available_from);
-  }, [analytics.data]);
+  // Every answer names the first day the API keeps hours for (the last answer stays while the next
+  // loads); before the first, the calendar's start, and the API's refusal says the rest.
+  const hourlyFrom = analytics.data?.hourly_available_from ?? "2000-01-01";
   const rows = useMemo(
     () => (analytics.data ? buckets(analytics.data, analytics.data.interval) : undefined),
     [analytics.data],
@@ -311,11 +309,12 @@ function AnalyticsSection({ code }: { code: QrCode }) {
   const problems = fieldProblems(analytics.error);
   const hourly = interval === "hour";
   const earliest = hourly ? hourlyRange({ from, to }, hourlyFrom).earliest : undefined;
-  /** Sets the range, kept within what the API counts hours for while hours are shown. */
+  /** Sets the range, kept within what the API counts hours for while hours are shown; answers the range set. */
   const setRange = (range: { from: string; to: string }, bucket: Interval = interval) => {
     const kept = bucket === "hour" ? hourlyRange(range, hourlyFrom) : range;
     setFrom(kept.from);
     setTo(kept.to);
+    return kept;
   };
   const choose = (bucket: Interval) => {
     setBucketInterval(bucket);
@@ -349,7 +348,10 @@ function AnalyticsSection({ code }: { code: QrCode }) {
           min={earliest}
           max={to}
           aria-describedby={hourly ? "range-hint" : undefined}
-          onChange={(e) => setRange({ from: e.currentTarget.value, to })}
+          onChange={(e) => {
+            // A day moved into bounds is shown moved: the state may not change, so nothing would redraw it.
+            e.currentTarget.value = setRange({ from: e.currentTarget.value, to }).from;
+          }}
         />
         <label for="range-to">To</label>
         <input
@@ -358,7 +360,9 @@ function AnalyticsSection({ code }: { code: QrCode }) {
           value={to}
           min={hourly ? hourlyFrom : undefined}
           aria-describedby={hourly ? "range-hint" : undefined}
-          onChange={(e) => setRange({ from, to: e.currentTarget.value })}
+          onChange={(e) => {
+            e.currentTarget.value = setRange({ from, to: e.currentTarget.value }).to;
+          }}
         />
         <button type="button" onClick={analytics.reload}>
           Refresh
