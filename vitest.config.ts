@@ -17,6 +17,7 @@ export const STORAGE_FREE = [
   "services/console/test/csv.test.ts",
   "services/console/test/design.test.ts",
   "services/console/test/new-qr-code.test.ts",
+  "services/console/test/qr-code-analytics.test.ts",
   "services/console/test/sign-in.test.ts",
   "services/edge/test/edge-url.test.ts",
   "services/edge/test/exported-images.test.ts",

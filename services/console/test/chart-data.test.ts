@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { dailySeries, isoDay, ruleRows, shares } from "../src/chart-data.ts";
+import { buckets, dailySeries, hourlyRange, isoDay, ruleRows, seriesOf, shares } from "../src/chart-data.ts";
 
 describe("the analytics chart's data", () => {
   it("gives uPlot one column of UTC-midnight seconds and one per series, in the API's order", () => {
@@ -15,6 +15,54 @@ describe("the analytics chart's data", () => {
       [3, 0],
       [2, 0],
     ]);
+  });
+
+  it("draws the hour buckets when the answer has them, each at its UTC hour, and the days otherwise", () => {
+    const answer = {
+      daily: [{ date: "2026-03-01", scans: 3, unique_scans: 2 }],
+      hourly: [
+        { hour: "2026-03-01T00:00:00Z", scans: 0, unique_scans: 0 },
+        { hour: "2026-03-01T13:00:00Z", scans: 3, unique_scans: 2 },
+      ],
+    };
+    const hours = buckets(answer, "hour");
+    expect(hours.map((row) => row.label)).toEqual(["2026-03-01 00:00", "2026-03-01 13:00"]);
+    expect(seriesOf(hours)).toEqual([
+      [Date.UTC(2026, 2, 1) / 1000, Date.UTC(2026, 2, 1, 13) / 1000],
+      [0, 3],
+      [0, 2],
+    ]);
+    expect(buckets(answer, "day")).toEqual([
+      { label: "2026-03-01", start: Date.UTC(2026, 2, 1) / 1000, scans: 3, unique: 2 },
+    ]);
+    // An answer of days only (the API's default) is drawn in days whichever switch asked for it.
+    expect(buckets({ daily: answer.daily }, "hour").map((row) => row.label)).toEqual(["2026-03-01"]);
+  });
+
+  it("keeps an hourly range within 31 days and the raw window, shortening it from the start", () => {
+    // 31 days ending on the 31st start on the 1st; a longer range loses its first days.
+    expect(hourlyRange({ from: "2026-02-01", to: "2026-03-31" }, "2000-01-01")).toEqual({
+      from: "2026-03-01",
+      to: "2026-03-31",
+      earliest: "2026-03-01",
+    });
+    expect(hourlyRange({ from: "2026-03-10", to: "2026-03-31" }, "2000-01-01")).toEqual({
+      from: "2026-03-10",
+      to: "2026-03-31",
+      earliest: "2026-03-01",
+    });
+    // The raw window starts later than 31 days back: it is the limit.
+    expect(hourlyRange({ from: "2026-03-01", to: "2026-03-31" }, "2026-03-20")).toEqual({
+      from: "2026-03-20",
+      to: "2026-03-31",
+      earliest: "2026-03-20",
+    });
+    // A range wholly before the window moves to its first day.
+    expect(hourlyRange({ from: "2026-01-01", to: "2026-01-05" }, "2026-03-20")).toEqual({
+      from: "2026-03-20",
+      to: "2026-03-20",
+      earliest: "2026-03-20",
+    });
   });
 
   it("gives each breakdown value its share of the scans, and none of nothing", () => {

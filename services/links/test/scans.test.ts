@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, createClient, type Client } from "@connectrpc/connect";
-import { AnalyticsService, OutboxService, ScanSchema, type Scan } from "@qrplatform/api/links";
+import { AnalyticsInterval, AnalyticsService, OutboxService, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { sql } from "kysely";
 import { inProcessTransport } from "@qrplatform/platform";
 import { DeltaFolder } from "../src/scans/analytics/delta-folder.js";
@@ -386,6 +386,136 @@ describe("link analytics", () => {
     await stack.links.deleteLink({ accountId, linkId });
     const summary = await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "", toDate: "" });
     expect(summary.totalScans).toBe(1n);
+  });
+});
+
+describe("hourly analytics", () => {
+  const HOUR = AnalyticsInterval.HOUR;
+
+  it("count scans per UTC hour from the raw scans, zero-filled, each hour's visitors distinct within it", async () => {
+    const { accountId, linkId } = await newLink();
+    await stack.redirects.recordScans({
+      scans: [
+        scan(linkId, "2026-11-22T00:00:00Z", { visitorKey: "a" }),
+        scan(linkId, "2026-11-22T00:30:00Z", { visitorKey: "b" }),
+        scan(linkId, "2026-11-22T00:59:59.999Z", { visitorKey: "a" }),
+        scan(linkId, "2026-11-22T13:15:00Z", { visitorKey: "a" }),
+        scan(linkId, "2026-11-23T22:10:00Z", { visitorKey: "c" }),
+        // Outside the range asked for.
+        scan(linkId, "2026-11-21T23:59:59.999Z", { visitorKey: "d" }),
+        scan(linkId, "2026-11-24T00:00:00Z", { visitorKey: "e" }),
+      ],
+    });
+    const summary = await analytics.getLinkAnalytics({
+      accountId,
+      linkId,
+      fromDate: "2026-11-22",
+      toDate: "2026-11-23",
+      interval: HOUR,
+    });
+    expect(summary.hourly).toHaveLength(48);
+    expect(summary.hourly[0]!.hour).toBe("2026-11-22T00:00:00Z");
+    expect(summary.hourly.at(-1)!.hour).toBe("2026-11-23T23:00:00Z");
+    const counted = summary.hourly.filter((h) => h.scans > 0n).map((h) => [h.hour, h.scans, h.uniqueScans]);
+    expect(counted).toEqual([
+      ["2026-11-22T00:00:00Z", 3n, 2n],
+      ["2026-11-22T13:00:00Z", 1n, 1n],
+      ["2026-11-23T22:00:00Z", 1n, 1n],
+    ]);
+    // The hours add up to the days, which are the same as without hours.
+    const day = (date: string) =>
+      summary.hourly.filter((h) => h.hour.startsWith(date)).reduce((sum, h) => sum + h.scans, 0n);
+    expect(summary.daily.map((d) => [d.date, d.scans])).toEqual([
+      ["2026-11-22", day("2026-11-22")],
+      ["2026-11-23", day("2026-11-23")],
+    ]);
+    expect(summary.totalScans).toBe(5n);
+    // Days only, unless hours are asked for.
+    for (const interval of [AnalyticsInterval.UNSPECIFIED, AnalyticsInterval.DAY]) {
+      const days = await analytics.getLinkAnalytics({
+        accountId,
+        linkId,
+        fromDate: "2026-11-22",
+        toDate: "2026-11-23",
+        interval,
+      });
+      expect(days.hourly).toEqual([]);
+      expect(days.totalScans).toBe(5n);
+    }
+  });
+
+  it("cover at most 31 days, from the first day the raw window keeps, which every answer names", async () => {
+    const { accountId, linkId } = await newLink();
+    const month = await analytics.getLinkAnalytics({
+      accountId,
+      linkId,
+      fromDate: "2026-10-24",
+      toDate: "2026-11-23",
+      interval: HOUR,
+    });
+    expect(month.hourly).toHaveLength(31 * 24);
+    // The migration's first partition reaches back to the start of time: every day of the calendar is raw.
+    expect(month.hourlyAvailableFrom).toBe("2000-01-01");
+    const longer = await errorOf(
+      analytics.getLinkAnalytics({ accountId, linkId, fromDate: "2026-10-23", toDate: "2026-11-23", interval: HOUR }),
+    );
+    expect(longer.code).toBe(Code.InvalidArgument);
+    expect(longer.fields).toEqual([{ field: "from_date", reason: "range_too_long" }]);
+    // The default range (30 days) is within bounds.
+    expect(
+      (await analytics.getLinkAnalytics({ accountId, linkId, fromDate: "", toDate: "", interval: HOUR })).hourly,
+    ).toHaveLength(30 * 24);
+    const unknown = await errorOf(
+      analytics.getLinkAnalytics({ accountId, linkId, fromDate: "", toDate: "", interval: 7 as AnalyticsInterval }),
+    );
+    expect(unknown.code).toBe(Code.InvalidArgument);
+    expect(unknown.fields).toEqual([{ field: "interval", reason: "invalid_value" }]);
+  });
+
+  it("answer only the link's own account", async () => {
+    const { accountId, linkId } = await newLink();
+    await stack.redirects.recordScans({ scans: [scan(linkId, "2026-11-23T05:00:00Z")] });
+    const request = { linkId, fromDate: "2026-11-23", toDate: "2026-11-23", interval: HOUR };
+    expect((await errorOf(analytics.getLinkAnalytics({ ...request, accountId: randomUUID() }))).code).toBe(
+      Code.NotFound,
+    );
+    const own = await analytics.getLinkAnalytics({ ...request, accountId });
+    expect(own.hourly.filter((h) => h.scans > 0n).map((h) => h.hour)).toEqual(["2026-11-23T05:00:00Z"]);
+  });
+
+  it("refuse a range starting before the raw window, whose days keep their daily counts", async () => {
+    // A service on a clock years ahead, keeping 3 days of raw scans: the first partition is gone.
+    const now = new Date("2031-01-10T12:00:00Z");
+    const later = await startLinks({ now: () => now, scanRetentionDays: 3 });
+    try {
+      const client = createClient(
+        AnalyticsService,
+        inProcessTransport({ modules: [later.module], credentials, logger, token: credentials.serviceToken }),
+      );
+      const accountId = randomUUID();
+      const { link } = await later.links.createLink({ accountId, destinationUrl: "https://example.com/" });
+      const linkId = link!.id;
+      await later.redirects.recordScans({ scans: [scan(linkId, "2031-01-07T08:20:00Z")] });
+      const kept = await client.getLinkAnalytics({
+        accountId,
+        linkId,
+        fromDate: "2031-01-07",
+        toDate: "2031-01-07",
+        interval: HOUR,
+      });
+      expect(kept.hourlyAvailableFrom).toBe("2031-01-07");
+      expect(kept.hourly[8]).toMatchObject({ hour: "2031-01-07T08:00:00Z", scans: 1n, uniqueScans: 1n });
+      const before = await errorOf(
+        client.getLinkAnalytics({ accountId, linkId, fromDate: "2031-01-06", toDate: "2031-01-07", interval: HOUR }),
+      );
+      expect(before.code).toBe(Code.InvalidArgument);
+      expect(before.fields).toEqual([{ field: "from_date", reason: "out_of_range" }]);
+      // Days are answered for any range.
+      const days = await client.getLinkAnalytics({ accountId, linkId, fromDate: "2031-01-01", toDate: "2031-01-10" });
+      expect(days.totalScans).toBe(1n);
+    } finally {
+      await later.close();
+    }
   });
 });
 

@@ -21,7 +21,7 @@ const READS_STORAGE_ENV =
   /\bprocess\.env\s*(?:\?\.|\.|\[\s*["'`])\s*(?:DATABASE_URL|REDIS_URL)\b|\b(?:DATABASE_URL|REDIS_URL)\b[^=\n]*}\s*=\s*process\.env\b/;
 /** The helpers that start a platform, a stack, Redis or a test database. */
 const STARTS_STORAGE =
-  /["'](@qrplatform\/db\/testing|@qrplatform\/edge\/testing|@qrplatform\/embedded\/testing|@qrplatform\/testing\/platform-process|[^"']*\/support\/(?:stack|links-stack|scratch-platform)\.js)["']|\b(?:startRedis|startPrivatePostgres|openTestDatabase|createScratchDatabase|MIGRATED_PLATFORM|startPlatform|startScratchPlatform|composePlatform|spawnService)\b/;
+  /["'](@qrplatform\/db\/testing|@qrplatform\/edge\/testing|@qrplatform\/embedded\/testing|@qrplatform\/testing\/platform-process|@qrplatform\/testing\/local-services|[^"']*\/support\/(?:stack|links-stack|scratch-platform)\.js)["']|\b(?:startRedis|startPrivatePostgres|openTestDatabase|createScratchDatabase|MIGRATED_PLATFORM|startPlatform|startLocalServices|startScratchPlatform|composePlatform|spawnService)\b/;
 const RELATIVE_IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|^\s*import\s+)["'](\.[^"']+)["']/gm;
 
 const testFiles = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "--", "*.test.ts"], {

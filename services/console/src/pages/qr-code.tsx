@@ -1,7 +1,16 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import type { QrCode } from "@qrplatform/api-client";
 import { call } from "../api.ts";
-import { dailySeries, isoDay, ruleRows, shares } from "../chart-data.ts";
+import {
+  buckets,
+  hourlyRange,
+  type Interval,
+  isoDay,
+  MAX_HOURLY_DAYS,
+  ruleRows,
+  seriesOf,
+  shares,
+} from "../chart-data.ts";
 import { ScansChart } from "../chart.tsx";
 import { exportImage } from "../preview.ts";
 import { navigate } from "../router.ts";
@@ -275,58 +284,123 @@ const BREAKDOWNS = [
   ["referrers", "Scans by referrer"],
 ] as const;
 
-function AnalyticsSection({ code }: { code: QrCode }) {
+export function AnalyticsSection({ code }: { code: QrCode }) {
   const { api } = useSession();
   const [to, setTo] = useState(() => isoDay(new Date()));
   const [from, setFrom] = useState(() => isoDay(new Date(), 29));
+  const [interval, setBucketInterval] = useState<Interval>("day");
   const analytics = useLoad(
-    () => call(api.GET("/qr-codes/{id}/analytics", { params: { path: { id: code.id }, query: { from, to } } })),
-    [api, code.id, from, to],
+    () =>
+      call(api.GET("/qr-codes/{id}/analytics", { params: { path: { id: code.id }, query: { from, to, interval } } })),
+    [api, code.id, from, to, interval],
   );
-  const series = useMemo(() => (analytics.data ? dailySeries(analytics.data) : undefined), [analytics.data]);
+  // Every answer names the first day the API keeps hours for (the last answer stays while the next
+  // loads); before the first, the calendar's start, and the API's refusal says the rest.
+  const hourlyFrom = analytics.data?.hourly_available_from ?? "2000-01-01";
+  const rows = useMemo(
+    () => (analytics.data ? buckets(analytics.data, analytics.data.interval) : undefined),
+    [analytics.data],
+  );
+  const series = useMemo(() => (rows ? seriesOf(rows) : undefined), [rows]);
   const byRule = useMemo(
     () => (analytics.data ? ruleRows(analytics.data.rules, code.rules) : undefined),
     [analytics.data, code.rules],
   );
   const problems = fieldProblems(analytics.error);
+  const hourly = interval === "hour";
+  const earliest = hourly ? hourlyRange({ from, to }, hourlyFrom).earliest : undefined;
+  /** Sets the range, kept within what the API counts hours for while hours are shown; answers the range set. */
+  const setRange = (range: { from: string; to: string }, bucket: Interval = interval) => {
+    const kept = bucket === "hour" ? hourlyRange(range, hourlyFrom) : range;
+    setFrom(kept.from);
+    setTo(kept.to);
+    return kept;
+  };
+  const choose = (bucket: Interval) => {
+    setBucketInterval(bucket);
+    setRange({ from, to }, bucket);
+  };
+  const shown = analytics.data?.interval ?? "day";
   return (
     <section aria-labelledby="analytics-heading">
       <h2 id="analytics-heading">Analytics</h2>
       <form class="inline" onSubmit={(e) => e.preventDefault()} aria-label="Date range">
+        <fieldset class="inline">
+          <legend>Buckets</legend>
+          {(["day", "hour"] as const).map((bucket) => (
+            <label key={bucket}>
+              <input
+                type="radio"
+                name="interval"
+                value={bucket}
+                checked={interval === bucket}
+                onChange={() => choose(bucket)}
+              />{" "}
+              {bucket === "day" ? "Day" : "Hour"}
+            </label>
+          ))}
+        </fieldset>
         <label for="range-from">From</label>
-        <input id="range-from" type="date" value={from} onChange={(e) => setFrom(e.currentTarget.value)} />
+        <input
+          id="range-from"
+          type="date"
+          value={from}
+          min={earliest}
+          max={to}
+          aria-describedby={hourly ? "range-hint" : undefined}
+          onChange={(e) => {
+            // A day moved into bounds is shown moved: the state may not change, so nothing would redraw it.
+            e.currentTarget.value = setRange({ from: e.currentTarget.value, to }).from;
+          }}
+        />
         <label for="range-to">To</label>
-        <input id="range-to" type="date" value={to} onChange={(e) => setTo(e.currentTarget.value)} />
+        <input
+          id="range-to"
+          type="date"
+          value={to}
+          min={hourly ? hourlyFrom : undefined}
+          aria-describedby={hourly ? "range-hint" : undefined}
+          onChange={(e) => {
+            e.currentTarget.value = setRange({ from, to: e.currentTarget.value }).to;
+          }}
+        />
         <button type="button" onClick={analytics.reload}>
           Refresh
         </button>
       </form>
-      <FieldError id="range-error" message={problems.from ?? problems.to} />
+      {hourly && (
+        <p id="range-hint" class="hint">
+          Hour buckets (UTC) cover at most {MAX_HOURLY_DAYS} days, from {hourlyFrom} on: they are counted from the raw
+          scans, and older scans keep only their daily counts.
+        </p>
+      )}
+      <FieldError id="range-error" message={problems.from ?? problems.to ?? problems.interval} />
       {Object.keys(problems).length === 0 && <ErrorNotice error={analytics.error} />}
-      {analytics.data && series && byRule && (
+      {analytics.data && series && rows && byRule && (
         <>
           <p>
             <strong>{analytics.data.total_scans}</strong> scans and <strong>{analytics.data.unique_scans}</strong>{" "}
             unique visitors from {analytics.data.from} to {analytics.data.to} (UTC days).
           </p>
-          <ScansChart data={series} label="Scans over time" />
-          <details>
-            <summary>Scans per day as a table</summary>
+          <ScansChart data={series} interval={shown} label="Scans over time" />
+          {/* Keyed by the interval: a month of hours (744 rows) opens only when asked for. */}
+          <details key={shown}>
+            <summary>Scans per {shown} as a table</summary>
             <table>
-              <caption>Scans per day</caption>
+              <caption>Scans per {shown}</caption>
               <thead>
                 <tr>
-                  <th scope="col">Day</th>
+                  <th scope="col">{shown === "hour" ? "Hour (UTC)" : "Day"}</th>
                   <th scope="col">Scans</th>
                   <th scope="col">Unique visitors</th>
                 </tr>
               </thead>
               <tbody>
-                {analytics.data.daily.map((day) => (
-                  <tr key={day.date}>
-                    <td>{day.date}</td>
-                    <td>{day.scans}</td>
-                    <td>{day.unique_scans}</td>
+                {rows.map((row) => (
+                  <tr key={row.label}>
+                    <td>{row.label}</td>
+                    <td>{row.scans}</td>
+                    <td>{row.unique}</td>
                   </tr>
                 ))}
               </tbody>

@@ -1553,6 +1553,65 @@ export function defineRestSuite(mode: StackMode): void {
       }
     });
 
+    it("adds UTC hour buckets on request, counting a redirect in its hour, and refuses what hours cannot cover", async () => {
+      const { key, code } = await newCode();
+      const before = Date.now();
+      expect((await follow(code.vanity_url, "GET", { "user-agent": IPHONE })).status).toBe(302);
+      const after = Date.now();
+      expect(await settledTotal(key, code.id, 1)).toBe(1);
+      const today = new Date(after).toISOString().slice(0, 10);
+      const { status, body } = await api("GET", `/qr-codes/${code.id}/analytics?from=${today}&interval=hour`, { key });
+      expect(status).toBe(200);
+      expect(body).toMatchObject({
+        interval: "hour",
+        from: today,
+        to: today,
+        total_scans: 1,
+        hourly_available_from: "2000-01-01",
+      });
+      expect(body.hourly).toHaveLength(24);
+      expect(body.hourly[0].hour).toBe(`${today}T00:00:00Z`);
+      const counted = body.hourly.filter((hour: { scans: number }) => hour.scans > 0);
+      // The scan's hour is the redirect's, which lies between the two clock readings.
+      const hours = new Set([before, after].map((ms) => `${new Date(ms).toISOString().slice(0, 13)}:00:00Z`));
+      expect(counted).toHaveLength(1);
+      expect(hours).toContain(counted[0].hour);
+      expect(counted[0]).toMatchObject({ scans: 1, unique_scans: 1 });
+      // Without the parameter: days only, as before.
+      const days = await api("GET", `/qr-codes/${code.id}/analytics?from=${today}`, { key });
+      expect(days.body.interval).toBe("day");
+      expect(days.body).not.toHaveProperty("hourly");
+
+      const refusals: [string, string, string][] = [
+        ["interval=week", "interval", "invalid_value"],
+        ["interval=HOUR", "interval", "invalid_value"],
+        ["interval=hour&interval=day", "interval", "invalid_value"],
+        ["interval=hour&from=2026-01-01&to=2026-02-01", "from", "range_too_long"],
+        ["interval=hour&from=2026-01-01&to=2025-12-31", "from", "invalid_range"],
+      ];
+      for (const [query, field, reason] of refusals) {
+        const refused = await api("GET", `/qr-codes/${code.id}/analytics?${query}`, { key });
+        expectError(refused, 400, "validation_error");
+        const fields = refused.body.error.details.fields.map((f: { field: string; reason: string }) => ({
+          field: f.field,
+          reason: f.reason,
+        }));
+        expect(fields, query).toEqual([{ field, reason }]);
+      }
+      // A 31-day month of hours is within bounds.
+      const month = await api("GET", `/qr-codes/${code.id}/analytics?interval=hour&from=2026-01-01&to=2026-01-31`, {
+        key,
+      });
+      expect(month.body.hourly).toHaveLength(744);
+      // Another account's code stays hidden with hours too.
+      const stranger = await newAccount();
+      expectError(
+        await api("GET", `/qr-codes/${code.id}/analytics?interval=hour`, { key: stranger.key }),
+        404,
+        "not_found",
+      );
+    });
+
     it("needs analytics:read, and shows nothing of another account's code", async () => {
       const { code } = await newCode();
       const stranger = await newAccount();

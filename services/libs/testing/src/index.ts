@@ -1,5 +1,5 @@
 // What the tests share. Heavier helpers have entries of their own (decoders, dns-server, huge-png,
-// platform-process) so a test loads only what it uses.
+// local-services, platform-process) so a test loads only what it uses.
 export * from "./credentials.js";
 export * from "./migrated-platform.js";
 export * from "./otlp-receiver.js";

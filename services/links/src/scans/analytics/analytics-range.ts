@@ -1,10 +1,17 @@
 import { z } from "zod";
+import { AnalyticsInterval } from "@qrplatform/api/links";
 import { parsedBy, type RuleProblem } from "@qrplatform/platform";
 
 /** Days in a range when neither end is given: the last 30 days, today included. */
 const DEFAULT_RANGE_DAYS = 30;
 /** The longest range one request may ask for: a leap year. */
 const MAX_RANGE_DAYS = 366;
+
+/**
+ * The longest range hourly buckets may cover: a month of 31 days, 744 buckets, as many as a chart can
+ * show a point each for. They are counted from the raw scans, whose reading grows with the range.
+ */
+export const MAX_HOURLY_RANGE_DAYS = 31;
 
 const DAY_MS = 86_400_000;
 
@@ -27,10 +34,12 @@ function dayNumber(date: string): number | undefined {
 
 export const dayString = (day: number) => new Date(day * DAY_MS).toISOString().slice(0, 10);
 
-/** The days an analytics request covers, both ends included, as day numbers. */
+/** The days an analytics request covers, both ends included, as day numbers, and its series' buckets. */
 export interface DayRange {
   first: number;
   last: number;
+  /** Whether hourly buckets were asked for beside the daily ones. */
+  hourly: boolean;
 }
 
 /** A day a range may start or end on, as a day number; empty is "not given". */
@@ -54,15 +63,24 @@ const analyticsDay = z.string().transform(
 
 /**
  * The range an analytics request (GetLinkAnalytics) asks for, in UTC days, given the time it is asked
- * at (`now`, the handler's clock, which the defaults depend on). `to_date` defaults to today and
- * `from_date` to 29 days before `to_date`; an empty string means "not given".
+ * at (`now`, the handler's clock, which the defaults depend on) and the first day whose raw scans are
+ * kept (`hourlyFrom`, "YYYY-MM-DD"). `to_date` defaults to today and `from_date` to 29 days before
+ * `to_date`; an empty string means "not given". Hourly buckets are counted from raw scans, so they
+ * need a range of at most MAX_HOURLY_RANGE_DAYS days that starts no earlier than `hourlyFrom`.
  */
 export const analyticsRangeRequest = z
-  .object({ fromDate: analyticsDay, toDate: analyticsDay, now: z.date() })
-  .transform(({ fromDate, toDate, now }, ctx): DayRange => {
+  .object({
+    fromDate: analyticsDay,
+    toDate: analyticsDay,
+    interval: z.enum(AnalyticsInterval, { message: "must be day or hour" }),
+    now: z.date(),
+    hourlyFrom: z.string(),
+  })
+  .transform(({ fromDate, toDate, interval, now, hourlyFrom }, ctx): DayRange => {
     const today = Math.floor(now.getTime() / DAY_MS);
     const last = toDate ?? today;
     const first = fromDate ?? last - (DEFAULT_RANGE_DAYS - 1);
+    const hourly = interval === AnalyticsInterval.HOUR;
     const refuse = (reason: string, message: string) => {
       ctx.addIssue({ code: "custom", path: ["fromDate"], message, params: { reason } });
       return z.NEVER;
@@ -71,5 +89,21 @@ export const analyticsRangeRequest = z
       return refuse("invalid_range", `must not be after the last day of the range (${dayString(last)})`);
     if (last - first + 1 > MAX_RANGE_DAYS)
       return refuse("range_too_long", `the range may cover at most ${MAX_RANGE_DAYS} days`);
-    return { first, last };
+    if (hourly && last - first + 1 > MAX_HOURLY_RANGE_DAYS)
+      return refuse("range_too_long", `with hourly buckets, the range may cover at most ${MAX_HOURLY_RANGE_DAYS} days`);
+    if (hourly && dayString(first) < hourlyFrom) {
+      return refuse(
+        "out_of_range",
+        `with hourly buckets, must be a day from ${hourlyFrom}: older scans keep only their daily counts`,
+      );
+    }
+    return { first, last, hourly };
   });
+
+/**
+ * The first day hourly buckets may be asked for, given the first day whose raw scans are kept: no
+ * earlier than the first day of the analytics calendar (a fresh database keeps every day).
+ */
+export function hourlyAvailableFrom(firstKeptDay: string): string {
+  return firstKeptDay < FIRST_ANALYTICS_DATE ? FIRST_ANALYTICS_DATE : firstKeptDay;
+}

@@ -4,7 +4,8 @@ import { countVisitorsUpTo, dayRegisters, daySketches, saveDaySketches } from ".
 import { addToSketch, emptySketch, estimateVisitors, mergeSketch } from "./visitor-sketch.js";
 
 /**
- * Distinct visitors of a link over a range of days, whose daily distinct visitors `dailyCounts` reads.
+ * Distinct visitors of a link over a range of days, whose daily distinct visitors `dailyCounts` reads;
+ * `range.keptFrom` is the first day whose visitors are kept (firstKeptDay), read here when not given.
  *
  * Exact while the range holds at most `deps.exactVisitorDays` visitor-days (rows of
  * visitor-days: the exact count reads no more, and runs beside the summary's queries); past that,
@@ -17,11 +18,11 @@ import { addToSketch, emptySketch, estimateVisitors, mergeSketch } from "./visit
 export async function rangeVisitors(
   deps: LinksDeps,
   linkId: string,
-  range: { from: string; to: string; today: string },
+  range: { from: string; to: string; today: string; keptFrom?: string },
   dailyCounts: () => Promise<readonly { day: string; uniqueScans: number }[]>,
 ): Promise<number> {
   // Days before the raw window have lost their visitors (dropped with their partition) and kept their sketches.
-  const keptFrom = await firstKeptDay(deps.db);
+  const keptFrom = range.keptFrom ?? (await firstKeptDay(deps.db));
   const exact =
     range.from >= keptFrom
       ? await countVisitorsUpTo(deps.db, linkId, range.from, range.to, deps.exactVisitorDays)

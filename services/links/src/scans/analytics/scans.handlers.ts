@@ -16,10 +16,11 @@ import {
 } from "@qrplatform/api/links";
 import { isUuid, notFound, validate } from "@qrplatform/platform";
 import type { LinksDeps } from "../../deps.js";
-import { analyticsRangeRequest, dayString } from "./analytics-range.js";
+import { analyticsRangeRequest, dayString, hourlyAvailableFrom } from "./analytics-range.js";
 import { rangeVisitors } from "./range-visitors.js";
+import { firstKeptDay } from "./scan-partitions.js";
 import { scanColumnsOf, type ScanColumns } from "../scan-columns.js";
-import { isAccountLink, scanTotals, summarizeScans, type Dimension } from "./scans.repository.js";
+import { hourlyScans, isAccountLink, scanTotals, summarizeScans, type Dimension } from "./scans.repository.js";
 
 /** Breakdown values listed one by one; the rest are summed into one "other" entry. */
 const MAX_BREAKDOWN_VALUES = 50;
@@ -85,23 +86,51 @@ const EMPTY_VALUE: Record<Exclude<Dimension, "rule">, string> = {
   referrer: "direct",
 };
 
-/** One link's scans over a range of UTC days: totals, a zero-filled daily series and breakdowns. */
+const HOUR_MS = 3_600_000;
+const HOURS_A_DAY = 24;
+
+/**
+ * One link's scans over a range of UTC days: totals, a zero-filled daily series, breakdowns, and on
+ * request a zero-filled hourly series counted from the raw scans.
+ */
 export async function getLinkAnalytics(
   deps: LinksDeps,
   req: GetLinkAnalyticsRequest,
 ): Promise<GetLinkAnalyticsResponse> {
-  const range = validate(analyticsRangeRequest, { fromDate: req.fromDate, toDate: req.toDate, now: deps.now() });
+  const keptFrom = await firstKeptDay(deps.db);
+  const hourlyFrom = hourlyAvailableFrom(keptFrom);
+  const range = validate(analyticsRangeRequest, {
+    fromDate: req.fromDate,
+    toDate: req.toDate,
+    interval: req.interval,
+    now: deps.now(),
+    hourlyFrom,
+  });
   if (!isUuid(req.accountId) || !isUuid(req.linkId)) throw notFound("link");
   const { linkId } = req;
   if (!(await isAccountLink(deps.db, req.accountId, linkId))) throw notFound("link");
 
   const [from, to] = [dayString(range.first), dayString(range.last)];
   const summarizing = summarizeScans(deps.db, linkId, from, to);
-  const days = { from, to, today: deps.now().toISOString().slice(0, 10) };
-  const [summary, uniqueScans] = await Promise.all([
+  const days = { from, to, today: deps.now().toISOString().slice(0, 10), keptFrom };
+  const [firstHour, endHour] = [range.first * HOURS_A_DAY, (range.last + 1) * HOURS_A_DAY];
+  const [summary, uniqueScans, hours] = await Promise.all([
     summarizing,
     rangeVisitors(deps, linkId, days, async () => (await summarizing).daily),
+    range.hourly ? hourlyScans(deps.db, linkId, firstHour * HOUR_MS, endHour * HOUR_MS) : [],
   ]);
+  const byHour = new Map(hours.map((row) => [row.hour, row]));
+  const hourly = [];
+  if (range.hourly) {
+    for (let hour = firstHour; hour < endHour; hour++) {
+      const row = byHour.get(hour);
+      hourly.push({
+        hour: new Date(hour * HOUR_MS).toISOString().replace(".000Z", "Z"),
+        scans: BigInt(row?.scans ?? 0),
+        uniqueScans: BigInt(row?.visitors ?? 0),
+      });
+    }
+  }
   const byDay = new Map(summary.daily.map((row) => [row.day, row]));
   const daily = [];
   for (let day = range.first; day <= range.last; day++) {
@@ -128,6 +157,8 @@ export async function getLinkAnalytics(
       summary.breakdowns.filter((row) => row.dimension === "rule"),
       totalScans,
     ),
+    hourly,
+    hourlyAvailableFrom: hourlyFrom,
   });
 }
 

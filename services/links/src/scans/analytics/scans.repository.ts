@@ -361,6 +361,42 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
   };
 }
 
+/** The start of every UUIDv7 of `ms` and later: links.scan_events ids sort by their time. */
+function smallestUuidAt(ms: number): string {
+  const hex = ms.toString(16).padStart(12, "0");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+}
+
+/** A link's scans and distinct visitors in one UTC hour, the hour given as hours since 1970. */
+export interface HourCount {
+  hour: number;
+  scans: number;
+  visitors: number;
+}
+
+/**
+ * A link's scans per UTC hour from `fromMs` (included) to `toMs` (excluded), counted from the raw
+ * scans, so only exact within the raw window; hours without scans are absent. An hour's visitors are
+ * the distinct visitor hashes of its scans. The hour is the scan id's (a UUIDv7 of the scan's time,
+ * which also bounds the partitions read); scans of the days before 20270120T1000_narrow_scans are
+ * read from links.scans while it still holds them.
+ */
+export async function hourlyScans(db: Db, linkId: string, fromMs: number, toMs: number): Promise<HourCount[]> {
+  const { rows } = await sql<{ hour: string; scans: number; visitors: number }>`
+    SELECT hour, count(*)::int AS scans, count(DISTINCT visitor)::int AS visitors FROM (
+      SELECT ('x' || translate(left(id::text, 13), '-', ''))::bit(48)::bigint / 3600000 AS hour, visitor
+      FROM links.scan_events
+      WHERE link_id = ${linkId} AND id >= ${smallestUuidAt(fromMs)}::uuid AND id < ${smallestUuidAt(toMs)}::uuid
+      UNION ALL
+      SELECT floor(extract(epoch FROM scanned_at) / 3600)::bigint, hashtextextended(visitor_key, 0)
+      FROM links.scans
+      WHERE link_id = ${linkId} AND scanned_at >= to_timestamp(${fromMs / 1000}) AND scanned_at < to_timestamp(${toMs / 1000})
+        AND scanned_at < (SELECT legacy_until FROM links.scan_window)
+    ) AS raw
+    GROUP BY hour ORDER BY hour`.execute(db);
+  return rows.map((row) => ({ hour: Number(row.hour), scans: row.scans, visitors: row.visitors }));
+}
+
 /**
  * The distinct visitors of a link over the days from `from` to `to`, counted exactly from its rows
  * of visitors and days, provided there are at most `limit` of them; undefined when there are more.

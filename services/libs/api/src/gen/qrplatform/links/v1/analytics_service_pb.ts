@@ -2,15 +2,15 @@
 // @generated from file qrplatform/links/v1/analytics_service.proto (package qrplatform.links.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file qrplatform/links/v1/analytics_service.proto.
  */
 export const file_qrplatform_links_v1_analytics_service: GenFile = /*@__PURE__*/
-  fileDesc("CitxcnBsYXRmb3JtL2xpbmtzL3YxL2FuYWx5dGljc19zZXJ2aWNlLnByb3RvEhNxcnBsYXRmb3JtLmxpbmtzLnYxImIKF0dldExpbmtBbmFseXRpY3NSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSDwoHbGlua19pZBgCIAEoCRIRCglmcm9tX2RhdGUYAyABKAkSDwoHdG9fZGF0ZRgEIAEoCSI/CgpEYWlseUNvdW50EgwKBGRhdGUYASABKAkSDQoFc2NhbnMYAiABKAMSFAoMdW5pcXVlX3NjYW5zGAMgASgDIi4KDkJyZWFrZG93bkVudHJ5Eg0KBXZhbHVlGAEgASgJEg0KBXNjYW5zGAIgASgDIsEDChhHZXRMaW5rQW5hbHl0aWNzUmVzcG9uc2USEwoLdG90YWxfc2NhbnMYASABKAMSFAoMdW5pcXVlX3NjYW5zGAIgASgDEi4KBWRhaWx5GAMgAygLMh8ucXJwbGF0Zm9ybS5saW5rcy52MS5EYWlseUNvdW50EjYKCWNvdW50cmllcxgEIAMoCzIjLnFycGxhdGZvcm0ubGlua3MudjEuQnJlYWtkb3duRW50cnkSNAoHZGV2aWNlcxgFIAMoCzIjLnFycGxhdGZvcm0ubGlua3MudjEuQnJlYWtkb3duRW50cnkSPgoRb3BlcmF0aW5nX3N5c3RlbXMYBiADKAsyIy5xcnBsYXRmb3JtLmxpbmtzLnYxLkJyZWFrZG93bkVudHJ5EjUKCGJyb3dzZXJzGAcgAygLMiMucXJwbGF0Zm9ybS5saW5rcy52MS5CcmVha2Rvd25FbnRyeRI2CglyZWZlcnJlcnMYCCADKAsyIy5xcnBsYXRmb3JtLmxpbmtzLnYxLkJyZWFrZG93bkVudHJ5Ei0KBXJ1bGVzGAkgAygLMh4ucXJwbGF0Zm9ybS5saW5rcy52MS5SdWxlU2NhbnMiYAoJUnVsZVNjYW5zEg8KB3J1bGVfaWQYASABKAkSDQoFc2NhbnMYAiABKAMSMwoIdmFyaWFudHMYAyADKAsyIS5xcnBsYXRmb3JtLmxpbmtzLnYxLlZhcmlhbnRTY2FucyIuCgxWYXJpYW50U2NhbnMSDwoHdmFyaWFudBgBIAEoDRINCgVzY2FucxgCIAEoAyI8ChRHZXRTY2FuVG90YWxzUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEhAKCGxpbmtfaWRzGAIgAygJIo4BChVHZXRTY2FuVG90YWxzUmVzcG9uc2USRgoGdG90YWxzGAEgAygLMjYucXJwbGF0Zm9ybS5saW5rcy52MS5HZXRTY2FuVG90YWxzUmVzcG9uc2UuVG90YWxzRW50cnkaLQoLVG90YWxzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4ATLrAQoQQW5hbHl0aWNzU2VydmljZRJvChBHZXRMaW5rQW5hbHl0aWNzEiwucXJwbGF0Zm9ybS5saW5rcy52MS5HZXRMaW5rQW5hbHl0aWNzUmVxdWVzdBotLnFycGxhdGZvcm0ubGlua3MudjEuR2V0TGlua0FuYWx5dGljc1Jlc3BvbnNlEmYKDUdldFNjYW5Ub3RhbHMSKS5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldFNjYW5Ub3RhbHNSZXF1ZXN0GioucXJwbGF0Zm9ybS5saW5rcy52MS5HZXRTY2FuVG90YWxzUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("CitxcnBsYXRmb3JtL2xpbmtzL3YxL2FuYWx5dGljc19zZXJ2aWNlLnByb3RvEhNxcnBsYXRmb3JtLmxpbmtzLnYxIpwBChdHZXRMaW5rQW5hbHl0aWNzUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEg8KB2xpbmtfaWQYAiABKAkSEQoJZnJvbV9kYXRlGAMgASgJEg8KB3RvX2RhdGUYBCABKAkSOAoIaW50ZXJ2YWwYBSABKA4yJi5xcnBsYXRmb3JtLmxpbmtzLnYxLkFuYWx5dGljc0ludGVydmFsIkAKC0hvdXJseUNvdW50EgwKBGhvdXIYASABKAkSDQoFc2NhbnMYAiABKAMSFAoMdW5pcXVlX3NjYW5zGAMgASgDIj8KCkRhaWx5Q291bnQSDAoEZGF0ZRgBIAEoCRINCgVzY2FucxgCIAEoAxIUCgx1bmlxdWVfc2NhbnMYAyABKAMiLgoOQnJlYWtkb3duRW50cnkSDQoFdmFsdWUYASABKAkSDQoFc2NhbnMYAiABKAMikgQKGEdldExpbmtBbmFseXRpY3NSZXNwb25zZRITCgt0b3RhbF9zY2FucxgBIAEoAxIUCgx1bmlxdWVfc2NhbnMYAiABKAMSLgoFZGFpbHkYAyADKAsyHy5xcnBsYXRmb3JtLmxpbmtzLnYxLkRhaWx5Q291bnQSNgoJY291bnRyaWVzGAQgAygLMiMucXJwbGF0Zm9ybS5saW5rcy52MS5CcmVha2Rvd25FbnRyeRI0CgdkZXZpY2VzGAUgAygLMiMucXJwbGF0Zm9ybS5saW5rcy52MS5CcmVha2Rvd25FbnRyeRI+ChFvcGVyYXRpbmdfc3lzdGVtcxgGIAMoCzIjLnFycGxhdGZvcm0ubGlua3MudjEuQnJlYWtkb3duRW50cnkSNQoIYnJvd3NlcnMYByADKAsyIy5xcnBsYXRmb3JtLmxpbmtzLnYxLkJyZWFrZG93bkVudHJ5EjYKCXJlZmVycmVycxgIIAMoCzIjLnFycGxhdGZvcm0ubGlua3MudjEuQnJlYWtkb3duRW50cnkSLQoFcnVsZXMYCSADKAsyHi5xcnBsYXRmb3JtLmxpbmtzLnYxLlJ1bGVTY2FucxIwCgZob3VybHkYCiADKAsyIC5xcnBsYXRmb3JtLmxpbmtzLnYxLkhvdXJseUNvdW50Eh0KFWhvdXJseV9hdmFpbGFibGVfZnJvbRgLIAEoCSJgCglSdWxlU2NhbnMSDwoHcnVsZV9pZBgBIAEoCRINCgVzY2FucxgCIAEoAxIzCgh2YXJpYW50cxgDIAMoCzIhLnFycGxhdGZvcm0ubGlua3MudjEuVmFyaWFudFNjYW5zIi4KDFZhcmlhbnRTY2FucxIPCgd2YXJpYW50GAEgASgNEg0KBXNjYW5zGAIgASgDIjwKFEdldFNjYW5Ub3RhbHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkSEAoIbGlua19pZHMYAiADKAkijgEKFUdldFNjYW5Ub3RhbHNSZXNwb25zZRJGCgZ0b3RhbHMYASADKAsyNi5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldFNjYW5Ub3RhbHNSZXNwb25zZS5Ub3RhbHNFbnRyeRotCgtUb3RhbHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAM6AjgBKnAKEUFuYWx5dGljc0ludGVydmFsEiIKHkFOQUxZVElDU19JTlRFUlZBTF9VTlNQRUNJRklFRBAAEhoKFkFOQUxZVElDU19JTlRFUlZBTF9EQVkQARIbChdBTkFMWVRJQ1NfSU5URVJWQUxfSE9VUhACMusBChBBbmFseXRpY3NTZXJ2aWNlEm8KEEdldExpbmtBbmFseXRpY3MSLC5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldExpbmtBbmFseXRpY3NSZXF1ZXN0Gi0ucXJwbGF0Zm9ybS5saW5rcy52MS5HZXRMaW5rQW5hbHl0aWNzUmVzcG9uc2USZgoNR2V0U2NhblRvdGFscxIpLnFycGxhdGZvcm0ubGlua3MudjEuR2V0U2NhblRvdGFsc1JlcXVlc3QaKi5xcnBsYXRmb3JtLmxpbmtzLnYxLkdldFNjYW5Ub3RhbHNSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * GetLinkAnalyticsRequest names the link and the days to summarise.
@@ -45,6 +45,14 @@ export type GetLinkAnalyticsRequest = Message<"qrplatform.links.v1.GetLinkAnalyt
    * @generated from field: string to_date = 4;
    */
   toDate: string;
+
+  /**
+   * The series to add beside the daily one: unspecified or DAY for none, HOUR for hourly buckets,
+   * which need a range of at most 31 days starting within the raw scan window.
+   *
+   * @generated from field: qrplatform.links.v1.AnalyticsInterval interval = 5;
+   */
+  interval: AnalyticsInterval;
 };
 
 /**
@@ -53,6 +61,41 @@ export type GetLinkAnalyticsRequest = Message<"qrplatform.links.v1.GetLinkAnalyt
  */
 export const GetLinkAnalyticsRequestSchema: GenMessage<GetLinkAnalyticsRequest> = /*@__PURE__*/
   messageDesc(file_qrplatform_links_v1_analytics_service, 0);
+
+/**
+ * HourlyCount is the number of scans in one UTC hour.
+ *
+ * @generated from message qrplatform.links.v1.HourlyCount
+ */
+export type HourlyCount = Message<"qrplatform.links.v1.HourlyCount"> & {
+  /**
+   * The hour's first instant, as RFC 3339 in UTC ("2026-11-23T09:00:00Z").
+   *
+   * @generated from field: string hour = 1;
+   */
+  hour: string;
+
+  /**
+   * Scans in that hour.
+   *
+   * @generated from field: int64 scans = 2;
+   */
+  scans: bigint;
+
+  /**
+   * Distinct visitors in that hour, counted exactly from the raw scans.
+   *
+   * @generated from field: int64 unique_scans = 3;
+   */
+  uniqueScans: bigint;
+};
+
+/**
+ * Describes the message qrplatform.links.v1.HourlyCount.
+ * Use `create(HourlyCountSchema)` to create a new message.
+ */
+export const HourlyCountSchema: GenMessage<HourlyCount> = /*@__PURE__*/
+  messageDesc(file_qrplatform_links_v1_analytics_service, 1);
 
 /**
  * DailyCount is the number of scans on one day.
@@ -87,7 +130,7 @@ export type DailyCount = Message<"qrplatform.links.v1.DailyCount"> & {
  * Use `create(DailyCountSchema)` to create a new message.
  */
 export const DailyCountSchema: GenMessage<DailyCount> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_analytics_service, 1);
+  messageDesc(file_qrplatform_links_v1_analytics_service, 2);
 
 /**
  * BreakdownEntry is the number of scans for one value of a dimension, such as one country.
@@ -116,7 +159,7 @@ export type BreakdownEntry = Message<"qrplatform.links.v1.BreakdownEntry"> & {
  * Use `create(BreakdownEntrySchema)` to create a new message.
  */
 export const BreakdownEntrySchema: GenMessage<BreakdownEntry> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_analytics_service, 2);
+  messageDesc(file_qrplatform_links_v1_analytics_service, 3);
 
 /**
  * GetLinkAnalyticsResponse is the summary.
@@ -190,6 +233,22 @@ export type GetLinkAnalyticsResponse = Message<"qrplatform.links.v1.GetLinkAnaly
    * @generated from field: repeated qrplatform.links.v1.RuleScans rules = 9;
    */
   rules: RuleScans[];
+
+  /**
+   * With interval HOUR: one entry per UTC hour of the range's days (24 a day), zero-filled, in order;
+   * empty otherwise.
+   *
+   * @generated from field: repeated qrplatform.links.v1.HourlyCount hourly = 10;
+   */
+  hourly: HourlyCount[];
+
+  /**
+   * The first day hourly buckets may be asked for (YYYY-MM-DD, UTC): the start of the raw scan window,
+   * before which scans keep only their daily rollups.
+   *
+   * @generated from field: string hourly_available_from = 11;
+   */
+  hourlyAvailableFrom: string;
 };
 
 /**
@@ -197,7 +256,7 @@ export type GetLinkAnalyticsResponse = Message<"qrplatform.links.v1.GetLinkAnaly
  * Use `create(GetLinkAnalyticsResponseSchema)` to create a new message.
  */
 export const GetLinkAnalyticsResponseSchema: GenMessage<GetLinkAnalyticsResponse> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_analytics_service, 3);
+  messageDesc(file_qrplatform_links_v1_analytics_service, 4);
 
 /**
  * RuleScans is the number of scans one routing rule decided, or that no rule decided.
@@ -232,7 +291,7 @@ export type RuleScans = Message<"qrplatform.links.v1.RuleScans"> & {
  * Use `create(RuleScansSchema)` to create a new message.
  */
 export const RuleScansSchema: GenMessage<RuleScans> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_analytics_service, 4);
+  messageDesc(file_qrplatform_links_v1_analytics_service, 5);
 
 /**
  * VariantScans is the number of scans one variant of a split rule received.
@@ -260,7 +319,7 @@ export type VariantScans = Message<"qrplatform.links.v1.VariantScans"> & {
  * Use `create(VariantScansSchema)` to create a new message.
  */
 export const VariantScansSchema: GenMessage<VariantScans> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_analytics_service, 5);
+  messageDesc(file_qrplatform_links_v1_analytics_service, 6);
 
 /**
  * GetScanTotalsRequest names the links.
@@ -288,7 +347,7 @@ export type GetScanTotalsRequest = Message<"qrplatform.links.v1.GetScanTotalsReq
  * Use `create(GetScanTotalsRequestSchema)` to create a new message.
  */
 export const GetScanTotalsRequestSchema: GenMessage<GetScanTotalsRequest> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_analytics_service, 6);
+  messageDesc(file_qrplatform_links_v1_analytics_service, 7);
 
 /**
  * GetScanTotalsResponse maps link ids to their all-time scan counts.
@@ -309,7 +368,41 @@ export type GetScanTotalsResponse = Message<"qrplatform.links.v1.GetScanTotalsRe
  * Use `create(GetScanTotalsResponseSchema)` to create a new message.
  */
 export const GetScanTotalsResponseSchema: GenMessage<GetScanTotalsResponse> = /*@__PURE__*/
-  messageDesc(file_qrplatform_links_v1_analytics_service, 7);
+  messageDesc(file_qrplatform_links_v1_analytics_service, 8);
+
+/**
+ * AnalyticsInterval is the width of the buckets of a scan series.
+ *
+ * @generated from enum qrplatform.links.v1.AnalyticsInterval
+ */
+export enum AnalyticsInterval {
+  /**
+   * Not given: days.
+   *
+   * @generated from enum value: ANALYTICS_INTERVAL_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * UTC calendar days, from the daily rollups, for any range.
+   *
+   * @generated from enum value: ANALYTICS_INTERVAL_DAY = 1;
+   */
+  DAY = 1,
+
+  /**
+   * UTC hours, counted from the raw scans, for ranges within the raw scan window.
+   *
+   * @generated from enum value: ANALYTICS_INTERVAL_HOUR = 2;
+   */
+  HOUR = 2,
+}
+
+/**
+ * Describes the enum qrplatform.links.v1.AnalyticsInterval.
+ */
+export const AnalyticsIntervalSchema: GenEnum<AnalyticsInterval> = /*@__PURE__*/
+  enumDesc(file_qrplatform_links_v1_analytics_service, 0);
 
 /**
  * AnalyticsService summarises the scans of a link. Every request names the calling account.
