@@ -5,7 +5,10 @@
 // splits the visitor between variants, and the first again over 200 codes in turn (as a redirector
 // answers many codes, whose rules are then seldom in the processor's caches). Schedules read the local clock once per zone and minute;
 // the "new minute" row moves the clock a minute per decision, so each schedule's zone is formatted
-// anew, as the first scans of every minute pay. Runs for a few seconds.
+// anew, as the first scans of every minute pay. The "caches cold" row writes over 8 MB between two
+// decisions, untimed, as a redirector's parsing, answering and recording do between two scans of one
+// code: there a code's rules are read from memory, not from the processor's caches, and the rows
+// without it understate what deciding costs on the redirect path. Runs for a few seconds.
 import { performance } from "node:perf_hooks";
 import {
   compileRouting,
@@ -64,44 +67,69 @@ const nineteenThenSplit = compile([
 /** 200 codes of the same 20 failing rules, each compiled on its own as the redirect cache compiles each code's. */
 const manyCodes = Array.from({ length: 200 }, () => compile(Array.from({ length: 20 }, (_, i) => failingRule(i))));
 
-/** The median over runs of the cost of one decision, in microseconds; the codes are decided in turn. */
-function measure(routings: CompiledRouting[], minuteStep: number): { micros: number; outcome: string } {
+/** What the "caches cold" row writes between two decisions: more than a processor's L2 and its share of L3. */
+const EVICTED_BYTES = 8 * 1024 * 1024;
+/** Decisions per run of that row, each of which writes EVICTED_BYTES first. */
+const COLD_DECISIONS = 5_000;
+
+/**
+ * The median over runs of the cost of one decision, in microseconds; the codes are decided in turn.
+ * With `evict`, every decision is timed alone after writing over the buffer, which is not timed.
+ */
+function measure(
+  routings: CompiledRouting[],
+  minuteStep: number,
+  evict?: Float64Array,
+): { micros: number; outcome: string } {
   const samples: number[] = [];
   let outcome = "";
+  const decisions = evict ? COLD_DECISIONS : DECISIONS;
   for (let run = 0; run < RUNS; run++) {
     let sink = 0;
+    let timed = 0;
     const started = performance.now();
-    for (let i = 0; i < DECISIONS; i++) {
+    for (let i = 0; i < decisions; i++) {
+      let decidedAt = 0;
+      if (evict) {
+        // One write per 64-byte cache line.
+        for (let j = 0; j < evict.length; j += 8) evict[j]! += 1;
+        decidedAt = performance.now();
+      }
       // A minute's step stays outside every window: the windows are 1 minute in 1440, and the clock
       // walks 1 to 200,000 minutes past the start, so a few decisions land inside one; those count too.
       const decision = decide(routings[i % routings.length]!, visitor, START + i * minuteStep * 60_000, {
         destinationUrl: "https://example.com/",
         scans: 0,
       });
+      if (evict) timed += performance.now() - decidedAt;
       sink += decision.variant ?? 0;
       outcome = decision.outcome;
     }
-    samples.push(((performance.now() - started) * 1000) / DECISIONS);
+    samples.push(((evict ? timed : performance.now() - started) * 1000) / decisions);
     if (sink < 0) console.log(sink);
   }
   samples.sort((a, b) => a - b);
   return { micros: samples[Math.floor(samples.length / 2)]!, outcome };
 }
 
-const rows: [string, CompiledRouting[], number][] = [
+const evicted = new Float64Array(EVICTED_BYTES / Float64Array.BYTES_PER_ELEMENT);
+const rows: [string, CompiledRouting[], number, Float64Array?][] = [
   ["no routing", [NO_ROUTING], 0],
   ["20 rules, none holds", [twentyFailing], 0],
   ["20 rules, the last splits", [nineteenThenSplit], 0],
   ["20 rules, none holds, 200 codes in turn", manyCodes, 0],
+  ["20 rules, none holds, 200 codes in turn, caches cold", manyCodes, 0, evicted],
   ["20 rules, none holds, a new minute each", [twentyFailing], 1],
 ];
 
 console.log(`Deciding one scan, median of ${RUNS} runs of ${DECISIONS.toLocaleString("en")} decisions\n`);
 console.log("| case | outcome | µs per decision | target | met |\n|---|---|---:|---:|---|");
 let failed = false;
-for (const [name, routings, step] of rows) {
-  const { micros, outcome } = measure(routings, step);
-  const bounded = name.startsWith("20 rules") && step === 0;
+for (const [name, routings, step, evict] of rows) {
+  const { micros, outcome } = measure(routings, step, evict);
+  // The bound is the redirect path's, which bench:redirects measures whole; cold caches are a worst case
+  // beyond it (the processor's instructions and address translations are cold too, not only the rules).
+  const bounded = name.startsWith("20 rules") && step === 0 && evict === undefined;
   if (bounded && micros > TARGET_MICROS) failed = true;
   console.log(
     `| ${name} | ${outcome} | ${micros.toFixed(3)} | ${bounded ? `≤ ${TARGET_MICROS}` : "-"} | ${bounded ? (micros <= TARGET_MICROS ? "yes" : "no") : "-"} |`,

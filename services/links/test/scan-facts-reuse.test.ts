@@ -62,5 +62,23 @@ describe("a classification made while answering", () => {
     const [first, second] = [...capturedRedirects(structuredClone(capture), undefined)];
     expect(first!.facts).toEqual(facts);
     expect(second!.facts).toBeUndefined();
+    expect(second!.request).toEqual({ socket: { remoteAddress: "203.0.113.9" }, headers: req.headers });
+  });
+
+  it("crosses with the rule and variant that decided each redirect", () => {
+    const capture = emptyCapture();
+    const ruleId = "00000000-0000-4000-8000-000000000001";
+    captureRedirect(capture, req, target.linkId, 1000, undefined, facts, { ruleId, variant: 2 });
+    captureRedirect(capture, req, target.linkId, 2000, undefined, facts, { ruleId });
+    captureRedirect(capture, req, target.linkId, 3000, undefined);
+    captureRedirect(capture, req, target.linkId, 4000, undefined, { ...facts, country: "KR" });
+    const redirects = [...capturedRedirects(structuredClone(capture), undefined)];
+    expect(redirects.map((redirect) => redirect.route)).toEqual([
+      { ruleId, variant: 2 },
+      { ruleId },
+      undefined,
+      undefined,
+    ]);
+    expect(redirects.map((redirect) => redirect.facts?.country)).toEqual(["JP", "JP", undefined, "KR"]);
   });
 });

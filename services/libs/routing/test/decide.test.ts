@@ -92,6 +92,32 @@ describe("decide", () => {
     });
   });
 
+  it("keeps the order of 50 rules across every 32 of them", () => {
+    // Rule i names country i, and the last rules name none: the first that holds decides, wherever it is.
+    const countries = Array.from({ length: 48 }, (_, i) => `C${String.fromCharCode(65 + (i % 26))}${i}`);
+    const rules = [
+      ...countries.map((country, i) =>
+        ruleOf({ countries: [country] }, { destination_url: `https://example.com/${i}` }),
+      ),
+      ruleOf({ os: ["android"] }, { destination_url: "https://example.com/android" }),
+      ruleOf({}, { destination_url: "https://example.com/anyone" }),
+    ];
+    for (const i of [0, 30, 31, 32, 33, 47])
+      expect(decideWith(rules, { who: { country: countries[i]! } }).destination_url).toBe(`https://example.com/${i}`);
+    expect(decideWith(rules, { who: { country: "JP", os: "android" } }).destination_url).toBe(
+      "https://example.com/android",
+    );
+    expect(decideWith(rules, { who: { country: "JP" } }).destination_url).toBe("https://example.com/anyone");
+  });
+
+  it("lets a schedule in a zone the runtime does not know never hold, rather than throw", () => {
+    const rules = [
+      ruleOf({ schedule: { time_zone: "Mars/Olympus_Mons" } }, { destination_url: "https://example.com/mars" }),
+      ruleOf({ countries: ["JP"] }, { destination_url: "https://example.com/jp" }),
+    ];
+    expect(decideWith(rules).destination_url).toBe("https://example.com/jp");
+  });
+
   it("matches a rule without conditions for everyone", () => {
     expect(holds({}, { country: "", device: "", os: "other", language: "" })).toBe(true);
   });

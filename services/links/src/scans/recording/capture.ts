@@ -1,6 +1,24 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
-import type { ScanFacts } from "./classify.js";
+import type { DeviceType, ScanFacts } from "./classify.js";
 import type { Redirect, ScanRoute } from "./scan-recorder.js";
+
+/**
+ * Classifications the answering thread already made (links with routing), one array per fact, for
+ * the redirects at `index`: arrays of strings cross to a thread for a fraction of what an object per
+ * redirect costs, whose every key would be written and read again.
+ */
+export interface CapturedFacts {
+  /** The index, among the captured redirects, of each classified one. */
+  index: number[];
+  clientAddress: string[];
+  country: string[];
+  deviceType: DeviceType[];
+  os: string[];
+  browser: string[];
+  referrerHost: string[];
+  automated: boolean[];
+  userAgent: string[];
+}
 
 /**
  * Redirects as the answering thread captured them for a recording thread, one array per field, one
@@ -11,7 +29,7 @@ export interface CapturedRedirects {
   linkId: string[];
   /** When each was answered, in Unix milliseconds. */
   at: number[];
-  /** The socket's peer address, read while the socket was open. */
+  /** The socket's peer address, read while the socket was open; undefined for a classified one. */
   peer: (string | undefined)[];
   userAgent: (string | undefined)[];
   /** X-Forwarded-For as Node joined it. */
@@ -19,10 +37,11 @@ export interface CapturedRedirects {
   referer: (string | undefined)[];
   /** The trusted proxy's country header, when one is configured. */
   country: (string | string[] | undefined)[];
-  /** The classification the answering thread already made (links with routing), so it is not made twice. */
-  facts: (ScanFacts | undefined)[];
-  /** The rule that decided each, when one did. */
-  route: (ScanRoute | undefined)[];
+  /** The classifications the answering thread already made, so they are not made twice. */
+  facts: CapturedFacts;
+  /** The rule that decided each, when one did, and the variant of a split rule (-1 for none). */
+  ruleId: (string | undefined)[];
+  variant: number[];
 }
 
 export function emptyCapture(): CapturedRedirects {
@@ -34,8 +53,19 @@ export function emptyCapture(): CapturedRedirects {
     forwardedFor: [],
     referer: [],
     country: [],
-    facts: [],
-    route: [],
+    facts: {
+      index: [],
+      clientAddress: [],
+      country: [],
+      deviceType: [],
+      os: [],
+      browser: [],
+      referrerHost: [],
+      automated: [],
+      userAgent: [],
+    },
+    ruleId: [],
+    variant: [],
   };
 }
 
@@ -52,21 +82,40 @@ export function captureRedirect(
   facts?: ScanFacts,
   route?: ScanRoute,
 ): void {
-  const { headers } = req;
+  if (facts === undefined) {
+    const { headers } = req;
+    capture.peer.push(req.socket.remoteAddress);
+    capture.userAgent.push(headers["user-agent"]);
+    capture.forwardedFor.push(headers["x-forwarded-for"]);
+    capture.referer.push(headers.referer);
+    capture.country.push(countryHeader === undefined ? undefined : headers[countryHeader]);
+  } else {
+    const classified = capture.facts;
+    classified.index.push(capture.linkId.length);
+    classified.clientAddress.push(facts.clientAddress);
+    classified.country.push(facts.country);
+    classified.deviceType.push(facts.deviceType);
+    classified.os.push(facts.os);
+    classified.browser.push(facts.browser);
+    classified.referrerHost.push(facts.referrerHost);
+    classified.automated.push(facts.automated);
+    classified.userAgent.push(facts.userAgent);
+    capture.peer.push(undefined);
+    capture.userAgent.push(undefined);
+    capture.forwardedFor.push(undefined);
+    capture.referer.push(undefined);
+    capture.country.push(undefined);
+  }
   capture.linkId.push(linkId);
   capture.at.push(at);
-  capture.peer.push(req.socket.remoteAddress);
-  capture.userAgent.push(headers["user-agent"]);
-  capture.forwardedFor.push(headers["x-forwarded-for"]);
-  capture.referer.push(headers.referer);
-  capture.country.push(countryHeader === undefined ? undefined : headers[countryHeader]);
-  capture.facts.push(facts);
-  capture.route.push(route);
+  capture.ruleId.push(route?.ruleId);
+  capture.variant.push(route?.variant ?? -1);
 }
 
 /** The captured redirects as the recorder takes them, each with the headers classifying reads. */
 export function* capturedRedirects(capture: CapturedRedirects, countryHeader: string | undefined): Generator<Redirect> {
-  const { linkId, at, peer, userAgent, forwardedFor, referer, country, facts, route } = capture;
+  const { linkId, at, peer, userAgent, forwardedFor, referer, country, facts, ruleId, variant } = capture;
+  let next = 0;
   for (let i = 0; i < linkId.length; i++) {
     const headers: IncomingHttpHeaders = {
       "user-agent": userAgent[i],
@@ -74,14 +123,29 @@ export function* capturedRedirects(capture: CapturedRedirects, countryHeader: st
       referer: referer[i],
     };
     if (countryHeader !== undefined) headers[countryHeader] = country[i];
-    const classified = facts[i];
-    const decided = route[i];
+    let classified: ScanFacts | undefined;
+    if (facts.index[next] === i) {
+      classified = {
+        clientAddress: facts.clientAddress[next]!,
+        country: facts.country[next]!,
+        deviceType: facts.deviceType[next]!,
+        os: facts.os[next]!,
+        browser: facts.browser[next]!,
+        referrerHost: facts.referrerHost[next]!,
+        automated: facts.automated[next]!,
+        userAgent: facts.userAgent[next]!,
+      };
+      next++;
+    }
+    const decidedBy = ruleId[i];
     yield {
       linkId: linkId[i]!,
       at: at[i]!,
       request: { socket: { remoteAddress: peer[i] }, headers },
       ...(classified !== undefined && { facts: classified }),
-      ...(decided !== undefined && { route: decided }),
+      ...(decidedBy !== undefined && {
+        route: variant[i]! < 0 ? { ruleId: decidedBy } : { ruleId: decidedBy, variant: variant[i]! },
+      }),
     };
   }
 }
