@@ -7,7 +7,7 @@
 // fresh database, qrp_bench_redirects; the analytics part keeps its 10M-row dataset in
 // qrp_bench_scans and reuses it on later runs (generating it takes a few minutes). BENCH_ONLY picks
 // parts (comma-separated: redirects, rules, ingestion, embedded, analytics, storage); all by default. BENCH_DB_PREFIX
-// (default qrp_bench) names both databases, so runs beside each other on one server do not share
+// (default qrp_bench) names its databases (and the storage part's scratch one), so runs beside each other on one server do not share
 // them. The last table sets every figure the platform promises beside its target.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -1107,7 +1107,12 @@ async function main(): Promise<void> {
   // Bytes per stored scan; BENCH_STORAGE_SCANS measures on fewer scans (the figures are per scan).
   if (PARTS.has("storage"))
     targets.push(
-      ...(await scanStorageBudget(SERVER_URL, databaseUrl, Number(process.env.BENCH_STORAGE_SCANS ?? 1_000_000))),
+      ...(await scanStorageBudget(
+        SERVER_URL,
+        databaseUrl,
+        `${DB_PREFIX}_scan_storage`,
+        Number(process.env.BENCH_STORAGE_SCANS ?? 1_000_000),
+      )),
     );
 
   console.log("\nTargets (ratios are to the ceiling measured in this same run)\n");
