@@ -4,9 +4,9 @@ import type { OutboxEventsTable } from "./outbox/outbox.table.js";
 import type { ScanReservationsTable } from "./redirects/scan-reservations.table.js";
 import type {
   ScanAgentsTable,
+  ScanDayRollupsTable,
   ScanDaySketchesTable,
   ScanDaysTable,
-  ScanDayValuesTable,
   ScanDeltasTable,
   ScanEventsTable,
   ScanTotalsTable,
@@ -21,7 +21,7 @@ export interface LinksTables {
   scan_agents: ScanAgentsTable;
   scan_totals: ScanTotalsTable;
   scan_days: ScanDaysTable;
-  scan_day_values: ScanDayValuesTable;
+  scan_day_rollups: ScanDayRollupsTable;
   scan_visitor_days: ScanVisitorDaysTable;
   scan_deltas: ScanDeltasTable;
   scan_day_sketches: ScanDaySketchesTable;

@@ -45,15 +45,15 @@ export interface ScanDaysTable {
 }
 
 /**
- * links.scan_day_values: scans per link, UTC day and value of one dimension (for `rule`, only scans a
- * rule decided: see scans.repository.ts).
+ * links.scan_day_rollups: a link's scans on a UTC day by value of each dimension, in one row (for
+ * `rule`, only scans a rule decided: see scans.repository.ts). `dimension_values[i]` is a dimension's
+ * code (DIMENSION_CODES) followed by the value, and `value_scans[i]` its scans.
  */
-export interface ScanDayValuesTable {
+export interface ScanDayRollupsTable {
   link_id: string;
   day: Day;
-  dimension: string;
-  value: string;
-  scans: number;
+  dimension_values: string[];
+  value_scans: ColumnType<string[], string[], string[]>;
 }
 
 /** links.scan_visitor_days: the visitors of a link on a day, by the 64-bit hash of their key. */
