@@ -882,7 +882,6 @@ const BY_DIMENSION =
 // The rollups' primary keys, as the migrations make them; dropped while the tables are filled.
 const ROLLUP_KEYS = {
   scan_totals: "(link_id)",
-  scan_days: "(link_id, day)",
   scan_day_rollups: "(link_id, day)",
   scan_visitor_days: "(link_id, day, visitor)",
 };
@@ -945,15 +944,13 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
          select distinct hashtextextended(row(device_type, os, browser)::text, 0), device_type, os, browser from public.bench_scans`,
       `insert into links.scan_visitor_days (link_id, day, visitor)
          select distinct link_id, ${day}, hashtextextended(visitor_key, 0) from public.bench_scans`,
-      `insert into links.scan_days (link_id, day, scans, unique_scans)
-         select link_id, day, s.scans, v.visitors
-         from (select link_id, ${day} as day, count(*) as scans from public.bench_scans group by 1, 2) s
-         join (select link_id, day, count(*) as visitors from links.scan_visitor_days group by 1, 2) v using (link_id, day)`,
     ]),
     onConnection(url, [
       `insert into links.scan_totals (link_id, account_id, scans) select link_id, '${ACCOUNT_ID}', count(*) from public.bench_scans group by 1`,
-      `insert into links.scan_day_rollups (link_id, day, dimension_values, value_scans)
-         select link_id, day, array_agg(dimension_value order by dimension_value), array_agg(scans order by dimension_value)
+      // A day's scans are its countries' scans; its visitors are counted once the visitor-days are in.
+      `insert into links.scan_day_rollups (link_id, day, scans, unique_scans, dimension_values, value_scans)
+         select link_id, day, sum(scans) filter (where dimension_value like 'c%'), 0,
+           array_agg(dimension_value order by dimension_value), array_agg(scans order by dimension_value)
          from (
            select link_id, ${day} as day, d.dimension_value, count(*) as scans
            from public.bench_scans, ${BY_DIMENSION}
@@ -961,6 +958,11 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
          ) as by_value
          group by 1, 2`,
     ]),
+  ]);
+  await onConnection(url, [
+    `update links.scan_day_rollups as rollup set unique_scans = visitors.n
+       from (select link_id, day, count(*) as n from links.scan_visitor_days group by 1, 2) as visitors
+       where rollup.link_id = visitors.link_id and rollup.day = visitors.day`,
   ]);
   await Promise.all([
     onConnection(url, [
@@ -973,11 +975,9 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
     ]),
     onConnection(url, [
       primaryKey("scan_totals"),
-      primaryKey("scan_days"),
       primaryKey("scan_day_rollups"),
       "vacuum analyze links.links",
       "vacuum analyze links.scan_totals",
-      "vacuum analyze links.scan_days",
       "vacuum analyze links.scan_day_rollups",
       "drop table public.bench_link_counts",
     ]),

@@ -6,7 +6,6 @@ import type {
   ScanAgentsTable,
   ScanDayRollupsTable,
   ScanDaySketchesTable,
-  ScanDaysTable,
   ScanDeltasTable,
   ScanEventsTable,
   ScanTotalsTable,
@@ -20,7 +19,6 @@ export interface LinksTables {
   scan_events: ScanEventsTable;
   scan_agents: ScanAgentsTable;
   scan_totals: ScanTotalsTable;
-  scan_days: ScanDaysTable;
   scan_day_rollups: ScanDayRollupsTable;
   scan_visitor_days: ScanVisitorDaysTable;
   scan_deltas: ScanDeltasTable;

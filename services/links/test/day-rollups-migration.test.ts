@@ -1,6 +1,6 @@
-// The migration that packs a link-day's breakdowns into one row runs while scans keep arriving and
-// the version before keeps folding through a rolling upgrade: every scan is counted once in the
-// breakdowns, whichever version folded it, and the version before's readers still find them all.
+// The migration that packs a link-day's rollups into one row runs while scans keep arriving and the
+// version before keeps folding through a rolling upgrade: every scan is counted once in the daily
+// counts and breakdowns, whichever version folded it, and the version before's readers find them all.
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(() => database?.close());
 
-describe("the migration to one row of breakdowns per link and day", () => {
+describe("the migration to one row of rollups per link and day", () => {
   it("counts every scan once across it, folded by either version, and answers both versions' readers", async () => {
     const { db } = database;
     await migrateSchema(
@@ -50,7 +50,8 @@ describe("the migration to one row of breakdowns per link and day", () => {
       }
       await storeScans(links, columns);
     };
-    // How the version before folds: a row of links.scan_day_values per link, day, dimension and value.
+    // How the version before folds: a row of links.scan_days per link and day, and of
+    // links.scan_day_values per link, day, dimension and value.
     const foldAsBefore = () =>
       sql`WITH folded AS (DELETE FROM links.scan_deltas RETURNING *),
         totals AS (
@@ -128,12 +129,18 @@ describe("the migration to one row of breakdowns per link and day", () => {
       [...rows].sort((a, b) => a.dimension.localeCompare(b.dimension) || a.value.localeCompare(b.value));
     // Unfolded deltas are counted beside the packed rows, and folding moves them without counting twice.
     expect(sorted((await summarizeScans(links, linkId, today, today)).breakdowns)).toEqual(expected);
+    expect((await summarizeScans(links, linkId, today, today)).daily).toEqual([
+      { day: today, scans: 65, uniqueScans: 7 },
+    ]);
     await foldScanDeltas(links);
     expect(sorted((await summarizeScans(links, linkId, today, today)).breakdowns)).toEqual(expected);
     expect(await readAsBefore()).toEqual(expected);
     const { rows: packed } = await sql<{ rows: number }>`
       SELECT count(*)::int AS rows FROM links.scan_day_rollups WHERE link_id = ${linkId}`.execute(db);
     expect(packed).toEqual([{ rows: 1 }]);
+    expect((await summarizeScans(links, linkId, today, today)).daily).toEqual([
+      { day: today, scans: 65, uniqueScans: 7 },
+    ]);
     const { rows: days } = await sql<{ scans: number; unique_scans: number }>`
       SELECT scans::int, unique_scans::int FROM links.scan_days WHERE link_id = ${linkId}`.execute(db);
     expect(days).toEqual([{ scans: 65, unique_scans: 7 }]);

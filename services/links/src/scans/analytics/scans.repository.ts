@@ -252,7 +252,7 @@ const FOLD_LOCK = 0x71720001;
 
 /**
  * Moves every committed delta into the rollups, in one transaction: deleted from links.scan_deltas
- * and added to scan_totals, scan_days and scan_day_rollups together, so a reader that adds rollups and
+ * and added to scan_totals and scan_day_rollups together, so a reader that adds rollups and
  * deltas in one statement counts each scan once, before, during and after. Only one folder runs at a
  * time (an advisory lock; a second one returns at once), so the rollup rows have one writer and
  * never wait. The same transaction writes `link.scanned` outbox events, one per account folded (per
@@ -277,12 +277,6 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         SELECT link_id, account_id, sum(scans) FROM folded GROUP BY 1, 2
         ON CONFLICT (link_id) DO UPDATE SET scans = scan_totals.scans + excluded.scans
       ),
-      days AS (
-        INSERT INTO links.scan_days (link_id, day, scans, unique_scans)
-        SELECT link_id, day, sum(scans), sum(visitors) FROM folded GROUP BY 1, 2
-        ON CONFLICT (link_id, day) DO UPDATE
-          SET scans = scan_days.scans + excluded.scans, unique_scans = scan_days.unique_scans + excluded.unique_scans
-      ),
       -- Deltas of one combination are added up before they are spread over the breakdowns, so the
       -- breakdowns' aggregate sorts or hashes a row per combination and breakdown, not per delta.
       combinations AS (
@@ -294,11 +288,11 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         WHERE ${COUNTED_BREAKDOWN}
         GROUP BY 1, 2, 3
       ),
-      -- Each link-day's row is rewritten whole: what it held and what the deltas add, merged by value.
-      -- The folder is the only writer of these rows (its lock), so nothing changes them meanwhile.
+      -- A link-day's counts are added to; its breakdowns are rewritten whole, what the row held and
+      -- what the deltas add merged by value. The folder is the only writer of these rows (its lock).
       breakdowns AS (
-        INSERT INTO links.scan_day_rollups (link_id, day, dimension_values, value_scans)
-        SELECT link_id, day, array_agg(dimension_value ORDER BY dimension_value), array_agg(scans ORDER BY dimension_value)
+        SELECT link_id, day, array_agg(dimension_value ORDER BY dimension_value) AS dimension_values,
+          array_agg(scans ORDER BY dimension_value) AS value_scans
         FROM (
           SELECT link_id, day, dimension_value, sum(scans)::bigint AS scans FROM (
             SELECT link_id, day, dimension_value, scans FROM day_values
@@ -311,7 +305,16 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
           GROUP BY 1, 2, 3
         ) AS merged
         GROUP BY 1, 2
-        ON CONFLICT (link_id, day) DO UPDATE SET dimension_values = excluded.dimension_values, value_scans = excluded.value_scans
+      ),
+      rollups AS (
+        INSERT INTO links.scan_day_rollups (link_id, day, scans, unique_scans, dimension_values, value_scans)
+        SELECT link_id, day, counts.scans, counts.unique_scans,
+          coalesce(breakdowns.dimension_values, '{}'), coalesce(breakdowns.value_scans, '{}')
+        FROM (SELECT link_id, day, sum(scans) AS scans, sum(visitors) AS unique_scans FROM folded GROUP BY 1, 2) AS counts
+        LEFT JOIN breakdowns USING (link_id, day)
+        ON CONFLICT (link_id, day) DO UPDATE SET
+          scans = scan_day_rollups.scans + excluded.scans, unique_scans = scan_day_rollups.unique_scans + excluded.unique_scans,
+          dimension_values = excluded.dimension_values, value_scans = excluded.value_scans
       ),
       scanned AS (
         -- One outbox event per account per fold (a thousand links at most each), carrying each link's
@@ -375,7 +378,7 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
   const [daily, breakdowns] = await Promise.all([
     sql<{ day: string; scans: number; unique_scans: number }>`
       SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(scans)::bigint AS scans, sum(unique_scans)::bigint AS unique_scans FROM (
-        SELECT day, scans, unique_scans FROM links.scan_days WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+        SELECT day, scans, unique_scans FROM links.scan_day_rollups WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
         UNION ALL
         SELECT day, scans, visitors FROM links.scan_deltas WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
       ) AS days
@@ -423,7 +426,7 @@ export async function countVisitorsUpTo(
     ) END AS visitors
     FROM (
       SELECT coalesce(sum(n), 0) AS n FROM (
-        SELECT unique_scans AS n FROM links.scan_days WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+        SELECT unique_scans AS n FROM links.scan_day_rollups WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
         UNION ALL
         SELECT visitors FROM links.scan_deltas WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
       ) AS days

@@ -36,22 +36,17 @@ export interface ScanTotalsTable {
   scans: number;
 }
 
-/** links.scan_days: scans and distinct visitors per link and UTC day. */
-export interface ScanDaysTable {
-  link_id: string;
-  day: Day;
-  scans: number;
-  unique_scans: number;
-}
-
 /**
- * links.scan_day_rollups: a link's scans on a UTC day by value of each dimension, in one row (for
- * `rule`, only scans a rule decided: see scans.repository.ts). `dimension_values[i]` is a dimension's
- * code (DIMENSION_CODES) followed by the value, and `value_scans[i]` its scans.
+ * links.scan_day_rollups: a link's scans and distinct visitors on a UTC day, and its scans by value
+ * of each dimension (for `rule`, only scans a rule decided: see scans.repository.ts), in one row.
+ * `dimension_values[i]` is a dimension's code (DIMENSION_CODES) followed by the value, and
+ * `value_scans[i]` its scans.
  */
 export interface ScanDayRollupsTable {
   link_id: string;
   day: Day;
+  scans: number;
+  unique_scans: number;
   dimension_values: string[];
   value_scans: ColumnType<string[], string[], string[]>;
 }
@@ -87,7 +82,7 @@ export interface ScanDeltasTable {
 export interface ScanDaySketchesTable {
   link_id: string;
   day: Day;
-  /** The day's distinct visitors when the sketch was built; the sketch is current while scan_days says the same. */
+  /** The day's distinct visitors when the sketch was built; the sketch is current while scan_day_rollups says the same. */
   visitors: number;
   registers: Uint8Array;
 }
