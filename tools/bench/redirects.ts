@@ -52,7 +52,7 @@ const SCAN_ROWS = Number(process.env.BENCH_ANALYTICS_SCANS ?? 10_000_000);
 const HOT_LINK_SCANS = SCAN_ROWS / 5;
 const DAYS = 400;
 // Bump when the generated data changes shape, so an old dataset is regenerated rather than reused.
-const DATASET_VERSION = 4;
+const DATASET_VERSION = 5;
 const ANALYTICS_RUNS = 20;
 
 const logger = createLogger({ service: "bench", level: "warn" });
@@ -874,9 +874,11 @@ async function onConnection(url: string, statements: string[]): Promise<void> {
   }
 }
 
-// One row per scan and dimension of links.scan_day_rollups, from a row of public.bench_scans: the
-// value after its dimension's code (DIMENSION_CODES).
+// One row per scan and dimension, from a row of public.bench_scans or of the raw scans.
 const BY_DIMENSION =
+  "lateral (values ('country', country), ('device', device_type), ('os', os), ('browser', browser), ('referrer', referrer_host)) d (dimension, value)";
+// The same, spelled as links.scan_values spells a value: after its dimension's code (DIMENSION_CODES).
+const BY_DIMENSION_VALUE =
   "lateral (values ('c' || country), ('d' || device_type), ('o' || os), ('b' || browser), ('r' || referrer_host)) d (dimension_value)";
 
 // The rollups' primary keys, as the migrations make them; dropped while the tables are filled.
@@ -947,15 +949,17 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
     ]),
     onConnection(url, [
       `insert into links.scan_totals (link_id, account_id, scans) select link_id, '${ACCOUNT_ID}', count(*) from public.bench_scans group by 1`,
+      `insert into links.scan_values (dimension_value) select distinct d.dimension_value from public.bench_scans, ${BY_DIMENSION_VALUE}`,
       // A day's scans are its countries' scans; its visitors are counted once the visitor-days are in.
-      `insert into links.scan_day_rollups (link_id, day, scans, unique_scans, dimension_values, value_scans)
-         select link_id, day, sum(scans) filter (where dimension_value like 'c%'), 0,
-           array_agg(dimension_value order by dimension_value), array_agg(scans order by dimension_value)
+      `insert into links.scan_day_rollups (link_id, day, scans, unique_scans, value_codes, value_scans)
+         select link_id, day, sum(scans) filter (where by_value.dimension_value like 'c%'), 0,
+           array_agg(known.code order by known.code), array_agg(scans order by known.code)
          from (
            select link_id, ${day} as day, d.dimension_value, count(*) as scans
-           from public.bench_scans, ${BY_DIMENSION}
+           from public.bench_scans, ${BY_DIMENSION_VALUE}
            group by 1, 2, 3
          ) as by_value
+         join links.scan_values as known using (dimension_value)
          group by 1, 2`,
     ]),
   ]);

@@ -1,6 +1,6 @@
 // Bytes each stored scan costs on Postgres, tables and indexes: the raw window (links.scan_events and
 // links.scan_visitor_days, every partition) and what outlives it (scan_totals,
-// scan_day_rollups, scan_day_sketches), beside the budget of issue 34, and what 100 million scans a
+// scan_day_rollups, scan_values, scan_day_sketches), beside the budget of issue 34, and what 100 million scans a
 // day cost at the default retention. The scans go through the service's own write path (storeScans,
 // the fold, the partition manager) with the shape of the analytics dataset: 1,000 links, one hot,
 // the rest falling off as n^-0.8, a sixth as many visitors as scans, and its density of about 25,000
@@ -177,10 +177,10 @@ export async function scanStorageBudget(
     // Every day past the retention: the raw window goes, its visitors become sketches.
     await maintainScanPartitions(db, 0, new Date(today + (days + 2) * DAY_MS));
     await sql`VACUUM ANALYZE`.execute(db);
-    const kept = await bytesOf(db, ["scan_totals", "scan_day_rollups", "scan_day_sketches"]);
-    const keptTables = await perTable(["scan_totals", "scan_day_rollups", "scan_day_sketches"]);
+    const kept = await bytesOf(db, ["scan_totals", "scan_day_rollups", "scan_values", "scan_day_sketches"]);
+    const keptTables = await perTable(["scan_totals", "scan_day_rollups", "scan_values", "scan_day_sketches"]);
     console.log("What outlives the window, by relation:");
-    await printRelations(db, ["scan_totals", "scan_day_rollups", "scan_day_sketches"], total);
+    await printRelations(db, ["scan_totals", "scan_day_rollups", "scan_values", "scan_day_sketches"], total);
     const rawPerScan = raw / total;
     const keptPerScan = kept / total;
     const perDay = 100e6;

@@ -9,6 +9,7 @@ import type {
   ScanDeltasTable,
   ScanEventsTable,
   ScanTotalsTable,
+  ScanValuesTable,
   ScanVisitorDaysTable,
 } from "./scans/analytics/scans.table.js";
 
@@ -20,6 +21,7 @@ export interface LinksTables {
   scan_agents: ScanAgentsTable;
   scan_totals: ScanTotalsTable;
   scan_day_rollups: ScanDayRollupsTable;
+  scan_values: ScanValuesTable;
   scan_visitor_days: ScanVisitorDaysTable;
   scan_deltas: ScanDeltasTable;
   scan_day_sketches: ScanDaySketchesTable;

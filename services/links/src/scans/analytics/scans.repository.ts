@@ -25,8 +25,8 @@ export const DIMENSIONS = {
 export type Dimension = keyof typeof DIMENSIONS;
 
 /**
- * The one-letter code of each dimension, which starts each of its values in a row of
- * links.scan_day_rollups ("cDE" is the country DE): a link-day's breakdowns are one array.
+ * The one-letter code of each dimension, which starts each of its values in links.scan_values ("cDE"
+ * is the country DE); a link-day's row in links.scan_day_rollups holds the values' codes there.
  */
 export const DIMENSION_CODES = {
   country: "c",
@@ -42,7 +42,7 @@ const DIMENSION_OF_CODE = new Map<string, Dimension>(
 
 /**
  * A scan_deltas row spread over the breakdowns: one (dimension, value, coded value) per dimension,
- * for `CROSS JOIN LATERAL`; the coded value is the value as links.scan_day_rollups holds it.
+ * for `CROSS JOIN LATERAL`; the coded value is the value as links.scan_values spells it.
  */
 const DELTA_BY_DIMENSION = sql`(VALUES ${sql.join(
   Object.entries(DIMENSIONS).map(
@@ -288,33 +288,45 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         WHERE ${COUNTED_BREAKDOWN}
         GROUP BY 1, 2, 3
       ),
+      -- Values seen for the first time get a code; the folder is the only writer (its lock).
+      new_codes AS (
+        INSERT INTO links.scan_values (dimension_value)
+        SELECT DISTINCT dimension_value FROM day_values
+        WHERE NOT EXISTS (SELECT 1 FROM links.scan_values AS known WHERE known.dimension_value = day_values.dimension_value)
+        ON CONFLICT (dimension_value) DO NOTHING
+        RETURNING code, dimension_value
+      ),
+      codes AS (
+        SELECT code, dimension_value FROM links.scan_values WHERE dimension_value IN (SELECT dimension_value FROM day_values)
+        UNION ALL
+        SELECT code, dimension_value FROM new_codes
+      ),
       -- A link-day's counts are added to; its breakdowns are rewritten whole, what the row held and
       -- what the deltas add merged by value. The folder is the only writer of these rows (its lock).
       breakdowns AS (
-        SELECT link_id, day, array_agg(dimension_value ORDER BY dimension_value) AS dimension_values,
-          array_agg(scans ORDER BY dimension_value) AS value_scans
+        SELECT link_id, day, array_agg(code ORDER BY code) AS value_codes, array_agg(scans ORDER BY code) AS value_scans
         FROM (
-          SELECT link_id, day, dimension_value, sum(scans)::bigint AS scans FROM (
-            SELECT link_id, day, dimension_value, scans FROM day_values
+          SELECT link_id, day, code, sum(scans)::bigint AS scans FROM (
+            SELECT link_id, day, codes.code, scans FROM day_values JOIN codes USING (dimension_value)
             UNION ALL
-            SELECT kept.link_id, kept.day, entry.dimension_value, entry.scans
+            SELECT kept.link_id, kept.day, entry.code, entry.scans
             FROM links.scan_day_rollups AS kept
             JOIN (SELECT DISTINCT link_id, day FROM day_values) AS touched USING (link_id, day)
-            CROSS JOIN LATERAL unnest(kept.dimension_values, kept.value_scans) AS entry (dimension_value, scans)
+            CROSS JOIN LATERAL unnest(kept.value_codes, kept.value_scans) AS entry (code, scans)
           ) AS both_sides
           GROUP BY 1, 2, 3
         ) AS merged
         GROUP BY 1, 2
       ),
       rollups AS (
-        INSERT INTO links.scan_day_rollups (link_id, day, scans, unique_scans, dimension_values, value_scans)
+        INSERT INTO links.scan_day_rollups (link_id, day, scans, unique_scans, value_codes, value_scans)
         SELECT link_id, day, counts.scans, counts.unique_scans,
-          coalesce(breakdowns.dimension_values, '{}'), coalesce(breakdowns.value_scans, '{}')
+          coalesce(breakdowns.value_codes, '{}'), coalesce(breakdowns.value_scans, '{}')
         FROM (SELECT link_id, day, sum(scans) AS scans, sum(visitors) AS unique_scans FROM folded GROUP BY 1, 2) AS counts
         LEFT JOIN breakdowns USING (link_id, day)
         ON CONFLICT (link_id, day) DO UPDATE SET
           scans = scan_day_rollups.scans + excluded.scans, unique_scans = scan_day_rollups.unique_scans + excluded.unique_scans,
-          dimension_values = excluded.dimension_values, value_scans = excluded.value_scans
+          value_codes = excluded.value_codes, value_scans = excluded.value_scans
       ),
       scanned AS (
         -- One outbox event per account per fold (a thousand links at most each), carrying each link's
@@ -385,10 +397,14 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
       GROUP BY day ORDER BY day`.execute(db),
     sql<{ dimension_value: string; scans: number }>`
       SELECT dimension_value, sum(scans)::bigint AS scans FROM (
-        SELECT entry.dimension_value, entry.scans
-        FROM links.scan_day_rollups AS kept
-        CROSS JOIN LATERAL unnest(kept.dimension_values, kept.value_scans) AS entry (dimension_value, scans)
-        WHERE kept.link_id = ${linkId} AND kept.day BETWEEN ${from} AND ${to}
+        SELECT known.dimension_value, kept.scans FROM (
+          SELECT entry.code, sum(entry.scans) AS scans
+          FROM links.scan_day_rollups AS kept
+          CROSS JOIN LATERAL unnest(kept.value_codes, kept.value_scans) AS entry (code, scans)
+          WHERE kept.link_id = ${linkId} AND kept.day BETWEEN ${from} AND ${to}
+          GROUP BY 1
+        ) AS kept
+        JOIN links.scan_values AS known USING (code)
         UNION ALL
         SELECT breakdown.dimension_value, deltas.scans
         FROM links.scan_deltas AS deltas CROSS JOIN LATERAL ${DELTA_BY_DIMENSION}

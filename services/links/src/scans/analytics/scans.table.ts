@@ -38,17 +38,25 @@ export interface ScanTotalsTable {
 
 /**
  * links.scan_day_rollups: a link's scans and distinct visitors on a UTC day, and its scans by value
- * of each dimension (for `rule`, only scans a rule decided: see scans.repository.ts), in one row.
- * `dimension_values[i]` is a dimension's code (DIMENSION_CODES) followed by the value, and
- * `value_scans[i]` its scans.
+ * of each dimension (for `rule`, only scans a rule decided: see scans.repository.ts), in one row:
+ * `value_scans[i]` scans had the value whose links.scan_values code is `value_codes[i]`.
  */
 export interface ScanDayRollupsTable {
   link_id: string;
   day: Day;
   scans: number;
   unique_scans: number;
-  dimension_values: string[];
+  value_codes: number[];
   value_scans: ColumnType<string[], string[], string[]>;
+}
+
+/**
+ * links.scan_values: a code for each value of a dimension the rollups hold, spelled as the
+ * dimension's code (DIMENSION_CODES) followed by the value.
+ */
+export interface ScanValuesTable {
+  code: ColumnType<number, never, never>;
+  dimension_value: string;
 }
 
 /** links.scan_visitor_days: the visitors of a link on a day, by the 64-bit hash of their key. */
