@@ -1,6 +1,6 @@
 // Bytes each stored scan costs on Postgres, tables and indexes: the raw window (links.scan_events and
-// links.scan_visitor_days, every partition) and what outlives it (scan_totals, scan_days,
-// scan_day_values, scan_day_sketches), beside the budget of issue 34, and what 100 million scans a
+// links.scan_visitor_days, every partition) and what outlives it (scan_totals,
+// scan_day_rollups, scan_values, scan_day_sketches), beside the budget of issue 34, and what 100 million scans a
 // day cost at the default retention. The scans go through the service's own write path (storeScans,
 // the fold, the partition manager) with the shape of the analytics dataset: 1,000 links, one hot,
 // the rest falling off as n^-0.8, a sixth as many visitors as scans, and its density of about 25,000
@@ -57,13 +57,49 @@ export interface Target {
   met: boolean;
 }
 
-/** Stores `scans` scans in a scratch database on `serverUrl`, prints the bytes per scan and the projection; answers them as targets. */
+/**
+ * Where the bytes are: for each table (its partitions added up), its heap (tuple headers included)
+ * and each index, and its rows per scan, so a budget missed shows which part to shrink.
+ */
+async function printRelations(db: Kysely<LinksTables>, tables: string[], scans: number): Promise<void> {
+  const { rows } = await sql<{ table_name: string; relation: string; kind: string; bytes: string; tuples: string }>`
+    WITH parts AS (
+      SELECT parent.relname AS table_name, coalesce(child.oid, parent.oid) AS oid
+      FROM pg_class AS parent
+      JOIN pg_namespace AS n ON n.oid = parent.relnamespace AND n.nspname = 'links'
+      LEFT JOIN pg_inherits AS inh ON inh.inhparent = parent.oid
+      LEFT JOIN pg_class AS child ON child.oid = inh.inhrelid
+      WHERE parent.relname = ANY(${tables}::text[])
+    )
+    SELECT table_name, 'heap' AS relation, 'heap' AS kind,
+      sum(pg_table_size(parts.oid))::bigint AS bytes, sum(c.reltuples)::bigint AS tuples
+    FROM parts JOIN pg_class AS c ON c.oid = parts.oid GROUP BY table_name
+    UNION ALL
+    SELECT table_name, regexp_replace(ic.relname, '_[0-9]{8}(_.*)?$|_until_[0-9]{8}.*$', '') AS relation, 'index',
+      sum(pg_relation_size(ic.oid))::bigint, sum(ic.reltuples)::bigint
+    FROM parts JOIN pg_index AS i ON i.indrelid = parts.oid JOIN pg_class AS ic ON ic.oid = i.indexrelid
+    GROUP BY 1, 2
+    ORDER BY 1, 3, 2`.execute(db);
+  for (const row of rows) {
+    const tuples = Math.max(0, Number(row.tuples));
+    console.log(
+      `    ${`${row.table_name} ${row.kind === "heap" ? "" : `index ${row.relation}`}`.padEnd(64)}` +
+        `${(Number(row.bytes) / scans).toFixed(1).padStart(7)} B/scan  ${(tuples / scans).toFixed(3)} rows/scan` +
+        (tuples > 0 ? `  ${(Number(row.bytes) / tuples).toFixed(1)} B/row` : ""),
+    );
+  }
+}
+
+/**
+ * Stores `scans` scans in a scratch database `name` on `serverUrl`, prints the bytes per scan and
+ * the projection; answers them as targets.
+ */
 export async function scanStorageBudget(
   serverUrl: string,
   databaseUrl: (name: string) => string,
+  name: string,
   scans: number,
 ): Promise<Target[]> {
-  const name = "qrp_bench_scan_storage";
   await adminQuery(serverUrl, `drop database if exists ${name}`);
   await adminQuery(serverUrl, `create database ${name}`);
   const database = await openDatabase({ databaseUrl: databaseUrl(name), dataDir: "" });
@@ -136,11 +172,15 @@ export async function scanStorageBudget(
         await Promise.all(tables.map(async (table) => `${table} ${((await bytesOf(db, [table])) / total).toFixed(1)}`))
       ).join(", ");
     const rawTables = await perTable(["scan_events", "scan_visitor_days"]);
+    console.log("\nThe raw window's relations:");
+    await printRelations(db, ["scan_events", "scan_visitor_days"], total);
     // Every day past the retention: the raw window goes, its visitors become sketches.
     await maintainScanPartitions(db, 0, new Date(today + (days + 2) * DAY_MS));
     await sql`VACUUM ANALYZE`.execute(db);
-    const kept = await bytesOf(db, ["scan_totals", "scan_days", "scan_day_values", "scan_day_sketches"]);
-    const keptTables = await perTable(["scan_totals", "scan_days", "scan_day_values", "scan_day_sketches"]);
+    const kept = await bytesOf(db, ["scan_totals", "scan_day_rollups", "scan_values", "scan_day_sketches"]);
+    const keptTables = await perTable(["scan_totals", "scan_day_rollups", "scan_values", "scan_day_sketches"]);
+    console.log("What outlives the window, by relation:");
+    await printRelations(db, ["scan_totals", "scan_day_rollups", "scan_values", "scan_day_sketches"], total);
     const rawPerScan = raw / total;
     const keptPerScan = kept / total;
     const perDay = 100e6;

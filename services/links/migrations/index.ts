@@ -13,6 +13,7 @@ import * as scanReservations from "./20270216T1000_scan_reservations.js";
 import * as outboxScanLimitReached from "./20270216T1100_outbox_scan_limit_reached.js";
 import * as expiryAnnouncements from "./20270216T1200_expiry_announcements.js";
 import * as scanDeltasByRule from "./20270217T1000_scan_deltas_by_rule.js";
+import * as dayRollups from "./20270301T1000_day_rollups.js";
 
 /** The links schema's migrations, oldest first. */
 export const migrations: Migrations = {
@@ -30,6 +31,7 @@ export const migrations: Migrations = {
   "20270216T1100_outbox_scan_limit_reached": outboxScanLimitReached,
   "20270216T1200_expiry_announcements": expiryAnnouncements,
   "20270217T1000_scan_deltas_by_rule": scanDeltasByRule,
+  "20270301T1000_day_rollups": dayRollups,
 };
 
 /** The Postgres schema that holds the links service's tables. */

@@ -4,12 +4,12 @@ import type { OutboxEventsTable } from "./outbox/outbox.table.js";
 import type { ScanReservationsTable } from "./redirects/scan-reservations.table.js";
 import type {
   ScanAgentsTable,
+  ScanDayRollupsTable,
   ScanDaySketchesTable,
-  ScanDaysTable,
-  ScanDayValuesTable,
   ScanDeltasTable,
   ScanEventsTable,
   ScanTotalsTable,
+  ScanValuesTable,
   ScanVisitorDaysTable,
 } from "./scans/analytics/scans.table.js";
 
@@ -20,8 +20,8 @@ export interface LinksTables {
   scan_events: ScanEventsTable;
   scan_agents: ScanAgentsTable;
   scan_totals: ScanTotalsTable;
-  scan_days: ScanDaysTable;
-  scan_day_values: ScanDayValuesTable;
+  scan_day_rollups: ScanDayRollupsTable;
+  scan_values: ScanValuesTable;
   scan_visitor_days: ScanVisitorDaysTable;
   scan_deltas: ScanDeltasTable;
   scan_day_sketches: ScanDaySketchesTable;

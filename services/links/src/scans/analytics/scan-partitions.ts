@@ -165,7 +165,7 @@ async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string, vi
       INSERT INTO links.scan_day_sketches (link_id, day, visitors, registers)
       SELECT sketch.link_id, sketch.day::date, coalesce((
         SELECT sum(n) FROM (
-          SELECT unique_scans AS n FROM links.scan_days WHERE link_id = sketch.link_id AND day = sketch.day
+          SELECT unique_scans AS n FROM links.scan_day_rollups WHERE link_id = sketch.link_id AND day = sketch.day
           UNION ALL
           SELECT visitors FROM links.scan_deltas WHERE link_id = sketch.link_id AND day = sketch.day
         ) AS counts), 0), decode(sketch.registers, 'hex')

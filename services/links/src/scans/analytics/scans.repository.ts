@@ -24,10 +24,32 @@ export const DIMENSIONS = {
 } as const satisfies Record<string, keyof ScanDeltasTable>;
 export type Dimension = keyof typeof DIMENSIONS;
 
-/** A scan_deltas row spread over the breakdowns: one (dimension, value) per dimension, for `CROSS JOIN LATERAL`. */
+/**
+ * The one-letter code of each dimension, which starts each of its values in links.scan_values ("cDE"
+ * is the country DE); a link-day's row in links.scan_day_rollups holds the values' codes there.
+ */
+export const DIMENSION_CODES = {
+  country: "c",
+  device: "d",
+  os: "o",
+  browser: "b",
+  referrer: "r",
+  rule: "u",
+} as const satisfies Record<Dimension, string>;
+const DIMENSION_OF_CODE = new Map<string, Dimension>(
+  Object.entries(DIMENSION_CODES).map(([dimension, code]) => [code, dimension as Dimension]),
+);
+
+/**
+ * A scan_deltas row spread over the breakdowns: one (dimension, value, coded value) per dimension,
+ * for `CROSS JOIN LATERAL`; the coded value is the value as links.scan_values spells it.
+ */
 const DELTA_BY_DIMENSION = sql`(VALUES ${sql.join(
-  Object.entries(DIMENSIONS).map(([dimension, column]) => sql`(${sql.lit(dimension)}, ${sql.ref(`deltas.${column}`)})`),
-)}) AS breakdown (dimension, value)`;
+  Object.entries(DIMENSIONS).map(
+    ([dimension, column]) =>
+      sql`(${sql.lit(dimension)}, ${sql.ref(`deltas.${column}`)}, ${sql.lit(DIMENSION_CODES[dimension as Dimension])} || ${sql.ref(`deltas.${column}`)})`,
+  ),
+)}) AS breakdown (dimension, value, dimension_value)`;
 
 /** The breakdowns a delta counts in: every one but an empty `rule` (no rule decided the scans). */
 const COUNTED_BREAKDOWN = sql`(breakdown.value <> '' OR breakdown.dimension <> 'rule')`;
@@ -230,7 +252,7 @@ const FOLD_LOCK = 0x71720001;
 
 /**
  * Moves every committed delta into the rollups, in one transaction: deleted from links.scan_deltas
- * and added to scan_totals, scan_days and scan_day_values together, so a reader that adds rollups and
+ * and added to scan_totals and scan_day_rollups together, so a reader that adds rollups and
  * deltas in one statement counts each scan once, before, during and after. Only one folder runs at a
  * time (an advisory lock; a second one returns at once), so the rollup rows have one writer and
  * never wait. The same transaction writes `link.scanned` outbox events, one per account folded (per
@@ -255,24 +277,56 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         SELECT link_id, account_id, sum(scans) FROM folded GROUP BY 1, 2
         ON CONFLICT (link_id) DO UPDATE SET scans = scan_totals.scans + excluded.scans
       ),
-      days AS (
-        INSERT INTO links.scan_days (link_id, day, scans, unique_scans)
-        SELECT link_id, day, sum(scans), sum(visitors) FROM folded GROUP BY 1, 2
-        ON CONFLICT (link_id, day) DO UPDATE
-          SET scans = scan_days.scans + excluded.scans, unique_scans = scan_days.unique_scans + excluded.unique_scans
-      ),
       -- Deltas of one combination are added up before they are spread over the breakdowns, so the
       -- breakdowns' aggregate sorts or hashes a row per combination and breakdown, not per delta.
       combinations AS (
         SELECT link_id, day, country, device_type, os, browser, referrer_host, rule, sum(scans) AS scans FROM folded GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
       ),
-      dimension_values AS (
-        INSERT INTO links.scan_day_values (link_id, day, dimension, value, scans)
-        SELECT deltas.link_id, deltas.day, breakdown.dimension, breakdown.value, sum(deltas.scans)
+      day_values AS (
+        SELECT deltas.link_id, deltas.day, breakdown.dimension_value, sum(deltas.scans) AS scans
         FROM combinations AS deltas CROSS JOIN LATERAL ${DELTA_BY_DIMENSION}
         WHERE ${COUNTED_BREAKDOWN}
-        GROUP BY 1, 2, 3, 4
-        ON CONFLICT (link_id, day, dimension, value) DO UPDATE SET scans = scan_day_values.scans + excluded.scans
+        GROUP BY 1, 2, 3
+      ),
+      -- Values seen for the first time get a code; the folder is the only writer (its lock).
+      new_codes AS (
+        INSERT INTO links.scan_values (dimension_value)
+        SELECT DISTINCT dimension_value FROM day_values
+        WHERE NOT EXISTS (SELECT 1 FROM links.scan_values AS known WHERE known.dimension_value = day_values.dimension_value)
+        ON CONFLICT (dimension_value) DO NOTHING
+        RETURNING code, dimension_value
+      ),
+      codes AS (
+        SELECT code, dimension_value FROM links.scan_values WHERE dimension_value IN (SELECT dimension_value FROM day_values)
+        UNION ALL
+        SELECT code, dimension_value FROM new_codes
+      ),
+      -- A link-day's counts are added to; its breakdowns are rewritten whole, what the row held and
+      -- what the deltas add merged by value. The folder is the only writer of these rows (its lock).
+      breakdowns AS (
+        SELECT link_id, day, array_agg(code ORDER BY code) AS value_codes, array_agg(scans ORDER BY code) AS value_scans
+        FROM (
+          SELECT link_id, day, code, sum(scans)::bigint AS scans FROM (
+            SELECT link_id, day, codes.code, scans FROM day_values JOIN codes USING (dimension_value)
+            UNION ALL
+            SELECT kept.link_id, kept.day, entry.code, entry.scans
+            FROM links.scan_day_rollups AS kept
+            JOIN (SELECT DISTINCT link_id, day FROM day_values) AS touched USING (link_id, day)
+            CROSS JOIN LATERAL unnest(kept.value_codes, kept.value_scans) AS entry (code, scans)
+          ) AS both_sides
+          GROUP BY 1, 2, 3
+        ) AS merged
+        GROUP BY 1, 2
+      ),
+      rollups AS (
+        INSERT INTO links.scan_day_rollups (link_id, day, scans, unique_scans, value_codes, value_scans)
+        SELECT link_id, day, counts.scans, counts.unique_scans,
+          coalesce(breakdowns.value_codes, '{}'), coalesce(breakdowns.value_scans, '{}')
+        FROM (SELECT link_id, day, sum(scans) AS scans, sum(visitors) AS unique_scans FROM folded GROUP BY 1, 2) AS counts
+        LEFT JOIN breakdowns USING (link_id, day)
+        ON CONFLICT (link_id, day) DO UPDATE SET
+          scans = scan_day_rollups.scans + excluded.scans, unique_scans = scan_day_rollups.unique_scans + excluded.unique_scans,
+          value_codes = excluded.value_codes, value_scans = excluded.value_scans
       ),
       scanned AS (
         -- One outbox event per account per fold (a thousand links at most each), carrying each link's
@@ -336,26 +390,33 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
   const [daily, breakdowns] = await Promise.all([
     sql<{ day: string; scans: number; unique_scans: number }>`
       SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(scans)::bigint AS scans, sum(unique_scans)::bigint AS unique_scans FROM (
-        SELECT day, scans, unique_scans FROM links.scan_days WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+        SELECT day, scans, unique_scans FROM links.scan_day_rollups WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
         UNION ALL
         SELECT day, scans, visitors FROM links.scan_deltas WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
       ) AS days
       GROUP BY day ORDER BY day`.execute(db),
-    sql<{ dimension: string; value: string; scans: number }>`
-      SELECT dimension, value, sum(scans)::bigint AS scans FROM (
-        SELECT dimension, value, scans FROM links.scan_day_values WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+    sql<{ dimension_value: string; scans: number }>`
+      SELECT dimension_value, sum(scans)::bigint AS scans FROM (
+        SELECT known.dimension_value, kept.scans FROM (
+          SELECT entry.code, sum(entry.scans) AS scans
+          FROM links.scan_day_rollups AS kept
+          CROSS JOIN LATERAL unnest(kept.value_codes, kept.value_scans) AS entry (code, scans)
+          WHERE kept.link_id = ${linkId} AND kept.day BETWEEN ${from} AND ${to}
+          GROUP BY 1
+        ) AS kept
+        JOIN links.scan_values AS known USING (code)
         UNION ALL
-        SELECT breakdown.dimension, breakdown.value, deltas.scans
+        SELECT breakdown.dimension_value, deltas.scans
         FROM links.scan_deltas AS deltas CROSS JOIN LATERAL ${DELTA_BY_DIMENSION}
         WHERE deltas.link_id = ${linkId} AND deltas.day BETWEEN ${from} AND ${to} AND ${COUNTED_BREAKDOWN}
       ) AS values_in_range
-      GROUP BY 1, 2`.execute(db),
+      GROUP BY 1`.execute(db),
   ]);
   return {
     daily: daily.rows.map((row) => ({ day: row.day, scans: Number(row.scans), uniqueScans: Number(row.unique_scans) })),
     breakdowns: breakdowns.rows.map((row) => ({
-      dimension: row.dimension,
-      value: row.value,
+      dimension: DIMENSION_OF_CODE.get(row.dimension_value.slice(0, 1)) ?? row.dimension_value.slice(0, 1),
+      value: row.dimension_value.slice(1),
       scans: Number(row.scans),
     })),
   };
@@ -417,7 +478,7 @@ export async function countVisitorsUpTo(
     ) END AS visitors
     FROM (
       SELECT coalesce(sum(n), 0) AS n FROM (
-        SELECT unique_scans AS n FROM links.scan_days WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+        SELECT unique_scans AS n FROM links.scan_day_rollups WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
         UNION ALL
         SELECT visitors FROM links.scan_deltas WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
       ) AS days

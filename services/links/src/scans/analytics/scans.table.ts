@@ -36,24 +36,27 @@ export interface ScanTotalsTable {
   scans: number;
 }
 
-/** links.scan_days: scans and distinct visitors per link and UTC day. */
-export interface ScanDaysTable {
+/**
+ * links.scan_day_rollups: a link's scans and distinct visitors on a UTC day, and its scans by value
+ * of each dimension (for `rule`, only scans a rule decided: see scans.repository.ts), in one row:
+ * `value_scans[i]` scans had the value whose links.scan_values code is `value_codes[i]`.
+ */
+export interface ScanDayRollupsTable {
   link_id: string;
   day: Day;
   scans: number;
   unique_scans: number;
+  value_codes: number[];
+  value_scans: ColumnType<string[], string[], string[]>;
 }
 
 /**
- * links.scan_day_values: scans per link, UTC day and value of one dimension (for `rule`, only scans a
- * rule decided: see scans.repository.ts).
+ * links.scan_values: a code for each value of a dimension the rollups hold, spelled as the
+ * dimension's code (DIMENSION_CODES) followed by the value.
  */
-export interface ScanDayValuesTable {
-  link_id: string;
-  day: Day;
-  dimension: string;
-  value: string;
-  scans: number;
+export interface ScanValuesTable {
+  code: ColumnType<number, never, never>;
+  dimension_value: string;
 }
 
 /** links.scan_visitor_days: the visitors of a link on a day, by the 64-bit hash of their key. */
@@ -87,7 +90,7 @@ export interface ScanDeltasTable {
 export interface ScanDaySketchesTable {
   link_id: string;
   day: Day;
-  /** The day's distinct visitors when the sketch was built; the sketch is current while scan_days says the same. */
+  /** The day's distinct visitors when the sketch was built; the sketch is current while scan_day_rollups says the same. */
   visitors: number;
   registers: Uint8Array;
 }

@@ -1,0 +1,148 @@
+// The migration that packs a link-day's rollups into one row runs while scans keep arriving and the
+// version before keeps folding through a rolling upgrade: every scan is counted once in the daily
+// counts and breakdowns, whichever version folded it, and the version before's readers find them all.
+import { randomUUID } from "node:crypto";
+import { sql, type Kysely } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrateSchema, type Database } from "@qrplatform/db";
+import { openTestDatabase } from "@qrplatform/db/testing";
+import { migrations, SCHEMA } from "../migrations/index.js";
+import { emptyScanColumns } from "../src/scans/scan-columns.js";
+import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
+import { foldScanDeltas, storeScans, summarizeScans } from "../src/scans/analytics/scans.repository.js";
+import type { LinksTables } from "../src/tables.js";
+
+const MIGRATION = "20270301T1000_day_rollups";
+
+let database: Database;
+beforeAll(async () => {
+  database = await openTestDatabase();
+});
+afterAll(() => database?.close());
+
+describe("the migration to one row of rollups per link and day", () => {
+  it("counts every scan once across it, folded by either version, and answers both versions' readers", async () => {
+    const { db } = database;
+    await migrateSchema(
+      db,
+      SCHEMA,
+      Object.fromEntries(Object.entries(migrations).filter(([name]) => name < MIGRATION)),
+    );
+    const links = db.withSchema("links") as Kysely<LinksTables>;
+    const [linkId, accountId] = [randomUUID(), randomUUID()];
+    await sql`insert into links.links (id, account_id, slug, destination_url, status, created_at, updated_at)
+      values (${linkId}, ${accountId}, 'packed', 'https://example.com/', 'active', now(), now())`.execute(db);
+    const now = Date.now();
+    const today = new Date(now).toISOString().slice(0, 10);
+    let sent = 0;
+    const send = async (scans: number, country: string) => {
+      const columns = emptyScanColumns();
+      for (let i = 0; i < scans; i++, sent++) {
+        columns.id.push(timeOrderedScanId(now + sent));
+        columns.linkId.push(linkId);
+        columns.scannedAtMs.push(now + sent);
+        columns.country.push(country);
+        columns.deviceType.push(sent % 2 === 0 ? "mobile" : "desktop");
+        columns.os.push("iOS");
+        columns.browser.push("Safari");
+        columns.referrerHost.push("");
+        columns.visitorKey.push(`visitor-${sent % 7}`);
+      }
+      await storeScans(links, columns);
+    };
+    // How the version before folds: a row of links.scan_days per link and day, and of
+    // links.scan_day_values per link, day, dimension and value.
+    const foldAsBefore = () =>
+      sql`WITH folded AS (DELETE FROM links.scan_deltas RETURNING *),
+        totals AS (
+          INSERT INTO links.scan_totals (link_id, account_id, scans)
+          SELECT link_id, account_id, sum(scans) FROM folded GROUP BY 1, 2
+          ON CONFLICT (link_id) DO UPDATE SET scans = scan_totals.scans + excluded.scans),
+        days AS (
+          INSERT INTO links.scan_days (link_id, day, scans, unique_scans)
+          SELECT link_id, day, sum(scans), sum(visitors) FROM folded GROUP BY 1, 2
+          ON CONFLICT (link_id, day) DO UPDATE
+            SET scans = scan_days.scans + excluded.scans, unique_scans = scan_days.unique_scans + excluded.unique_scans),
+        dimension_values AS (
+          INSERT INTO links.scan_day_values (link_id, day, dimension, value, scans)
+          SELECT link_id, day, breakdown.dimension, breakdown.value, sum(scans)
+          FROM folded CROSS JOIN LATERAL (VALUES ('country', folded.country), ('device', folded.device_type),
+            ('os', folded.os), ('browser', folded.browser), ('referrer', folded.referrer_host), ('rule', folded.rule))
+            AS breakdown (dimension, value)
+          WHERE breakdown.value <> '' OR breakdown.dimension <> 'rule'
+          GROUP BY 1, 2, 3, 4
+          ON CONFLICT (link_id, day, dimension, value) DO UPDATE SET scans = scan_day_values.scans + excluded.scans)
+        SELECT count(*)::int AS folded FROM folded`.execute(db);
+    const readAsBefore = async () => {
+      const { rows } = await sql<{ dimension: string; value: string; scans: number }>`
+        SELECT dimension, value, sum(scans)::int AS scans FROM links.scan_day_values
+        WHERE link_id = ${linkId} AND day BETWEEN ${today} AND ${today} GROUP BY 1, 2 ORDER BY 1, 2`.execute(db);
+      return rows;
+    };
+
+    await send(30, "DE");
+    await foldAsBefore();
+    await send(10, "FR");
+
+    // Scans keep arriving and the version before tries to fold while the migration runs: on
+    // PostgreSQL its fold waits for the migration's lock, then fails on the view and leaves its deltas.
+    const writer = (async () => {
+      for (let i = 0; i < 20; i++) {
+        await send(1, "GB");
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const folder = foldAsBefore().then(
+      () => "folded",
+      () => "failed",
+    );
+    const throughIt = Object.fromEntries(Object.entries(migrations).filter(([name]) => name <= MIGRATION));
+    const [applied] = await Promise.all([migrateSchema(db, SCHEMA, throughIt), writer, folder]);
+    expect(applied).toEqual([MIGRATION]);
+    await migrateSchema(db, SCHEMA, migrations);
+
+    // The version before's readers find what was folded, through the view of the packed rows.
+    const folded = await readAsBefore();
+    expect(folded.find((row) => row.dimension === "country" && row.value === "DE")).toEqual({
+      dimension: "country",
+      value: "DE",
+      scans: 30,
+    });
+    // Its folds fail from now on and leave their deltas to this version's.
+    await send(5, "FR");
+    await expect(foldAsBefore()).rejects.toThrow();
+    const { rows: waiting } = await sql<{ n: number }>`
+      SELECT coalesce(sum(scans), 0)::int AS n FROM links.scan_deltas WHERE link_id = ${linkId}`.execute(db);
+    expect(waiting[0]!.n).toBeGreaterThanOrEqual(5);
+
+    const expected = [
+      { dimension: "browser", value: "Safari", scans: 65 },
+      { dimension: "country", value: "DE", scans: 30 },
+      { dimension: "country", value: "FR", scans: 15 },
+      { dimension: "country", value: "GB", scans: 20 },
+      { dimension: "device", value: "desktop", scans: 32 },
+      { dimension: "device", value: "mobile", scans: 33 },
+      { dimension: "os", value: "iOS", scans: 65 },
+      { dimension: "referrer", value: "", scans: 65 },
+    ];
+    const sorted = (rows: { dimension: string; value: string; scans: number }[]) =>
+      [...rows].sort((a, b) => a.dimension.localeCompare(b.dimension) || a.value.localeCompare(b.value));
+    // Unfolded deltas are counted beside the packed rows, and folding moves them without counting twice.
+    expect(sorted((await summarizeScans(links, linkId, today, today)).breakdowns)).toEqual(expected);
+    expect((await summarizeScans(links, linkId, today, today)).daily).toEqual([
+      { day: today, scans: 65, uniqueScans: 7 },
+    ]);
+    await foldScanDeltas(links);
+    expect(sorted((await summarizeScans(links, linkId, today, today)).breakdowns)).toEqual(expected);
+    expect(await readAsBefore()).toEqual(expected);
+    const { rows: packed } = await sql<{ rows: number }>`
+      SELECT count(*)::int AS rows FROM links.scan_day_rollups WHERE link_id = ${linkId}`.execute(db);
+    expect(packed).toEqual([{ rows: 1 }]);
+    expect((await summarizeScans(links, linkId, today, today)).daily).toEqual([
+      { day: today, scans: 65, uniqueScans: 7 },
+    ]);
+    const { rows: days } = await sql<{ scans: number; unique_scans: number }>`
+      SELECT scans::int, unique_scans::int FROM links.scan_days WHERE link_id = ${linkId}`.execute(db);
+    expect(days).toEqual([{ scans: 65, unique_scans: 7 }]);
+  });
+});
