@@ -2,16 +2,16 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { QrCode } from "@qrplatform/api/catalog";
 import { LinkLifecycleSchema, type LinkRoutingSchema } from "@qrplatform/api/links";
+import { enumToken, type FieldProblem } from "@qrplatform/platform";
 import {
-  enumToken,
-  type FieldProblem,
   ROUTING_FIELDS,
   type RoutingField,
+  type RoutingInput,
+  routingProblems,
   ruleInitOf,
   ruleJsonOf,
-  type RuleJson,
-} from "@qrplatform/platform";
-import { type RoutingInput, routingProblems } from "@qrplatform/routing";
+  type RuleInput,
+} from "@qrplatform/routing";
 import { z } from "zod";
 import { dateTime, optionalCount } from "./json.js";
 
@@ -57,7 +57,7 @@ export function routingRequest(body: Record<string, unknown>): {
   return {
     paths,
     routing: {
-      rules: ((body.rules as RuleJson[] | undefined) ?? []).map(ruleInitOf),
+      rules: ((body.rules as RuleInput[] | undefined) ?? []).map(ruleInitOf),
       startsAt: instant(body.starts_at),
       expiresAt: instant(body.expires_at),
       maxScans: typeof body.max_scans === "number" ? BigInt(body.max_scans) : undefined,

@@ -1,8 +1,8 @@
 // A link's routing (issue 35) in its two spellings: the proto (qrplatform.links.v1.LinkRouting), which
-// the catalog and the links service are called with, and the API's JSON names and tokens, which the REST
-// edge reads and writes, the routing check (@qrplatform/routing) reports paths in, and links.links.rules
-// stores. One mapping serves the three doors, so a field is named the same way everywhere.
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+// the catalog and the links service are called with, and the API's JSON names and tokens (types.ts), which
+// the REST edge reads and writes, the routing check reports paths in, and links.links.rules stores. One
+// mapping serves the three doors, so a field is named the same way everywhere.
+import { create, type DescEnum, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate, type FieldMask, type Timestamp } from "@bufbuild/protobuf/wkt";
 import {
   DayOfWeekSchema,
@@ -13,32 +13,10 @@ import {
   type DeviceType,
   type LinkRouting,
   type OperatingSystem,
-  type Rule,
+  type Rule as ProtoRule,
 } from "@qrplatform/api/links";
-import type { DescEnum } from "@bufbuild/protobuf";
-import { enumFromToken, enumToken } from "./enums.js";
-import { invalidArgument, type FieldProblem } from "./errors.js";
-
-/**
- * A routing rule in the API's JSON names and tokens, as the REST API shows it and links.links stores it:
- * the shape of @qrplatform/routing's RuleInput (which builds on this library, so cannot be imported here).
- */
-export interface RuleJson {
-  /** Absent in a request for a new rule. */
-  id?: string;
-  name?: string;
-  conditions: {
-    countries?: string[];
-    devices?: string[];
-    os?: string[];
-    languages?: string[];
-    schedule?: { time_zone: string; days?: string[]; from?: string; to?: string };
-    after?: string;
-    before?: string;
-  };
-  destination_url?: string;
-  variants?: { destination_url: string; weight: number }[];
-}
+import { enumFromToken, invalidArgument, type FieldProblem } from "@qrplatform/platform";
+import type { Conditions, Device, Os, RuleInput, RoutingInput, Weekday } from "./types.js";
 
 /** The routing fields a request may name, by their proto and JSON names; `password` is written, never read. */
 export const ROUTING_FIELDS = ["rules", "starts_at", "expires_at", "max_scans", "expired_url", "password"] as const;
@@ -64,48 +42,65 @@ export function namedRoutingFields(mask: FieldMask | undefined): Set<RoutingFiel
 }
 
 const isoOf = (timestamp: Timestamp | undefined) => (timestamp ? timestampDate(timestamp).toISOString() : undefined);
-const nonEmpty = <T>(list: T[]) => (list.length > 0 ? list : undefined);
 
-function dropUndefined<T extends object>(value: T): T {
-  for (const key of Object.keys(value) as (keyof T)[]) if (value[key] === undefined) delete value[key];
-  return value;
+/**
+ * An enum's public tokens by value, looked up once: rules are mapped on every read of a code, and a list
+ * page maps hundreds of their enum values. A value the table does not know reads "unspecified", which
+ * the routing check refuses.
+ */
+function tokenTable<T extends string>(schema: DescEnum): (value: number) => T {
+  const tokens: string[] = [];
+  for (const value of schema.values) tokens[value.number] = value.localName.toLowerCase();
+  return (value) => (tokens[value] ?? "unspecified") as T;
 }
 
-/** A proto rule in JSON; enum values become their tokens (an unspecified one "unspecified", which the check refuses). */
-export function ruleJsonOf(rule: Rule): RuleJson {
-  const c = rule.conditions;
-  const schedule = c?.schedule;
-  const conditions: RuleJson["conditions"] = {
-    countries: c && nonEmpty(c.countries),
-    devices: c && nonEmpty(c.devices.map((d) => enumToken(DeviceTypeSchema, d))),
-    os: c && nonEmpty(c.os.map((o) => enumToken(OperatingSystemSchema, o))),
-    languages: c && nonEmpty(c.languages),
-    schedule: schedule && {
-      time_zone: schedule.timeZone,
-      days: nonEmpty(schedule.days.map((d) => enumToken(DayOfWeekSchema, d))),
-      from: schedule.from || undefined,
-      to: schedule.to || undefined,
-    },
-    after: isoOf(c?.after),
-    before: isoOf(c?.before),
-  };
-  return dropUndefined({
-    id: rule.id || undefined,
-    name: rule.name || undefined,
-    conditions: dropUndefined(conditions),
-    destination_url: rule.destinationUrl || undefined,
-    variants: nonEmpty(rule.variants.map((v) => ({ destination_url: v.destinationUrl, weight: v.weight }))),
-  });
+const deviceToken = tokenTable<Device>(DeviceTypeSchema);
+const osToken = tokenTable<Os>(OperatingSystemSchema);
+const dayToken = tokenTable<Weekday>(DayOfWeekSchema);
+
+/**
+ * A proto rule in the API's JSON: enum values become their tokens (an unspecified one "unspecified", which
+ * the check refuses), and empty fields are left out. Each object is built with only the keys it has,
+ * never trimmed afterwards, so that serialising it stays on V8's fast path.
+ */
+export function ruleJsonOf(rule: ProtoRule): RuleInput {
+  const json: RuleInput = {};
+  if (rule.id) json.id = rule.id;
+  if (rule.name) json.name = rule.name;
+  json.conditions = conditionsJsonOf(rule.conditions);
+  if (rule.destinationUrl) json.destination_url = rule.destinationUrl;
+  if (rule.variants.length > 0)
+    json.variants = rule.variants.map((v) => ({ destination_url: v.destinationUrl, weight: v.weight }));
+  return json;
+}
+
+function conditionsJsonOf(c: ProtoRule["conditions"]): Conditions {
+  const json: Conditions = {};
+  if (!c) return json;
+  if (c.countries.length > 0) json.countries = c.countries;
+  if (c.devices.length > 0) json.devices = c.devices.map(deviceToken);
+  if (c.os.length > 0) json.os = c.os.map(osToken);
+  if (c.languages.length > 0) json.languages = c.languages;
+  const schedule = c.schedule;
+  if (schedule) {
+    json.schedule = { time_zone: schedule.timeZone };
+    if (schedule.days.length > 0) json.schedule.days = schedule.days.map(dayToken);
+    if (schedule.from) json.schedule.from = schedule.from;
+    if (schedule.to) json.schedule.to = schedule.to;
+  }
+  if (c.after) json.after = isoOf(c.after);
+  if (c.before) json.before = isoOf(c.before);
+  return json;
 }
 
 // A token that names no value becomes the unspecified value, which the routing check refuses on its path.
-const valuesOf = <E extends number>(schema: DescEnum, list: string[] | undefined) =>
+const valuesOf = <E extends number>(schema: DescEnum, list: readonly string[] | undefined) =>
   (list ?? []).map((token) => (enumFromToken(schema, token) ?? 0) as E);
 
 const timestampOf = (iso: string | undefined) => (iso === undefined ? undefined : timestampFromDate(new Date(iso)));
 
-/** A JSON rule as the proto's initializer. */
-export function ruleInitOf(rule: RuleJson): MessageInitShape<typeof RuleSchema> {
+/** A rule in the API's JSON as the proto's initializer. */
+export function ruleInitOf(rule: RuleInput): MessageInitShape<typeof RuleSchema> {
   const c = rule.conditions ?? {};
   return {
     id: rule.id ?? "",
@@ -129,8 +124,8 @@ export function ruleInitOf(rule: RuleJson): MessageInitShape<typeof RuleSchema> 
   };
 }
 
-/** A JSON rule as the proto. */
-export function ruleOf(rule: RuleJson): Rule {
+/** A rule in the API's JSON as the proto. */
+export function ruleOf(rule: RuleInput): ProtoRule {
   return create(RuleSchema, ruleInitOf(rule));
 }
 
@@ -138,15 +133,8 @@ export function ruleOf(rule: RuleJson): Rule {
  * The routing fields a request names, in the API's JSON names, as the routing check reads them: only the
  * named ones, each null when the request clears it.
  */
-export function routingJsonOf(routing: LinkRouting | undefined, named: ReadonlySet<RoutingField>) {
-  const json: {
-    rules?: RuleJson[];
-    starts_at?: string | null;
-    expires_at?: string | null;
-    max_scans?: number | null;
-    expired_url?: string | null;
-    password?: string | null;
-  } = {};
+export function routingJsonOf(routing: LinkRouting | undefined, named: ReadonlySet<RoutingField>): RoutingInput {
+  const json: RoutingInput = {};
   if (named.has("rules")) json.rules = (routing?.rules ?? []).map(ruleJsonOf);
   if (named.has("starts_at")) json.starts_at = isoOf(routing?.startsAt) ?? null;
   if (named.has("expires_at")) json.expires_at = isoOf(routing?.expiresAt) ?? null;
