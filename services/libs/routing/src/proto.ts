@@ -41,7 +41,25 @@ export function namedRoutingFields(mask: FieldMask | undefined): Set<RoutingFiel
   return new Set(paths as RoutingField[]);
 }
 
-const isoOf = (timestamp: Timestamp | undefined) => (timestamp ? timestampDate(timestamp).toISOString() : undefined);
+/**
+ * Whole-second instants as RFC 3339 strings, remembered: a list page writes the `after` and `before` of
+ * hundreds of rules, mostly the same few instants, and formatting a Date costs more than the rest of a
+ * rule's mapping (a tenth of the edge's time on such a page). Bounded by starting over when full.
+ */
+const isoBySecond = new Map<bigint, string>();
+const MAX_REMEMBERED_INSTANTS = 10_000;
+
+function isoOf(timestamp: Timestamp | undefined): string | undefined {
+  if (!timestamp) return undefined;
+  if (timestamp.nanos !== 0) return timestampDate(timestamp).toISOString();
+  let iso = isoBySecond.get(timestamp.seconds);
+  if (iso === undefined) {
+    if (isoBySecond.size >= MAX_REMEMBERED_INSTANTS) isoBySecond.clear();
+    iso = timestampDate(timestamp).toISOString();
+    isoBySecond.set(timestamp.seconds, iso);
+  }
+  return iso;
+}
 
 /**
  * An enum's public tokens by value, looked up once: rules are mapped on every read of a code, and a list
