@@ -2,9 +2,9 @@
 // destination applies: each rule's conditions hold for a phone on iOS or Android whose first
 // language is English or Japanese, in the given countries, between 2026 and 2099, and fail only at the
 // last one read, a schedule of one minute a weekday (03:33 local) in one of five zones. The same
-// shape as routing.ts's failing rules, in the REST form (RuleJson) that CreateLink takes through
+// shape as routing.ts's failing rules, in the REST form (RuleInput) that CreateLink takes through
 // ruleInitOf and the API takes as it is.
-import type { RuleJson } from "@qrplatform/platform";
+import type { RuleInput } from "@qrplatform/routing";
 
 const ZONES = ["Europe/Berlin", "America/New_York", "Asia/Tokyo", "Australia/Sydney", "America/Sao_Paulo"];
 
@@ -15,7 +15,7 @@ export const RULE_COUNTRIES = ["DE", "FR", "JP", "US", "KR"];
 export const RULES_ACCEPT_LANGUAGE = "en-US,en;q=0.9,ja;q=0.5";
 
 /** `count` rules none of which holds for the benchmark's visitors at most minutes of the week. */
-export function failingRules(count: number, countries: string[]): RuleJson[] {
+export function failingRules(count: number, countries: string[]): RuleInput[] {
   return Array.from({ length: count }, (_, i) => ({
     name: `Rule ${i}`,
     conditions: {

@@ -6,6 +6,7 @@ import type { RenderingService } from "@qrplatform/api/rendering";
 import type { Logger, PageTokens } from "@qrplatform/platform";
 import type { DesignCheck } from "./qr-codes/design-check.js";
 import type { ScanTotals } from "./qr-codes/scan-totals.js";
+import type { StoredRoutings } from "./qr-codes/stored-routings.js";
 import type { CatalogTables } from "./tables.js";
 import type { WebhookOptions } from "./webhooks/webhook-options.js";
 
@@ -21,6 +22,8 @@ export interface CatalogDeps {
   readonly links: Client<typeof LinkService>;
   /** Scan totals of those links: the links service's, kept while it announces stored scans. */
   readonly scanTotals: ScanTotals;
+  /** Codes' stored routing as protos, parsed once while it is unchanged. */
+  readonly routings: StoredRoutings;
   /** Design validation. */
   readonly rendering: Client<typeof RenderingService>;
   /** Rendering's check of a design before its content is known, kept for designs without a logo. */

@@ -10,6 +10,7 @@ import { migrations, SCHEMA } from "../migrations/index.js";
 import { QrCodeReconciler, DEFAULT_RECONCILER_OPTIONS, type ReconcilerOptions } from "./qr-codes/qr-code-reconciler.js";
 import { rememberedDesignChecks } from "./qr-codes/design-check.js";
 import { askedScanTotals, cachedScanTotals } from "./qr-codes/scan-totals.js";
+import { storedRoutings } from "./qr-codes/stored-routings.js";
 import { registerRoutes } from "./routes.js";
 import type { CatalogTables } from "./tables.js";
 import { OutboxRelay } from "./webhooks/outbox-relay.js";
@@ -79,6 +80,7 @@ export async function buildCatalog(options: CatalogOptions): Promise<CatalogModu
     scanTotals: scanTotalsOf(createClient(AnalyticsService, options.transports.links), options.scanChanges),
     rendering,
     checkDesign: rememberedDesignChecks(rendering),
+    routings: storedRoutings(),
     webhooks,
   };
   const relay = new OutboxRelay(

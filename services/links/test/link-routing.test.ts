@@ -175,6 +175,35 @@ describe("link routing", () => {
     expect(read.link!.routing!.rules).toHaveLength(1);
   });
 
+  it("refuses enum numbers the contract does not name with INVALID_ARGUMENT on their paths", async () => {
+    const error = await errorOf(
+      stack.links.createLink({
+        accountId: newAccount(),
+        destinationUrl: "https://example.com/",
+        routing: {
+          rules: [
+            {
+              conditions: {
+                devices: [99 as DeviceType],
+                os: [OperatingSystem.IOS, 42 as OperatingSystem],
+                schedule: { timeZone: "Asia/Tokyo", days: [17 as DayOfWeek] },
+              },
+              destinationUrl: "https://example.jp/",
+            },
+          ],
+        },
+      }),
+    );
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(error.fields.map((f) => f.field)).toEqual(
+      expect.arrayContaining([
+        "routing.rules.0.conditions.devices.0",
+        "routing.rules.0.conditions.os.1",
+        "routing.rules.0.conditions.schedule.days.0",
+      ]),
+    );
+  });
+
   it("refuses bad routing with INVALID_ARGUMENT naming each field by its proto path", async () => {
     const accountId = newAccount();
     const error = await errorOf(

@@ -5,6 +5,7 @@ import { LinkLifecycle, LinkRoutingSchema, LinkStatus, type LinkRouting } from "
 import { DesignSchema } from "@qrplatform/api/rendering";
 import { enumFromToken, enumToken } from "@qrplatform/platform";
 import type { ProvisionedQrCodeRow } from "./qr-codes.table.js";
+import type { StoredRoutings } from "./stored-routings.js";
 
 export const statusToken = (status: QrCodeStatus) => enumToken(QrCodeStatusSchema, status);
 
@@ -41,10 +42,15 @@ export function lifecycleOf(
 
 /**
  * A stored QR code as the proto, with its scans as the links service counts them (undefined when not asked
- * for, read as 0) and its lifecycle at `now`.
+ * for, read as 0), its lifecycle at `now`, and its routing as `routings` keeps it.
  */
-export function qrCodeToProto(row: ProvisionedQrCodeRow, totalScans: bigint | undefined, now: Date): QrCode {
-  const routing = fromJson(LinkRoutingSchema, (row.routing ?? {}) as JsonValue);
+export function qrCodeToProto(
+  row: ProvisionedQrCodeRow,
+  totalScans: bigint | undefined,
+  now: Date,
+  routings: StoredRoutings,
+): QrCode {
+  const routing = routings.of(row.id, row.routing);
   return create(QrCodeSchema, {
     id: row.id,
     accountId: row.account_id,

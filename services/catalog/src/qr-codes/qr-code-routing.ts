@@ -1,15 +1,14 @@
 import type { LinkRouting } from "@qrplatform/api/links";
+import { type FieldProblem, invalidArgument } from "@qrplatform/platform";
 import {
   ALL_ROUTING_FIELDS,
-  type FieldProblem,
-  invalidArgument,
   type RoutingField,
   routingJsonOf,
+  routingProblems,
   routingProblemsAsProto,
-} from "@qrplatform/platform";
-import { type RoutingInput, routingProblems } from "@qrplatform/routing";
+} from "@qrplatform/routing";
 
-export { namedRoutingFields } from "@qrplatform/platform";
+export { namedRoutingFields } from "@qrplatform/routing";
 
 /** What a create names: every routing field, an unset one meaning none. */
 export const CREATE_ROUTING_FIELDS = ALL_ROUTING_FIELDS;
@@ -25,7 +24,7 @@ export function checkRouting(
   named: ReadonlySet<RoutingField>,
   mode: "create" | "update",
 ): void {
-  const json = routingJsonOf(routing, named) as RoutingInput;
+  const json = routingJsonOf(routing, named);
   const problems: FieldProblem[] = routingProblems(json);
   if (mode === "create") {
     (json.rules ?? []).forEach((rule, i) => {

@@ -162,7 +162,7 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
     });
     if (!row)
       throw serviceError(Code.Unavailable, "create_abandoned", "The QR code could not be created in time; try again.");
-    return create(CreateQrCodeResponseSchema, { qrCode: qrCodeToProto(row, 0n, deps.now()) });
+    return create(CreateQrCodeResponseSchema, { qrCode: qrCodeToProto(row, 0n, deps.now(), deps.routings) });
   } catch (error) {
     const outcomeKnown = linkMade || isDecided(error);
     await undoCreate(deps, reservation, outcomeKnown).catch((cleanup: unknown) => {
@@ -216,7 +216,7 @@ async function withScanTotals(deps: CatalogDeps, accountId: string, rows: Provis
     rows.map((row) => row.link_id),
   );
   const now = deps.now();
-  return rows.map((row) => qrCodeToProto(row, totals[row.link_id] ?? 0n, now));
+  return rows.map((row) => qrCodeToProto(row, totals[row.link_id] ?? 0n, now, deps.routings));
 }
 
 export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promise<GetQrCodeResponse> {
@@ -226,7 +226,7 @@ export async function getQrCode(deps: CatalogDeps, req: GetQrCodeRequest): Promi
       : undefined;
   if (!row) throw notFound("QR code");
   const [qrCode] = req.skipScanTotals
-    ? [qrCodeToProto(row, undefined, deps.now())]
+    ? [qrCodeToProto(row, undefined, deps.now(), deps.routings)]
     : await withScanTotals(deps, req.accountId, [row]);
   return create(GetQrCodeResponseSchema, { qrCode });
 }

@@ -4,7 +4,7 @@ import { lockAccountCreates } from "../account-create-lock.js";
 import type { CatalogTables } from "../tables.js";
 import * as workspaces from "../workspaces/workspaces.repository.js";
 import { qrCodeEventData, recordEvent } from "../webhooks/webhook-events.js";
-import type { NewQrCodeRow, ProvisionedQrCodeRow, QrCodeChanges, QrCodeRow } from "./qr-codes.table.js";
+import type { NewQrCodeRow, ProvisionedQrCodeRow, QrCodeChanges, QrCodeRow, QrCodesTable } from "./qr-codes.table.js";
 
 // Every function takes the account id and every query filters on it, except the reconciler's claim,
 // which works across accounts and hands each row's account id to the calls it makes.
@@ -18,11 +18,45 @@ export interface CapacityLimits {
 /** Why a reservation was refused. */
 export type CapacityRefusal = { limit: "qr_codes" | "custom_links"; used: number; max: number };
 
+/** Every column of a code but its routing, which reads take as text (READ_ROUTING). */
+const READ_COLUMNS = [
+  "id",
+  "account_id",
+  "workspace_id",
+  "name",
+  "destination_url",
+  "status",
+  "tags",
+  "link_id",
+  "vanity_domain_id",
+  "vanity_url",
+  "canonical_url",
+  "design",
+  "utm",
+  "created_at",
+  "updated_at",
+  "pending_operation",
+  "pending_since",
+  "idempotency_key",
+  "idempotency_fingerprint",
+] as const satisfies readonly Exclude<keyof QrCodesTable, "routing">[];
+// A column added to the table and not to READ_COLUMNS fails to compile here, instead of reading as undefined.
+type UnreadColumn = Exclude<keyof QrCodesTable, "routing" | (typeof READ_COLUMNS)[number]>;
+const everyColumnRead: [UnreadColumn] extends [never] ? true : UnreadColumn = true;
+void everyColumnRead;
+
+/**
+ * The routing as its text rather than parsed JSON: the catalog keeps each code's parsed routing while its
+ * text is unchanged (stored-routings.ts), so a read parses only what changed.
+ */
+const READ_ROUTING = sql<string | null>`routing::text`.as("routing");
+
 /** Codes a client can see: every one except those whose create has not finished. */
 const provisioned = (db: Kysely<CatalogTables>, accountId: string) =>
   db
     .selectFrom("qr_codes")
-    .selectAll()
+    .select(READ_COLUMNS)
+    .select(READ_ROUTING)
     .where("account_id", "=", accountId)
     .where("pending_operation", "is distinct from", "create");
 

@@ -29,7 +29,8 @@ export interface QrCodesTable {
   utm: ColumnType<UtmValues | null, string | null, string | null>;
   /**
    * The link's routing as the links service last answered it, as the proto JSON of LinkRouting (rules with
-   * their ids, lifetime, scan limit, fallback, password_protected; never a password); null when none.
+   * their ids, lifetime, scan limit, fallback, password_protected; never a password); null when none. Reads
+   * select it as text, writes' `returning` gives it parsed: StoredRoutings takes either.
    */
   routing: ColumnType<unknown, string | null | undefined, string | null>;
   created_at: Generated<Date>;

@@ -1,17 +1,17 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { QrCode } from "@qrplatform/api/catalog";
-import { LinkLifecycleSchema, type LinkRoutingSchema } from "@qrplatform/api/links";
+import { LinkLifecycleSchema, type LinkRouting, type LinkRoutingSchema } from "@qrplatform/api/links";
+import { enumToken, type FieldProblem } from "@qrplatform/platform";
 import {
-  enumToken,
-  type FieldProblem,
   ROUTING_FIELDS,
   type RoutingField,
+  type RoutingInput,
+  routingProblems,
   ruleInitOf,
   ruleJsonOf,
-  type RuleJson,
-} from "@qrplatform/platform";
-import { type RoutingInput, routingProblems } from "@qrplatform/routing";
+  type RuleInput,
+} from "@qrplatform/routing";
 import { z } from "zod";
 import { dateTime, optionalCount } from "./json.js";
 
@@ -57,7 +57,7 @@ export function routingRequest(body: Record<string, unknown>): {
   return {
     paths,
     routing: {
-      rules: ((body.rules as RuleJson[] | undefined) ?? []).map(ruleInitOf),
+      rules: ((body.rules as RuleInput[] | undefined) ?? []).map(ruleInitOf),
       startsAt: instant(body.starts_at),
       expiresAt: instant(body.expires_at),
       maxScans: typeof body.max_scans === "number" ? BigInt(body.max_scans) : undefined,
@@ -67,11 +67,29 @@ export function routingRequest(body: Record<string, unknown>): {
   };
 }
 
+/**
+ * The rules of a routing message in the API's JSON, kept while the message lives. In the embedded platform
+ * the catalog hands the edge the very message it keeps for each code while the code's stored routing is
+ * unchanged (the catalog's StoredRoutings), so a list page maps only rules that changed; a message that
+ * came over the network is new on every call and is mapped each time. The JSON is shared, never changed.
+ */
+const mappedRules = new WeakMap<LinkRouting, RuleInput[]>();
+
+function rulesJson(routing: LinkRouting | undefined): RuleInput[] {
+  if (!routing || routing.rules.length === 0) return [];
+  let rules = mappedRules.get(routing);
+  if (!rules) {
+    rules = routing.rules.map(ruleJsonOf);
+    mappedRules.set(routing, rules);
+  }
+  return rules;
+}
+
 /** A QR code's routing fields as reads show them; a code without routing shows empty rules and nulls. */
 export function routingJson(qrCode: QrCode) {
   const routing = qrCode.routing;
   return {
-    rules: (routing?.rules ?? []).map(ruleJsonOf),
+    rules: rulesJson(routing),
     starts_at: dateTime(routing?.startsAt),
     expires_at: dateTime(routing?.expiresAt),
     max_scans: optionalCount(routing?.maxScans),

@@ -36,4 +36,3 @@ export * from "./telemetry/index.js";
 export * from "./metrics/metrics.js";
 export * from "./metrics/metrics-server.js";
 export * from "./metrics/rpc-metrics.js";
-export * from "./link-routing.js";

@@ -1,8 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { LinkRoutingSchema, type LinkRouting } from "@qrplatform/api/links";
-import { ruleInitOf, ruleJsonOf } from "@qrplatform/platform";
-import type { Routing, Rule } from "@qrplatform/routing";
+import { type Routing, type Rule, ruleInitOf, ruleJsonOf } from "@qrplatform/routing";
 
 /** A link's routing columns. */
 export interface RoutingColumns {

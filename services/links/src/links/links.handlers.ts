@@ -25,10 +25,8 @@ import {
   checkedBy,
   Code,
   destinationUrlProblem,
-  ALL_ROUTING_FIELDS,
   enumFromToken,
   enumToken,
-  namedRoutingFields,
   invalidArgument,
   isUuid,
   notFound,
@@ -41,7 +39,14 @@ import {
 } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { findDomainForShare, isServedHostname } from "../domains/domains.repository.js";
-import { compileRouting, decide, type Device, type Os } from "@qrplatform/routing";
+import {
+  ALL_ROUTING_FIELDS,
+  compileRouting,
+  decide,
+  type Device,
+  namedRoutingFields,
+  type Os,
+} from "@qrplatform/routing";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { DeviceTypeSchema, OperatingSystemSchema } from "@qrplatform/api/links";
 import { reservedScans } from "../redirects/scan-reservations.repository.js";

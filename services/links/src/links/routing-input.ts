@@ -1,13 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type { LinkRouting } from "@qrplatform/api/links";
-import { hashPassword, routingDestinations, routingProblems, type Rule, type RoutingInput } from "@qrplatform/routing";
 import {
-  invalidArgument,
-  routingJsonOf,
-  routingProblemsAsProto,
-  type FieldProblem,
+  hashPassword,
+  routingDestinations,
   type RoutingField,
-} from "@qrplatform/platform";
+  type RoutingInput,
+  routingJsonOf,
+  routingProblems,
+  routingProblemsAsProto,
+  type Rule,
+} from "@qrplatform/routing";
+import { invalidArgument, type FieldProblem } from "@qrplatform/platform";
 import type { LinksDeps } from "../deps.js";
 import { isServedHostname } from "../domains/domains.repository.js";
 import type { RoutingColumns } from "./link-routing.js";
@@ -79,7 +82,7 @@ export async function routingColumnsOf(
 ): Promise<Partial<RoutingColumns>> {
   if (named.size === 0) return {};
   // Enum values came as tokens: an unknown one is "unspecified", which the check refuses on its path.
-  const json = routingJsonOf(routing, named) as RoutingInput;
+  const json = routingJsonOf(routing, named);
   // The lifetime is checked as a whole: an update of one end is compared with the other end as stored.
   const lifetime = {
     starts_at: named.has("starts_at") ? json.starts_at : (existing.starts_at?.toISOString() ?? null),
