@@ -296,6 +296,7 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         ON CONFLICT (dimension_value) DO NOTHING
         RETURNING code, dimension_value
       ),
+      -- The folder's lock keeps this complete: a value another writer inserted would hit DO NOTHING, in neither snapshot nor RETURNING.
       codes AS (
         SELECT code, dimension_value FROM links.scan_values WHERE dimension_value IN (SELECT dimension_value FROM day_values)
         UNION ALL
@@ -326,7 +327,10 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         LEFT JOIN breakdowns USING (link_id, day)
         ON CONFLICT (link_id, day) DO UPDATE SET
           scans = scan_day_rollups.scans + excluded.scans, unique_scans = scan_day_rollups.unique_scans + excluded.unique_scans,
-          value_codes = excluded.value_codes, value_scans = excluded.value_scans
+          -- A link-day whose deltas counted in no breakdown has no merged arrays (touched comes from day_values),
+          -- so it keeps the breakdowns it holds rather than have them emptied.
+          value_codes = CASE WHEN cardinality(excluded.value_codes) = 0 THEN scan_day_rollups.value_codes ELSE excluded.value_codes END,
+          value_scans = CASE WHEN cardinality(excluded.value_scans) = 0 THEN scan_day_rollups.value_scans ELSE excluded.value_scans END
       ),
       scanned AS (
         -- One outbox event per account per fold (a thousand links at most each), carrying each link's
