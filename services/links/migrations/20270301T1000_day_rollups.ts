@@ -13,8 +13,10 @@ import { sql, type Kysely } from "kysely";
 // Online, and through a rolling upgrade: the rows move under a lock that lets readers of the version
 // before read on and holds its folds until the end; links.scan_days and links.scan_day_values then
 // become views of the new rows, so its readers still find every count. Its folds fail on the views
-// (ON CONFLICT cannot write through one) and leave their deltas, which readers count, for this
-// version's folds. A later migration drops the views once no version before runs.
+// and leave their deltas, which readers count, for this version's folds: links.scan_days is a simple
+// view, which Postgres writes through (ON CONFLICT included), but into links.scan_day_rollups, whose
+// value_codes and value_scans are NOT NULL without a default; links.scan_day_values joins, so it is
+// not writable at all. A later migration drops the views once no version before runs.
 
 /** The one-letter codes of the dimensions, which start their values in links.scan_values. */
 const CODES = sql`(values ('c', 'country'), ('d', 'device'), ('o', 'os'), ('b', 'browser'), ('r', 'referrer'), ('u', 'rule'))
