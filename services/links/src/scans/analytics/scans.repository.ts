@@ -3,6 +3,7 @@ import { sql, type Kysely } from "kysely";
 import { isUniqueViolation } from "@qrplatform/platform";
 import type { LinksTables } from "../../tables.js";
 import { NO_VARIANT, type ScanColumns } from "../scan-columns.js";
+import { firstScanIdAt } from "./scan-partitions.js";
 import { packSketch, unpackSketch } from "./sketch-encoding.js";
 import type { ScanDeltasTable } from "./scans.table.js";
 import { RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
@@ -426,12 +427,6 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
   };
 }
 
-/** The start of every UUIDv7 of `ms` and later: links.scan_events ids sort by their time. */
-function smallestUuidAt(ms: number): string {
-  const hex = ms.toString(16).padStart(12, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
-}
-
 /** A link's scans and distinct visitors in one UTC hour, the hour given as hours since 1970. */
 export interface HourCount {
   hour: number;
@@ -451,7 +446,7 @@ export async function hourlyScans(db: Db, linkId: string, fromMs: number, toMs: 
     SELECT hour, count(*)::int AS scans, count(DISTINCT visitor)::int AS visitors FROM (
       SELECT ('x' || translate(left(id::text, 13), '-', ''))::bit(48)::bigint / 3600000 AS hour, visitor
       FROM links.scan_events
-      WHERE link_id = ${linkId} AND id >= ${smallestUuidAt(fromMs)}::uuid AND id < ${smallestUuidAt(toMs)}::uuid
+      WHERE link_id = ${linkId} AND id >= ${firstScanIdAt(fromMs)}::uuid AND id < ${firstScanIdAt(toMs)}::uuid
       UNION ALL
       SELECT floor(extract(epoch FROM scanned_at) / 3600)::bigint, hashtextextended(visitor_key, 0)
       FROM links.scans
