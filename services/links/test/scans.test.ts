@@ -14,6 +14,7 @@ import {
   dayRegisters,
   foldScanDeltas,
   storeScans,
+  summarizeScans,
 } from "../src/scans/analytics/scans.repository.js";
 import { errorOf } from "./support/errors.js";
 import { credentials, logger, startLinks, type LinksStack } from "./support/links-stack.js";
@@ -743,6 +744,18 @@ describe("rollups written as deltas", () => {
     } finally {
       await folder.close();
     }
+  });
+});
+
+describe("the dictionary of values the rollups code", () => {
+  it("refuses to report a stored value of no known dimension rather than make one up", async () => {
+    const { linkId } = await newLink();
+    const db = stack.database.db;
+    const { rows } = await sql<{ code: number }>`
+      insert into links.scan_values (dimension_value) values (${`z${linkId}`}) returning code`.execute(db);
+    await sql`insert into links.scan_day_rollups (link_id, day, scans, unique_scans, value_codes, value_scans)
+      values (${linkId}, '2026-11-23', 1, 1, ${`{${rows[0]!.code}}`}::bigint[], '{1}')`.execute(db);
+    await expect(summarizeScans(db, linkId, "2026-11-23", "2026-11-23")).rejects.toThrow(/of no known dimension/);
   });
 });
 

@@ -420,11 +420,18 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
   return {
     daily: daily.rows.map((row) => ({ day: row.day, scans: Number(row.scans), uniqueScans: Number(row.unique_scans) })),
     breakdowns: breakdowns.rows.map((row) => ({
-      dimension: DIMENSION_OF_CODE.get(row.dimension_value.slice(0, 1)) ?? row.dimension_value.slice(0, 1),
+      dimension: dimensionOf(row.dimension_value),
       value: row.dimension_value.slice(1),
       scans: Number(row.scans),
     })),
   };
+}
+
+/** The dimension of a value as links.scan_values spells it; only the folds write it, from DIMENSION_CODES. */
+function dimensionOf(dimensionValue: string): Dimension {
+  const dimension = DIMENSION_OF_CODE.get(dimensionValue.slice(0, 1));
+  if (dimension === undefined) throw new Error(`links.scan_values holds "${dimensionValue}", of no known dimension`);
+  return dimension;
 }
 
 /** A link's scans and distinct visitors in one UTC hour, the hour given as hours since 1970. */
