@@ -748,6 +748,25 @@ describe("rollups written as deltas", () => {
 });
 
 describe("the dictionary of values the rollups code", () => {
+  it("codes values past 2^31, however many distinct values outsiders send", async () => {
+    const { accountId, linkId } = await newLink();
+    const db = stack.database.db;
+    // As if 2^31 values (referrer hosts, say) had been coded already.
+    await sql`select setval(pg_get_serial_sequence('links.scan_values', 'code'), 2147483648)`.execute(db);
+    await storeScans(db, scanColumnsOf([scan(linkId, "2026-11-23T05:00:00Z", { referrerHost: "past-int.example" })]));
+    while ((await foldScanDeltas(db)) === undefined);
+    const { rows } = await sql<{ code: number }>`
+      select code from links.scan_values where dimension_value = 'rpast-int.example'`.execute(db);
+    expect(rows[0]!.code).toBeGreaterThan(2 ** 31);
+    const { referrers } = await analytics.getLinkAnalytics({
+      accountId,
+      linkId,
+      fromDate: "2026-11-23",
+      toDate: "2026-11-23",
+    });
+    expect(referrers.map((r) => [r.value, r.scans])).toEqual([["past-int.example", 1n]]);
+  });
+
   it("refuses to report a stored value of no known dimension rather than make one up", async () => {
     const { linkId } = await newLink();
     const db = stack.database.db;
