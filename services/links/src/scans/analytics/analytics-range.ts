@@ -11,7 +11,7 @@ const MAX_RANGE_DAYS = 366;
  * The longest range hourly buckets may cover: a month of 31 days, 744 buckets, as many as a chart can
  * show a point each for. They are counted from the raw scans, whose reading grows with the range.
  */
-export const MAX_HOURLY_RANGE_DAYS = 31;
+const MAX_HOURLY_RANGE_DAYS = 31;
 
 const DAY_MS = 86_400_000;
 
