@@ -511,6 +511,17 @@ describe("hourly analytics", () => {
       );
       expect(before.code).toBe(Code.InvalidArgument);
       expect(before.fields).toEqual([{ field: "from_date", reason: "out_of_range" }]);
+      // The raw window is read for the caller's own link only: another account is told no more than "not found".
+      const foreign = await errorOf(
+        client.getLinkAnalytics({
+          accountId: randomUUID(),
+          linkId,
+          fromDate: "2031-01-06",
+          toDate: "2031-01-07",
+          interval: HOUR,
+        }),
+      );
+      expect(foreign.code).toBe(Code.NotFound);
       // Days are answered for any range.
       const days = await client.getLinkAnalytics({ accountId, linkId, fromDate: "2031-01-01", toDate: "2031-01-10" });
       expect(days.totalScans).toBe(1n);
