@@ -53,7 +53,7 @@ const SCAN_ROWS = Number(process.env.BENCH_ANALYTICS_SCANS ?? 10_000_000);
 const HOT_LINK_SCANS = SCAN_ROWS / 5;
 const DAYS = 400;
 // Bump when the generated data changes shape, so an old dataset is regenerated rather than reused.
-const DATASET_VERSION = 5;
+const DATASET_VERSION = 6;
 const ANALYTICS_RUNS = 20;
 
 const logger = createLogger({ service: "bench", level: "warn" });

@@ -45,11 +45,6 @@ export function seriesOf(rows: readonly Bucket[]): SeriesData {
   return [rows.map((row) => row.start), rows.map((row) => row.scans), rows.map((row) => row.unique)];
 }
 
-/** The daily series of an analytics answer, in uPlot's column form. */
-export function dailySeries(analytics: Pick<Analytics, "daily">): SeriesData {
-  return seriesOf(buckets(analytics, "day"));
-}
-
 /**
  * What the range picker allows for hour buckets: the earliest `from` (the API's
  * `hourly_available_from`, and no more than MAX_HOURLY_DAYS days before `to`), and the range moved

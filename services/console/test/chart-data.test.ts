@@ -1,22 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { buckets, dailySeries, hourlyRange, isoDay, ruleRows, seriesOf, shares } from "../src/chart-data.ts";
+import { buckets, hourlyRange, isoDay, ruleRows, seriesOf, shares } from "../src/chart-data.ts";
 
 describe("the analytics chart's data", () => {
-  it("gives uPlot one column of UTC-midnight seconds and one per series, in the API's order", () => {
-    expect(
-      dailySeries({
-        daily: [
-          { date: "2026-03-01", scans: 3, unique_scans: 2 },
-          { date: "2026-03-02", scans: 0, unique_scans: 0 },
-        ],
-      }),
-    ).toEqual([
-      [Date.UTC(2026, 2, 1) / 1000, Date.UTC(2026, 2, 2) / 1000],
-      [3, 0],
-      [2, 0],
-    ]);
-  });
-
   it("draws the hour buckets when the answer has them, each at its UTC hour, and the days otherwise", () => {
     const answer = {
       daily: [{ date: "2026-03-01", scans: 3, unique_scans: 2 }],

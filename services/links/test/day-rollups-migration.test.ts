@@ -13,6 +13,9 @@ import { foldScanDeltas, storeScans, summarizeScans } from "../src/scans/analyti
 import type { LinksTables } from "../src/tables.js";
 
 const MIGRATION = "20270301T1000_day_rollups";
+/** How the version before's fold fails on the views, on either engine. */
+const FOLD_ON_VIEWS_FAILS =
+  /cannot insert into view "scan_day_values"|null value in column "value_codes" of relation "scan_day_rollups" violates not-null constraint/;
 
 let database: Database;
 beforeAll(async () => {
@@ -84,8 +87,10 @@ describe("the migration to one row of rollups per link and day", () => {
     await foldAsBefore();
     await send(10, "FR");
 
-    // Scans keep arriving and the version before tries to fold while the migration runs: on
-    // PostgreSQL its fold waits for the migration's lock, then fails on the view and leaves its deltas.
+    // Scans keep arriving and the version before folds as the migration starts. The embedded engine
+    // runs statements one at a time in the order sent, so the fold, sent first, runs before the
+    // migration's lock; on PostgreSQL it may instead wait for that lock and then fail on the views,
+    // leaving its deltas.
     const writer = (async () => {
       for (let i = 0; i < 20; i++) {
         await send(1, "GB");
@@ -94,11 +99,13 @@ describe("the migration to one row of rollups per link and day", () => {
     })();
     const folder = foldAsBefore().then(
       () => "folded",
-      () => "failed",
+      (error: Error) => error.message,
     );
     const throughIt = Object.fromEntries(Object.entries(migrations).filter(([name]) => name <= MIGRATION));
-    const [applied] = await Promise.all([migrateSchema(db, SCHEMA, throughIt), writer, folder]);
+    const [applied, , folderOutcome] = await Promise.all([migrateSchema(db, SCHEMA, throughIt), writer, folder]);
     expect(applied).toEqual([MIGRATION]);
+    if (process.env.DATABASE_URL) expect(folderOutcome).toMatch(new RegExp(`^folded$|${FOLD_ON_VIEWS_FAILS.source}`));
+    else expect(folderOutcome).toBe("folded");
     await migrateSchema(db, SCHEMA, migrations);
 
     // The version before's readers find what was folded, through the view of the packed rows.
@@ -110,7 +117,7 @@ describe("the migration to one row of rollups per link and day", () => {
     });
     // Its folds fail from now on and leave their deltas to this version's.
     await send(5, "FR");
-    await expect(foldAsBefore()).rejects.toThrow();
+    await expect(foldAsBefore()).rejects.toThrow(FOLD_ON_VIEWS_FAILS);
     const { rows: waiting } = await sql<{ n: number }>`
       SELECT coalesce(sum(scans), 0)::int AS n FROM links.scan_deltas WHERE link_id = ${linkId}`.execute(db);
     expect(waiting[0]!.n).toBeGreaterThanOrEqual(5);

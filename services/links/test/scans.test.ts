@@ -14,6 +14,7 @@ import {
   dayRegisters,
   foldScanDeltas,
   storeScans,
+  summarizeScans,
 } from "../src/scans/analytics/scans.repository.js";
 import { errorOf } from "./support/errors.js";
 import { credentials, logger, startLinks, type LinksStack } from "./support/links-stack.js";
@@ -510,6 +511,17 @@ describe("hourly analytics", () => {
       );
       expect(before.code).toBe(Code.InvalidArgument);
       expect(before.fields).toEqual([{ field: "from_date", reason: "out_of_range" }]);
+      // The raw window is read for the caller's own link only: another account is told no more than "not found".
+      const foreign = await errorOf(
+        client.getLinkAnalytics({
+          accountId: randomUUID(),
+          linkId,
+          fromDate: "2031-01-06",
+          toDate: "2031-01-07",
+          interval: HOUR,
+        }),
+      );
+      expect(foreign.code).toBe(Code.NotFound);
       // Days are answered for any range.
       const days = await client.getLinkAnalytics({ accountId, linkId, fromDate: "2031-01-01", toDate: "2031-01-10" });
       expect(days.totalScans).toBe(1n);
@@ -743,6 +755,37 @@ describe("rollups written as deltas", () => {
     } finally {
       await folder.close();
     }
+  });
+});
+
+describe("the dictionary of values the rollups code", () => {
+  it("codes values past 2^31, however many distinct values outsiders send", async () => {
+    const { accountId, linkId } = await newLink();
+    const db = stack.database.db;
+    // As if 2^31 values (referrer hosts, say) had been coded already.
+    await sql`select setval(pg_get_serial_sequence('links.scan_values', 'code'), 2147483648)`.execute(db);
+    await storeScans(db, scanColumnsOf([scan(linkId, "2026-11-23T05:00:00Z", { referrerHost: "past-int.example" })]));
+    while ((await foldScanDeltas(db)) === undefined);
+    const { rows } = await sql<{ code: number }>`
+      select code from links.scan_values where dimension_value = 'rpast-int.example'`.execute(db);
+    expect(rows[0]!.code).toBeGreaterThan(2 ** 31);
+    const { referrers } = await analytics.getLinkAnalytics({
+      accountId,
+      linkId,
+      fromDate: "2026-11-23",
+      toDate: "2026-11-23",
+    });
+    expect(referrers.map((r) => [r.value, r.scans])).toEqual([["past-int.example", 1n]]);
+  });
+
+  it("refuses to report a stored value of no known dimension rather than make one up", async () => {
+    const { linkId } = await newLink();
+    const db = stack.database.db;
+    const { rows } = await sql<{ code: number }>`
+      insert into links.scan_values (dimension_value) values (${`z${linkId}`}) returning code`.execute(db);
+    await sql`insert into links.scan_day_rollups (link_id, day, scans, unique_scans, value_codes, value_scans)
+      values (${linkId}, '2026-11-23', 1, 1, ${`{${rows[0]!.code}}`}::bigint[], '{1}')`.execute(db);
+    await expect(summarizeScans(db, linkId, "2026-11-23", "2026-11-23")).rejects.toThrow(/of no known dimension/);
   });
 });
 

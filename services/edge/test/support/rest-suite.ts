@@ -1577,7 +1577,7 @@ export function defineRestSuite(mode: StackMode): void {
       expect(counted).toHaveLength(1);
       expect(hours).toContain(counted[0].hour);
       expect(counted[0]).toMatchObject({ scans: 1, unique_scans: 1 });
-      // Without the parameter: days only, as before.
+      // Without the parameter the interval is `day`: the daily series and no `hourly`.
       const days = await api("GET", `/qr-codes/${code.id}/analytics?from=${today}`, { key });
       expect(days.body.interval).toBe("day");
       expect(days.body).not.toHaveProperty("hourly");

@@ -1,5 +1,8 @@
-// One pure decision per scan: the redirector, the resolve preview and the tests all call `decide` with
-// a code's compiled routing, the visitor's facts, the time and the code's counted scans. Compiling
+// One decision per scan: the redirector, the resolve preview and the tests all call `decide` with a
+// code's compiled routing, the visitor's facts, the time and the code's counted scans, and its answer
+// depends on those alone. What it writes is a memo in the compiled routing of which schedules hold in
+// the current UTC minute: a busy code is decided many times a minute, and a schedule's local clock
+// costs a time-zone conversion, so it is worked out once a minute rather than once a scan. Compiling
 // turns the stored routing into bit sets once per cache fill: for each visitor fact the rules name
 // (country, device, OS, language), which rules hold for each value, so that deciding looks each fact
 // up once and ANDs a word per 32 rules, whatever the number of rules. A redirector answers many codes
@@ -42,31 +45,39 @@ interface CompiledSchedule {
   to: number;
 }
 
-/** A code's rules' conditions as bit sets and arrays, compiled once. */
+/**
+ * A code's rules' conditions as bit sets and arrays, compiled once; all fixed but the memo of which
+ * schedules hold, which `decide` rewrites once a minute.
+ */
 interface CompiledConditions {
   /** Words of each RuleBits: one per 32 rules. */
-  words: number;
+  readonly words: number;
   /** Every rule; the index of a fact no rule names. */
-  all: RuleBits;
-  country: FactIndex | null;
-  device: FactIndex | null;
-  os: FactIndex | null;
-  language: FactIndex | null;
+  readonly all: RuleBits;
+  readonly country: FactIndex | null;
+  readonly device: FactIndex | null;
+  readonly os: FactIndex | null;
+  readonly language: FactIndex | null;
   /** Rule i holds from `window[2i]` (inclusive) to `window[2i + 1]` (exclusive), Unix milliseconds. */
-  window: Float64Array;
+  readonly window: Float64Array;
   /** The rules with a schedule. */
-  scheduled: RuleBits;
-  schedules: CompiledSchedule[];
+  readonly scheduled: RuleBits;
+  readonly schedules: readonly CompiledSchedule[];
   /**
-   * The scheduled rules whose schedule holds in the UTC minute `scheduleMinute` (a schedule reads the
-   * local minute, and every zone's offset is a whole number of minutes since 1972): worked out for
-   * the first scan of a minute that needs it, and read by every other one.
+   * A memo, written by `decide`: the scheduled rules whose schedule holds in the UTC minute
+   * `scheduleMinute` (a schedule reads the local minute, and every zone's offset is a whole number of
+   * minutes since 1972), worked out for the first scan of a minute that needs it and read by every
+   * other one, since a busy code is decided many times a minute.
    */
   scheduleMinute: number;
-  scheduleHolds: RuleBits;
+  /** The memo's bits, rewritten in place when the minute changes. */
+  readonly scheduleHolds: RuleBits;
 }
 
-/** A code's routing made ready to decide on: parse it once, decide many times. */
+/**
+ * A code's routing made ready to decide on: parse it once, decide many times. Fixed once compiled,
+ * but for the per-minute memo of which schedules hold in `conditions`, which `decide` keeps.
+ */
 export interface CompiledRouting {
   /** No rules, no lifecycle and no password: every scan goes to the code's destination. */
   readonly trivial: boolean;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AnalyticsInterval } from "@qrplatform/api/links";
-import { parsedBy, type RuleProblem } from "@qrplatform/platform";
+import { parsedBy, protoFieldPath, type FieldProblem, type RuleProblem } from "@qrplatform/platform";
 
 /** Days in a range when neither end is given: the last 30 days, today included. */
 const DEFAULT_RANGE_DAYS = 30;
@@ -11,7 +11,7 @@ const MAX_RANGE_DAYS = 366;
  * The longest range hourly buckets may cover: a month of 31 days, 744 buckets, as many as a chart can
  * show a point each for. They are counted from the raw scans, whose reading grows with the range.
  */
-export const MAX_HOURLY_RANGE_DAYS = 31;
+const MAX_HOURLY_RANGE_DAYS = 31;
 
 const DAY_MS = 86_400_000;
 
@@ -63,10 +63,10 @@ const analyticsDay = z.string().transform(
 
 /**
  * The range an analytics request (GetLinkAnalytics) asks for, in UTC days, given the time it is asked
- * at (`now`, the handler's clock, which the defaults depend on) and the first day whose raw scans are
- * kept (`hourlyFrom`, "YYYY-MM-DD"). `to_date` defaults to today and `from_date` to 29 days before
- * `to_date`; an empty string means "not given". Hourly buckets are counted from raw scans, so they
- * need a range of at most MAX_HOURLY_RANGE_DAYS days that starts no earlier than `hourlyFrom`.
+ * at (`now`, the handler's clock, which the defaults depend on). `to_date` defaults to today and
+ * `from_date` to 29 days before `to_date`; an empty string means "not given". Hourly buckets are
+ * counted from raw scans, so they need a range of at most MAX_HOURLY_RANGE_DAYS days, which must
+ * also start in the raw window ({@link hourlyWindowProblem}).
  */
 export const analyticsRangeRequest = z
   .object({
@@ -74,9 +74,8 @@ export const analyticsRangeRequest = z
     toDate: analyticsDay,
     interval: z.enum(AnalyticsInterval, { message: "must be day or hour" }),
     now: z.date(),
-    hourlyFrom: z.string(),
   })
-  .transform(({ fromDate, toDate, interval, now, hourlyFrom }, ctx): DayRange => {
+  .transform(({ fromDate, toDate, interval, now }, ctx): DayRange => {
     const today = Math.floor(now.getTime() / DAY_MS);
     const last = toDate ?? today;
     const first = fromDate ?? last - (DEFAULT_RANGE_DAYS - 1);
@@ -91,14 +90,23 @@ export const analyticsRangeRequest = z
       return refuse("range_too_long", `the range may cover at most ${MAX_RANGE_DAYS} days`);
     if (hourly && last - first + 1 > MAX_HOURLY_RANGE_DAYS)
       return refuse("range_too_long", `with hourly buckets, the range may cover at most ${MAX_HOURLY_RANGE_DAYS} days`);
-    if (hourly && dayString(first) < hourlyFrom) {
-      return refuse(
-        "out_of_range",
-        `with hourly buckets, must be a day from ${hourlyFrom}: older scans keep only their daily counts`,
-      );
-    }
     return { first, last, hourly };
   });
+
+/**
+ * Why a valid range cannot have hourly buckets, given the first day they may start on (`hourlyFrom`,
+ * "YYYY-MM-DD", from {@link hourlyAvailableFrom}): its first day is before it. Apart from the request
+ * schema because that day is read from the database, which only a valid request of the caller's own
+ * link should cost.
+ */
+export function hourlyWindowProblem(range: DayRange, hourlyFrom: string): FieldProblem | undefined {
+  if (!range.hourly || dayString(range.first) >= hourlyFrom) return undefined;
+  return {
+    field: protoFieldPath(["fromDate"]),
+    reason: "out_of_range",
+    description: `with hourly buckets, must be a day from ${hourlyFrom}: older scans keep only their daily counts`,
+  };
+}
 
 /**
  * The first day hourly buckets may be asked for, given the first day whose raw scans are kept: no

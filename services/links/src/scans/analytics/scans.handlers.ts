@@ -14,9 +14,9 @@ import {
   type RecordScansResponse,
   type RuleScans,
 } from "@qrplatform/api/links";
-import { isUuid, notFound, validate } from "@qrplatform/platform";
+import { invalidArgument, isUuid, notFound, validate } from "@qrplatform/platform";
 import type { LinksDeps } from "../../deps.js";
-import { analyticsRangeRequest, dayString, hourlyAvailableFrom } from "./analytics-range.js";
+import { analyticsRangeRequest, dayString, hourlyAvailableFrom, hourlyWindowProblem } from "./analytics-range.js";
 import { rangeVisitors } from "./range-visitors.js";
 import { firstKeptDay } from "./scan-partitions.js";
 import { scanColumnsOf, type ScanColumns } from "../scan-columns.js";
@@ -97,18 +97,20 @@ export async function getLinkAnalytics(
   deps: LinksDeps,
   req: GetLinkAnalyticsRequest,
 ): Promise<GetLinkAnalyticsResponse> {
-  const keptFrom = await firstKeptDay(deps.db);
-  const hourlyFrom = hourlyAvailableFrom(keptFrom);
   const range = validate(analyticsRangeRequest, {
     fromDate: req.fromDate,
     toDate: req.toDate,
     interval: req.interval,
     now: deps.now(),
-    hourlyFrom,
   });
   if (!isUuid(req.accountId) || !isUuid(req.linkId)) throw notFound("link");
   const { linkId } = req;
   if (!(await isAccountLink(deps.db, req.accountId, linkId))) throw notFound("link");
+  // Every answer names the first day of the raw window, which distinct visitors also read.
+  const keptFrom = await firstKeptDay(deps.db);
+  const hourlyFrom = hourlyAvailableFrom(keptFrom);
+  const beforeWindow = hourlyWindowProblem(range, hourlyFrom);
+  if (beforeWindow) throw invalidArgument([beforeWindow]);
 
   const [from, to] = [dayString(range.first), dayString(range.last)];
   const summarizing = summarizeScans(deps.db, linkId, from, to);

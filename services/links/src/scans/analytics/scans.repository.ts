@@ -3,6 +3,7 @@ import { sql, type Kysely } from "kysely";
 import { isUniqueViolation } from "@qrplatform/platform";
 import type { LinksTables } from "../../tables.js";
 import { NO_VARIANT, type ScanColumns } from "../scan-columns.js";
+import { firstScanIdAt } from "./scan-partitions.js";
 import { packSketch, unpackSketch } from "./sketch-encoding.js";
 import type { ScanDeltasTable } from "./scans.table.js";
 import { RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
@@ -296,6 +297,7 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         ON CONFLICT (dimension_value) DO NOTHING
         RETURNING code, dimension_value
       ),
+      -- The folder's lock keeps this complete: a value another writer inserted would hit DO NOTHING, in neither snapshot nor RETURNING.
       codes AS (
         SELECT code, dimension_value FROM links.scan_values WHERE dimension_value IN (SELECT dimension_value FROM day_values)
         UNION ALL
@@ -326,7 +328,10 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         LEFT JOIN breakdowns USING (link_id, day)
         ON CONFLICT (link_id, day) DO UPDATE SET
           scans = scan_day_rollups.scans + excluded.scans, unique_scans = scan_day_rollups.unique_scans + excluded.unique_scans,
-          value_codes = excluded.value_codes, value_scans = excluded.value_scans
+          -- A link-day whose deltas counted in no breakdown has no merged arrays (touched comes from day_values),
+          -- so it keeps the breakdowns it holds rather than have them emptied.
+          value_codes = CASE WHEN cardinality(excluded.value_codes) = 0 THEN scan_day_rollups.value_codes ELSE excluded.value_codes END,
+          value_scans = CASE WHEN cardinality(excluded.value_scans) = 0 THEN scan_day_rollups.value_scans ELSE excluded.value_scans END
       ),
       scanned AS (
         -- One outbox event per account per fold (a thousand links at most each), carrying each link's
@@ -415,17 +420,18 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
   return {
     daily: daily.rows.map((row) => ({ day: row.day, scans: Number(row.scans), uniqueScans: Number(row.unique_scans) })),
     breakdowns: breakdowns.rows.map((row) => ({
-      dimension: DIMENSION_OF_CODE.get(row.dimension_value.slice(0, 1)) ?? row.dimension_value.slice(0, 1),
+      dimension: dimensionOf(row.dimension_value),
       value: row.dimension_value.slice(1),
       scans: Number(row.scans),
     })),
   };
 }
 
-/** The start of every UUIDv7 of `ms` and later: links.scan_events ids sort by their time. */
-function smallestUuidAt(ms: number): string {
-  const hex = ms.toString(16).padStart(12, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
+/** The dimension of a value as links.scan_values spells it; only the folds write it, from DIMENSION_CODES. */
+function dimensionOf(dimensionValue: string): Dimension {
+  const dimension = DIMENSION_OF_CODE.get(dimensionValue.slice(0, 1));
+  if (dimension === undefined) throw new Error(`links.scan_values holds "${dimensionValue}", of no known dimension`);
+  return dimension;
 }
 
 /** A link's scans and distinct visitors in one UTC hour, the hour given as hours since 1970. */
@@ -447,7 +453,7 @@ export async function hourlyScans(db: Db, linkId: string, fromMs: number, toMs: 
     SELECT hour, count(*)::int AS scans, count(DISTINCT visitor)::int AS visitors FROM (
       SELECT ('x' || translate(left(id::text, 13), '-', ''))::bit(48)::bigint / 3600000 AS hour, visitor
       FROM links.scan_events
-      WHERE link_id = ${linkId} AND id >= ${smallestUuidAt(fromMs)}::uuid AND id < ${smallestUuidAt(toMs)}::uuid
+      WHERE link_id = ${linkId} AND id >= ${firstScanIdAt(fromMs)}::uuid AND id < ${firstScanIdAt(toMs)}::uuid
       UNION ALL
       SELECT floor(extract(epoch FROM scanned_at) / 3600)::bigint, hashtextextended(visitor_key, 0)
       FROM links.scans

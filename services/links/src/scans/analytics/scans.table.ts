@@ -46,7 +46,7 @@ export interface ScanDayRollupsTable {
   day: Day;
   scans: number;
   unique_scans: number;
-  value_codes: number[];
+  value_codes: ColumnType<string[], string[], string[]>;
   value_scans: ColumnType<string[], string[], string[]>;
 }
 
