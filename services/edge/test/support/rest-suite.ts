@@ -1445,6 +1445,19 @@ export function defineRestSuite(mode: StackMode): void {
     const follow = (url: string, method: string, headers: Record<string, string>) =>
       fetch(url, { method, redirect: "manual", headers });
 
+    /** Asks for each query's analytics and expects 400 naming exactly that one field and reason. */
+    async function expectAnalyticsRefusals(key: string, id: string, refusals: [string, string, string][]) {
+      for (const [query, field, reason] of refusals) {
+        const refused = await api("GET", `/qr-codes/${id}/analytics?${query}`, { key });
+        expectError(refused, 400, "validation_error");
+        const fields = refused.body.error.details.fields.map((f: { field: string; reason: string }) => ({
+          field: f.field,
+          reason: f.reason,
+        }));
+        expect(fields, query).toEqual([{ field, reason }]);
+      }
+    }
+
     const settledTotal = (key: string, id: string, expected: number) =>
       settledCount(async () => (await api("GET", `/qr-codes/${id}`, { key })).body.total_scans as number, expected);
 
@@ -1542,15 +1555,7 @@ export function defineRestSuite(mode: StackMode): void {
         ["from=1999-12-31&to=2000-01-01", "from", "out_of_range"],
         ["to=-000001-01-01", "to", "invalid_date"],
       ];
-      for (const [query, field, reason] of refusals) {
-        const refused = await api("GET", `/qr-codes/${code.id}/analytics?${query}`, { key });
-        expectError(refused, 400, "validation_error");
-        const fields = refused.body.error.details.fields.map((f: { field: string; reason: string }) => ({
-          field: f.field,
-          reason: f.reason,
-        }));
-        expect(fields, query).toEqual([{ field, reason }]);
-      }
+      await expectAnalyticsRefusals(key, code.id, refusals);
     });
 
     it("adds UTC hour buckets on request, counting a redirect in its hour, and refuses what hours cannot cover", async () => {
@@ -1589,15 +1594,7 @@ export function defineRestSuite(mode: StackMode): void {
         ["interval=hour&from=2026-01-01&to=2026-02-01", "from", "range_too_long"],
         ["interval=hour&from=2026-01-01&to=2025-12-31", "from", "invalid_range"],
       ];
-      for (const [query, field, reason] of refusals) {
-        const refused = await api("GET", `/qr-codes/${code.id}/analytics?${query}`, { key });
-        expectError(refused, 400, "validation_error");
-        const fields = refused.body.error.details.fields.map((f: { field: string; reason: string }) => ({
-          field: f.field,
-          reason: f.reason,
-        }));
-        expect(fields, query).toEqual([{ field, reason }]);
-      }
+      await expectAnalyticsRefusals(key, code.id, refusals);
       // A 31-day month of hours is within bounds.
       const month = await api("GET", `/qr-codes/${code.id}/analytics?interval=hour&from=2026-01-01&to=2026-01-31`, {
         key,
