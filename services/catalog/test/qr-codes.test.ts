@@ -13,6 +13,7 @@ import { createLogger, errorInfoOf, inProcessTransport, type GrpcModule } from "
 import { buildRendering } from "@qrplatform/rendering";
 import { buildTenancy } from "@qrplatform/tenancy";
 import type { ReconcilerOptions } from "../src/qr-codes/qr-code-reconciler.js";
+import { claimStalePending, type PendingQrCodeRow } from "../src/qr-codes/qr-codes.repository.js";
 import { buildCatalog } from "../src/server.js";
 import { MemoryDns } from "@qrplatform/testing/dns-server";
 
@@ -355,6 +356,42 @@ describe("atomic creation", () => {
       .getLink({ accountId, linkId: createdLinkId! })
       .catch((e: unknown) => ConnectError.from(e));
     expect((lookup as ConnectError).code).toBe(Code.NotFound);
+    expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(0n);
+  });
+});
+
+describe("a create outliving the grace period", () => {
+  it("does not complete a reservation the reconciler has claimed, so the link it purges belongs to no code", async () => {
+    let claimed: PendingQrCodeRow[] = [];
+    // The link is made; before the create completes the code, a reconciler whose grace period the
+    // create outlived claims the reservation (its first step; purging the link is its second).
+    const reconcilerClaims: Interceptor = (next) => async (req) => {
+      const res = await next(req);
+      if (req.method.name === "CreateLink") {
+        const now = new Date(Date.now() + 1000);
+        claimed = await claimStalePending(database.db.withSchema("catalog"), now, now, 10);
+      }
+      return res;
+    };
+    const { qrCodes } = await catalogWith([reconcilerClaims], { graceMs: 60_000 });
+    const accountId = await originAccount();
+    const outcome = await qrCodes
+      .createQrCode({ accountId, name: "x", destinationUrl: "https://example.com/" })
+      .catch((e: unknown) => ConnectError.from(e));
+    const mine = claimed.filter((row) => row.account_id === accountId);
+    expect(mine).toHaveLength(1);
+    // The reconciler's second step, as it runs it for what it claimed.
+    const links = createClient(LinkService, local([linksModule]));
+    await links.deleteLink({ accountId, linkId: mine[0]!.link_id!, purge: true }).catch(() => undefined);
+    await database.db
+      .withSchema("catalog")
+      .deleteFrom("qr_codes")
+      .where("id", "=", mine[0]!.id)
+      .where("pending_operation", "=", "create")
+      .execute();
+
+    expect((outcome as ConnectError).code).toBe(Code.Unavailable);
+    expect((await qrCodes.listQrCodes({ accountId })).qrCodes).toEqual([]);
     expect((await qrCodes.getCapacity({ accountId })).capacity?.qrCodesUsed).toBe(0n);
   });
 });

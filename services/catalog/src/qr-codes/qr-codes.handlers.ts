@@ -110,6 +110,8 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
   const utm = presentUtm(input.utm);
 
   const reservation = { account_id: input.accountId, id: randomUUID(), link_id: randomUUID() };
+  // The create's token: only while the reservation still carries it may this create complete it.
+  const reservedAt = deps.now();
   const reserved = await qrCodes.reserve(
     deps.db,
     {
@@ -123,7 +125,7 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
       design: JSON.stringify(toJson(DesignSchema, design)),
       utm: utm && JSON.stringify(utm),
       pending_operation: "create",
-      pending_since: deps.now(),
+      pending_since: reservedAt,
       idempotency_key: input.idempotencyKey?.key ?? null,
       idempotency_fingerprint: input.idempotencyKey?.fingerprint ?? null,
     },
@@ -154,7 +156,7 @@ export async function createQrCode(deps: CatalogDeps, req: CreateQrCodeRequest):
     linkMade = true;
     // Whether a logo leaves the code recoverable depends on the symbol's version, so on the link it encodes.
     if (dependsOnContent(design)) await deps.rendering.validateDesign({ design, content: link!.vanityUrl });
-    const row = await qrCodes.complete(deps.db, input.accountId, reservation.id, {
+    const row = await qrCodes.complete(deps.db, input.accountId, reservation.id, reservedAt, {
       vanity_url: link!.vanityUrl,
       canonical_url: link!.canonicalUrl,
       destination_url: link!.destinationUrl,

@@ -132,12 +132,15 @@ export async function reserve(
 
 /**
  * Finishes a pending create with what its link turned out to be, with its `qr_code.created` event;
- * undefined when the create was undone meanwhile.
+ * undefined when the create was undone or claimed by the reconciler meanwhile. `since` is the
+ * reservation's pending_since: a reconciler's claim moves it, so a create that outlived the grace
+ * period cannot complete a code whose link the reconciler is purging.
  */
 export async function complete(
   db: Kysely<CatalogTables>,
   accountId: string,
   id: string,
+  since: Date,
   link: { vanity_url: string; canonical_url: string; destination_url: string; routing: string | null },
 ): Promise<ProvisionedQrCodeRow | undefined> {
   return db.transaction().execute(async (trx) => {
@@ -147,6 +150,7 @@ export async function complete(
       .where("account_id", "=", accountId)
       .where("id", "=", id)
       .where("pending_operation", "=", "create")
+      .where("pending_since", "=", since)
       .returningAll()
       .executeTakeFirst();
     // The code becomes visible here, so this is where it is created for webhooks too.
