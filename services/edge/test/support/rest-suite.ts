@@ -1564,18 +1564,20 @@ export function defineRestSuite(mode: StackMode): void {
       expect((await follow(code.vanity_url, "GET", { "user-agent": IPHONE })).status).toBe(302);
       const after = Date.now();
       expect(await settledTotal(key, code.id, 1)).toBe(1);
-      const today = new Date(after).toISOString().slice(0, 10);
-      const { status, body } = await api("GET", `/qr-codes/${code.id}/analytics?from=${today}&interval=hour`, { key });
+      // From the day of the first clock reading to that of the second: one day, or two across midnight.
+      const [from, today] = [before, after].map((ms) => new Date(ms).toISOString().slice(0, 10));
+      const query = `from=${from}&to=${today}&interval=hour`;
+      const { status, body } = await api("GET", `/qr-codes/${code.id}/analytics?${query}`, { key });
       expect(status).toBe(200);
       expect(body).toMatchObject({
         interval: "hour",
-        from: today,
+        from,
         to: today,
         total_scans: 1,
         hourly_available_from: "2000-01-01",
       });
-      expect(body.hourly).toHaveLength(24);
-      expect(body.hourly[0].hour).toBe(`${today}T00:00:00Z`);
+      expect(body.hourly).toHaveLength(from === today ? 24 : 48);
+      expect(body.hourly[0].hour).toBe(`${from}T00:00:00Z`);
       const counted = body.hourly.filter((hour: { scans: number }) => hour.scans > 0);
       // The scan's hour is the redirect's, which lies between the two clock readings.
       const hours = new Set([before, after].map((ms) => `${new Date(ms).toISOString().slice(0, 13)}:00:00Z`));
