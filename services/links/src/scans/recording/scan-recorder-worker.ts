@@ -61,13 +61,32 @@ const status = (): RecorderThreadStatus => {
   // The writer's expired scans are this thread's to report, beside the recorder's own drops.
   return { received, ...rest, dropped: { ...dropped, expired: dropped.expired + sink.expired } };
 };
-let lastStatus = "";
+let lastStatus: RecorderThreadStatus | undefined;
 const postStatus = () => {
   const now = status();
-  const text = JSON.stringify(now);
-  if (text !== lastStatus) post({ kind: "status", status: now });
-  lastStatus = text;
+  if (lastStatus === undefined || !sameStatus(now, lastStatus)) post({ kind: "status", status: now });
+  lastStatus = now;
 };
+
+/**
+ * Whether two statuses (made by `status`, so of one shape) hold the same figures, nested counts
+ * included: compared key by key rather than as JSON, since the thread asks after every hand-over.
+ */
+function sameStatus(a: object, b: object): boolean {
+  const these = a as Record<string, unknown>;
+  const those = b as Record<string, unknown>;
+  for (const key of Object.keys(these)) {
+    const value = these[key];
+    const other = those[key];
+    const same =
+      value !== null && typeof value === "object"
+        ? other !== null && typeof other === "object" && sameStatus(value, other)
+        : value === other;
+    if (!same) return false;
+  }
+  return true;
+}
+
 // Unreferenced: the thread lives as long as the request thread keeps it.
 setInterval(postStatus, STATUS_INTERVAL_MS).unref();
 
