@@ -137,15 +137,15 @@ export function* capturedRedirects(capture: CapturedRedirects, countryHeader: st
       };
       next++;
     }
-    const decidedBy = ruleId[i];
-    yield {
+    const redirect: Redirect = {
       linkId: linkId[i]!,
       at: at[i]!,
       request: { socket: { remoteAddress: peer[i] }, headers },
-      ...(classified !== undefined && { facts: classified }),
-      ...(decidedBy !== undefined && {
-        route: variant[i]! < 0 ? { ruleId: decidedBy } : { ruleId: decidedBy, variant: variant[i]! },
-      }),
     };
+    if (classified !== undefined) redirect.facts = classified;
+    const decidedBy = ruleId[i];
+    if (decidedBy !== undefined)
+      redirect.route = variant[i]! < 0 ? { ruleId: decidedBy } : { ruleId: decidedBy, variant: variant[i]! };
+    yield redirect;
   }
 }
