@@ -11,6 +11,12 @@ export type CacheTags = Readonly<Record<string, readonly string[]>>;
 export interface Keeping {
   /** When the entry stops being served, on the cache's clock. */
   expiresAt: number;
+  /**
+   * When a read of the entry, still answered from it, also loads it again in the background, so a
+   * value read often is replaced before it expires instead of making a reader wait for the load
+   * (before `expiresAt`; never, when absent).
+   */
+  refreshAt?: number;
   /** What changes drop it. */
   tags: CacheTags;
 }
@@ -68,6 +74,7 @@ interface Entry<V> {
   /** When the load that produced this value started: the value is no newer than that. */
   fetchedAt: number;
   expiresAt: number;
+  refreshAt: number;
 }
 
 /** Builds an {@link InvalidatedCache} listening to `options.bus`. */
@@ -120,17 +127,36 @@ export function invalidatedCache<V, T>(options: InvalidatedCacheOptions<T>): Inv
     const startedAt = now();
     const entry = entries.get(key);
     if (entry && startedAt < entry.expiresAt && (bus.connected || startedAt - entry.fetchedAt < unconfirmedTtlMs)) {
+      // A failed refresh changes nothing: the entry is served until it expires, and a reader then loads.
+      if (startedAt >= entry.refreshAt && !inFlight.has(key))
+        startLoad(key, load, keep, servedOnFailure, entry, startedAt).catch(() => undefined);
       return Promise.resolve(entry.value);
     }
     const pending = inFlight.get(key);
     if (pending) return pending;
+    return startLoad(key, load, keep, servedOnFailure, entry, startedAt);
+  };
 
+  const startLoad = (
+    key: string,
+    load: () => Promise<V>,
+    keep: (value: V, fetchedAt: number) => Keeping | undefined,
+    servedOnFailure: ((kept: V) => boolean) | undefined,
+    entry: Entry<V> | undefined,
+    startedAt: number,
+  ): Promise<V> => {
     const startedIn = epoch;
     const loading = load().then(
       (value) => {
         const keeping = epoch === startedIn ? keep(value, startedAt) : undefined;
         if (keeping) {
-          entries.set(key, { value, tags: keeping.tags, fetchedAt: startedAt, expiresAt: keeping.expiresAt });
+          entries.set(key, {
+            value,
+            tags: keeping.tags,
+            fetchedAt: startedAt,
+            expiresAt: keeping.expiresAt,
+            refreshAt: keeping.refreshAt ?? Number.POSITIVE_INFINITY,
+          });
           file(keeping.tags, key, true);
         }
         return value;

@@ -61,6 +61,68 @@ describe("invalidatedCache", () => {
     expect(loads()).toBe(2);
   });
 
+  it("loads a value read after its refresh time again in the background, answering the kept one meanwhile", async () => {
+    const bus = testBus();
+    let clock = 0;
+    const cache = invalidatedCache<string, Change>({ bus, dropped: () => ({}), maxEntries: 10, now: () => clock });
+    let version = 0;
+    let release: (() => void) | undefined;
+    const read = () =>
+      cache.get(
+        "k",
+        async () => {
+          version++;
+          const loaded = `v${version}`;
+          if (version > 1) await new Promise<void>((resolve) => (release = resolve));
+          return loaded;
+        },
+        (_value, fetchedAt) => ({ expiresAt: fetchedAt + 60_000, refreshAt: fetchedAt + 40_000, tags: {} }),
+      );
+    expect(await read()).toBe("v1");
+    clock = 39_999;
+    expect(await read()).toBe("v1");
+    expect(version).toBe(1);
+    clock = 40_000;
+    // Answered from the entry while the refresh waits; one refresh however many read meanwhile.
+    expect(await read()).toBe("v1");
+    expect(await read()).toBe("v1");
+    expect(version).toBe(2);
+    release!();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await read()).toBe("v2");
+    // The refreshed entry lives from its own load: not due again before 40 s after it.
+    clock = 79_999;
+    expect(await read()).toBe("v2");
+    expect(version).toBe(2);
+  });
+
+  it("keeps serving the entry when a refresh fails, and the next read tries again", async () => {
+    const bus = testBus();
+    let clock = 0;
+    const cache = invalidatedCache<string, Change>({ bus, dropped: () => ({}), maxEntries: 10, now: () => clock });
+    let loads = 0;
+    const read = () =>
+      cache.get(
+        "k",
+        async () => {
+          loads++;
+          if (loads === 2) throw new Error("database away");
+          return `v${loads}`;
+        },
+        (_value, fetchedAt) => ({ expiresAt: fetchedAt + 60_000, refreshAt: fetchedAt + 40_000, tags: {} }),
+      );
+    await read();
+    clock = 45_000;
+    expect(await read()).toBe("v1");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(loads).toBe(2);
+    expect(await read()).toBe("v1");
+    expect(loads).toBe(3);
+    await new Promise((resolve) => setImmediate(resolve));
+    clock = 60_000;
+    expect(await read()).toBe("v3");
+  });
+
   it("keeps nothing that its keep function declines", async () => {
     const { read, loads, cache } = setUp();
     await read("nobody");
