@@ -127,10 +127,28 @@ describe("cachedResolver", () => {
     links.set("s.qr.example/abc", target("l1", "https://example.com/a"));
     await cache.resolve("s.qr.example", "abc");
     clock.advance(59_999);
-    await cache.resolve("s.qr.example", "abc");
     expect(resolve.calls).toBe(1);
     clock.advance(1);
     await cache.resolve("s.qr.example", "abc");
+    expect(resolve.calls).toBe(2);
+  });
+
+  it("looks a link still scanned up again in the background between 70 % and 95 % of its TTL", async () => {
+    const clock = manualClock();
+    const resolve = fromMap();
+    cache = cachedResolver(resolve, memoryInvalidationBus(), { now: clock.now, ttlMs: 60_000 });
+    links.set("s.qr.example/abc", target("l1", "https://example.com/a"));
+    await cache.resolve("s.qr.example", "abc");
+    clock.advance(41_999);
+    await cache.resolve("s.qr.example", "abc");
+    expect(resolve.calls).toBe(1);
+    // An unannounced change, which only the refresh can find.
+    links.set("s.qr.example/abc", target("l1", "https://example.com/b"));
+    clock.advance(57_000 - 41_999);
+    expect((await cache.resolve("s.qr.example", "abc"))?.location).toBe("https://example.com/a");
+    expect(resolve.calls).toBe(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await cache.resolve("s.qr.example", "abc"))?.location).toBe("https://example.com/b");
     expect(resolve.calls).toBe(2);
   });
 

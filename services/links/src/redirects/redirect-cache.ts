@@ -17,6 +17,10 @@ export interface RedirectCacheOptions {
   now?: () => number;
 }
 
+/** Where in a found link's time to live it is looked up again ahead of expiry: a moment between these fractions. */
+const REFRESH_FROM = 0.7;
+const REFRESH_TO = 0.95;
+
 /** A caching {@link ResolveLink}, and how to stop it listening. */
 export interface CachedResolver {
   readonly resolve: ResolveLink;
@@ -68,6 +72,12 @@ export function cachedResolver(
       return (
         parsed && {
           expiresAt: fetchedAt + (target ? ttlMs : missTtlMs),
+          // A link still scanned is looked up again in the background before it expires, at a moment
+          // drawn for each: links cached together (a burst of scans, a restart) would otherwise expire
+          // together, and their scans would all wait for lookups that hold the event loop meanwhile.
+          ...(target && {
+            refreshAt: fetchedAt + ttlMs * (REFRESH_FROM + Math.random() * (REFRESH_TO - REFRESH_FROM)),
+          }),
           tags: { host: [parsed.hostname], link: target ? [target.linkId] : [] },
         }
       );
