@@ -199,6 +199,11 @@ describe("scan partitions", () => {
     // Once it is, the next run recounts it from the raw scans, folded or not, and only once.
     await maintainScanPartitions(db, 3, at("2032-07-02", 1));
     expect(await daily()).toEqual([{ day: "2032-07-01", scans: 3, uniqueScans: 3 }]);
+    // The correction adds no value to the day's breakdowns.
+    await foldScanDeltas(db);
+    expect((await summarizeScans(db, linkId, "2032-07-01", "2032-07-01")).breakdowns).toEqual(
+      expect.not.arrayContaining([expect.objectContaining({ scans: 0 })]),
+    );
     await foldScanDeltas(db);
     await maintainScanPartitions(db, 3, at("2032-07-02", 2));
     expect(await daily()).toEqual([{ day: "2032-07-01", scans: 3, uniqueScans: 3 }]);

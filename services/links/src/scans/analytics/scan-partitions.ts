@@ -17,6 +17,8 @@ const RUN_EVERY_MS = 3_600_000;
 /** Any number that is ours alone: one manager at a time across every links instance. */
 const PARTITION_LOCK = 0x71720002;
 const DAY_MS = 86_400_000;
+/** Keys a day of links.raw_scans spans: its milliseconds, each with 2^20 keys, as an SQL literal. */
+export const DAY_KEYS = sql.lit(`${BigInt(DAY_MS) << 20n}`);
 
 /**
  * The tables partitioned by day and how a day's bound is written: links.raw_scans by its keys (a
@@ -185,7 +187,8 @@ export function firstScanIdAt(ms: number): string {
  * the day before `today`, from the raw scans (and the visitor-days before 20270310T1100_raw_scans),
  * and where the rollups and the deltas not folded yet count otherwise, adds a delta of no scans and
  * the difference in visitors, which the fold adds to the day's unique scans; then records the days
- * as closed. A writer counts a visitor twice only when two batches stored at once were both the
+ * as closed. Days already closed are not read again: a scan arriving late for one is counted as the
+ * writer counts it. A writer counts a visitor twice only when two batches stored at once were both the
  * first of a link-day for them (neither sees the other's row), so the difference is that excess.
  * Days whose raw scans are gone (past the retention) have nothing to recount and are left as counted.
  */
@@ -218,9 +221,19 @@ async function closeDays(trx: Transaction<LinksTables>, today: number): Promise<
       ) AS counts
       GROUP BY 1, 2
     )
+    -- The delta takes the values of one of the day's scans, which its breakdowns already hold: adding
+    -- no scans to them, it adds no value of no scans to them either.
     INSERT INTO links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, rule, scans, visitors)
-    SELECT exact.link_id, link.account_id, exact.day, '', '', '', '', '', '', 0, exact.visitors - counted.visitors
+    SELECT exact.link_id, link.account_id, exact.day, coalesce(seen.country, ''), coalesce(seen.device_type, ''),
+      coalesce(seen.os, ''), coalesce(seen.browser, ''), coalesce(seen.referrer_host, ''), '', 0, exact.visitors - counted.visitors
     FROM exact JOIN counted USING (link_id, day) JOIN links.links AS link ON link.id = exact.link_id
+    LEFT JOIN LATERAL (
+      SELECT context.country, context.device_type, context.os, context.browser, context.referrer_host
+      FROM links.raw_scans AS raw JOIN links.scan_contexts AS context ON context.code = raw.context
+      WHERE raw.link = link.number AND raw.key >= (exact.day - date '1970-01-01')::bigint * ${DAY_KEYS}
+        AND raw.key < (exact.day - date '1970-01-01' + 1)::bigint * ${DAY_KEYS}
+      LIMIT 1
+    ) AS seen ON true
     WHERE exact.visitors <> counted.visitors`.execute(trx);
   await sql`UPDATE links.scan_window SET closed_until = ${to}::date`.execute(trx);
 }

@@ -3,7 +3,7 @@ import { sql, type Kysely } from "kysely";
 import { isUniqueViolation } from "@qrplatform/platform";
 import type { LinksTables } from "../../tables.js";
 import { NO_VARIANT, type ScanColumns } from "../scan-columns.js";
-import { firstKeyAt, firstScanIdAt } from "./scan-partitions.js";
+import { DAY_KEYS, firstKeyAt, firstScanIdAt } from "./scan-partitions.js";
 import { packSketch, unpackSketch } from "./sketch-encoding.js";
 import type { ScanDeltasTable } from "./scans.table.js";
 import { RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
@@ -202,9 +202,6 @@ async function storeScansOnce(
   if (expired > 0) onExpired(expired);
   return storedIds === null ? undefined : new Set(storedIds);
 }
-
-/** Keys a day of links.raw_scans spans: a day's milliseconds, each with 2^20 keys. */
-const DAY_KEYS = sql.lit(`${86_400_000n << 20n}`);
 
 /** The last millisecond a key holds (in the year 2248): its time × 2^20 fills 63 bits. */
 const MAX_KEY_MS = sql.lit(2 ** 43 - 1);
