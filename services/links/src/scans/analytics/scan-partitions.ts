@@ -121,7 +121,7 @@ export async function maintainScanPartitions(
       }
     }
     // Scans before the end of the old tables' partitions are looked up there too, while they hold any.
-    const until_ = (names: string[], held: boolean) => {
+    const lookedUpUntil = (names: string[], held: boolean) => {
       const ends = tables
         .filter((spec) => (names as string[]).includes(spec.table))
         .flatMap((spec) => spec.partitions)
@@ -135,8 +135,8 @@ export async function maintainScanPartitions(
       trx,
     );
     await sql`UPDATE links.scan_window SET kept_from = ${new Date(keptFrom).toISOString()}, until = ${new Date(until).toISOString()},
-      legacy_until = ${until_(["scans", "scan_day_visitors"], held[0]!.wide)}::timestamptz,
-      narrow_until = ${until_(["scan_events", "scan_visitor_days"], held[0]!.narrow)}::timestamptz`.execute(trx);
+      legacy_until = ${lookedUpUntil(["scans", "scan_day_visitors"], held[0]!.wide)}::timestamptz,
+      narrow_until = ${lookedUpUntil(["scan_events", "scan_visitor_days"], held[0]!.narrow)}::timestamptz`.execute(trx);
     return run;
   });
 }

@@ -72,8 +72,8 @@ function ruleLiteral(scans: ScanColumns): string {
 
 /**
  * Stores a batch of scans and what they add to the rollups, in one statement (so one transaction): a
- * scan is either stored and counted everywhere, or not at all. Scans whose id is already stored are
- * skipped, so a batch that is sent again (after a timeout, say) changes nothing, and so are scans of
+ * scan is either stored and counted everywhere, or not at all. Scans already stored (by their link,
+ * visitor and key) are skipped, so a batch that is sent again (after a timeout, say) changes nothing, and so are scans of
  * links that do not exist (purged since), and scans outside links.scan_window (older than the
  * retention, or days ahead of any partition: see scan-partitions.ts), which `onExpired` hears of;
  * each scan takes its link's account.
@@ -85,9 +85,13 @@ function ruleLiteral(scans: ScanColumns): string {
  * (several redirectors, several links instances) never wait on each other; {@link foldScanDeltas}
  * moves the deltas into the rollups later, one folder at a time.
  *
- * A scan is stored under its id when that is a UUIDv7 of its own time (as the recorder makes them),
- * else under one made from its time and id ({@link scanKey}): links.scan_events is partitioned by
- * the time in its ids.
+ * A scan's key in links.raw_scans, by which it is partitioned, is its time in milliseconds × 2^20
+ * plus 20 bits of its id ({@link keyBitsOf}) when that is a UUIDv7 of its own time (as the recorder
+ * makes them), else of one made from its time and id ({@link scanKey}). Two scans share a key only
+ * when their times agree to the millisecond and those 20 bits agree; the unique index also holds the
+ * link and the visitor, so only one visitor's scans of one link in one millisecond can collide (one
+ * pair in 2^20), and the second is then taken for the first sent again. The scan is a new visitor of
+ * its link-day when no other scan of theirs that day is stored: see new_visitors below.
  *
  * Answers undefined when every scan given was stored (the usual case, which then sends no ids back),
  * else the ids of those that were.
@@ -219,7 +223,7 @@ function keyBitsOf(id: string): number {
 /**
  * The keys the batch's scans are stored under, or undefined when every id already is its key (a
  * UUIDv7 whose time is the scan's, as the recorder makes them): a scan's key must hold its time, by
- * which links.scan_events is partitioned. Any other id gets a key of its time and a hash of the id, so a
+ * which links.raw_scans is partitioned (and links.scan_events was). Any other id gets a key of its time and a hash of the id, so a
  * scan sent again gets the same key.
  */
 function scanKeys(scans: ScanColumns): string[] | undefined {
