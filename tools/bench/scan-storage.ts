@@ -1,10 +1,12 @@
-// Bytes each stored scan costs on Postgres, tables and indexes: the raw window (links.scan_events and
-// links.scan_visitor_days, every partition) and what outlives it (scan_totals,
+// Bytes each stored scan costs on Postgres, tables and indexes: the raw window (links.raw_scans, every
+// partition, and its dictionary links.scan_contexts) and what outlives it (scan_totals,
 // scan_day_rollups, scan_values, scan_day_sketches), beside the budget of issue 34, and what 100 million scans a
 // day cost at the default retention. The scans go through the service's own write path (storeScans,
 // the fold, the partition manager) with the shape of the analytics dataset: 1,000 links, one hot,
 // the rest falling off as n^-0.8, a sixth as many visitors as scans, and its density of about 25,000
 // scans a day (10 million over 400 days), so the per-scan figures are the 10-million-scan dataset's.
+// It also times the hourly read of the hot link (hourlyScans, 31 days), which follows that link's
+// scans through the raw table's index.
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { openDatabase } from "@qrplatform/db";
@@ -14,7 +16,7 @@ import { buildLinks, SCAN_RETENTION_DAYS } from "../../services/links/src/server
 import { emptyScanColumns, type ScanColumns } from "../../services/links/src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../../services/links/src/scans/recording/scan-id.js";
 import { maintainScanPartitions } from "../../services/links/src/scans/analytics/scan-partitions.js";
-import { foldScanDeltas, storeScans } from "../../services/links/src/scans/analytics/scans.repository.js";
+import { foldScanDeltas, hourlyScans, storeScans } from "../../services/links/src/scans/analytics/scans.repository.js";
 import type { LinksTables } from "../../services/links/src/tables.js";
 
 const DAY_MS = 86_400_000;
@@ -166,14 +168,27 @@ export async function scanStorageBudget(
     while (((await foldScanDeltas(db)) ?? 1) > 0);
     await sql`VACUUM ANALYZE`.execute(db);
     const storedMs = performance.now() - started;
-    const raw = await bytesOf(db, ["scan_events", "scan_visitor_days"]);
+    const RAW_TABLES = ["raw_scans", "scan_contexts"];
+    const raw = await bytesOf(db, RAW_TABLES);
     const perTable = async (tables: string[]) =>
       (
         await Promise.all(tables.map(async (table) => `${table} ${((await bytesOf(db, [table])) / total).toFixed(1)}`))
       ).join(", ");
-    const rawTables = await perTable(["scan_events", "scan_visitor_days"]);
+    const rawTables = await perTable(RAW_TABLES);
     console.log("\nThe raw window's relations:");
-    await printRelations(db, ["scan_events", "scan_visitor_days"], total);
+    await printRelations(db, RAW_TABLES, total);
+    // The hot link's hourly counts over the last 31 days, as interval=hour reads them (a warm-up, then 5 runs).
+    const hourlyFrom = today + DAY_MS - 31 * DAY_MS;
+    const hourly = () => hourlyScans(db, linkIds[0]!, hourlyFrom, today + DAY_MS);
+    const hours = await hourly();
+    const hourlyScansRead = hours.reduce((sum, hour) => sum + hour.scans, 0);
+    const hourlyMs: number[] = [];
+    for (let run = 0; run < 5; run++) {
+      const started = performance.now();
+      await hourly();
+      hourlyMs.push(performance.now() - started);
+    }
+    hourlyMs.sort((a, b) => a - b);
     // Every day past the retention: the raw window goes, its visitors become sketches.
     await maintainScanPartitions(db, 0, new Date(today + (days + 2) * DAY_MS));
     await sql`VACUUM ANALYZE`.execute(db);
@@ -187,7 +202,7 @@ export async function scanStorageBudget(
     console.log(
       `\nStorage per scan, ${total.toLocaleString("en")} scans over ${days} days and ${LINKS} links through storeScans (${(storedMs / 1000).toFixed(0)} s):`,
     );
-    console.log(`  raw window (scan_events + scan_visitor_days, tables and indexes): ${mark(rawPerScan, RAW_BUDGET)}`);
+    console.log(`  raw window (raw_scans + scan_contexts, tables and indexes): ${mark(rawPerScan, RAW_BUDGET)}`);
     console.log(`    by table: ${rawTables}`);
     console.log(`  rollups and sketches (what outlives the window):           ${mark(keptPerScan, ROLLUP_BUDGET)}`);
     console.log(`    by table: ${keptTables}`);
@@ -195,6 +210,10 @@ export async function scanStorageBudget(
     console.log(
       `  at 100 million scans a day, ${SCAN_RETENTION_DAYS} days kept: raw window ${tb(rawPerScan * perDay * SCAN_RETENTION_DAYS)}, ` +
         `rollups and sketches ${tb(keptPerScan * perDay * 365)} a year (at this dataset's scans per link and day; more per link cost less)`,
+    );
+    console.log(
+      `  hourly counts of the hot link, 31 days (${hourlyScansRead.toLocaleString("en")} scans): ` +
+        `median ${hourlyMs[2]!.toFixed(1)} ms of 5 runs`,
     );
     return [
       {

@@ -154,7 +154,7 @@ describe("traces in the processes shape", () => {
       all.find(
         (s) =>
           s.traceId === batch.traceId &&
-          /INSERT INTO links\.scan_events/.test(String(s.attributes["db.query.text"] ?? "")),
+          /INSERT INTO links\.raw_scans/.test(String(s.attributes["db.query.text"] ?? "")),
       );
     const spans = await receiver.waitFor((all) => {
       const batch = batchOf(all);
@@ -234,7 +234,7 @@ describe("traces in the embedded shape", () => {
       all.find(
         (s) =>
           s.traceId === batch.traceId &&
-          /INSERT INTO links\.scan_events/.test(String(s.attributes["db.query.text"] ?? "")),
+          /INSERT INTO links\.raw_scans/.test(String(s.attributes["db.query.text"] ?? "")),
       );
     const spans = await receiver.waitFor((all) => {
       const batch = all.find((s) => s.name === "record scans");

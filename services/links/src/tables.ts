@@ -7,7 +7,9 @@ import type {
   ScanDayRollupsTable,
   ScanDaySketchesTable,
   ScanDeltasTable,
+  ScanContextsTable,
   ScanEventsTable,
+  RawScansTable,
   ScanTotalsTable,
   ScanValuesTable,
   ScanVisitorDaysTable,
@@ -19,6 +21,8 @@ export interface LinksTables {
   domains: DomainsTable;
   scan_events: ScanEventsTable;
   scan_agents: ScanAgentsTable;
+  raw_scans: RawScansTable;
+  scan_contexts: ScanContextsTable;
   scan_totals: ScanTotalsTable;
   scan_day_rollups: ScanDayRollupsTable;
   scan_values: ScanValuesTable;

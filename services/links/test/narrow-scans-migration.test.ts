@@ -97,8 +97,9 @@ describe("the migration to narrow scan rows", () => {
     await foldScanDeltas(links);
 
     const { rows } = await sql<{ wide: number; narrow: number; visitors: number; scans: number; unique: number }>`
-      select (select count(*)::int from links.scans) as wide, (select count(*)::int from links.scan_events) as narrow,
-        (select count(*)::int from links.visitor_days where link_id = ${linkId}) as visitors,
+      select (select count(*)::int from links.scans) as wide,
+        (select count(*)::int from links.scan_events) + (select count(*)::int from links.raw_scans) as narrow,
+        (select count(*)::int from (select distinct day, visitor from links.visitor_days where link_id = ${linkId}) as days) as visitors,
         (select coalesce(sum(scans), 0)::int from links.scan_days where link_id = ${linkId}) as scans,
         (select coalesce(sum(unique_scans), 0)::int from links.scan_days where link_id = ${linkId}) as unique`.execute(
       db,

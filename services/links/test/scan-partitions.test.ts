@@ -1,5 +1,6 @@
-// Raw scans and visitor-days live in daily partitions that the service makes ahead and drops after
-// the retention, on the clock it is given; what outlives them (rollups, day sketches) still answers.
+// Raw scans live in daily partitions that the service makes ahead and drops after the retention, on
+// the clock it is given; what outlives them (rollups, day sketches) still answers. Each day that is
+// over is closed: its distinct visitors recounted from its raw scans.
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -77,22 +78,21 @@ describe("scan partitions", () => {
   it("are made ahead of today and dropped whole once past the retention, with the window scans are stored in", async () => {
     const first = await maintainScanPartitions(db, 2, at("2030-03-10"));
     expect(first?.keptFrom).toBe("2030-03-08");
-    // The tables of before the narrow rows get none, and lose theirs past the retention.
+    // The tables of before the raw rows get none, and lose theirs past the retention.
     expect(await partitions("scans")).toEqual([]);
-    expect(await partitions("scan_events")).toEqual(
+    expect(await partitions("scan_events")).toEqual([]);
+    expect(await partitions("scan_visitor_days")).toEqual([]);
+    expect(await partitions("raw_scans")).toEqual(
       expect.arrayContaining([
-        "scan_events_20300308",
-        "scan_events_20300309",
-        "scan_events_20300310",
-        "scan_events_20300311",
-        "scan_events_20300312",
-        "scan_events_20300313",
+        "raw_scans_20300308",
+        "raw_scans_20300309",
+        "raw_scans_20300310",
+        "raw_scans_20300311",
+        "raw_scans_20300312",
+        "raw_scans_20300313",
       ]),
     );
-    expect(await partitions("scan_visitor_days")).toEqual(
-      expect.arrayContaining(["scan_visitor_days_20300308", "scan_visitor_days_20300313"]),
-    );
-    expect(await partitions("scan_events")).not.toContain("scan_events_20300314");
+    expect(await partitions("raw_scans")).not.toContain("raw_scans_20300314");
 
     const linkId = await newLink();
     const batch = scansOf(linkId, [at("2030-03-08"), at("2030-03-10"), at("2030-03-10", 13)], (i) => `v${i}`);
@@ -102,13 +102,15 @@ describe("scan partitions", () => {
 
     // Two days on: the 8th and 9th are past the retention and go, with the 8th's scan; days ahead are added.
     const later = await maintainScanPartitions(db, 2, at("2030-03-12"));
-    expect(later?.dropped).toEqual(expect.arrayContaining(["scan_events_20300309", "scan_visitor_days_20300309"]));
-    expect(await partitions("scan_events")).not.toContain("scan_events_20300309");
-    expect(await partitions("scan_events")).toContain("scan_events_20300315");
-    expect(await partitions("scan_events")).not.toContain("scan_events_20300316");
+    expect(later?.dropped).toEqual(expect.arrayContaining(["raw_scans_20300308", "raw_scans_20300309"]));
+    expect(await partitions("raw_scans")).not.toContain("raw_scans_20300309");
+    expect(await partitions("raw_scans")).toContain("raw_scans_20300315");
+    expect(await partitions("raw_scans")).not.toContain("raw_scans_20300316");
     const { rows } = await sql<{
       n: number;
-    }>`select count(*)::int as n from links.scan_events where link_id = ${linkId}`.execute(db);
+    }>`select count(*)::int as n from links.raw_scans where link = (select number from links.links where id = ${linkId})`.execute(
+      db,
+    );
     expect(rows).toEqual([{ n: 2 }]);
     // A batch of the dropped days (a spool replayed too late) is not stored, and not counted again,
     // but reported as expired (qrp_scans_dropped_total{reason="expired"}).
@@ -157,7 +159,7 @@ describe("scan partitions", () => {
     // Retention 0 still keeps yesterday; two days on, the 1st and 2nd are gone.
     const run = await maintainScanPartitions(db, 0, at("2031-05-04"));
     expect(run?.keptFrom).toBe("2031-05-03");
-    expect(run?.dropped).toEqual(expect.arrayContaining(["scan_visitor_days_20310501", "scan_visitor_days_20310502"]));
+    expect(run?.dropped).toEqual(expect.arrayContaining(["raw_scans_20310501", "raw_scans_20310502"]));
     const { rows: sketches } = await sql<{ day: string; visitors: number }>`
       select to_char(day, 'YYYY-MM-DD') as day, visitors::int from links.scan_day_sketches where link_id = ${linkId} order by 1`.execute(
       db,
@@ -169,5 +171,53 @@ describe("scan partitions", () => {
     const estimated = await rangeVisitors(deps, linkId, { ...range, today: "2031-05-04" }, daily);
     expect(Math.abs(estimated - 400) / 400).toBeLessThan(0.05);
     expect((await daily()).map((day) => day.uniqueScans)).toEqual([300, 200]);
+  });
+
+  it("close each day that is over, taking back a visitor two batches stored at once both counted", async () => {
+    await maintainScanPartitions(db, 3, at("2032-07-01"));
+    const linkId = await newLink();
+    const daily = async () => (await summarizeScans(db, linkId, "2032-07-01", "2032-07-02")).daily;
+    await storeScans(
+      db,
+      scansOf(linkId, [at("2032-07-01", 9), at("2032-07-01", 10)], (i) => `regular-${i}`),
+    );
+    // What a second batch stored at the same time as the first adds: the visitor's scan, counted as
+    // new because neither batch saw the other's row.
+    await storeScans(
+      db,
+      scansOf(linkId, [at("2032-07-01", 11)], () => "twice"),
+    );
+    await sql`insert into links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, rule, scans, visitors)
+      select id, account_id, '2032-07-01', 'DE', 'mobile', 'iOS', 'Safari', '', '', 0, 1 from links.links where id = ${linkId}`.execute(
+      db,
+    );
+    await foldScanDeltas(db);
+    expect(await daily()).toEqual([{ day: "2032-07-01", scans: 3, uniqueScans: 4 }]);
+    // The day is not over: a run keeps its count.
+    await maintainScanPartitions(db, 3, at("2032-07-01", 23));
+    expect(await daily()).toEqual([{ day: "2032-07-01", scans: 3, uniqueScans: 4 }]);
+    // Once it is, the next run recounts it from the raw scans, folded or not, and only once.
+    await maintainScanPartitions(db, 3, at("2032-07-02", 1));
+    expect(await daily()).toEqual([{ day: "2032-07-01", scans: 3, uniqueScans: 3 }]);
+    // The correction adds no value to the day's breakdowns.
+    await foldScanDeltas(db);
+    expect((await summarizeScans(db, linkId, "2032-07-01", "2032-07-01")).breakdowns).toEqual(
+      expect.not.arrayContaining([expect.objectContaining({ scans: 0 })]),
+    );
+    await foldScanDeltas(db);
+    await maintainScanPartitions(db, 3, at("2032-07-02", 2));
+    expect(await daily()).toEqual([{ day: "2032-07-01", scans: 3, uniqueScans: 3 }]);
+    const { rows } = await sql<{ closed: string }>`
+      select to_char(closed_until, 'YYYY-MM-DD') as closed from links.scan_window`.execute(db);
+    expect(rows).toEqual([{ closed: "2032-07-02" }]);
+    // A visitor's second scan of the day is not a new visitor, a scan sent again is not stored twice.
+    const again = scansOf(linkId, [at("2032-07-02", 3), at("2032-07-02", 4)], () => "regular-0");
+    expect(await storeScans(db, again)).toBeUndefined();
+    expect(await storeScans(db, again)).toEqual(new Set());
+    await foldScanDeltas(db);
+    expect(await daily()).toEqual([
+      { day: "2032-07-01", scans: 3, uniqueScans: 3 },
+      { day: "2032-07-02", scans: 2, uniqueScans: 1 },
+    ]);
   });
 });

@@ -84,9 +84,9 @@ const ENGINES: Engine[] = [
     open: () => openDatabase({ dataDir: "memory://", pgliteThread: true }),
     // The table the scans go to is away: every batch fails, and nothing else is touched.
     breakStoring: async (database) =>
-      void (await sql`ALTER TABLE links.scan_events RENAME TO scan_events_away`.execute(database.db)),
+      void (await sql`ALTER TABLE links.raw_scans RENAME TO raw_scans_away`.execute(database.db)),
     repairStoring: async (database) =>
-      void (await sql`ALTER TABLE links.scan_events_away RENAME TO scan_events`.execute(database.db)),
+      void (await sql`ALTER TABLE links.raw_scans_away RENAME TO raw_scans`.execute(database.db)),
     close: async (database) => database?.close(),
   },
   {
@@ -183,9 +183,9 @@ describe.each(ENGINES)("recording scans on a thread of its own, storing through 
       const key = visitorKey(VISITOR_KEY_SECRET, target.linkId, { clientAddress: "203.0.113.1", userAgent: IPHONE });
       const found = await database.db
         .withSchema("links")
-        .selectFrom("scan_events")
-        .select("id")
-        .where("link_id", "=", target.linkId)
+        .selectFrom("raw_scans")
+        .select("key")
+        .where("link", "=", sql<string>`(select number from links.links where id = ${target.linkId})`)
         .where("visitor", "=", sql<string>`hashtextextended(${key}, 0)`)
         .execute();
       expect(found).toHaveLength(
@@ -267,7 +267,7 @@ describe.each(ENGINES)("recording scans on a thread of its own, storing through 
       await recorder.close();
 
       expect([name, recorder.recorded, recorder.pending]).toEqual([name, 30, 0]);
-      // The stored row keeps the visitor key's hash, and its agent spelled out once in scan_agents.
+      // The stored row keeps the visitor key's hash, and its context spelled out once in scan_contexts.
       const { rows } = await sql<{
         country: string;
         device_type: string;
@@ -275,9 +275,9 @@ describe.each(ENGINES)("recording scans on a thread of its own, storing through 
         referrer_host: string;
         visitor: string;
       }>`
-        select scan.country, agent.device_type, agent.os, scan.referrer_host, scan.visitor::text as visitor
-        from links.scan_events as scan join links.scan_agents as agent on agent.code = scan.agent
-        where scan.link_id = ${target.linkId}`.execute(database.db);
+        select context.country, context.device_type, context.os, context.referrer_host, scan.visitor::text as visitor
+        from links.raw_scans as scan join links.scan_contexts as context on context.code = scan.context
+        where scan.link = (select number from links.links where id = ${target.linkId})`.execute(database.db);
       const hashes = await Promise.all(
         visits.map(async ({ agent, visitor }) => {
           const key = visitorKey(VISITOR_KEY_SECRET, target.linkId, { clientAddress: visitor, userAgent: agent });

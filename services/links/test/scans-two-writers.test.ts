@@ -176,7 +176,8 @@ describe.skipIf(!serverUrl)("two links processes recording at once", () => {
     const database = new pg.Client({ connectionString: scratch.url });
     await database.connect();
     const { rows: raw } = await database.query<{ link_id: string; scans: number }>(
-      "select link_id, count(*)::int as scans from links.scan_events where link_id = any($1::uuid[]) group by 1",
+      `select link.id as link_id, count(*)::int as scans from links.raw_scans join links.links as link on link.number = raw_scans.link
+        where link.id = any($1::uuid[]) group by 1`,
       [[shared.id, stopped.id, killed.id]],
     );
     await database.end();

@@ -209,7 +209,9 @@ describe("recording scans", () => {
       // Nothing else stored them.
       const rows = await sql<{
         n: number;
-      }>`select count(*)::int as n from links.scan_events where link_id = ${link!.id}`.execute(other.database.db);
+      }>`select count(*)::int as n from links.raw_scans where link = (select number from links.links where id = ${link!.id})`.execute(
+        other.database.db,
+      );
       expect(rows.rows[0]!.n).toBe(0);
     } finally {
       await other.close();
@@ -726,9 +728,10 @@ describe("rollups written as deltas", () => {
   it("are vacuumed away once enough of them were folded, so folds and readers walk live rows only", async () => {
     const { linkId } = await newLink();
     // Stored as a links instance stores them, not through the service, whose own folder would fold them.
+    // Each scan another visitor's: one visitor's scans of one millisecond may share a key (ADR 14).
     const storeDeltas = (count: number, from: number) => {
       const scans = Array.from({ length: count }, (_, i) =>
-        scan(linkId, "2026-11-23T05:00:00Z", { referrerHost: `r${from + i}.example` }),
+        scan(linkId, "2026-11-23T05:00:00Z", { referrerHost: `r${from + i}.example`, visitorKey: `v${from + i}` }),
       );
       return storeScans(stack.database.db, scanColumnsOf(scans));
     };
@@ -869,7 +872,9 @@ describe("distinct visitors over long ranges", () => {
     const { rows: expected } = await sql<{ register: number; rank: number }>`
       select ((visitor >> 52) & 4095)::int as register,
         max(53 - length(ltrim(visitor::bit(52)::text, '0')))::int as rank
-      from links.scan_visitor_days where link_id = ${linkId} group by 1 order by 1`.execute(stack.database.db);
+      from links.raw_scans where link = (select number from links.links where id = ${linkId}) group by 1 order by 1`.execute(
+      stack.database.db,
+    );
     const read = await dayRegisters(stack.database.db.withSchema("links"), linkId, ["2026-11-22"]);
     expect(read.map(({ register, rank }) => ({ register, rank })).sort((a, b) => a.register - b.register)).toEqual(
       expected,

@@ -7,8 +7,9 @@ import { addToSketch, emptySketch, estimateVisitors, mergeSketch } from "./visit
  * Distinct visitors of a link over a range of days, whose daily distinct visitors `dailyCounts` reads;
  * `range.keptFrom` is the first day whose visitors are kept (firstKeptDay), read here when not given.
  *
- * Exact while the range holds at most `deps.exactVisitorDays` visitor-days (rows of
- * visitor-days: the exact count reads no more, and runs beside the summary's queries); past that,
+ * Exact while the range holds at most `deps.exactVisitorDays` visitor-days (the daily distinct
+ * visitors added up; the exact count reads the link's raw scans of the range, and runs beside the
+ * summary's queries); past that,
  * the union of HyperLogLog sketches of each day (standard error 1.6%, see visitor-sketch.ts). A day that is over keeps its sketch in
  * links.scan_day_sketches, built the first time a range needs it; today, and a day whose sketch no
  * longer matches its visitor count (a scan arriving late), is sketched from its visitors on the spot.

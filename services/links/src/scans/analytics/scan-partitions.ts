@@ -17,19 +17,41 @@ const RUN_EVERY_MS = 3_600_000;
 /** Any number that is ours alone: one manager at a time across every links instance. */
 const PARTITION_LOCK = 0x71720002;
 const DAY_MS = 86_400_000;
+/** Keys a day of links.raw_scans spans: its milliseconds, each with 2^20 keys, as an SQL literal. */
+export const DAY_KEYS = sql.lit(`${BigInt(DAY_MS) << 20n}`);
 
 /**
- * The tables partitioned by day and how a day's bound is written: links.scan_events by its UUIDv7 ids
- * (a day runs from the smallest id of its first millisecond), scan_visitor_days by date. links.scans
- * and links.scan_day_visitors, the shape before 20270120T1000_narrow_scans, get no new partitions from
- * this version and lose their old ones as the retention passes; `visitor` is the SQL of a visitor's
- * 64-bit hash in each table of visitor-days.
+ * The tables partitioned by day and how a day's bound is written: links.raw_scans by its keys (a
+ * day runs from its first millisecond × 2^20), links.scan_events by its UUIDv7 ids (from the
+ * smallest id of its first millisecond), the others by date or time. Only links.raw_scans gets new
+ * partitions; the others, the shapes before 20270310T1100_raw_scans and 20270120T1000_narrow_scans,
+ * lose their old ones as the retention passes. `visitors` is the SQL of a partition's rows as
+ * (link_id, day, visitor), the visitor as its 64-bit hash, for the tables that tell visitors' days.
  */
 const PARTITIONED = [
-  { table: "scan_events", bound: "uuid", grows: true, visitor: "" },
-  { table: "scan_visitor_days", bound: "date", grows: true, visitor: "visitor" },
-  { table: "scans", bound: "time", grows: false, visitor: "" },
-  { table: "scan_day_visitors", bound: "date", grows: false, visitor: "hashtextextended(visitor_key, 0)" },
+  {
+    table: "raw_scans",
+    bound: "key",
+    grows: true,
+    visitors: (partition: string) =>
+      `SELECT link.id AS link_id, date '1970-01-01' + ((raw.key >> 20) / 86400000)::int AS day, raw.visitor
+      FROM links.${partition} AS raw JOIN links.links AS link ON link.number = raw.link`,
+  },
+  { table: "scan_events", bound: "uuid", grows: false, visitors: undefined },
+  {
+    table: "scan_visitor_days",
+    bound: "date",
+    grows: false,
+    visitors: (partition: string) => `SELECT link_id, day, visitor FROM links.${partition}`,
+  },
+  { table: "scans", bound: "time", grows: false, visitors: undefined },
+  {
+    table: "scan_day_visitors",
+    bound: "date",
+    grows: false,
+    visitors: (partition: string) =>
+      `SELECT link_id, day, hashtextextended(visitor_key, 0) AS visitor FROM links.${partition}`,
+  },
 ] as const;
 
 /** What one run did: the partitions it made and dropped, by name. */
@@ -43,11 +65,12 @@ export interface PartitionRun {
 const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /**
- * Makes the daily partitions of links.scan_events and links.scan_visitor_days from the first kept day to
- * DAYS_AHEAD days after today, drops those wholly before the first kept day (today less the
- * retention, at least MIN_KEPT_DAYS), and records the window in links.scan_window, all in one
- * transaction. Before a day's visitors go, each link's sketch of that day is built from them, so
- * distinct visitors over old days still come from sketches. Returns undefined when another instance
+ * Makes the daily partitions of links.raw_scans from the first kept day to DAYS_AHEAD days after
+ * today, drops those (of it and of the tables before it) wholly before the first kept day (today
+ * less the retention, at least MIN_KEPT_DAYS), and records the window in links.scan_window, all in
+ * one transaction. Each day that is over is closed first: its distinct visitors recounted from the
+ * raw scans (closeDays). Before a day's visitors go, each link's sketch of that day is built from
+ * them, so distinct visitors over old days still come from sketches. Returns undefined when another instance
  * holds the lock (it does the same work).
  */
 export async function maintainScanPartitions(
@@ -72,10 +95,11 @@ export async function maintainScanPartitions(
     const tables = await Promise.all(
       PARTITIONED.map(async (spec) => ({ ...spec, partitions: await partitionsOf(trx, spec.table) })),
     );
-    for (const { visitor, partitions } of tables) {
-      if (visitor === "") continue;
+    await closeDays(trx, today);
+    for (const { visitors, partitions } of tables) {
+      if (visitors === undefined) continue;
       for (const partition of partitions) {
-        if (partition.toMs <= keptFrom) await sketchDaysOf(trx, partition.name, visitor);
+        if (partition.toMs <= keptFrom) await sketchDaysOf(trx, visitors(partition.name));
       }
     }
     for (const { table, bound: kind, grows, partitions } of tables) {
@@ -89,21 +113,30 @@ export async function maintainScanPartitions(
       for (let day = keptFrom; day < until; day += DAY_MS) {
         if (covered.some((partition) => partition.fromMs < day + DAY_MS && partition.toMs > day)) continue;
         const name = `${table}_${dayText(day).replaceAll("-", "")}`;
-        const bound = (ms: number) => sql.lit(kind === "uuid" ? firstScanIdAt(ms) : dayText(ms));
+        const bound = (ms: number) =>
+          sql.lit(kind === "key" ? firstKeyAt(ms) : kind === "uuid" ? firstScanIdAt(ms) : dayText(ms));
         await sql`CREATE TABLE ${sql.raw(`links.${name}`)} PARTITION OF ${sql.raw(`links.${table}`)}
           FOR VALUES FROM (${bound(day)}) TO (${bound(day + DAY_MS)})`.execute(trx);
         run.created.push(name);
       }
     }
     // Scans before the end of the old tables' partitions are looked up there too, while they hold any.
-    const legacy = tables.filter((spec) => !spec.grows).flatMap((spec) => spec.partitions);
-    const { rows: held } = await sql<{ held: boolean }>`
-      SELECT EXISTS (SELECT 1 FROM links.scans) OR EXISTS (SELECT 1 FROM links.scan_day_visitors) AS held`.execute(trx);
-    const legacyEnd = legacy.filter((partition) => partition.toMs > keptFrom).map((partition) => partition.toMs);
-    const legacyUntil =
-      held[0]!.held && legacyEnd.length > 0 ? new Date(Math.max(...legacyEnd)).toISOString() : "-infinity";
+    const lookedUpUntil = (names: string[], held: boolean) => {
+      const ends = tables
+        .filter((spec) => (names as string[]).includes(spec.table))
+        .flatMap((spec) => spec.partitions)
+        .filter((partition) => partition.toMs > keptFrom)
+        .map((partition) => partition.toMs);
+      return held && ends.length > 0 ? new Date(Math.max(...ends)).toISOString() : "-infinity";
+    };
+    const { rows: held } = await sql<{ wide: boolean; narrow: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM links.scans) OR EXISTS (SELECT 1 FROM links.scan_day_visitors) AS wide,
+        EXISTS (SELECT 1 FROM links.scan_events) OR EXISTS (SELECT 1 FROM links.scan_visitor_days) AS narrow`.execute(
+      trx,
+    );
     await sql`UPDATE links.scan_window SET kept_from = ${new Date(keptFrom).toISOString()}, until = ${new Date(until).toISOString()},
-      legacy_until = ${legacyUntil}::timestamptz`.execute(trx);
+      legacy_until = ${lookedUpUntil(["scans", "scan_day_visitors"], held[0]!.wide)}::timestamptz,
+      narrow_until = ${lookedUpUntil(["scan_events", "scan_visitor_days"], held[0]!.narrow)}::timestamptz`.execute(trx);
     return run;
   });
 }
@@ -123,12 +156,24 @@ async function partitionsOf(trx: Db, table: string): Promise<{ name: string; fro
 function boundMs(value: string | undefined): number {
   if (value === undefined || value === "MINVALUE") return Number.NEGATIVE_INFINITY;
   if (value === "MAXVALUE") return Number.POSITIVE_INFINITY;
+  // A key of links.raw_scans: milliseconds × 2^20.
+  const key = /^'(-?[0-9]+)'$/.exec(value);
+  if (key) return Number(BigInt(key[1]!) >> 20n);
   // A UUIDv7: its first 48 bits are milliseconds.
   const uuid = /^'([0-9a-f]{8})-([0-9a-f]{4})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'$/.exec(value);
   if (uuid) return Number.parseInt(uuid[1]! + uuid[2]!, 16);
   // '2026-11-29' or '2026-11-29 00:00:00+00'
   const text = value.replaceAll("'", "").replace(" ", "T").replace(/\+00$/, "Z");
   return Date.parse(text.length === 10 ? `${text}T00:00:00Z` : text);
+}
+
+/**
+ * The smallest key of links.raw_scans at a millisecond (milliseconds × 2^20), as decimal text; a time
+ * past what 63 bits hold (the year 2248 either way) is clamped to the last or first millisecond they do.
+ */
+export function firstKeyAt(ms: number): string {
+  const clamped = Math.min(Math.max(Math.floor(ms), -(2 ** 43)), 2 ** 43 - 1) || 0;
+  return (BigInt(clamped) << 20n).toString();
 }
 
 /** The smallest UUIDv7 of a millisecond: the bound of links.scan_events' partition that starts then. */
@@ -138,16 +183,70 @@ export function firstScanIdAt(ms: number): string {
 }
 
 /**
+ * Recounts the distinct visitors of each link on every day from links.scan_window.closed_until to
+ * the day before `today`, from the raw scans (and the visitor-days before 20270310T1100_raw_scans),
+ * and where the rollups and the deltas not folded yet count otherwise, adds a delta of no scans and
+ * the difference in visitors, which the fold adds to the day's unique scans; then records the days
+ * as closed. Days already closed are not read again: a scan arriving late for one is counted as the
+ * writer counts it. A writer counts a visitor twice only when two batches stored at once were both the
+ * first of a link-day for them (neither sees the other's row), so the difference is that excess.
+ * Days whose raw scans are gone (past the retention) have nothing to recount and are left as counted.
+ */
+async function closeDays(trx: Transaction<LinksTables>, today: number): Promise<void> {
+  const { rows } = await sql<{ from: string | null }>`
+    SELECT to_char(closed_until, 'YYYY-MM-DD') AS from FROM links.scan_window`.execute(trx);
+  const from = rows[0]?.from;
+  const to = dayText(today);
+  if (from === null || from === undefined || from >= to) return;
+  const fromMs = Date.parse(`${from}T00:00:00Z`);
+  await sql`
+    WITH exact AS (
+      SELECT link_id, day, count(DISTINCT visitor) AS visitors FROM (
+        SELECT link.id AS link_id, date '1970-01-01' + ((raw.key >> 20) / 86400000)::int AS day, raw.visitor
+        FROM links.raw_scans AS raw JOIN links.links AS link ON link.number = raw.link
+        WHERE raw.key >= ${firstKeyAt(fromMs)}::int8 AND raw.key < ${firstKeyAt(today)}::int8
+        UNION ALL
+        SELECT link_id, day, visitor FROM links.scan_visitor_days WHERE day >= ${from}::date AND day < ${to}::date
+        UNION ALL
+        SELECT link_id, day, hashtextextended(visitor_key, 0) FROM links.scan_day_visitors
+        WHERE day >= ${from}::date AND day < ${to}::date
+      ) AS seen
+      GROUP BY 1, 2
+    ),
+    counted AS (
+      SELECT link_id, day, sum(n) AS visitors FROM (
+        SELECT link_id, day, unique_scans AS n FROM links.scan_day_rollups WHERE day >= ${from}::date AND day < ${to}::date
+        UNION ALL
+        SELECT link_id, day, visitors FROM links.scan_deltas WHERE day >= ${from}::date AND day < ${to}::date
+      ) AS counts
+      GROUP BY 1, 2
+    )
+    -- The delta takes the values of one of the day's scans, which its breakdowns already hold: adding
+    -- no scans to them, it adds no value of no scans to them either.
+    INSERT INTO links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, rule, scans, visitors)
+    SELECT exact.link_id, link.account_id, exact.day, coalesce(seen.country, ''), coalesce(seen.device_type, ''),
+      coalesce(seen.os, ''), coalesce(seen.browser, ''), coalesce(seen.referrer_host, ''), '', 0, exact.visitors - counted.visitors
+    FROM exact JOIN counted USING (link_id, day) JOIN links.links AS link ON link.id = exact.link_id
+    LEFT JOIN LATERAL (
+      SELECT context.country, context.device_type, context.os, context.browser, context.referrer_host
+      FROM links.raw_scans AS raw JOIN links.scan_contexts AS context ON context.code = raw.context
+      WHERE raw.link = link.number AND raw.key >= (exact.day - date '1970-01-01')::bigint * ${DAY_KEYS}
+        AND raw.key < (exact.day - date '1970-01-01' + 1)::bigint * ${DAY_KEYS}
+      LIMIT 1
+    ) AS seen ON true
+    WHERE exact.visitors <> counted.visitors`.execute(trx);
+  await sql`UPDATE links.scan_window SET closed_until = ${to}::date`.execute(trx);
+}
+
+/**
  * Stores the sketch of every link and day in a partition of visitor-days about to be dropped, with
  * the day's distinct visitors as the rollups count them (folded or not), so a range reaching those
  * days merges sketches, as it does for any range too large to count exactly.
  */
-async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string, visitor: string): Promise<void> {
+async function sketchDaysOf(trx: Transaction<LinksTables>, visitors: string): Promise<void> {
   const { rows } = await sql<{ link_id: string; day: string; register: number; bits: number }>`
     SELECT link_id, to_char(day, 'YYYY-MM-DD') AS day, ${sql.raw(REGISTER_SQL)} AS register, min(${sql.raw(RANK_BITS_SQL)}) AS bits
-    FROM (SELECT link_id, day, ${sql.raw(visitor)} AS visitor FROM ${sql.raw(`links.${partition}`)}) AS visitors GROUP BY 1, 2, 3`.execute(
-    trx,
-  );
+    FROM (${sql.raw(visitors)}) AS visitors GROUP BY 1, 2, 3`.execute(trx);
   const sketches = new Map<string, { linkId: string; day: string; registers: Uint8Array }>();
   for (const { link_id, day, register, bits } of rows) {
     const key = `${link_id}/${day}`;
@@ -183,7 +282,7 @@ async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string, vi
  * a partition goes only once all of it is past the retention, and until then its days are read whole.
  */
 export async function firstKeptDay(db: Db): Promise<string> {
-  const visitorTables = PARTITIONED.filter((spec) => spec.visitor !== "").map((spec) => spec.table);
+  const visitorTables = PARTITIONED.filter((spec) => spec.visitors !== undefined).map((spec) => spec.table);
   const starts = (await Promise.all(visitorTables.map((table) => partitionsOf(db, table))))
     .flat()
     .map((partition) => partition.fromMs);

@@ -3,7 +3,7 @@ import { sql, type Kysely } from "kysely";
 import { isUniqueViolation } from "@qrplatform/platform";
 import type { LinksTables } from "../../tables.js";
 import { NO_VARIANT, type ScanColumns } from "../scan-columns.js";
-import { firstScanIdAt } from "./scan-partitions.js";
+import { DAY_KEYS, firstKeyAt, firstScanIdAt } from "./scan-partitions.js";
 import { packSketch, unpackSketch } from "./sketch-encoding.js";
 import type { ScanDeltasTable } from "./scans.table.js";
 import { RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
@@ -72,8 +72,8 @@ function ruleLiteral(scans: ScanColumns): string {
 
 /**
  * Stores a batch of scans and what they add to the rollups, in one statement (so one transaction): a
- * scan is either stored and counted everywhere, or not at all. Scans whose id is already stored are
- * skipped, so a batch that is sent again (after a timeout, say) changes nothing, and so are scans of
+ * scan is either stored and counted everywhere, or not at all. Scans already stored (by their link,
+ * visitor and key) are skipped, so a batch that is sent again (after a timeout, say) changes nothing, and so are scans of
  * links that do not exist (purged since), and scans outside links.scan_window (older than the
  * retention, or days ahead of any partition: see scan-partitions.ts), which `onExpired` hears of;
  * each scan takes its link's account.
@@ -85,9 +85,13 @@ function ruleLiteral(scans: ScanColumns): string {
  * (several redirectors, several links instances) never wait on each other; {@link foldScanDeltas}
  * moves the deltas into the rollups later, one folder at a time.
  *
- * A scan is stored under its id when that is a UUIDv7 of its own time (as the recorder makes them),
- * else under one made from its time and id ({@link scanKey}): links.scan_events is partitioned by
- * the time in its ids.
+ * A scan's key in links.raw_scans, by which it is partitioned, is its time in milliseconds × 2^20
+ * plus 20 bits of its id ({@link keyBitsOf}) when that is a UUIDv7 of its own time (as the recorder
+ * makes them), else of one made from its time and id ({@link scanKey}). Two scans share a key only
+ * when their times agree to the millisecond and those 20 bits agree; the unique index also holds the
+ * link and the visitor, so only one visitor's scans of one link in one millisecond can collide (one
+ * pair in 2^20), and the second is then taken for the first sent again. The scan is a new visitor of
+ * its link-day when no other scan of theirs that day is stored: see new_visitors below.
  *
  * Answers undefined when every scan given was stored (the usual case, which then sends no ids back),
  * else the ids of those that were.
@@ -117,55 +121,70 @@ async function storeScansOnce(
   onExpired: (scans: number) => void,
 ): Promise<Set<string> | undefined> {
   const given = scans.id.length;
-  const ids = arrayLiteral(keys ?? scans.id);
+  const ids = keys ?? scans.id;
   const result = await sql<{ stored: number; expired: number; ids: string[] | null }>`
     WITH batch AS MATERIALIZED (
-      SELECT ${again ? sql`DISTINCT ON (given.id)` : sql``} given.id, given.given_id, given.link_id, link.account_id,
+      SELECT ${again ? sql`DISTINCT ON (link.number, hashtextextended(given.visitor_key, 0), keyed.key)` : sql``}
+        given.id, given.given_id, given.link_id, link.number AS link, link.account_id, keyed.key,
         to_timestamp(given.scanned_at_ms / 1000) AS scanned_at, (to_timestamp(given.scanned_at_ms / 1000) AT TIME ZONE 'UTC')::date AS day,
+        (keyed.key >> 20) / 86400000 * ${DAY_KEYS} AS day_key,
         given.country, given.device_type, given.os, given.browser, given.referrer_host, given.visitor_key,
         coalesce(given.rule, '') AS rule,
         hashtextextended(given.visitor_key, 0) AS visitor,
-        hashtextextended(row(given.device_type, given.os, given.browser)::text, 0) AS agent,
+        hashtextextended(row(given.device_type, given.os, given.browser, given.country, given.referrer_host)::text, 0) AS context,
         to_timestamp(given.scanned_at_ms / 1000) < (SELECT legacy_until FROM links.scan_window) AS in_legacy,
+        to_timestamp(given.scanned_at_ms / 1000) < (SELECT narrow_until FROM links.scan_window) AS in_narrow,
         to_timestamp(given.scanned_at_ms / 1000) >= (SELECT kept_from FROM links.scan_window)
           AND to_timestamp(given.scanned_at_ms / 1000) < (SELECT until FROM links.scan_window) AS in_window
       FROM unnest(
-        ${ids}::uuid[], ${keys ? arrayLiteral(scans.id) : ids}::uuid[], ${arrayLiteral(scans.linkId)}::uuid[],
+        ${arrayLiteral(ids)}::uuid[], ${keys ? arrayLiteral(scans.id) : arrayLiteral(ids)}::uuid[], ${numberArrayLiteral(ids.map(keyBitsOf))}::int4[],
+        ${arrayLiteral(scans.linkId)}::uuid[],
         ${numberArrayLiteral(scans.scannedAtMs)}::float8[], ${arrayLiteral(scans.country)}::text[], ${arrayLiteral(scans.deviceType)}::text[],
         ${arrayLiteral(scans.os)}::text[], ${arrayLiteral(scans.browser)}::text[], ${arrayLiteral(scans.referrerHost)}::text[],
         ${arrayLiteral(scans.visitorKey)}::text[], ${ruleLiteral(scans)}::text[]
-      ) AS given (id, given_id, link_id, scanned_at_ms, country, device_type, os, browser, referrer_host, visitor_key, rule)
+      ) AS given (id, given_id, key_bits, link_id, scanned_at_ms, country, device_type, os, browser, referrer_host, visitor_key, rule)
       -- The window is read once (scalar sub-selects): a join with links.scan_window, which has no
       -- statistics, made the planner expect thousands of rows for each scan.
       JOIN links.links AS link ON link.id = given.link_id
+      -- The key's time is its id's; a time past what a key holds is clamped (outside the window, it is not stored).
+      CROSS JOIN LATERAL (SELECT least(greatest(floor(given.scanned_at_ms), 0), ${MAX_KEY_MS})::bigint * 1048576 + given.key_bits AS key) AS keyed
     ),
-    agents AS (
-      INSERT INTO links.scan_agents (code, device_type, os, browser)
-      SELECT DISTINCT ON (agent) agent, device_type, os, browser FROM batch
-      WHERE in_window AND NOT EXISTS (SELECT 1 FROM links.scan_agents AS known WHERE known.code = batch.agent)
+    contexts AS (
+      INSERT INTO links.scan_contexts (code, device_type, os, browser, country, referrer_host)
+      SELECT DISTINCT ON (context) context, device_type, os, browser, country, referrer_host FROM batch
+      WHERE in_window AND NOT EXISTS (SELECT 1 FROM links.scan_contexts AS known WHERE known.code = batch.context)
       ON CONFLICT (code) DO NOTHING
     ),
     inserted AS (
-      INSERT INTO links.scan_events (id, link_id, visitor, agent, country, referrer_host)
-      SELECT id, link_id, visitor, agent, country, referrer_host FROM batch
+      INSERT INTO links.raw_scans (link, key, visitor, context)
+      SELECT link, key, visitor, context FROM batch
       -- Only scans whose day has a partition: one older than the retention is past deduplication, and is
-      -- not stored. One of the days before 20270120T1000_narrow_scans may be stored in the table of then.
-      WHERE in_window AND (NOT in_legacy OR NOT EXISTS (
-        SELECT 1 FROM links.scans AS wide WHERE wide.id = batch.given_id AND wide.scanned_at = batch.scanned_at))
-      ${again ? sql`ON CONFLICT (id) DO NOTHING` : sql``}
-      RETURNING id
+      -- not stored. One of the days before 20270310T1100_raw_scans may be stored in the tables of then.
+      WHERE in_window
+        AND (NOT in_narrow OR NOT EXISTS (SELECT 1 FROM links.scan_events AS narrow WHERE narrow.id = batch.id))
+        AND (NOT in_legacy OR NOT EXISTS (
+          SELECT 1 FROM links.scans AS wide WHERE wide.id = batch.given_id AND wide.scanned_at = batch.scanned_at))
+      ${again ? sql`ON CONFLICT DO NOTHING` : sql``}
+      RETURNING link, key, visitor
     ),
     stored AS (
-      SELECT batch.* FROM inserted JOIN batch USING (id)
+      SELECT batch.* FROM inserted JOIN batch USING (link, key, visitor)
     ),
+    -- A scan is a new visitor of its link-day when no other scan of the link, visitor and day was stored
+    -- before this statement (the index, probed), and it is the first of the batch for them. Two batches
+    -- stored at once can both count one visitor; the partition manager recounts the day once it is over.
     new_visitors AS (
-      INSERT INTO links.scan_visitor_days (link_id, day, visitor)
       SELECT DISTINCT link_id, day, visitor FROM stored
-      WHERE NOT in_legacy OR NOT EXISTS (
-        SELECT 1 FROM links.scan_day_visitors AS wide
-        WHERE wide.link_id = stored.link_id AND wide.day = stored.day AND wide.visitor_key = stored.visitor_key)
-      ON CONFLICT DO NOTHING
-      RETURNING link_id, day
+      WHERE NOT EXISTS (
+          SELECT 1 FROM links.raw_scans AS seen
+          WHERE seen.link = stored.link AND seen.visitor = stored.visitor
+            AND seen.key >= stored.day_key AND seen.key < stored.day_key + ${DAY_KEYS})
+        AND (NOT in_narrow OR NOT EXISTS (
+          SELECT 1 FROM links.scan_visitor_days AS narrow
+          WHERE narrow.link_id = stored.link_id AND narrow.day = stored.day AND narrow.visitor = stored.visitor))
+        AND (NOT in_legacy OR NOT EXISTS (
+          SELECT 1 FROM links.scan_day_visitors AS wide
+          WHERE wide.link_id = stored.link_id AND wide.day = stored.day AND wide.visitor_key = stored.visitor_key))
     ),
     deltas AS (
       INSERT INTO links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, rule, scans, visitors)
@@ -188,10 +207,23 @@ async function storeScansOnce(
   return storedIds === null ? undefined : new Set(storedIds);
 }
 
+/** The last millisecond a key holds (in the year 2248): its time × 2^20 fills 63 bits. */
+const MAX_KEY_MS = sql.lit(2 ** 43 - 1);
+
+/**
+ * The 20 bits of a scan's id that its key in links.raw_scans holds below its time (milliseconds ×
+ * 2^20): the 12 after the UUIDv7's version digit and the 8 after its variant digit, random in the
+ * recorder's ids and a hash in any other ({@link scanKeys}), so a scan sent again gets the same key.
+ * 20270310T1100_raw_scans computes the same in SQL for the version before's writers.
+ */
+function keyBitsOf(id: string): number {
+  return Number.parseInt(id.slice(15, 18) + id.slice(20, 22), 16);
+}
+
 /**
  * The keys the batch's scans are stored under, or undefined when every id already is its key (a
  * UUIDv7 whose time is the scan's, as the recorder makes them): a scan's key must hold its time, by
- * which links.scan_events is partitioned. Any other id gets a key of its time and a hash of the id, so a
+ * which links.raw_scans is partitioned (and links.scan_events was). Any other id gets a key of its time and a hash of the id, so a
  * scan sent again gets the same key.
  */
 function scanKeys(scans: ScanColumns): string[] | undefined {
@@ -244,7 +276,7 @@ function arrayLiteral(values: readonly string[]): string {
 }
 const NEEDS_ESCAPE = /[\\"]/;
 
-function numberArrayLiteral(values: readonly number[]): string {
+function numberArrayLiteral(values: readonly (number | string)[]): string {
   return `{${values.join(",")}}`;
 }
 
@@ -444,16 +476,23 @@ export interface HourCount {
 /**
  * A link's scans per UTC hour from `fromMs` (included) to `toMs` (excluded), counted from the raw
  * scans, so only exact within the raw window; hours without scans are absent. An hour's visitors are
- * the distinct visitor hashes of its scans. The hour is the scan id's (a UUIDv7 of the scan's time,
- * which also bounds the partitions read); scans of the days before 20270120T1000_narrow_scans are
- * read from links.scans while it still holds them.
+ * the distinct visitor hashes of its scans. links.raw_scans is read through its index, the link's
+ * scans only, the hour from the key's time; scans of the days before 20270310T1100_raw_scans are read
+ * from links.scan_events (and those before 20270120T1000_narrow_scans from links.scans) while they
+ * still hold them.
  */
 export async function hourlyScans(db: Db, linkId: string, fromMs: number, toMs: number): Promise<HourCount[]> {
   const { rows } = await sql<{ hour: string; scans: number; visitors: number }>`
     SELECT hour, count(*)::int AS scans, count(DISTINCT visitor)::int AS visitors FROM (
+      SELECT (key >> 20) / 3600000 AS hour, visitor
+      FROM links.raw_scans
+      WHERE link = (SELECT number FROM links.links WHERE id = ${linkId})
+        AND key >= ${firstKeyAt(fromMs)}::int8 AND key < ${firstKeyAt(toMs)}::int8
+      UNION ALL
       SELECT ('x' || translate(left(id::text, 13), '-', ''))::bit(48)::bigint / 3600000 AS hour, visitor
       FROM links.scan_events
       WHERE link_id = ${linkId} AND id >= ${firstScanIdAt(fromMs)}::uuid AND id < ${firstScanIdAt(toMs)}::uuid
+        AND to_timestamp(${fromMs / 1000}) < (SELECT narrow_until FROM links.scan_window)
       UNION ALL
       SELECT floor(extract(epoch FROM scanned_at) / 3600)::bigint, hashtextextended(visitor_key, 0)
       FROM links.scans
@@ -465,8 +504,27 @@ export async function hourlyScans(db: Db, linkId: string, fromMs: number, toMs: 
 }
 
 /**
- * The distinct visitors of a link over the days from `from` to `to`, counted exactly from its rows
- * of visitors and days, provided there are at most `limit` of them; undefined when there are more.
+ * The visitors of a link's scans on the days from `from` to `to` ("YYYY-MM-DD", inclusive), with
+ * each scan's day, as rows (day, visitor) for a FROM clause: from links.raw_scans through its index,
+ * and from the tables of visitor-days before 20270310T1100_raw_scans while they hold any. A visitor
+ * may appear more than once a day.
+ */
+function visitorsOfDays(linkId: string, from: string, to: string) {
+  const fromKey = firstKeyAt(Date.parse(`${from}T00:00:00Z`));
+  const untilKey = firstKeyAt(Date.parse(`${to}T00:00:00Z`) + 86_400_000);
+  return sql`(
+    SELECT date '1970-01-01' + ((key >> 20) / 86400000)::int AS day, visitor FROM links.raw_scans
+    WHERE link = (SELECT number FROM links.links WHERE id = ${linkId}) AND key >= ${fromKey}::int8 AND key < ${untilKey}::int8
+    UNION ALL
+    SELECT day, visitor FROM links.scan_visitor_days WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+    UNION ALL
+    SELECT day, hashtextextended(visitor_key, 0) FROM links.scan_day_visitors WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+  ) AS visitors`;
+}
+
+/**
+ * The distinct visitors of a link over the days from `from` to `to`, counted exactly from its raw
+ * scans, provided it has at most `limit` visitor-days there; undefined when there are more.
  * How many there are is the sum of the days' distinct visitors (rollups and unfolded deltas: each
  * row added one), so a range with more is told in a few index pages, without reading its rows.
  */
@@ -480,7 +538,7 @@ export async function countVisitorsUpTo(
   // The count is a sub-select Postgres runs only when the CASE reaches it.
   const { rows } = await sql<{ visitors: number | null }>`
     SELECT CASE WHEN visitor_days.n > ${limit} THEN NULL ELSE (
-      SELECT count(DISTINCT visitor)::int FROM links.visitor_days WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+      SELECT count(DISTINCT visitor)::int FROM ${visitorsOfDays(linkId, from, to)}
     ) END AS visitors
     FROM (
       SELECT coalesce(sum(n), 0) AS n FROM (
@@ -518,11 +576,14 @@ export async function dayRegisters(
   days: string[],
 ): Promise<{ day: string; register: number; rank: number }[]> {
   if (days.length === 0) return [];
+  // "YYYY-MM-DD" sorts as the days do: the scans read are those of the first day to the last.
+  const sorted = [...days].sort();
   // Postgres keeps the lowest rank bits per register (an integer minimum); their rank is worked out here.
   const { rows } = await sql<{ day: string; register: number; bits: number }>`
     SELECT to_char(day, 'YYYY-MM-DD') AS day, register, bits FROM (
       SELECT day, ${sql.raw(REGISTER_SQL)} AS register, min(${sql.raw(RANK_BITS_SQL)}) AS bits
-      FROM links.visitor_days WHERE link_id = ${linkId} AND day = ANY(${days}::date[])
+      FROM ${visitorsOfDays(linkId, sorted[0]!, sorted.at(-1)!)}
+      WHERE day = ANY(${days}::date[])
       GROUP BY 1, 2
     ) AS lowest`.execute(db);
   return rows.map(({ day, register, bits }) => ({ day, register, rank: rankOf(Number(bits)) }));

@@ -4,7 +4,8 @@ import type { ColumnType } from "kysely";
 type Day = ColumnType<string, string, string>;
 
 /**
- * links.scan_events: every counted scan of the raw window, once, partitioned by day through its id (a
+ * links.scan_events: the raw scans stored before 20270310T1100_raw_scans, kept until their partitions
+ * age out; every counted scan of then, once, partitioned by day through its id (a
  * UUIDv7, whose first 48 bits are the scan's time). The link knows the account. No raw address:
  * `visitor` is the 64-bit hash of a salted visitor key.
  */
@@ -18,6 +19,32 @@ export interface ScanEventsTable {
   /** ISO 3166-1 alpha-2, or "" when unknown. */
   country: string;
   /** "" when the scan had no referrer. */
+  referrer_host: string;
+}
+
+/**
+ * links.raw_scans: every counted scan of the raw window, once, partitioned by day through its key.
+ * No raw address: `visitor` is the 64-bit hash of a salted visitor key. One index, unique (link,
+ * visitor, key).
+ */
+export interface RawScansTable {
+  /** The link's links.links.number. */
+  link: ColumnType<string, string | bigint, never>;
+  /** The scan's time in milliseconds × 2^20 plus 20 bits of its id (see storeScans). */
+  key: ColumnType<string, string | bigint, never>;
+  /** hashtextextended(visitor key, 0). */
+  visitor: ColumnType<string, string | bigint, never>;
+  /** A links.scan_contexts code. */
+  context: ColumnType<string, string | bigint, never>;
+}
+
+/** links.scan_contexts: the device type, OS, browser, country and referrer host each context code stands for. */
+export interface ScanContextsTable {
+  code: ColumnType<string, string | bigint, never>;
+  device_type: string;
+  os: string;
+  browser: string;
+  country: string;
   referrer_host: string;
 }
 
