@@ -4,10 +4,9 @@ import type { OutboxEventsTable } from "./outbox/outbox.table.js";
 import type { ScanReservationsTable } from "./redirects/scan-reservations.table.js";
 import type {
   ScanAgentsTable,
-  ScanDayRollupsTable,
-  ScanDaySketchesTable,
   ScanDeltasTable,
   ScanEventsTable,
+  ScanLinkDaysTable,
   ScanTotalsTable,
   ScanValuesTable,
   ScanVisitorDaysTable,
@@ -20,11 +19,10 @@ export interface LinksTables {
   scan_events: ScanEventsTable;
   scan_agents: ScanAgentsTable;
   scan_totals: ScanTotalsTable;
-  scan_day_rollups: ScanDayRollupsTable;
+  scan_link_days: ScanLinkDaysTable;
   scan_values: ScanValuesTable;
   scan_visitor_days: ScanVisitorDaysTable;
   scan_deltas: ScanDeltasTable;
-  scan_day_sketches: ScanDaySketchesTable;
   outbox_events: OutboxEventsTable;
   scan_reservations: ScanReservationsTable;
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { LinksTables } from "../../tables.js";
-import { packSketch } from "./sketch-encoding.js";
+import { dayUniqueScans, saveLinkDaySketches } from "./scans.repository.js";
 import { addToSketch, emptySketch, RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
 
 type Db = Kysely<LinksTables>;
@@ -161,18 +161,10 @@ async function sketchDaysOf(trx: Transaction<LinksTables>, partition: string, vi
   const all = [...sketches.values()];
   for (let start = 0; start < all.length; start += 1000) {
     const chunk = all.slice(start, start + 1000);
-    await sql`
-      INSERT INTO links.scan_day_sketches (link_id, day, visitors, registers)
-      SELECT sketch.link_id, sketch.day::date, coalesce((
-        SELECT sum(n) FROM (
-          SELECT unique_scans AS n FROM links.scan_day_rollups WHERE link_id = sketch.link_id AND day = sketch.day
-          UNION ALL
-          SELECT visitors FROM links.scan_deltas WHERE link_id = sketch.link_id AND day = sketch.day
-        ) AS counts), 0), decode(sketch.registers, 'hex')
-      FROM unnest(${chunk.map((s) => s.linkId)}::uuid[], ${chunk.map((s) => s.day)}::date[], ${chunk.map((s) => Buffer.from(packSketch(s.registers)).toString("hex"))}::text[])
-        AS sketch (link_id, day, registers)
-      ON CONFLICT (link_id, day) DO UPDATE SET visitors = excluded.visitors, registers = excluded.registers`.execute(
+    const visitors = await dayUniqueScans(trx, chunk);
+    await saveLinkDaySketches(
       trx,
+      chunk.map((sketch) => ({ ...sketch, visitors: visitors.get(`${sketch.linkId}/${sketch.day}`) ?? 0 })),
     );
   }
 }
