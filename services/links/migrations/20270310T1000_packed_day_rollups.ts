@@ -30,8 +30,13 @@ import { sql, type Kysely } from "kysely";
 // link, with this migration then moving only what changed, or takes a maintenance window.
 
 export async function up(db: Kysely<any>): Promise<void> {
-  // In the order the version before's folds write them, so a fold under way finishes first.
-  await sql`lock table links.scan_day_rollups, links.scan_day_sketches in exclusive mode`.execute(db);
+  // Readers of the version before read on; its writers wait. scan_totals first, the first table its
+  // folds write after their deltas, so a fold under way finishes before the lock is had and one not
+  // started waits holding nothing here; scan_day_sketches before scan_day_rollups, so a partition
+  // run under way, which reads the rollups while it writes sketches, finishes first too. (A fold
+  // reads scan_day_rollups before it writes there: were it first, a fold could hold its read while
+  // this waits to drop the table, and wait itself for this lock.)
+  await sql`lock table links.scan_totals, links.scan_day_sketches, links.scan_day_rollups in exclusive mode`.execute(db);
   await sql`create function links.scan_day_varint(n bigint) returns bytea language plpgsql immutable strict as $$
     declare
       packed bytea := ''::bytea;
@@ -163,7 +168,9 @@ export async function down(db: Kysely<any>): Promise<void> {
   await sql`create table links.scan_day_rollups_unpacked (
       link_id uuid not null, day date not null, scans bigint not null, unique_scans bigint not null,
       value_codes bigint[] not null, value_scans bigint[] not null)`.execute(db);
-  await sql`insert into links.scan_day_rollups_unpacked select * from links.scan_day_rollups`.execute(db);
+  // A row only a sketch made counts nothing, and the version before has no such rows.
+  await sql`insert into links.scan_day_rollups_unpacked select * from links.scan_day_rollups
+    where scans <> 0 or unique_scans <> 0 or cardinality(value_codes) > 0`.execute(db);
   await sql`drop view links.scan_days, links.scan_day_values, links.scan_day_rollups`.execute(db);
   await sql`alter table links.scan_day_rollups_unpacked rename to scan_day_rollups`.execute(db);
   await sql`alter table links.scan_day_rollups add constraint scan_day_rollups_pkey primary key (link_id, day)`.execute(

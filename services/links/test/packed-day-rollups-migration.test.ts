@@ -4,6 +4,7 @@
 // and every sketch either version saves reaches this version.
 import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
+import { Migrator } from "kysely/migration";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateSchema, type Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
@@ -11,7 +12,13 @@ import { migrations, SCHEMA } from "../migrations/index.js";
 import { decodeDayCounts, encodeDayCounts } from "../src/scans/analytics/day-encoding.js";
 import { emptyScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
-import { daySketches, foldScanDeltas, storeScans, summarizeScans } from "../src/scans/analytics/scans.repository.js";
+import {
+  daySketches,
+  foldScanDeltas,
+  saveDaySketches,
+  storeScans,
+  summarizeScans,
+} from "../src/scans/analytics/scans.repository.js";
 import { emptySketch } from "../src/scans/analytics/visitor-sketch.js";
 import type { LinksTables } from "../src/tables.js";
 
@@ -229,6 +236,52 @@ describe("the migration to packed link-day rows", () => {
         value_codes: [...counts.values.keys()].map(String),
         value_scans: [...counts.values.values()].map(String),
       },
+    ]);
+  });
+
+  it("goes back down keeping every count and sketch, and up again", async () => {
+    const { db } = database;
+    await migrateSchema(db, SCHEMA, migrations);
+    const links = db.withSchema("links") as Kysely<LinksTables>;
+    const [linkId, accountId] = [randomUUID(), randomUUID()];
+    await sql`insert into links.links (id, account_id, slug, destination_url, status, created_at, updated_at)
+      values (${linkId}, ${accountId}, 'down', 'https://example.com/', 'active', now(), now())`.execute(db);
+    await sql`insert into links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, scans, visitors)
+      values (${linkId}, ${accountId}, '2027-03-01', 'DE', 'mobile', 'iOS', 'Safari', '', 4, 3)`.execute(db);
+    await foldScanDeltas(links);
+    const registers = emptySketch();
+    registers[300] = 9;
+    await saveDaySketches(links, linkId, [
+      { day: "2027-03-01", visitors: 3, registers },
+      { day: "2027-03-02", visitors: 1, registers },
+    ]);
+    const before = await summarizeScans(links, linkId, "2027-03-01", "2027-03-02");
+
+    const migrator = new Migrator({
+      db,
+      provider: { getMigrations: async () => migrations },
+      migrationTableSchema: SCHEMA,
+    });
+    const { error, results } = await migrator.migrateDown();
+    expect(error).toBeUndefined();
+    expect(results?.map((r) => r.migrationName)).toEqual([MIGRATION]);
+    const { rows: rollups } = await sql<{ scans: number; unique_scans: number; values: number }>`
+      select scans::int, unique_scans::int, cardinality(value_codes) as values
+      from links.scan_day_rollups where link_id = ${linkId}`.execute(db);
+    expect(rollups).toEqual([{ scans: 4, unique_scans: 3, values: 5 }]);
+    const { rows: sketches } = await sql<{ day: string; visitors: number; registers: Uint8Array }>`
+      select to_char(day, 'YYYY-MM-DD') as day, visitors::int, registers from links.scan_day_sketches
+      where link_id = ${linkId} order by day`.execute(db);
+    expect(sketches.map((row) => [row.day, row.visitors, [...new Uint8Array(row.registers)]])).toEqual([
+      ["2027-03-01", 3, [1, 44, 9]],
+      ["2027-03-02", 1, [1, 44, 9]],
+    ]);
+
+    await migrateSchema(db, SCHEMA, migrations);
+    expect(await summarizeScans(links, linkId, "2027-03-01", "2027-03-02")).toEqual(before);
+    expect([...(await daySketches(links, linkId, "2027-03-01", "2027-03-02")).keys()]).toEqual([
+      "2027-03-01",
+      "2027-03-02",
     ]);
   });
 });
