@@ -36,7 +36,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   // run under way, which reads the rollups while it writes sketches, finishes first too. (A fold
   // reads scan_day_rollups before it writes there: were it first, a fold could hold its read while
   // this waits to drop the table, and wait itself for this lock.)
-  await sql`lock table links.scan_totals, links.scan_day_sketches, links.scan_day_rollups in exclusive mode`.execute(db);
+  await sql`lock table links.scan_totals, links.scan_day_sketches, links.scan_day_rollups
+    in exclusive mode`.execute(db);
   await sql`create function links.scan_day_varint(n bigint) returns bytea language plpgsql immutable strict as $$
     declare
       packed bytea := ''::bytea;
