@@ -968,7 +968,7 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
   // 20270310T1000_packed_day_rollups made).
   await onConnection(url, [
     `insert into links.scan_link_days (link_id, day, counts)
-       select link_id, day, links.scan_day_pack(rollup.scans, coalesce(visitors.n, 0), rollup.value_codes, rollup.value_scans)
+       select link_id, day, links.scan_day_pack(rollup.scans::bigint, coalesce(visitors.n, 0), rollup.value_codes, rollup.value_scans)
        from public.bench_day_values as rollup
        left join (select link_id, day, count(*) as n from links.scan_visitor_days group by 1, 2) as visitors using (link_id, day)
        order by link_id, day`,
