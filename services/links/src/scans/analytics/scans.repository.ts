@@ -472,16 +472,33 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
   };
 }
 
+/**
+ * The values links.scan_values has given codes, per database handle: a code never changes once given
+ * (the folder only adds codes), so each is read once per process, and a summary of a link already
+ * read costs one statement.
+ */
+const knownValues = new WeakMap<Db, Map<number, string>>();
+
 /** The values links.scan_values gives `codes`, spelled as it spells them; throws on a code it lacks. */
 async function valuesOfCodes(db: Db, codes: number[]): Promise<Map<number, string>> {
-  if (codes.length === 0) return new Map();
-  const { rows } = await sql<{ code: string | number; dimension_value: string }>`
-    SELECT code, dimension_value FROM links.scan_values WHERE code = ANY(${codes.map(String)}::bigint[])`.execute(db);
-  const values = new Map(rows.map((row) => [Number(row.code), row.dimension_value]));
-  const missing = codes.find((code) => !values.has(code));
-  if (missing !== undefined)
-    throw new Error(`links.scan_link_days holds the value code ${missing}, which links.scan_values lacks`);
-  return values;
+  let known = knownValues.get(db);
+  if (!known) {
+    known = new Map();
+    knownValues.set(db, known);
+  }
+  const unknown = codes.filter((code) => !known.has(code));
+  if (unknown.length > 0) {
+    const { rows } = await sql<{ code: string | number; dimension_value: string }>`
+      SELECT code, dimension_value FROM links.scan_values WHERE code = ANY(${unknown.map(String)}::bigint[])`.execute(
+      db,
+    );
+    for (const row of rows) known.set(Number(row.code), row.dimension_value);
+    const missing = unknown.find((code) => !known.has(code));
+    if (missing !== undefined) {
+      throw new Error(`links.scan_link_days holds the value code ${missing}, which links.scan_values lacks`);
+    }
+  }
+  return known;
 }
 
 /** The dimension of a value as links.scan_values spells it; only the folds write it, from DIMENSION_CODES. */
