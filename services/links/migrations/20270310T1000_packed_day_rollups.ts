@@ -14,7 +14,8 @@ import { sql, type Kysely } from "kysely";
 //   sketch: varint zigzag(the day's distinct visitors when it was built), then the registers, whole
 //           (4,096 bytes) or sparse (3 bytes a register set: index high byte, low byte, rank).
 // links.scan_day_pack, scan_day_unpack and scan_day_varint spell the format in SQL, for the views here
-// and for tools that fill rollups in SQL.
+// and for tools that fill rollups in SQL; links.scan_day_unique_scans reads a row's distinct visitors
+// alone, for the service's readers that only add them up. They stay when the views go.
 //
 // Online, and through a rolling upgrade, as 20270301T1000_day_rollups: the rows move under a lock that
 // lets readers of the version before read on and holds its folds until the end; links.scan_day_rollups
@@ -100,6 +101,29 @@ export async function up(db: Kysely<any>): Promise<void> {
         value_scans := value_scans || numbers[i + 1];
         i := i + 2;
       end loop;
+    end $$`.execute(db);
+  // The day's distinct visitors alone (the second number), for a reader that needs only their sum.
+  await sql`create function links.scan_day_unique_scans(counts bytea) returns bigint
+    language plpgsql immutable strict parallel safe as $$
+    declare
+      at int := 1;
+      n bigint;
+      shift int;
+      b int;
+    begin
+      if length(counts) = 0 or get_byte(counts, 0) <> 1 then raise exception 'scan_day_unique_scans: unknown format'; end if;
+      for field in 1..2 loop
+        n := 0;
+        shift := 0;
+        loop
+          b := get_byte(counts, at);
+          at := at + 1;
+          n := n | ((b & 127)::bigint << shift);
+          shift := shift + 7;
+          exit when b < 128;
+        end loop;
+      end loop;
+      return case when n % 2 = 1 then -(n + 1) / 2 else n / 2 end;
     end $$`.execute(db);
   await sql`create table links.scan_link_days (
       link_id uuid not null, day date not null, counts bytea not null, sketch bytea,
@@ -187,6 +211,7 @@ export async function down(db: Kysely<any>): Promise<void> {
     join (values ('c', 'country'), ('d', 'device'), ('o', 'os'), ('b', 'browser'), ('r', 'referrer'), ('u', 'rule'))
       as code (code, dimension) on code.code = left(known.dimension_value, 1)`.execute(db);
   await sql`drop table links.scan_link_days`.execute(db);
-  await sql`drop function links.scan_day_unpack(bytea), links.scan_day_pack(bigint, bigint, bigint[], bigint[]),
+  await sql`drop function links.scan_day_unpack(bytea), links.scan_day_unique_scans(bytea),
+    links.scan_day_pack(bigint, bigint, bigint[], bigint[]),
     links.scan_day_zigzag(bigint), links.scan_day_varint(bigint)`.execute(db);
 }

@@ -220,6 +220,10 @@ describe("the migration to packed link-day rows", () => {
       db,
     );
     expect(new Uint8Array(rows[0]!.packed)).toEqual(encodeDayCounts(counts));
+    const { rows: visitors } = await sql<{ n: string; negative: string }>`
+      SELECT links.scan_day_unique_scans(${Buffer.from(encodeDayCounts({ ...counts, uniqueScans: 2 ** 33 + 1 }))})::text AS n,
+        links.scan_day_unique_scans(${Buffer.from(encodeDayCounts(counts))})::text AS negative`.execute(db);
+    expect(visitors).toEqual([{ n: String(2 ** 33 + 1), negative: "-3" }]);
     expect(decodeDayCounts(new Uint8Array(rows[0]!.packed))).toEqual(counts);
     const { rows: unpacked } = await sql<{
       scans: string;

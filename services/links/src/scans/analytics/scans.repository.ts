@@ -551,22 +551,21 @@ export async function countVisitorsUpTo(
   to: string,
   limit: number,
 ): Promise<number | undefined> {
-  // One statement, one snapshot: a fold committing meanwhile moves visitors from the deltas to the rows.
-  const { rows } = await sql<{ counts: Uint8Array | null; visitors: string | number | null }>`
-    SELECT counts, NULL::bigint AS visitors FROM links.scan_link_days WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
-    UNION ALL
-    SELECT NULL, sum(visitors)::bigint FROM links.scan_deltas WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}`.execute(
-    db,
-  );
-  let visitorDays = 0;
-  for (const row of rows) {
-    visitorDays += row.counts === null ? Number(row.visitors ?? 0) : decodeDayCounts(row.counts).uniqueScans;
-  }
-  if (visitorDays > limit) return undefined;
-  const { rows: counted } = await sql<{ visitors: number }>`
-    SELECT count(DISTINCT visitor)::int AS visitors FROM links.visitor_days
-    WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}`.execute(db);
-  return counted[0]!.visitors;
+  // The count is a sub-select Postgres runs only when the CASE reaches it; the days' distinct
+  // visitors are read from their rows by links.scan_day_unique_scans (the format's SQL spelling).
+  const { rows } = await sql<{ visitors: number | null }>`
+    SELECT CASE WHEN visitor_days.n > ${limit} THEN NULL ELSE (
+      SELECT count(DISTINCT visitor)::int FROM links.visitor_days WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+    ) END AS visitors
+    FROM (
+      SELECT coalesce(sum(n), 0) AS n FROM (
+        SELECT links.scan_day_unique_scans(counts) AS n FROM links.scan_link_days
+        WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+        UNION ALL
+        SELECT visitors FROM links.scan_deltas WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+      ) AS days
+    ) AS visitor_days`.execute(db);
+  return rows[0]!.visitors ?? undefined;
 }
 
 /**
