@@ -887,7 +887,7 @@ const BY_DIMENSION_VALUE =
 // The rollups' primary keys, as the migrations make them; dropped while the tables are filled.
 const ROLLUP_KEYS = {
   scan_totals: "(link_id)",
-  scan_day_rollups: "(link_id, day)",
+  scan_link_days: "(link_id, day)",
 };
 const primaryKey = (table: keyof typeof ROLLUP_KEYS) =>
   `alter table links.${table} add constraint ${table}_pkey primary key ${ROLLUP_KEYS[table]}`;
@@ -954,9 +954,9 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
       `insert into links.scan_totals (link_id, account_id, scans) select link_id, '${ACCOUNT_ID}', count(*) from public.bench_scans group by 1`,
       `insert into links.scan_values (dimension_value) select distinct d.dimension_value from public.bench_scans, ${BY_DIMENSION_VALUE}`,
       // A day's scans are its countries' scans; its visitors are counted once the visitor-days are in.
-      `insert into links.scan_day_rollups (link_id, day, scans, unique_scans, value_codes, value_scans)
-         select link_id, day, sum(scans) filter (where by_value.dimension_value like 'c%'), 0,
-           array_agg(known.code order by known.code), array_agg(scans order by known.code)
+      `create unlogged table public.bench_day_values as
+         select link_id, day, sum(scans) filter (where by_value.dimension_value like 'c%') as scans,
+           array_agg(known.code order by known.code) as value_codes, array_agg(scans order by known.code) as value_scans
          from (
            select link_id, ${day} as day, d.dimension_value, count(*) as scans
            from public.bench_scans, ${BY_DIMENSION_VALUE}
@@ -966,10 +966,15 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
          group by 1, 2`,
     ]),
   ]);
+  // Packed as the service packs a link-day (links.scan_day_pack, the format's SQL spelling that
+  // 20270310T1000_packed_day_rollups made).
   await onConnection(url, [
-    `update links.scan_day_rollups as rollup set unique_scans = visitors.n
-       from public.bench_visitor_days as visitors
-       where rollup.link_id = visitors.link_id and rollup.day = visitors.day`,
+    `insert into links.scan_link_days (link_id, day, counts)
+       select link_id, day, links.scan_day_pack(rollup.scans::bigint, coalesce(visitors.n, 0), rollup.value_codes, rollup.value_scans)
+       from public.bench_day_values as rollup
+       left join public.bench_visitor_days as visitors using (link_id, day)
+       order by link_id, day`,
+    "drop table public.bench_day_values",
     "drop table public.bench_visitor_days",
   ]);
   await Promise.all([
@@ -980,10 +985,10 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
     ]),
     onConnection(url, [
       primaryKey("scan_totals"),
-      primaryKey("scan_day_rollups"),
+      primaryKey("scan_link_days"),
       "vacuum analyze links.links",
       "vacuum analyze links.scan_totals",
-      "vacuum analyze links.scan_day_rollups",
+      "vacuum analyze links.scan_link_days",
       "drop table public.bench_link_counts",
     ]),
   ]);
@@ -1343,7 +1348,7 @@ async function analyticsAtScale(): Promise<void> {
       { name: "median link, default 30 days", linkId: dataset.median_link, fromDate: "", toDate: "" },
     ];
     // Day sketches are built the first time a range needs them; start from none, as a fresh install would.
-    await sql`delete from links.scan_day_sketches`.execute(scans.db);
+    await sql`update links.scan_link_days set sketch = null where sketch is not null`.execute(scans.db);
     const rows: { name: string; scans: bigint; visitors: bigint; exact: number; firstMs: number; times: number[] }[] =
       [];
     for (const { name, linkId, fromDate, toDate } of cases) {

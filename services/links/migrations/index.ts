@@ -14,6 +14,7 @@ import * as outboxScanLimitReached from "./20270216T1100_outbox_scan_limit_reach
 import * as expiryAnnouncements from "./20270216T1200_expiry_announcements.js";
 import * as scanDeltasByRule from "./20270217T1000_scan_deltas_by_rule.js";
 import * as dayRollups from "./20270301T1000_day_rollups.js";
+import * as packedDayRollups from "./20270310T1000_packed_day_rollups.js";
 import * as rawScans from "./20270310T1100_raw_scans.js";
 
 /** The links schema's migrations, oldest first. */
@@ -33,6 +34,7 @@ export const migrations: Migrations = {
   "20270216T1200_expiry_announcements": expiryAnnouncements,
   "20270217T1000_scan_deltas_by_rule": scanDeltasByRule,
   "20270301T1000_day_rollups": dayRollups,
+  "20270310T1000_packed_day_rollups": packedDayRollups,
   "20270310T1100_raw_scans": rawScans,
 };
 

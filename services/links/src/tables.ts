@@ -4,12 +4,11 @@ import type { OutboxEventsTable } from "./outbox/outbox.table.js";
 import type { ScanReservationsTable } from "./redirects/scan-reservations.table.js";
 import type {
   ScanAgentsTable,
-  ScanDayRollupsTable,
-  ScanDaySketchesTable,
   ScanDeltasTable,
   ScanContextsTable,
   ScanEventsTable,
   RawScansTable,
+  ScanLinkDaysTable,
   ScanTotalsTable,
   ScanValuesTable,
   ScanVisitorDaysTable,
@@ -24,11 +23,10 @@ export interface LinksTables {
   raw_scans: RawScansTable;
   scan_contexts: ScanContextsTable;
   scan_totals: ScanTotalsTable;
-  scan_day_rollups: ScanDayRollupsTable;
+  scan_link_days: ScanLinkDaysTable;
   scan_values: ScanValuesTable;
   scan_visitor_days: ScanVisitorDaysTable;
   scan_deltas: ScanDeltasTable;
-  scan_day_sketches: ScanDaySketchesTable;
   outbox_events: OutboxEventsTable;
   scan_reservations: ScanReservationsTable;
 }

@@ -8,6 +8,7 @@ import { migrateSchema, type Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import type { LinksDeps } from "../src/deps.js";
+import { decodeDaySketch } from "../src/scans/analytics/day-encoding.js";
 import { rangeVisitors } from "../src/scans/analytics/range-visitors.js";
 import { NO_VARIANT, type ScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
@@ -160,11 +161,10 @@ describe("scan partitions", () => {
     const run = await maintainScanPartitions(db, 0, at("2031-05-04"));
     expect(run?.keptFrom).toBe("2031-05-03");
     expect(run?.dropped).toEqual(expect.arrayContaining(["raw_scans_20310501", "raw_scans_20310502"]));
-    const { rows: sketches } = await sql<{ day: string; visitors: number }>`
-      select to_char(day, 'YYYY-MM-DD') as day, visitors::int from links.scan_day_sketches where link_id = ${linkId} order by 1`.execute(
-      db,
-    );
-    expect(sketches).toEqual([
+    const { rows: sketches } = await sql<{ day: string; sketch: Uint8Array }>`
+      select to_char(day, 'YYYY-MM-DD') as day, sketch from links.scan_link_days
+      where link_id = ${linkId} and sketch is not null order by 1`.execute(db);
+    expect(sketches.map(({ day, sketch }) => ({ day, visitors: decodeDaySketch(sketch).visitors }))).toEqual([
       { day: "2031-05-01", visitors: 300 },
       { day: "2031-05-02", visitors: 200 },
     ]);

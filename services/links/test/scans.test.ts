@@ -6,6 +6,7 @@ import { Code, createClient, type Client } from "@connectrpc/connect";
 import { AnalyticsInterval, AnalyticsService, OutboxService, ScanSchema, type Scan } from "@qrplatform/api/links";
 import { sql } from "kysely";
 import { inProcessTransport } from "@qrplatform/platform";
+import { decodeDaySketch, encodeDayCounts } from "../src/scans/analytics/day-encoding.js";
 import { DeltaFolder } from "../src/scans/analytics/delta-folder.js";
 import { scanColumnsOf, type ScanColumns } from "../src/scans/scan-columns.js";
 import type { ScanSink } from "../src/scans/scan-sink.js";
@@ -675,6 +676,39 @@ describe("rollups written as deltas", () => {
     expect(rows).toEqual([{ scans: 300 }]);
   });
 
+  it("fold a correction of distinct visitors alone, below zero included, without touching scans or breakdowns", async () => {
+    const { accountId, linkId } = await newLink();
+    await stack.redirects.recordScans({
+      scans: Array.from({ length: 6 }, (_, j) => scan(linkId, "2026-11-19T08:00:00Z", { visitorKey: `v${j % 4}` })),
+    });
+    while ((await foldScanDeltas(stack.database.db)) === undefined);
+    const correct = (visitors: number) =>
+      sql`insert into links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, scans, visitors)
+        values (${linkId}, ${accountId}, '2026-11-19', '', '', '', '', '', 0, ${visitors})`.execute(stack.database.db);
+    const read = async () => {
+      const summary = await summarizeScans(stack.database.db, linkId, "2026-11-19", "2026-11-19");
+      return {
+        daily: summary.daily,
+        breakdowns: summary.breakdowns.map((b) => `${b.dimension}:${b.value}:${b.scans}`).sort(),
+      };
+    };
+    const before = await read();
+    expect(before.daily).toEqual([{ day: "2026-11-19", scans: 6, uniqueScans: 4 }]);
+    await correct(-1);
+    const corrected = { ...before, daily: [{ day: "2026-11-19", scans: 6, uniqueScans: 3 }] };
+    expect(await read()).toEqual(corrected);
+    while ((await foldScanDeltas(stack.database.db)) === undefined);
+    expect(await read()).toEqual(corrected);
+    // Past zero and back: each step counts as it lands, folded or not.
+    await correct(-5);
+    while ((await foldScanDeltas(stack.database.db)) === undefined);
+    expect((await read()).daily).toEqual([{ day: "2026-11-19", scans: 6, uniqueScans: -2 }]);
+    await correct(6);
+    expect((await read()).daily).toEqual([{ day: "2026-11-19", scans: 6, uniqueScans: 4 }]);
+    while ((await foldScanDeltas(stack.database.db)) === undefined);
+    expect(await read()).toEqual(before);
+  });
+
   it("tell webhooks of a fold's scans in one outbox event per account, naming a thousand of its links at most", async () => {
     const outbox = createClient(
       OutboxService,
@@ -786,8 +820,9 @@ describe("the dictionary of values the rollups code", () => {
     const db = stack.database.db;
     const { rows } = await sql<{ code: number }>`
       insert into links.scan_values (dimension_value) values (${`z${linkId}`}) returning code`.execute(db);
-    await sql`insert into links.scan_day_rollups (link_id, day, scans, unique_scans, value_codes, value_scans)
-      values (${linkId}, '2026-11-23', 1, 1, ${`{${rows[0]!.code}}`}::bigint[], '{1}')`.execute(db);
+    const counts = encodeDayCounts({ scans: 1, uniqueScans: 1, values: new Map([[Number(rows[0]!.code), 1]]) });
+    await sql`insert into links.scan_link_days (link_id, day, counts)
+      values (${linkId}, '2026-11-23', ${Buffer.from(counts)})`.execute(db);
     await expect(summarizeScans(db, linkId, "2026-11-23", "2026-11-23")).rejects.toThrow(/of no known dimension/);
   });
 });
@@ -807,11 +842,10 @@ describe("distinct visitors over long ranges", () => {
 
   const sketchRows = async (linkId: string) =>
     (
-      await sql<{ day: string; visitors: number }>`
-        select to_char(day, 'YYYY-MM-DD') as day, visitors from links.scan_day_sketches where link_id = ${linkId} order by day`.execute(
-        sketched.database.db,
-      )
-    ).rows;
+      await sql<{ day: string; sketch: Uint8Array }>`
+        select to_char(day, 'YYYY-MM-DD') as day, sketch from links.scan_link_days
+        where link_id = ${linkId} and sketch is not null order by day`.execute(sketched.database.db)
+    ).rows.map(({ day, sketch }) => ({ day, visitors: decodeDaySketch(sketch).visitors }));
 
   it("are estimated within 5% from day sketches, kept for the days that are over; daily counts stay exact", async () => {
     const { accountId, linkId: id } = await sketched.links

@@ -11,7 +11,7 @@ import { addToSketch, emptySketch, estimateVisitors, mergeSketch } from "./visit
  * visitors added up; the exact count reads the link's raw scans of the range, and runs beside the
  * summary's queries); past that,
  * the union of HyperLogLog sketches of each day (standard error 1.6%, see visitor-sketch.ts). A day that is over keeps its sketch in
- * links.scan_day_sketches, built the first time a range needs it; today, and a day whose sketch no
+ * its row of links.scan_link_days, built the first time a range needs it; today, and a day whose sketch no
  * longer matches its visitor count (a scan arriving late), is sketched from its visitors on the spot.
  * A range reaching before the raw window (links.scan_window) is always estimated: those days' visitors
  * are gone, and their sketches were built before their partition was dropped.

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { LinksTables } from "../../tables.js";
-import { packSketch } from "./sketch-encoding.js";
+import { dayUniqueScans, saveLinkDaySketches } from "./scans.repository.js";
 import { addToSketch, emptySketch, RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
 
 type Db = Kysely<LinksTables>;
@@ -215,7 +215,8 @@ async function closeDays(trx: Transaction<LinksTables>, today: number): Promise<
     ),
     counted AS (
       SELECT link_id, day, sum(n) AS visitors FROM (
-        SELECT link_id, day, unique_scans AS n FROM links.scan_day_rollups WHERE day >= ${from}::date AND day < ${to}::date
+        SELECT link_id, day, links.scan_day_unique_scans(counts) AS n FROM links.scan_link_days
+        WHERE day >= ${from}::date AND day < ${to}::date
         UNION ALL
         SELECT link_id, day, visitors FROM links.scan_deltas WHERE day >= ${from}::date AND day < ${to}::date
       ) AS counts
@@ -260,18 +261,10 @@ async function sketchDaysOf(trx: Transaction<LinksTables>, visitors: string): Pr
   const all = [...sketches.values()];
   for (let start = 0; start < all.length; start += 1000) {
     const chunk = all.slice(start, start + 1000);
-    await sql`
-      INSERT INTO links.scan_day_sketches (link_id, day, visitors, registers)
-      SELECT sketch.link_id, sketch.day::date, coalesce((
-        SELECT sum(n) FROM (
-          SELECT unique_scans AS n FROM links.scan_day_rollups WHERE link_id = sketch.link_id AND day = sketch.day
-          UNION ALL
-          SELECT visitors FROM links.scan_deltas WHERE link_id = sketch.link_id AND day = sketch.day
-        ) AS counts), 0), decode(sketch.registers, 'hex')
-      FROM unnest(${chunk.map((s) => s.linkId)}::uuid[], ${chunk.map((s) => s.day)}::date[], ${chunk.map((s) => Buffer.from(packSketch(s.registers)).toString("hex"))}::text[])
-        AS sketch (link_id, day, registers)
-      ON CONFLICT (link_id, day) DO UPDATE SET visitors = excluded.visitors, registers = excluded.registers`.execute(
+    const visitors = await dayUniqueScans(trx, chunk);
+    await saveLinkDaySketches(
       trx,
+      chunk.map((sketch) => ({ ...sketch, visitors: visitors.get(`${sketch.linkId}/${sketch.day}`) ?? 0 })),
     );
   }
 }

@@ -4,7 +4,7 @@ import { isUniqueViolation } from "@qrplatform/platform";
 import type { LinksTables } from "../../tables.js";
 import { NO_VARIANT, type ScanColumns } from "../scan-columns.js";
 import { DAY_KEYS, firstKeyAt, firstScanIdAt } from "./scan-partitions.js";
-import { packSketch, unpackSketch } from "./sketch-encoding.js";
+import { decodeDayCounts, decodeDaySketch, emptyDayCounts, encodeDayCounts, encodeDaySketch } from "./day-encoding.js";
 import type { ScanDeltasTable } from "./scans.table.js";
 import { RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
 
@@ -27,7 +27,7 @@ export type Dimension = keyof typeof DIMENSIONS;
 
 /**
  * The one-letter code of each dimension, which starts each of its values in links.scan_values ("cDE"
- * is the country DE); a link-day's row in links.scan_day_rollups holds the values' codes there.
+ * is the country DE); a link-day's row in links.scan_link_days holds the values' codes there.
  */
 export const DIMENSION_CODES = {
   country: "c",
@@ -285,13 +285,17 @@ const FOLD_LOCK = 0x71720001;
 
 /**
  * Moves every committed delta into the rollups, in one transaction: deleted from links.scan_deltas
- * and added to scan_totals and scan_day_rollups together, so a reader that adds rollups and
- * deltas in one statement counts each scan once, before, during and after. Only one folder runs at a
- * time (an advisory lock; a second one returns at once), so the rollup rows have one writer and
- * never wait. The same transaction writes `link.scanned` outbox events, one per account folded (per
- * thousand of its links), with each link's count, so webhooks hear of every stored scan exactly once
- * and in batches. Returns the deltas folded,
- * or undefined when another folder holds the lock.
+ * and added to scan_totals and the link-days' rows of links.scan_link_days together, so a reader that
+ * adds rollups and deltas in one statement counts each scan once, before, during and after. Only one
+ * folder runs at a time (an advisory lock; a second one returns at once), so the rows' counts have
+ * one writer and never change under it. The same transaction writes `link.scanned` outbox events,
+ * one per account folded (per thousand of its links), with each link's count, so webhooks hear of
+ * every stored scan exactly once and in batches. Returns the deltas folded, or undefined when another
+ * folder holds the lock.
+ *
+ * Postgres adds the deltas up (per link-day, and per link-day and value, coding new values) and
+ * hands each touched link-day back with the counts its row holds; the counts are merged here
+ * (day-encoding.ts) and written back in one upsert per few thousand link-days.
  */
 export async function foldScanDeltas(db: Db): Promise<number | undefined> {
   return db.transaction().execute(async (trx) => {
@@ -301,7 +305,16 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
     if (!locked[0]!.locked) return undefined;
     // A fold after an outage may hold millions of deltas: their aggregates stay in memory rather than sort on disk.
     await sql`SET LOCAL work_mem = '64MB'`.execute(trx);
-    const { rows } = await sql<{ folded: number }>`
+    const { rows } = await sql<{
+      link_id: string;
+      day: string;
+      scans: string | number;
+      visitors: string | number;
+      codes: (string | number)[];
+      counts: (string | number)[];
+      kept: Uint8Array | null;
+      folded: number;
+    }>`
       WITH folded AS (
         DELETE FROM links.scan_deltas RETURNING *
       ),
@@ -310,16 +323,29 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         SELECT link_id, account_id, sum(scans) FROM folded GROUP BY 1, 2
         ON CONFLICT (link_id) DO UPDATE SET scans = scan_totals.scans + excluded.scans
       ),
+      scanned AS (
+        -- One outbox event per account per fold (a thousand links at most each), carrying each link's
+        -- count: webhooks hear of scans in batches, and the catalog relays a busy account in one step.
+        INSERT INTO links.outbox_events (account_id, type, link_ids, scan_counts)
+        SELECT account_id, 'link.scanned', array_agg(link_id ORDER BY link_id), array_agg(scans ORDER BY link_id)
+        FROM (
+          SELECT account_id, link_id, sum(scans) AS scans, (row_number() OVER (PARTITION BY account_id ORDER BY link_id) - 1) / 1000 AS chunk
+          FROM folded GROUP BY 1, 2
+        ) AS per_link
+        GROUP BY account_id, chunk
+      ),
       -- Deltas of one combination are added up before they are spread over the breakdowns, so the
       -- breakdowns' aggregate sorts or hashes a row per combination and breakdown, not per delta.
       combinations AS (
         SELECT link_id, day, country, device_type, os, browser, referrer_host, rule, sum(scans) AS scans FROM folded GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
       ),
+      -- A value whose deltas add no scans (a correction of visitors only) adds nothing to the breakdowns.
       day_values AS (
         SELECT deltas.link_id, deltas.day, breakdown.dimension_value, sum(deltas.scans) AS scans
         FROM combinations AS deltas CROSS JOIN LATERAL ${DELTA_BY_DIMENSION}
         WHERE ${COUNTED_BREAKDOWN}
         GROUP BY 1, 2, 3
+        HAVING sum(deltas.scans) <> 0
       ),
       -- Values seen for the first time get a code; the folder is the only writer (its lock).
       new_codes AS (
@@ -335,52 +361,47 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         UNION ALL
         SELECT code, dimension_value FROM new_codes
       ),
-      -- A link-day's counts are added to; its breakdowns are rewritten whole, what the row held and
-      -- what the deltas add merged by value. The folder is the only writer of these rows (its lock).
-      breakdowns AS (
-        SELECT link_id, day, array_agg(code ORDER BY code) AS value_codes, array_agg(scans ORDER BY code) AS value_scans
-        FROM (
-          SELECT link_id, day, code, sum(scans)::bigint AS scans FROM (
-            SELECT link_id, day, codes.code, scans FROM day_values JOIN codes USING (dimension_value)
-            UNION ALL
-            SELECT kept.link_id, kept.day, entry.code, entry.scans
-            FROM links.scan_day_rollups AS kept
-            JOIN (SELECT DISTINCT link_id, day FROM day_values) AS touched USING (link_id, day)
-            CROSS JOIN LATERAL unnest(kept.value_codes, kept.value_scans) AS entry (code, scans)
-          ) AS both_sides
-          GROUP BY 1, 2, 3
-        ) AS merged
+      added AS (
+        SELECT link_id, day, array_agg(code) AS codes, array_agg(scans::bigint) AS counts
+        FROM day_values JOIN codes USING (dimension_value)
         GROUP BY 1, 2
       ),
-      rollups AS (
-        INSERT INTO links.scan_day_rollups (link_id, day, scans, unique_scans, value_codes, value_scans)
-        SELECT link_id, day, counts.scans, counts.unique_scans,
-          coalesce(breakdowns.value_codes, '{}'), coalesce(breakdowns.value_scans, '{}')
-        FROM (SELECT link_id, day, sum(scans) AS scans, sum(visitors) AS unique_scans FROM folded GROUP BY 1, 2) AS counts
-        LEFT JOIN breakdowns USING (link_id, day)
-        ON CONFLICT (link_id, day) DO UPDATE SET
-          scans = scan_day_rollups.scans + excluded.scans, unique_scans = scan_day_rollups.unique_scans + excluded.unique_scans,
-          -- A link-day whose deltas counted in no breakdown has no merged arrays (touched comes from day_values),
-          -- so it keeps the breakdowns it holds rather than have them emptied.
-          value_codes = CASE WHEN cardinality(excluded.value_codes) = 0 THEN scan_day_rollups.value_codes ELSE excluded.value_codes END,
-          value_scans = CASE WHEN cardinality(excluded.value_scans) = 0 THEN scan_day_rollups.value_scans ELSE excluded.value_scans END
-      ),
-      scanned AS (
-        -- One outbox event per account per fold (a thousand links at most each), carrying each link's
-        -- count: webhooks hear of scans in batches, and the catalog relays a busy account in one step.
-        INSERT INTO links.outbox_events (account_id, type, link_ids, scan_counts)
-        SELECT account_id, 'link.scanned', array_agg(link_id ORDER BY link_id), array_agg(scans ORDER BY link_id)
-        FROM (
-          SELECT account_id, link_id, sum(scans) AS scans, (row_number() OVER (PARTITION BY account_id ORDER BY link_id) - 1) / 1000 AS chunk
-          FROM folded GROUP BY 1, 2
-        ) AS per_link
-        GROUP BY account_id, chunk
+      touched AS (
+        SELECT link_id, day, sum(scans)::bigint AS scans, sum(visitors)::bigint AS visitors FROM folded GROUP BY 1, 2
       )
-      SELECT count(*)::int AS folded FROM folded
+      SELECT touched.link_id, to_char(touched.day, 'YYYY-MM-DD') AS day, touched.scans, touched.visitors,
+        coalesce(added.codes, '{}') AS codes, coalesce(added.counts, '{}') AS counts, kept.counts AS kept,
+        (SELECT count(*) FROM folded)::int AS folded
+      FROM touched
+      LEFT JOIN added USING (link_id, day)
+      LEFT JOIN links.scan_link_days AS kept USING (link_id, day)
     `.execute(trx);
-    return rows[0]!.folded;
+    const merged = rows.map((row) => {
+      const counts = row.kept === null ? emptyDayCounts() : decodeDayCounts(row.kept);
+      counts.scans += Number(row.scans);
+      counts.uniqueScans += Number(row.visitors);
+      for (const [i, code] of row.codes.entries()) {
+        const value = Number(code);
+        counts.values.set(value, (counts.values.get(value) ?? 0) + Number(row.counts[i]));
+      }
+      return { linkId: row.link_id, day: row.day, counts: encodeDayCounts(counts) };
+    });
+    for (let start = 0; start < merged.length; start += UPSERT_CHUNK) {
+      const chunk = merged.slice(start, start + UPSERT_CHUNK);
+      // A row a sketch made first (no fold had written one) keeps its sketch; only the counts change.
+      await sql`
+        INSERT INTO links.scan_link_days (link_id, day, counts)
+        SELECT link_id, day, decode(counts, 'hex')
+        FROM unnest(${chunk.map((row) => row.linkId)}::uuid[], ${chunk.map((row) => row.day)}::date[],
+          ${chunk.map((row) => Buffer.from(row.counts).toString("hex"))}::text[]) AS merged (link_id, day, counts)
+        ON CONFLICT (link_id, day) DO UPDATE SET counts = excluded.counts`.execute(trx);
+    }
+    return rows[0]?.folded ?? 0;
   });
 }
+
+/** Link-days written back by one statement of a fold. */
+const UPSERT_CHUNK = 5000;
 
 /**
  * Reclaims the rows folds deleted from links.scan_deltas, so the next fold's scan and every reader's
@@ -424,39 +445,92 @@ export interface ScanSummary {
 }
 
 export async function summarizeScans(db: Db, linkId: string, from: string, to: string): Promise<ScanSummary> {
-  const [daily, breakdowns] = await Promise.all([
-    sql<{ day: string; scans: number; unique_scans: number }>`
-      SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(scans)::bigint AS scans, sum(unique_scans)::bigint AS unique_scans FROM (
-        SELECT day, scans, unique_scans FROM links.scan_day_rollups WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
-        UNION ALL
-        SELECT day, scans, visitors FROM links.scan_deltas WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
-      ) AS days
-      GROUP BY day ORDER BY day`.execute(db),
-    sql<{ dimension_value: string; scans: number }>`
-      SELECT dimension_value, sum(scans)::bigint AS scans FROM (
-        SELECT known.dimension_value, kept.scans FROM (
-          SELECT entry.code, sum(entry.scans) AS scans
-          FROM links.scan_day_rollups AS kept
-          CROSS JOIN LATERAL unnest(kept.value_codes, kept.value_scans) AS entry (code, scans)
-          WHERE kept.link_id = ${linkId} AND kept.day BETWEEN ${from} AND ${to}
-          GROUP BY 1
-        ) AS kept
-        JOIN links.scan_values AS known USING (code)
-        UNION ALL
-        SELECT breakdown.dimension_value, deltas.scans
-        FROM links.scan_deltas AS deltas CROSS JOIN LATERAL ${DELTA_BY_DIMENSION}
-        WHERE deltas.link_id = ${linkId} AND deltas.day BETWEEN ${from} AND ${to} AND ${COUNTED_BREAKDOWN}
-      ) AS values_in_range
-      GROUP BY 1`.execute(db),
-  ]);
+  // One statement, one snapshot: a fold committing meanwhile moves scans from the deltas to the rows.
+  const { rows } = await sql<
+    {
+      day: string;
+      counts: Uint8Array | null;
+      scans: string | number | null;
+      visitors: string | number | null;
+    } & Record<(typeof DIMENSIONS)[Dimension], string | null>
+  >`
+    SELECT to_char(day, 'YYYY-MM-DD') AS day, counts, NULL::bigint AS scans, NULL::bigint AS visitors,
+      NULL::text AS country, NULL::text AS device_type, NULL::text AS os, NULL::text AS browser,
+      NULL::text AS referrer_host, NULL::text AS rule
+    FROM links.scan_link_days WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+    UNION ALL
+    SELECT to_char(day, 'YYYY-MM-DD'), NULL, sum(scans)::bigint, sum(visitors)::bigint,
+      country, device_type, os, browser, referrer_host, rule
+    FROM links.scan_deltas WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+    GROUP BY day, country, device_type, os, browser, referrer_host, rule`.execute(db);
+  const daily = new Map<string, { day: string; scans: number; uniqueScans: number }>();
+  const byCode = new Map<number, number>();
+  const byValue = new Map<string, number>();
+  const add = <K>(into: Map<K, number>, key: K, scans: number) => into.set(key, (into.get(key) ?? 0) + scans);
+  for (const row of rows) {
+    let scans: number;
+    let uniqueScans: number;
+    if (row.counts !== null) {
+      const counts = decodeDayCounts(row.counts);
+      // A row a sketch made before any fold counts nothing: its day is not one with scans.
+      if (counts.scans === 0 && counts.uniqueScans === 0 && counts.values.size === 0) continue;
+      ({ scans, uniqueScans } = counts);
+      for (const [code, valueScans] of counts.values) add(byCode, code, valueScans);
+    } else {
+      scans = Number(row.scans);
+      uniqueScans = Number(row.visitors);
+      for (const [dimension, column] of Object.entries(DIMENSIONS)) {
+        const value = row[column]!;
+        if (value === "" && dimension === "rule") continue;
+        add(byValue, DIMENSION_CODES[dimension as Dimension] + value, scans);
+      }
+    }
+    const day = daily.get(row.day) ?? { day: row.day, scans: 0, uniqueScans: 0 };
+    day.scans += scans;
+    day.uniqueScans += uniqueScans;
+    daily.set(row.day, day);
+  }
+  const names = await valuesOfCodes(db, [...byCode.keys()]);
+  for (const [code, scans] of byCode) add(byValue, names.get(code)!, scans);
   return {
-    daily: daily.rows.map((row) => ({ day: row.day, scans: Number(row.scans), uniqueScans: Number(row.unique_scans) })),
-    breakdowns: breakdowns.rows.map((row) => ({
-      dimension: dimensionOf(row.dimension_value),
-      value: row.dimension_value.slice(1),
-      scans: Number(row.scans),
-    })),
+    daily: [...daily.values()].sort((a, b) => (a.day < b.day ? -1 : 1)),
+    breakdowns: [...byValue]
+      .filter(([, scans]) => scans !== 0)
+      .map(([dimensionValue, scans]) => ({
+        dimension: dimensionOf(dimensionValue),
+        value: dimensionValue.slice(1),
+        scans,
+      })),
   };
+}
+
+/**
+ * The values links.scan_values has given codes, per database handle: a code never changes once given
+ * (the folder only adds codes), so each is read once per process, and a summary of a link already
+ * read costs one statement.
+ */
+const knownValues = new WeakMap<Db, Map<number, string>>();
+
+/** The values links.scan_values gives `codes`, spelled as it spells them; throws on a code it lacks. */
+async function valuesOfCodes(db: Db, codes: number[]): Promise<Map<number, string>> {
+  let known = knownValues.get(db);
+  if (!known) {
+    known = new Map();
+    knownValues.set(db, known);
+  }
+  const unknown = codes.filter((code) => !known.has(code));
+  if (unknown.length > 0) {
+    const { rows } = await sql<{ code: string | number; dimension_value: string }>`
+      SELECT code, dimension_value FROM links.scan_values WHERE code = ANY(${unknown.map(String)}::bigint[])`.execute(
+      db,
+    );
+    for (const row of rows) known.set(Number(row.code), row.dimension_value);
+    const missing = unknown.find((code) => !known.has(code));
+    if (missing !== undefined) {
+      throw new Error(`links.scan_link_days holds the value code ${missing}, which links.scan_values lacks`);
+    }
+  }
+  return known;
 }
 
 /** The dimension of a value as links.scan_values spells it; only the folds write it, from DIMENSION_CODES. */
@@ -526,7 +600,7 @@ function visitorsOfDays(linkId: string, from: string, to: string) {
  * The distinct visitors of a link over the days from `from` to `to`, counted exactly from its raw
  * scans, provided it has at most `limit` visitor-days there; undefined when there are more.
  * How many there are is the sum of the days' distinct visitors (rollups and unfolded deltas: each
- * row added one), so a range with more is told in a few index pages, without reading its rows.
+ * row added one), so a range with more is told from its day rows, without reading its visitors.
  */
 export async function countVisitorsUpTo(
   db: Db,
@@ -535,19 +609,42 @@ export async function countVisitorsUpTo(
   to: string,
   limit: number,
 ): Promise<number | undefined> {
-  // The count is a sub-select Postgres runs only when the CASE reaches it.
+  // The count is a sub-select Postgres runs only when the CASE reaches it; the days' distinct
+  // visitors are read from their rows by links.scan_day_unique_scans (the format's SQL spelling).
   const { rows } = await sql<{ visitors: number | null }>`
     SELECT CASE WHEN visitor_days.n > ${limit} THEN NULL ELSE (
       SELECT count(DISTINCT visitor)::int FROM ${visitorsOfDays(linkId, from, to)}
     ) END AS visitors
     FROM (
       SELECT coalesce(sum(n), 0) AS n FROM (
-        SELECT unique_scans AS n FROM links.scan_day_rollups WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
+        SELECT links.scan_day_unique_scans(counts) AS n FROM links.scan_link_days
+        WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
         UNION ALL
         SELECT visitors FROM links.scan_deltas WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
       ) AS days
     ) AS visitor_days`.execute(db);
   return rows[0]!.visitors ?? undefined;
+}
+
+/**
+ * The distinct visitors the rollups count for each link-day given (folded or not), keyed
+ * "<link id>/<day>": what a sketch of the day is saved with.
+ */
+export async function dayUniqueScans(db: Db, days: { linkId: string; day: string }[]): Promise<Map<string, number>> {
+  if (days.length === 0) return new Map();
+  const { rows } = await sql<{ link_id: string; day: string; counts: Uint8Array | null; unfolded: string | number }>`
+    SELECT given.link_id, to_char(given.day, 'YYYY-MM-DD') AS day, kept.counts, (
+        SELECT coalesce(sum(visitors), 0) FROM links.scan_deltas AS deltas
+        WHERE deltas.link_id = given.link_id AND deltas.day = given.day
+      )::bigint AS unfolded
+    FROM unnest(${days.map((d) => d.linkId)}::uuid[], ${days.map((d) => d.day)}::date[]) AS given (link_id, day)
+    LEFT JOIN links.scan_link_days AS kept ON kept.link_id = given.link_id AND kept.day = given.day`.execute(db);
+  return new Map(
+    rows.map((row) => [
+      `${row.link_id}/${row.day}`,
+      Number(row.unfolded) + (row.counts === null ? 0 : decodeDayCounts(row.counts).uniqueScans),
+    ]),
+  );
 }
 
 /** The stored sketches of a link's days in a range, with the distinct visitors each had when it was built. */
@@ -557,16 +654,10 @@ export async function daySketches(
   from: string,
   to: string,
 ): Promise<Map<string, { visitors: number; registers: Uint8Array }>> {
-  const rows = await db
-    .selectFrom("scan_day_sketches")
-    .select([sql<string>`to_char(day, 'YYYY-MM-DD')`.as("day"), "visitors", "registers"])
-    .where("link_id", "=", linkId)
-    .where("day", ">=", from)
-    .where("day", "<=", to)
-    .execute();
-  return new Map(
-    rows.map((row) => [row.day, { visitors: Number(row.visitors), registers: unpackSketch(row.registers) }]),
-  );
+  const { rows } = await sql<{ day: string; sketch: Uint8Array }>`
+    SELECT to_char(day, 'YYYY-MM-DD') AS day, sketch FROM links.scan_link_days
+    WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to} AND sketch IS NOT NULL`.execute(db);
+  return new Map(rows.map((row) => [row.day, decodeDaySketch(row.sketch)]));
 }
 
 /** Each visitor's register and rank on the given days, reduced to the highest rank per day and register. */
@@ -589,27 +680,37 @@ export async function dayRegisters(
   return rows.map(({ day, register, bits }) => ({ day, register, rank: rankOf(Number(bits)) }));
 }
 
-/** Keeps the sketches of days that are over, so the next range that spans them reads 4 KiB a day. */
+/** Keeps the sketches of days that are over, so the next range that spans them reads a few bytes a day. */
 export async function saveDaySketches(
   db: Db,
   linkId: string,
   sketches: { day: string; visitors: number; registers: Uint8Array }[],
 ): Promise<void> {
-  if (sketches.length === 0) return;
-  await db
-    .insertInto("scan_day_sketches")
-    .values(
-      sketches.map(({ day, visitors, registers }) => ({
-        link_id: linkId,
-        day,
-        visitors,
-        registers: Buffer.from(packSketch(registers)),
-      })),
-    )
-    .onConflict((oc) =>
-      oc
-        .columns(["link_id", "day"])
-        .doUpdateSet((eb) => ({ visitors: eb.ref("excluded.visitors"), registers: eb.ref("excluded.registers") })),
-    )
-    .execute();
+  await saveLinkDaySketches(
+    db,
+    sketches.map((sketch) => ({ linkId, ...sketch })),
+  );
+}
+
+/** Link-days whose sketches one statement writes. */
+const SKETCH_CHUNK = 1000;
+
+/**
+ * {@link saveDaySketches} for the days of many links at once. A sketch goes into its link-day's row;
+ * a link-day no fold has written yet gets a row counting nothing, which the fold then adds to.
+ */
+export async function saveLinkDaySketches(
+  db: Db,
+  sketches: { linkId: string; day: string; visitors: number; registers: Uint8Array }[],
+): Promise<void> {
+  const nothingCounted = Buffer.from(encodeDayCounts(emptyDayCounts())).toString("hex");
+  for (let start = 0; start < sketches.length; start += SKETCH_CHUNK) {
+    const chunk = sketches.slice(start, start + SKETCH_CHUNK);
+    await sql`
+      INSERT INTO links.scan_link_days (link_id, day, counts, sketch)
+      SELECT link_id, day, decode(${nothingCounted}, 'hex'), decode(sketch, 'hex')
+      FROM unnest(${chunk.map((s) => s.linkId)}::uuid[], ${chunk.map((s) => s.day)}::date[],
+        ${chunk.map((s) => Buffer.from(encodeDaySketch(s.visitors, s.registers)).toString("hex"))}::text[]) AS given (link_id, day, sketch)
+      ON CONFLICT (link_id, day) DO UPDATE SET sketch = excluded.sketch`.execute(db);
+  }
 }

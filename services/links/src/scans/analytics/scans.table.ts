@@ -64,17 +64,17 @@ export interface ScanTotalsTable {
 }
 
 /**
- * links.scan_day_rollups: a link's scans and distinct visitors on a UTC day, and its scans by value
- * of each dimension (for `rule`, only scans a rule decided: see scans.repository.ts), in one row:
- * `value_scans[i]` scans had the value whose links.scan_values code is `value_codes[i]`.
+ * links.scan_link_days: a link's rollups of a UTC day, in one row of bytes (day-encoding.ts): its
+ * scans, distinct visitors and scans by value of each dimension (for `rule`, only scans a rule
+ * decided: see scans.repository.ts), and once the day is over its HyperLogLog sketch of visitors.
  */
-export interface ScanDayRollupsTable {
+export interface ScanLinkDaysTable {
   link_id: string;
   day: Day;
-  scans: number;
-  unique_scans: number;
-  value_codes: ColumnType<string[], string[], string[]>;
-  value_scans: ColumnType<string[], string[], string[]>;
+  /** encodeDayCounts. */
+  counts: Uint8Array;
+  /** encodeDaySketch; null until the day's sketch is kept. */
+  sketch: Uint8Array | null;
 }
 
 /**
@@ -111,13 +111,4 @@ export interface ScanDeltasTable {
   scans: number;
   /** New visitor-days of the link and day in the row's batch (on one of the batch's rows for them; 0 on the others). */
   visitors: number;
-}
-
-/** links.scan_day_sketches: a HyperLogLog sketch of a link's visitors on a day that is over (see visitor-sketch.ts). */
-export interface ScanDaySketchesTable {
-  link_id: string;
-  day: Day;
-  /** The day's distinct visitors when the sketch was built; the sketch is current while scan_day_rollups says the same. */
-  visitors: number;
-  registers: Uint8Array;
 }

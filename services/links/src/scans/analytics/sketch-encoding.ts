@@ -1,8 +1,8 @@
 import { SKETCH_REGISTERS } from "./visitor-sketch.js";
 
 /**
- * How a day's sketch is stored in links.scan_day_sketches. Most link-days see a few dozen visitors,
- * so most of a sketch's 4,096 registers are zero: such a sketch is kept sparse, three bytes per
+ * How a day's sketch is stored in its row of links.scan_link_days (after its visitors: see
+ * day-encoding.ts). Most link-days see a few dozen visitors, so most of a sketch's 4,096 registers are zero: such a sketch is kept sparse, three bytes per
  * register set (its index, high byte first, then its rank), and a sketch with more registers set is
  * kept whole. 4,096 bytes is always whole, since a sparse one is at most 1,365 × 3 = 4,095.
  */
