@@ -707,6 +707,15 @@ describe("rollups written as deltas", () => {
     expect((await read()).daily).toEqual([{ day: "2026-11-19", scans: 6, uniqueScans: 4 }]);
     while ((await foldScanDeltas(stack.database.db)) === undefined);
     expect(await read()).toEqual(before);
+    // Corrections scanned nothing: webhooks heard of the six scans once, and the total is theirs.
+    const { rows: events } = await sql<{ counts: number[] }>`
+      select scan_counts as counts from links.outbox_events where type = 'link.scanned' and ${linkId} = any(link_ids)`.execute(
+      stack.database.db,
+    );
+    expect(events.map((event) => event.counts.map(Number))).toEqual([[6]]);
+    const { rows: totals } = await sql<{ scans: number }>`
+      select scans::int from links.scan_totals where link_id = ${linkId}`.execute(stack.database.db);
+    expect(totals).toEqual([{ scans: 6 }]);
   });
 
   it("tell webhooks of a fold's scans in one outbox event per account, naming a thousand of its links at most", async () => {

@@ -320,7 +320,7 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
       ),
       totals AS (
         INSERT INTO links.scan_totals (link_id, account_id, scans)
-        SELECT link_id, account_id, sum(scans) FROM folded GROUP BY 1, 2
+        SELECT link_id, account_id, sum(scans) FROM folded GROUP BY 1, 2 HAVING sum(scans) > 0
         ON CONFLICT (link_id) DO UPDATE SET scans = scan_totals.scans + excluded.scans
       ),
       scanned AS (
@@ -330,7 +330,8 @@ export async function foldScanDeltas(db: Db): Promise<number | undefined> {
         SELECT account_id, 'link.scanned', array_agg(link_id ORDER BY link_id), array_agg(scans ORDER BY link_id)
         FROM (
           SELECT account_id, link_id, sum(scans) AS scans, (row_number() OVER (PARTITION BY account_id ORDER BY link_id) - 1) / 1000 AS chunk
-          FROM folded GROUP BY 1, 2
+          -- A link whose deltas only correct its distinct visitors (scan-partitions.ts) was not scanned.
+          FROM folded GROUP BY 1, 2 HAVING sum(scans) > 0
         ) AS per_link
         GROUP BY account_id, chunk
       ),
