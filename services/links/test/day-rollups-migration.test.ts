@@ -9,8 +9,9 @@ import { openTestDatabase } from "@qrplatform/db/testing";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import { emptyScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
-import { foldScanDeltas, storeScans, summarizeScans } from "../src/scans/analytics/scans.repository.js";
+import { foldScanDeltas, summarizeScans } from "../src/scans/analytics/scans.repository.js";
 import type { LinksTables } from "../src/tables.js";
+import { storeScansOfThen } from "./support/scans-of-then.js";
 
 const MIGRATION = "20270301T1000_day_rollups";
 /**
@@ -54,33 +55,8 @@ describe("the migration to one row of rollups per link and day", () => {
         columns.referrerHost.push("");
         columns.visitorKey.push(`visitor-${sent % 7}`);
       }
-      // This version's writer needs links.raw_scans (20270310T1100_raw_scans); before it, the scans are
-      // stored as the versions of then stored them.
-      const { rows } = await sql<{ raw: string | null }>`select to_regclass('links.raw_scans')::text as raw`.execute(
-        db,
-      );
-      if (rows[0]!.raw !== null) await storeScans(links, columns);
-      else await storeAsNarrow(columns);
+      await storeScansOfThen(db, links, columns);
     };
-    const storeAsNarrow = (columns: ReturnType<typeof emptyScanColumns>) =>
-      sql`WITH batch AS (
-          SELECT given.*, link.account_id, (to_timestamp(given.ms / 1000) AT TIME ZONE 'UTC')::date AS day,
-            hashtextextended(given.visitor_key, 0) AS visitor
-          FROM unnest(${columns.id}::uuid[], ${columns.linkId}::uuid[], ${columns.scannedAtMs}::float8[], ${columns.country}::text[],
-            ${columns.deviceType}::text[], ${columns.visitorKey}::text[]) AS given (id, link_id, ms, country, device_type, visitor_key)
-          JOIN links.links AS link ON link.id = given.link_id),
-        inserted AS (
-          INSERT INTO links.scan_events (id, link_id, visitor, agent, country, referrer_host)
-          SELECT id, link_id, visitor, hashtextextended(row(device_type, 'iOS', 'Safari')::text, 0), country, '' FROM batch
-          ON CONFLICT (id) DO NOTHING RETURNING id),
-        stored AS (SELECT batch.* FROM batch JOIN inserted USING (id)),
-        new_visitors AS (
-          INSERT INTO links.scan_visitor_days (link_id, day, visitor) SELECT DISTINCT link_id, day, visitor FROM stored
-          ON CONFLICT DO NOTHING RETURNING 1)
-        INSERT INTO links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, rule, scans, visitors)
-        SELECT link_id, account_id, day, country, device_type, 'iOS', 'Safari', '', '', count(*),
-          CASE WHEN row_number() OVER () = 1 THEN (SELECT count(*) FROM new_visitors) ELSE 0 END
-        FROM stored GROUP BY 1, 2, 3, 4, 5`.execute(db);
     // How the version before folds: a row of links.scan_days per link and day, and of
     // links.scan_day_values per link, day, dimension and value.
     const foldAsBefore = () =>
