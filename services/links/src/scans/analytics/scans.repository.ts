@@ -439,15 +439,28 @@ export async function isAccountLink(db: Db, accountId: string, linkId: string): 
   return row !== undefined;
 }
 
-/** A link's scans over the days from `from` to `to` (inclusive, UTC), read from the rollups and the deltas not folded yet. */
+/**
+ * A link's scans over the days from `from` to `to` (inclusive, UTC), read from the rollups and the
+ * deltas not folded yet. A day the partition manager has not closed yet (today, and until about an
+ * hour after midnight the day before) takes its distinct visitors from its raw scans instead: two
+ * batches stored at once may both have counted one visitor there, which only the day's close corrects.
+ */
 export interface ScanSummary {
   daily: { day: string; scans: number; uniqueScans: number }[];
   breakdowns: { dimension: string; value: string; scans: number }[];
 }
 
 export async function summarizeScans(db: Db, linkId: string, from: string, to: string): Promise<ScanSummary> {
-  // One statement, one snapshot: a fold committing meanwhile moves scans from the deltas to the rows.
-  const { rows } = await sql<
+  const [{ rows }, open] = await Promise.all([
+    summaryRows(db, linkId, from, to),
+    openDayVisitors(db, linkId, from, to),
+  ]);
+  return summaryOf(db, rows, open);
+}
+
+/** The rollup rows and unfolded deltas of a link's range, in one statement (one snapshot: a fold committing meanwhile moves scans from the deltas to the rows). */
+function summaryRows(db: Db, linkId: string, from: string, to: string) {
+  return sql<
     {
       day: string;
       counts: Uint8Array | null;
@@ -464,6 +477,31 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
       country, device_type, os, browser, referrer_host, rule
     FROM links.scan_deltas WHERE link_id = ${linkId} AND day BETWEEN ${from} AND ${to}
     GROUP BY day, country, device_type, os, browser, referrer_host, rule`.execute(db);
+}
+
+/**
+ * The exact distinct visitors of each day of a link's range that is not closed yet (from
+ * links.scan_window.closed_until), counted from its raw scans through their index, and from the
+ * visitor-days a writer of the version before 20270310T1100_raw_scans may still add during an upgrade.
+ */
+async function openDayVisitors(db: Db, linkId: string, from: string, to: string): Promise<Map<string, number>> {
+  const { rows: window } = await sql<{ closed: string | null }>`
+    SELECT to_char(closed_until, 'YYYY-MM-DD') AS closed FROM links.scan_window`.execute(db);
+  const closed = window[0]?.closed ?? null;
+  const first = closed !== null && closed > from ? closed : from;
+  if (closed === null || first > to) return new Map();
+  const { rows } = await sql<{ day: string; visitors: number }>`
+    SELECT to_char(day, 'YYYY-MM-DD') AS day, count(DISTINCT visitor)::int AS visitors
+    FROM ${visitorsOfDays(linkId, first, to)}
+    GROUP BY day`.execute(db);
+  return new Map(rows.map((row) => [row.day, row.visitors]));
+}
+
+async function summaryOf(
+  db: Db,
+  rows: Awaited<ReturnType<typeof summaryRows>>["rows"],
+  openDays: Map<string, number>,
+): Promise<ScanSummary> {
   const daily = new Map<string, { day: string; scans: number; uniqueScans: number }>();
   const byCode = new Map<number, number>();
   const byValue = new Map<string, number>();
@@ -490,6 +528,10 @@ export async function summarizeScans(db: Db, linkId: string, from: string, to: s
     day.scans += scans;
     day.uniqueScans += uniqueScans;
     daily.set(row.day, day);
+  }
+  for (const [day, visitors] of openDays) {
+    const counted = daily.get(day);
+    if (counted) counted.uniqueScans = visitors;
   }
   const names = await valuesOfCodes(db, [...byCode.keys()]);
   for (const [code, scans] of byCode) add(byValue, names.get(code)!, scans);
