@@ -26,7 +26,7 @@ import { adminQuery as runOnServer } from "@qrplatform/db/testing";
 import { createLogger, inProcessTransport } from "@qrplatform/platform";
 import { ruleInitOf } from "@qrplatform/routing";
 import { buildLinks } from "../../services/links/src/server.js";
-import { firstKeyAt } from "../../services/links/src/scans/analytics/scan-partitions.js";
+import { firstKeyAt } from "../../services/links/src/scans/analytics/scan-keys.js";
 import { hourlyScans } from "../../services/links/src/scans/analytics/scans.repository.js";
 import type { LinksTables } from "../../services/links/src/tables.js";
 import { buildAll } from "../build/build.js";

@@ -24,7 +24,9 @@ import { buildLinks, SCAN_RETENTION_DAYS } from "../../services/links/src/server
 import { emptyScanColumns, type ScanColumns } from "../../services/links/src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../../services/links/src/scans/recording/scan-id.js";
 import { maintainScanPartitions } from "../../services/links/src/scans/analytics/scan-partitions.js";
-import { foldScanDeltas, hourlyScans, storeScans } from "../../services/links/src/scans/analytics/scans.repository.js";
+import { foldScanDeltas } from "../../services/links/src/scans/analytics/scan-fold.js";
+import { storeScans } from "../../services/links/src/scans/analytics/scan-store.js";
+import { hourlyScans } from "../../services/links/src/scans/analytics/scans.repository.js";
 import type { LinksTables } from "../../services/links/src/tables.js";
 
 const DAY_MS = 86_400_000;

@@ -9,7 +9,8 @@ import { openTestDatabase } from "@qrplatform/db/testing";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import { emptyScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
-import { foldScanDeltas, summarizeScans } from "../src/scans/analytics/scans.repository.js";
+import { foldScanDeltas } from "../src/scans/analytics/scan-fold.js";
+import { summarizeScans } from "../src/scans/analytics/scans.repository.js";
 import type { LinksTables } from "../src/tables.js";
 import { storeScansOfThen } from "./support/scans-of-then.js";
 

@@ -9,7 +9,8 @@ import { openTestDatabase } from "@qrplatform/db/testing";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import { emptyScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
-import { foldScanDeltas, storeScans } from "../src/scans/analytics/scans.repository.js";
+import { foldScanDeltas } from "../src/scans/analytics/scan-fold.js";
+import { storeScans } from "../src/scans/analytics/scan-store.js";
 import type { LinksTables } from "../src/tables.js";
 
 const MIGRATION = "20270120T1000_narrow_scans";

@@ -12,12 +12,8 @@ import { migrations, SCHEMA } from "../migrations/index.js";
 import { decodeDayCounts, encodeDayCounts } from "../src/scans/analytics/day-encoding.js";
 import { emptyScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
-import {
-  daySketches,
-  foldScanDeltas,
-  saveDaySketches,
-  summarizeScans,
-} from "../src/scans/analytics/scans.repository.js";
+import { foldScanDeltas } from "../src/scans/analytics/scan-fold.js";
+import { daySketches, saveDaySketches, summarizeScans } from "../src/scans/analytics/scans.repository.js";
 import { emptySketch } from "../src/scans/analytics/visitor-sketch.js";
 import type { LinksTables } from "../src/tables.js";
 import { storeScansOfThen } from "./support/scans-of-then.js";

@@ -9,7 +9,9 @@ import { openTestDatabase } from "@qrplatform/db/testing";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import { emptyScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
-import { foldScanDeltas, hourlyScans, storeScans } from "../src/scans/analytics/scans.repository.js";
+import { foldScanDeltas } from "../src/scans/analytics/scan-fold.js";
+import { storeScans } from "../src/scans/analytics/scan-store.js";
+import { hourlyScans } from "../src/scans/analytics/scans.repository.js";
 import type { LinksTables } from "../src/tables.js";
 
 const MIGRATION = "20270310T1100_raw_scans";

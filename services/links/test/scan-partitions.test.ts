@@ -13,7 +13,9 @@ import { rangeVisitors } from "../src/scans/analytics/range-visitors.js";
 import { NO_VARIANT, type ScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
 import { firstKeptDay, maintainScanPartitions } from "../src/scans/analytics/scan-partitions.js";
-import { foldScanDeltas, storeScans, summarizeScans } from "../src/scans/analytics/scans.repository.js";
+import { foldScanDeltas } from "../src/scans/analytics/scan-fold.js";
+import { storeScans } from "../src/scans/analytics/scan-store.js";
+import { summarizeScans } from "../src/scans/analytics/scans.repository.js";
 import type { LinksTables } from "../src/tables.js";
 
 const at = (day: string, hour = 12) => new Date(`${day}T${String(hour).padStart(2, "0")}:00:00Z`);

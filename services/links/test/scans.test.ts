@@ -10,13 +10,9 @@ import { decodeDaySketch, encodeDayCounts } from "../src/scans/analytics/day-enc
 import { DeltaFolder } from "../src/scans/analytics/delta-folder.js";
 import { scanColumnsOf, type ScanColumns } from "../src/scans/scan-columns.js";
 import type { ScanSink } from "../src/scans/scan-sink.js";
-import {
-  countVisitorsUpTo,
-  dayRegisters,
-  foldScanDeltas,
-  storeScans,
-  summarizeScans,
-} from "../src/scans/analytics/scans.repository.js";
+import { foldScanDeltas } from "../src/scans/analytics/scan-fold.js";
+import { storeScans } from "../src/scans/analytics/scan-store.js";
+import { countVisitorsUpTo, dayRegisters, summarizeScans } from "../src/scans/analytics/scans.repository.js";
 import { errorOf } from "./support/errors.js";
 import { credentials, logger, startLinks, type LinksStack } from "./support/links-stack.js";
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { ScanColumns } from "../../src/scans/scan-columns.js";
-import { storeScans } from "../../src/scans/analytics/scans.repository.js";
+import { storeScans } from "../../src/scans/analytics/scan-store.js";
 import type { LinksTables } from "../../src/tables.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import type { LinksTables } from "../../tables.js";
-import { foldScanDeltas, vacuumScanDeltas } from "./scans.repository.js";
+import { foldScanDeltas, vacuumScanDeltas } from "./scan-fold.js";
 
 /** How long deltas wait before a fold: batches stored meanwhile are folded together, into one upsert per rollup row. */
 const FOLD_DELAY_MS = 1000;

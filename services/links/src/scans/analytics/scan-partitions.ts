@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import type { LinksTables } from "../../tables.js";
+import { DAY_KEYS, firstKeyAt, firstScanIdAt } from "./scan-keys.js";
 import { dayUniqueScans, saveLinkDaySketches } from "./scans.repository.js";
 import { addToSketch, emptySketch, RANK_BITS_SQL, rankOf, REGISTER_SQL } from "./visitor-sketch.js";
 
@@ -17,8 +18,6 @@ const RUN_EVERY_MS = 3_600_000;
 /** Any number that is ours alone: one manager at a time across every links instance. */
 const PARTITION_LOCK = 0x71720002;
 const DAY_MS = 86_400_000;
-/** Keys a day of links.raw_scans spans: its milliseconds, each with 2^20 keys, as an SQL literal. */
-export const DAY_KEYS = sql.lit(`${BigInt(DAY_MS) << 20n}`);
 
 /**
  * The tables partitioned by day and how a day's bound is written: links.raw_scans by its keys (a
@@ -165,21 +164,6 @@ function boundMs(value: string | undefined): number {
   // '2026-11-29' or '2026-11-29 00:00:00+00'
   const text = value.replaceAll("'", "").replace(" ", "T").replace(/\+00$/, "Z");
   return Date.parse(text.length === 10 ? `${text}T00:00:00Z` : text);
-}
-
-/**
- * The smallest key of links.raw_scans at a millisecond (milliseconds × 2^20), as decimal text; a time
- * past what 63 bits hold (the year 2248 either way) is clamped to the last or first millisecond they do.
- */
-export function firstKeyAt(ms: number): string {
-  const clamped = Math.min(Math.max(Math.floor(ms), -(2 ** 43)), 2 ** 43 - 1) || 0;
-  return (BigInt(clamped) << 20n).toString();
-}
-
-/** The smallest UUIDv7 of a millisecond: the bound of links.scan_events' partition that starts then. */
-export function firstScanIdAt(ms: number): string {
-  const hex = ms.toString(16).padStart(12, "0");
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-0000-0000-000000000000`;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { LinksTables } from "../../tables.js";
 import { joinScanColumns, type ScanColumns } from "../scan-columns.js";
 import type { ScanSink } from "../scan-sink.js";
-import { storeScans } from "./scans.repository.js";
+import { storeScans } from "./scan-store.js";
 
 /** The most scans stored in one statement; a larger backlog takes several. */
 const MAX_SCANS_PER_STATEMENT = 10_000;

@@ -20,7 +20,8 @@ import { analyticsRangeRequest, dayString, hourlyAvailableFrom, hourlyWindowProb
 import { rangeVisitors } from "./range-visitors.js";
 import { firstKeptDay } from "./scan-partitions.js";
 import { scanColumnsOf, type ScanColumns } from "../scan-columns.js";
-import { hourlyScans, isAccountLink, scanTotals, summarizeScans, type Dimension } from "./scans.repository.js";
+import type { Dimension } from "./scan-dimensions.js";
+import { hourlyScans, isAccountLink, scanTotals, summarizeScans } from "./scans.repository.js";
 
 /** Breakdown values listed one by one; the rest are summed into one "other" entry. */
 const MAX_BREAKDOWN_VALUES = 50;
