@@ -1,18 +1,15 @@
 // The migration that packs a link-day's rollups into one row runs while scans keep arriving and the
 // version before keeps folding through a rolling upgrade: every scan is counted once in the daily
 // counts and breakdowns, whichever version folded it, and the version before's readers find them all.
-import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateSchema, type Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
 import { migrations, SCHEMA } from "../migrations/index.js";
-import { emptyScanColumns } from "../src/scans/scan-columns.js";
-import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
 import { foldScanDeltas } from "../src/scans/analytics/scan-fold.js";
 import { summarizeScans } from "../src/scans/analytics/scans.repository.js";
 import type { LinksTables } from "../src/tables.js";
-import { storeScansOfThen } from "./support/scans-of-then.js";
+import { insertLink, migrateBefore, scanSender } from "./support/migration-test.js";
 
 const MIGRATION = "20270301T1000_day_rollups";
 /**
@@ -31,33 +28,12 @@ afterAll(() => database?.close());
 describe("the migration to one row of rollups per link and day", () => {
   it("counts every scan once across it, folded by either version, and answers both versions' readers", async () => {
     const { db } = database;
-    await migrateSchema(
-      db,
-      SCHEMA,
-      Object.fromEntries(Object.entries(migrations).filter(([name]) => name < MIGRATION)),
-    );
+    await migrateBefore(db, MIGRATION);
     const links = db.withSchema("links") as Kysely<LinksTables>;
-    const [linkId, accountId] = [randomUUID(), randomUUID()];
-    await sql`insert into links.links (id, account_id, slug, destination_url, status, created_at, updated_at)
-      values (${linkId}, ${accountId}, 'packed', 'https://example.com/', 'active', now(), now())`.execute(db);
+    const { linkId } = await insertLink(db, "packed");
     const now = Date.now();
     const today = new Date(now).toISOString().slice(0, 10);
-    let sent = 0;
-    const send = async (scans: number, country: string) => {
-      const columns = emptyScanColumns();
-      for (let i = 0; i < scans; i++, sent++) {
-        columns.id.push(timeOrderedScanId(now + sent));
-        columns.linkId.push(linkId);
-        columns.scannedAtMs.push(now + sent);
-        columns.country.push(country);
-        columns.deviceType.push(sent % 2 === 0 ? "mobile" : "desktop");
-        columns.os.push("iOS");
-        columns.browser.push("Safari");
-        columns.referrerHost.push("");
-        columns.visitorKey.push(`visitor-${sent % 7}`);
-      }
-      await storeScansOfThen(db, links, columns);
-    };
+    const send = scanSender(db, linkId, now);
     // How the version before folds: a row of links.scan_days per link and day, and of
     // links.scan_day_values per link, day, dimension and value.
     const foldAsBefore = () =>

@@ -10,13 +10,11 @@ import { migrateSchema, type Database } from "@qrplatform/db";
 import { openTestDatabase } from "@qrplatform/db/testing";
 import { migrations, SCHEMA } from "../migrations/index.js";
 import { decodeDayCounts, encodeDayCounts } from "../src/scans/analytics/day-encoding.js";
-import { emptyScanColumns } from "../src/scans/scan-columns.js";
-import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
 import { foldScanDeltas } from "../src/scans/analytics/scan-fold.js";
 import { daySketches, saveDaySketches, summarizeScans } from "../src/scans/analytics/scans.repository.js";
 import { emptySketch } from "../src/scans/analytics/visitor-sketch.js";
 import type { LinksTables } from "../src/tables.js";
-import { storeScansOfThen } from "./support/scans-of-then.js";
+import { insertLink, migrateBefore, scanSender } from "./support/migration-test.js";
 
 const MIGRATION = "20270310T1000_packed_day_rollups";
 /** How the version before's fold fails once links.scan_day_rollups is a view, on either engine. */
@@ -31,33 +29,12 @@ afterAll(() => database?.close());
 describe("the migration to packed link-day rows", () => {
   it("counts every scan once across it, folded by either version, and keeps every sketch either saves", async () => {
     const { db } = database;
-    await migrateSchema(
-      db,
-      SCHEMA,
-      Object.fromEntries(Object.entries(migrations).filter(([name]) => name < MIGRATION)),
-    );
+    await migrateBefore(db, MIGRATION);
     const links = db.withSchema("links") as Kysely<LinksTables>;
-    const [linkId, accountId] = [randomUUID(), randomUUID()];
-    await sql`insert into links.links (id, account_id, slug, destination_url, status, created_at, updated_at)
-      values (${linkId}, ${accountId}, 'packed', 'https://example.com/', 'active', now(), now())`.execute(db);
+    const { linkId } = await insertLink(db, "packed");
     const now = Date.now();
     const today = new Date(now).toISOString().slice(0, 10);
-    let sent = 0;
-    const send = async (scans: number, country: string) => {
-      const columns = emptyScanColumns();
-      for (let i = 0; i < scans; i++, sent++) {
-        columns.id.push(timeOrderedScanId(now + sent));
-        columns.linkId.push(linkId);
-        columns.scannedAtMs.push(now + sent);
-        columns.country.push(country);
-        columns.deviceType.push(sent % 2 === 0 ? "mobile" : "desktop");
-        columns.os.push("iOS");
-        columns.browser.push("Safari");
-        columns.referrerHost.push("");
-        columns.visitorKey.push(`visitor-${sent % 7}`);
-      }
-      await storeScansOfThen(db, links, columns);
-    };
+    const send = scanSender(db, linkId, now);
     // How the version before folds: counts added to links.scan_day_rollups, its arrays rewritten whole.
     const foldAsBefore = () =>
       sql`WITH folded AS (DELETE FROM links.scan_deltas RETURNING *),

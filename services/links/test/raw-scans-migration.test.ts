@@ -1,7 +1,6 @@
 // The migration to raw scan rows runs while scans keep arriving from writers of the version before,
 // which go on storing through a rolling upgrade: no scan is lost or stored twice whichever version
 // stores it and whichever is sent it again, and a visitor is counted once a day.
-import { randomUUID } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrateSchema, type Database } from "@qrplatform/db";
@@ -13,6 +12,7 @@ import { foldScanDeltas } from "../src/scans/analytics/scan-fold.js";
 import { storeScans } from "../src/scans/analytics/scan-store.js";
 import { hourlyScans } from "../src/scans/analytics/scans.repository.js";
 import type { LinksTables } from "../src/tables.js";
+import { insertLink, migrateBefore } from "./support/migration-test.js";
 
 const MIGRATION = "20270310T1100_raw_scans";
 
@@ -25,14 +25,8 @@ afterAll(() => database?.close());
 describe("the migration to raw scan rows", () => {
   it("loses no scan arriving during it, and stores each once whichever version is sent it again", async () => {
     const { db } = database;
-    await migrateSchema(
-      db,
-      SCHEMA,
-      Object.fromEntries(Object.entries(migrations).filter(([name]) => name < MIGRATION)),
-    );
-    const [linkId, accountId] = [randomUUID(), randomUUID()];
-    await sql`insert into links.links (id, account_id, slug, destination_url, status, created_at, updated_at)
-      values (${linkId}, ${accountId}, 'raw', 'https://example.com/', 'active', now(), now())`.execute(db);
+    await migrateBefore(db, MIGRATION);
+    const { linkId, accountId } = await insertLink(db, "raw");
     type Scan = { id: string; at: number; visitor: string };
     // A scan stored the way the version before stores it, in one statement: its row, and its
     // visitor-day and delta when the row is new.
