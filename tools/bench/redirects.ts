@@ -55,7 +55,7 @@ const SCAN_ROWS = Number(process.env.BENCH_ANALYTICS_SCANS ?? 10_000_000);
 const HOT_LINK_SCANS = SCAN_ROWS / 5;
 const DAYS = 400;
 // Bump when the generated data changes shape, so an old dataset is regenerated rather than reused.
-const DATASET_VERSION = 7;
+const DATASET_VERSION = 8;
 const ANALYTICS_RUNS = 20;
 
 const logger = createLogger({ service: "bench", level: "warn" });
@@ -911,6 +911,23 @@ async function generateDataset(url: string, lastDay: string): Promise<void> {
        with weights as (select n, power(n - 1, -0.8) as w from generate_series(2, ${LINKS}) n)
        select n, ${linkIdSql("n")} as link_id, round(${SCAN_ROWS - HOT_LINK_SCANS} * w / sum(w) over ())::int as scans from weights`,
     `insert into public.bench_link_counts select 1, ${linkIdSql("1")}, ${SCAN_ROWS} - sum(scans) from public.bench_link_counts`,
+    // Daily partitions over the dataset's days, as the service's partition manager lays them out (the
+    // migration's one partition up to the window's end would hold all 400 days, and one link's day
+    // would then be read among all of that link's scans).
+    `do $$
+     declare partition record; day date;
+     begin
+       for partition in select c.relname from pg_inherits i join pg_class c on c.oid = i.inhrelid
+           where i.inhparent = 'links.raw_scans'::regclass loop
+         execute format('drop table links.%I', partition.relname);
+       end loop;
+       for day in select generate_series((${end} - interval '${DAYS} days')::date,
+           ((select until from links.scan_window) at time zone 'UTC')::date - 1, interval '1 day')::date loop
+         execute format('create table links.%I partition of links.raw_scans for values from (%s) to (%s)',
+           'raw_scans_' || to_char(day, 'YYYYMMDD'), (day - date '1970-01-01')::bigint * 86400000 * 1048576,
+           (day + 1 - date '1970-01-01')::bigint * 86400000 * 1048576);
+       end loop;
+     end $$`,
     "drop index links.raw_scans_link_visitor_key",
     ...Object.keys(ROLLUP_KEYS).map((table) => `alter table links.${table} drop constraint ${table}_pkey`),
   ]);
