@@ -4,25 +4,6 @@ import type { ColumnType } from "kysely";
 type Day = ColumnType<string, string, string>;
 
 /**
- * links.scan_events: the raw scans stored before 20270310T1100_raw_scans, kept until their partitions
- * age out; every counted scan of then, once, partitioned by day through its id (a
- * UUIDv7, whose first 48 bits are the scan's time). The link knows the account. No raw address:
- * `visitor` is the 64-bit hash of a salted visitor key.
- */
-export interface ScanEventsTable {
-  id: string;
-  link_id: string;
-  /** hashtextextended(visitor key, 0). */
-  visitor: ColumnType<string, string | bigint, never>;
-  /** hashtextextended of (device type, OS, browser) as a row: a links.scan_agents code. */
-  agent: ColumnType<string, string | bigint, never>;
-  /** ISO 3166-1 alpha-2, or "" when unknown. */
-  country: string;
-  /** "" when the scan had no referrer. */
-  referrer_host: string;
-}
-
-/**
  * links.raw_scans: every counted scan of the raw window, once, partitioned by day through its key.
  * No raw address: `visitor` is the 64-bit hash of a salted visitor key. One index, unique (link,
  * visitor, key).
@@ -46,14 +27,6 @@ export interface ScanContextsTable {
   browser: string;
   country: string;
   referrer_host: string;
-}
-
-/** links.scan_agents: the device type, OS and browser each agent code of links.scan_events stands for. */
-export interface ScanAgentsTable {
-  code: ColumnType<string, string | bigint, never>;
-  device_type: string;
-  os: string;
-  browser: string;
 }
 
 /** links.scan_totals: all-time scans per link. */
@@ -84,13 +57,6 @@ export interface ScanLinkDaysTable {
 export interface ScanValuesTable {
   code: ColumnType<number, never, never>;
   dimension_value: string;
-}
-
-/** links.scan_visitor_days: the visitors of a link on a day, by the 64-bit hash of their key. */
-export interface ScanVisitorDaysTable {
-  link_id: string;
-  day: Day;
-  visitor: ColumnType<string, string | bigint, never>;
 }
 
 /**
