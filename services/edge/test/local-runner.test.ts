@@ -15,6 +15,9 @@ import { startOtlpReceiver, type OtlpReceiver } from "@qrplatform/testing";
 import { freePortOffset, type LocalServices, startLocalServices } from "@qrplatform/testing/local-services";
 import { call, expectError } from "./support/http.js";
 
+/** How long a stack may take to answer ready: each of its five processes compiles its sources as it starts. */
+const STACK_READY_MS = 240_000;
+
 describe.skipIf(!process.env.DATABASE_URL)("deploy/local/run-services.sh", () => {
   let receiver: OtlpReceiver;
   let first: LocalServices;
@@ -22,26 +25,31 @@ describe.skipIf(!process.env.DATABASE_URL)("deploy/local/run-services.sh", () =>
   const scratches: ScratchDatabase[] = [];
   let dataDir: string;
 
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    dataDir = mkdtempSync(join(tmpdir(), "qrp-local-runner-"));
-    for (let i = 0; i < 2; i++) scratches.push((await createScratchDatabase())!);
-    const firstOffset = await freePortOffset();
-    // Documented settings on the runner's command line, which each process must see.
-    first = startLocalServices({
-      offset: firstOffset,
-      databaseUrl: scratches[0]!.url,
-      dataDir: join(dataDir, "first"),
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: "100" },
-    });
-    second = startLocalServices({
-      offset: await freePortOffset(firstOffset),
-      databaseUrl: scratches[1]!.url,
-      dataDir: join(dataDir, "second"),
-    });
-    await first.ready();
-    await second.ready();
-  }, 300_000);
+  beforeAll(
+    async () => {
+      receiver = await startOtlpReceiver();
+      dataDir = mkdtempSync(join(tmpdir(), "qrp-local-runner-"));
+      for (let i = 0; i < 2; i++) scratches.push((await createScratchDatabase())!);
+      const firstOffset = await freePortOffset();
+      // Documented settings on the runner's command line, which each process must see.
+      first = startLocalServices({
+        offset: firstOffset,
+        databaseUrl: scratches[0]!.url,
+        dataDir: join(dataDir, "first"),
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_BSP_SCHEDULE_DELAY: "100" },
+      });
+      // One stack at a time: ten processes compiling their sources at once, beside the other test files
+      // on CI's two cores, took longer than any fair wait; the second starts on tsx's warm cache.
+      await first.ready(STACK_READY_MS);
+      second = startLocalServices({
+        offset: await freePortOffset(firstOffset),
+        databaseUrl: scratches[1]!.url,
+        dataDir: join(dataDir, "second"),
+      });
+      await second.ready(STACK_READY_MS);
+    },
+    2 * STACK_READY_MS + 60_000,
+  );
 
   afterAll(async () => {
     // SIGTERM: the runner stops each of its processes and exits once they have.

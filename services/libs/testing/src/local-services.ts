@@ -23,8 +23,8 @@ export interface LocalServices {
   output(): string;
   /** Resolves once `condition` holds; fails if the runner exits first or `timeoutMs` passes. */
   waitFor(what: string, condition: () => Promise<boolean>, timeoutMs?: number): Promise<void>;
-  /** Resolves once the edge answers /readyz with 200. */
-  ready(): Promise<void>;
+  /** Resolves once the edge answers /readyz with 200, and fails after `timeoutMs` (two minutes) without it. */
+  ready(timeoutMs?: number): Promise<void>;
   /** A new account of the plan with an API key of every scope, made through tenancy's admin API. */
   apiKey(name: string, tier?: SubscriptionTier): Promise<string>;
   /** SIGTERM: the runner stops each of its processes and exits once they have. */
@@ -97,7 +97,8 @@ export function startLocalServices(options: {
     tenancyUrl,
     output: () => output,
     waitFor,
-    ready: () => waitFor("the stack ready", async () => (await fetch(`${edgeUrl}/readyz`)).status === 200),
+    ready: (timeoutMs) =>
+      waitFor("the stack ready", async () => (await fetch(`${edgeUrl}/readyz`)).status === 200, timeoutMs),
     async apiKey(name, tier = SubscriptionTier.SCALE) {
       const admin = createClient(
         TenancyAdminService,
