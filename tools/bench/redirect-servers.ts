@@ -248,10 +248,17 @@ async function ingest(): Promise<void> {
       const until = started + seconds * 1000;
       await Promise.all(
         Array.from({ length: parallel }, async () => {
-          // One batch per sender, given new ids each time: the clock measures storing, not making scans.
+          // One batch per sender, given new times and ids each time (the ids of their times, as the
+          // recorder makes them): the clock measures storing, not making scans.
           const batch = syntheticBatch(linkIds, 1000);
           while (performance.now() < until) {
-            for (const scan of batch) scan.id = timeOrderedScanId(Date.now());
+            const now = Date.now();
+            for (const scan of batch) {
+              const atMs = now - Math.floor(Math.random() * 1000);
+              scan.scanTime!.seconds = BigInt(Math.floor(atMs / 1000));
+              scan.scanTime!.nanos = (atMs % 1000) * 1_000_000;
+              scan.id = timeOrderedScanId(atMs);
+            }
             // Not `stored += await ...`: that reads `stored` before the await, so parallel senders would
             // overwrite each other's additions and the figure would fall with every sender added.
             const { recordedCount } = await redirects.recordScans({ scans: batch });
