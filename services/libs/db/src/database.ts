@@ -99,7 +99,13 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     // failed, has no listener at all. This one stays for the client's whole life: the query in flight
     // has already failed with the error, and the pool discards the client when it is released, since
     // it is no longer queryable.
-    pool.on("connect", (client) => client.on("error", () => {}));
+    pool.on("connect", (client) => {
+      client.on("error", () => {});
+      // The statements here are short, but a large batch of scans plans above jit_above_cost, and
+      // compiling it took 70 ms of the server's CPU each time, more than running it. Queued before
+      // any query of the pool's; a server that does not know the setting keeps its default.
+      client.query("SET jit = off").catch(() => {});
+    });
     pool.on("error", () => {});
     const db = new Kysely({ dialect: new PostgresDialect({ pool }), log: traceQuery });
     return {
