@@ -13,9 +13,10 @@ import { sql, type Kysely } from "kysely";
 // - `context`: hashtextextended of (device type, OS, browser, country, referrer host) as a row,
 //   spelled out once in links.scan_contexts.
 // 56 bytes a row with its header, no padding. The one index, unique (link, visitor, key), deduplicates
-// a batch sent again, finds a visitor's other scans of a day (so a scan is a link-day's new visitor
-// when there are none) and serves a link's hourly and distinct-visitor reads. There is no table of
-// visitor-days: the partition manager recounts each day once it is over (links.scan_window.closed_until).
+// a batch sent again, finds a visitor's other scans of a day (so a late scan of a closed day is a
+// link-day's new visitor when there are none) and serves a link's hourly and distinct-visitor reads.
+// There is no table of visitor-days: the partition manager counts each day's visitors once it is over
+// (links.scan_window.closed_until and recounted_until).
 //
 // Online, and through a rolling upgrade: links.scan_events and links.scan_visitor_days stay as they
 // are, with their rows, and writers of the version before keep storing there until they are
@@ -67,12 +68,14 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create table ${sql.raw(`links.raw_scans_until_${until.slice(0, 10).replaceAll("-", "")}`)} partition of links.raw_scans
     for values from (minvalue) to (${sql.lit((BigInt(untilMs) * 1048576n).toString())})`.execute(db);
 
-  // Scans before narrow_until are also looked up in the tables of the version before; days before
-  // closed_until have had their distinct visitors recounted from the raw scans. Today is the first
-  // day two writers may count one visitor, so it is the first to close.
+  // Scans before narrow_until are also looked up in the tables of the version before. Writers count
+  // the distinct visitors of days before closed_until themselves and leave later days' to their
+  // close; days before recounted_until have had theirs recounted from the raw scans. Today is the
+  // first day a writer leaves uncounted, so it is the first to close.
   await sql`alter table links.scan_window add column narrow_until timestamptz not null default '-infinity',
-    add column closed_until date`.execute(db);
+    add column closed_until date, add column recounted_until date`.execute(db);
   await sql`update links.scan_window set until = ${sql.lit(until)}::timestamptz, closed_until = ${sql.lit(today)}::date,
+    recounted_until = ${sql.lit(today)}::date,
     narrow_until = ${held ? sql`${sql.lit(until)}::timestamptz` : sql`'-infinity'::timestamptz`}`.execute(db);
 
   await sql`create or replace view links.visitor_days as
@@ -156,7 +159,9 @@ export async function down(db: Kysely<any>): Promise<void> {
       select link_id, day, visitor from links.scan_visitor_days
       union all
       select link_id, day, hashtextextended(visitor_key, 0) from links.scan_day_visitors`.execute(db);
-  await sql`alter table links.scan_window drop column narrow_until, drop column closed_until`.execute(db);
+  await sql`alter table links.scan_window drop column narrow_until, drop column closed_until, drop column recounted_until`.execute(
+    db,
+  );
   await sql`drop table links.raw_scans, links.scan_contexts`.execute(db);
   await sql`alter table links.links drop column number`.execute(db);
 }

@@ -9,6 +9,7 @@ import { migrations, SCHEMA } from "../migrations/index.js";
 import { emptyScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
 import { foldScanDeltas } from "../src/scans/analytics/scan-fold.js";
+import { maintainScanPartitions } from "../src/scans/analytics/scan-partitions.js";
 import { storeScans } from "../src/scans/analytics/scan-store.js";
 import { hourlyScans } from "../src/scans/analytics/scans.repository.js";
 import type { LinksTables } from "../src/tables.js";
@@ -92,6 +93,9 @@ describe("the migration to raw scan rows", () => {
     expect(await storeAsBefore(scanAt(now + 102, "after-0"))).toBe(1);
     // And this version's scan of a visitor the version before saw today is not one either.
     expect(await send([scanAt(now + 103, "during-0")])).toBe(1);
+    await foldScanDeltas(links);
+    // This version leaves the visitors of a day that is open to its close: tomorrow's first partition run.
+    await maintainScanPartitions(links, 90, new Date(now + 86_400_000));
     await foldScanDeltas(links);
 
     const { rows } = await sql<{ narrow: number; raw: number; scans: number; unique: number }>`

@@ -67,8 +67,8 @@ const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  * Makes the daily partitions of links.raw_scans from the first kept day to DAYS_AHEAD days after
  * today, drops those (of it and of the tables before it) wholly before the first kept day (today
  * less the retention, at least MIN_KEPT_DAYS), and records the window in links.scan_window, all in
- * one transaction. Each day that is over is closed first: its distinct visitors recounted from the
- * raw scans (closeDays). Before a day's visitors go, each link's sketch of that day is built from
+ * one transaction. Each day that is over is closed first, in a transaction of its own, and its
+ * distinct visitors then counted from the raw scans (closeDaysBefore, recountClosedDays). Before a day's visitors go, each link's sketch of that day is built from
  * them, so distinct visitors over old days still come from sketches. Returns undefined when another instance
  * holds the lock (it does the same work).
  */
@@ -80,6 +80,7 @@ export async function maintainScanPartitions(
   const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
   const keptFrom = today - Math.max(retentionDays, MIN_KEPT_DAYS) * DAY_MS;
   const until = today + (DAYS_AHEAD + 1) * DAY_MS;
+  if ((await closeDaysBefore(db, today)) === undefined) return undefined;
   return db.transaction().execute(async (trx) => {
     const { rows: locked } = await sql<{
       locked: boolean;
@@ -94,7 +95,7 @@ export async function maintainScanPartitions(
     const tables = await Promise.all(
       PARTITIONED.map(async (spec) => ({ ...spec, partitions: await partitionsOf(trx, spec.table) })),
     );
-    await closeDays(trx, today);
+    await recountClosedDays(trx);
     for (const { visitors, partitions } of tables) {
       if (visitors === undefined) continue;
       for (const partition of partitions) {
@@ -167,28 +168,51 @@ function boundMs(value: string | undefined): number {
 }
 
 /**
- * Recounts the distinct visitors of each link on every day from links.scan_window.closed_until to
- * the day before `today`, from the raw scans (and the visitor-days before 20270310T1100_raw_scans),
- * and where the rollups and the deltas not folded yet count otherwise, adds a delta of no scans and
- * the difference in visitors, which the fold adds to the day's unique scans; then records the days
- * as closed. Days already closed are not read again: a scan arriving late for one is counted as the
- * writer counts it. A writer counts a visitor twice only when two batches stored at once were both the
- * first of a link-day for them (neither sees the other's row), so the difference is that excess.
- * Days whose raw scans are gone (past the retention) have nothing to recount and are left as counted.
+ * Closes the days before `today`: from then on writers count the distinct visitors of their late
+ * scans (scan-store.ts), and the next transaction counts everyone else's (recountClosedDays). Its own
+ * short transaction: moving links.scan_window.closed_until waits for every batch that read it (FOR
+ * SHARE) and so may be counting none of its day's visitors, and a batch that starts meanwhile waits
+ * for this commit and then reads the new bound; the recount, which may read a whole day's scans, then
+ * sees every scan stored uncounted and holds up no writer. Returns undefined when another instance
+ * holds the partition lock.
  */
-async function closeDays(trx: Transaction<LinksTables>, today: number): Promise<void> {
-  const { rows } = await sql<{ from: string | null }>`
-    SELECT to_char(closed_until, 'YYYY-MM-DD') AS from FROM links.scan_window`.execute(trx);
+async function closeDaysBefore(db: Db, today: number): Promise<true | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const { rows: locked } = await sql<{
+      locked: boolean;
+    }>`SELECT pg_try_advisory_xact_lock(${PARTITION_LOCK}) AS locked`.execute(trx);
+    if (!locked[0]!.locked) return undefined;
+    await sql`UPDATE links.scan_window SET closed_until = ${dayText(today)}::date
+      WHERE closed_until < ${dayText(today)}::date`.execute(trx);
+    return true;
+  });
+}
+
+/**
+ * Counts the distinct visitors of each link on every closed day not counted yet (from
+ * links.scan_window.recounted_until to closed_until) from the raw scans (and the visitor-days before
+ * 20270310T1100_raw_scans), and where the rollups and the deltas not folded yet count otherwise (writers
+ * count none for a day that is open, and the version before counted its own), adds a delta of no
+ * scans and the difference in visitors, which the fold adds to the day's unique scans; then records
+ * the days as recounted. They are not read again: a scan arriving late for one is counted by its
+ * writer. Days whose raw scans are gone (past the retention) have nothing to recount and are left as
+ * counted.
+ */
+async function recountClosedDays(trx: Transaction<LinksTables>): Promise<void> {
+  const { rows } = await sql<{ from: string | null; to: string | null }>`
+    SELECT to_char(recounted_until, 'YYYY-MM-DD') AS from, to_char(closed_until, 'YYYY-MM-DD') AS to
+    FROM links.scan_window`.execute(trx);
   const from = rows[0]?.from;
-  const to = dayText(today);
-  if (from === null || from === undefined || from >= to) return;
+  const to = rows[0]?.to;
+  if (from === null || from === undefined || to === null || to === undefined || from >= to) return;
+  const toMs = Date.parse(`${to}T00:00:00Z`);
   const fromMs = Date.parse(`${from}T00:00:00Z`);
   await sql`
     WITH exact AS (
       SELECT link_id, day, count(DISTINCT visitor) AS visitors FROM (
         SELECT link.id AS link_id, date '1970-01-01' + ((raw.key >> 20) / 86400000)::int AS day, raw.visitor
         FROM links.raw_scans AS raw JOIN links.links AS link ON link.number = raw.link
-        WHERE raw.key >= ${firstKeyAt(fromMs)}::int8 AND raw.key < ${firstKeyAt(today)}::int8
+        WHERE raw.key >= ${firstKeyAt(fromMs)}::int8 AND raw.key < ${firstKeyAt(toMs)}::int8
         UNION ALL
         SELECT link_id, day, visitor FROM links.scan_visitor_days WHERE day >= ${from}::date AND day < ${to}::date
         UNION ALL
@@ -220,7 +244,7 @@ async function closeDays(trx: Transaction<LinksTables>, today: number): Promise<
       LIMIT 1
     ) AS seen ON true
     WHERE exact.visitors <> counted.visitors`.execute(trx);
-  await sql`UPDATE links.scan_window SET closed_until = ${to}::date`.execute(trx);
+  await sql`UPDATE links.scan_window SET recounted_until = ${to}::date`.execute(trx);
 }
 
 /**

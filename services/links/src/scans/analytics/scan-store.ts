@@ -24,7 +24,7 @@ function ruleLiteral(scans: ScanColumns): string {
  *
  * The batch travels as one array per column and Postgres does the counting: the rows come out of
  * `unnest`, and the batch's additions to the rollups are appended to links.scan_deltas, one row per
- * combination of link, day and values (with the link's new visitor-days of the day on one of them):
+ * combination of link, day and values (with the new visitors among its scans when its day is closed):
  * about one row per scan at most. Nothing here updates a row another batch may hold, so batches stored at once
  * (several redirectors, several links instances) never wait on each other; {@link foldScanDeltas}
  * moves the deltas into the rollups later, one folder at a time.
@@ -34,8 +34,8 @@ function ruleLiteral(scans: ScanColumns): string {
  * makes them), else of one made from its time and id ({@link scanKey}). Two scans share a key only
  * when their times agree to the millisecond and those 20 bits agree; the unique index also holds the
  * link and the visitor, so only one visitor's scans of one link in one millisecond can collide (one
- * pair in 2^20), and the second is then taken for the first sent again. The scan is a new visitor of
- * its link-day when no other scan of theirs that day is stored: see new_visitors below.
+ * pair in 2^20), and the second is then taken for the first sent again. Distinct visitors are counted
+ * here only for days already closed (late scans); a day's close counts the rest: see `visits` below.
  *
  * Answers undefined when every scan given was stored (the usual case, which then sends no ids back),
  * else the ids of those that were.
@@ -66,6 +66,12 @@ async function storeScansOnce(
 ): Promise<Set<string> | undefined> {
   const given = scans.id.length;
   const ids = keys ?? scans.id;
+  // Only scans whose day has a partition: one older than the retention is past deduplication, and is
+  // not stored. One of the days before 20270310T1100_raw_scans may be stored in the tables of then.
+  const taken = sql`in_window
+    AND (NOT in_narrow OR NOT EXISTS (SELECT 1 FROM links.scan_events AS narrow WHERE narrow.id = batch.id))
+    AND (NOT in_legacy OR NOT EXISTS (
+      SELECT 1 FROM links.scans AS wide WHERE wide.id = batch.given_id AND wide.scanned_at = batch.scanned_at))`;
   const result = await sql<{ stored: number; expired: number; ids: string[] | null }>`
     WITH batch AS MATERIALIZED (
       SELECT ${again ? sql`DISTINCT ON (link.number, hashtextextended(given.visitor_key, 0), keyed.key)` : sql``}
@@ -79,7 +85,11 @@ async function storeScansOnce(
         to_timestamp(given.scanned_at_ms / 1000) < (SELECT legacy_until FROM links.scan_window) AS in_legacy,
         to_timestamp(given.scanned_at_ms / 1000) < (SELECT narrow_until FROM links.scan_window) AS in_narrow,
         to_timestamp(given.scanned_at_ms / 1000) >= (SELECT kept_from FROM links.scan_window)
-          AND to_timestamp(given.scanned_at_ms / 1000) < (SELECT until FROM links.scan_window) AS in_window
+          AND to_timestamp(given.scanned_at_ms / 1000) < (SELECT until FROM links.scan_window) AS in_window,
+        -- Locked until this statement commits: the partition manager closes a day only once no batch
+        -- that read it open is left uncommitted (scan-partitions.ts).
+        (to_timestamp(given.scanned_at_ms / 1000) AT TIME ZONE 'UTC')::date
+          < coalesce((SELECT closed_until FROM links.scan_window FOR SHARE), 'infinity') AS in_closed_day
       FROM unnest(
         ${arrayLiteral(ids)}::uuid[], ${keys ? arrayLiteral(scans.id) : arrayLiteral(ids)}::uuid[], ${numberArrayLiteral(ids.map(keyBitsOf))}::int4[],
         ${arrayLiteral(scans.linkId)}::uuid[],
@@ -101,45 +111,39 @@ async function storeScansOnce(
     ),
     inserted AS (
       INSERT INTO links.raw_scans (link, key, visitor, context)
-      SELECT link, key, visitor, context FROM batch
-      -- Only scans whose day has a partition: one older than the retention is past deduplication, and is
-      -- not stored. One of the days before 20270310T1100_raw_scans may be stored in the tables of then.
-      WHERE in_window
-        AND (NOT in_narrow OR NOT EXISTS (SELECT 1 FROM links.scan_events AS narrow WHERE narrow.id = batch.id))
-        AND (NOT in_legacy OR NOT EXISTS (
-          SELECT 1 FROM links.scans AS wide WHERE wide.id = batch.given_id AND wide.scanned_at = batch.scanned_at))
+      SELECT link, key, visitor, context FROM batch WHERE ${taken}
       ${again ? sql`ON CONFLICT DO NOTHING` : sql``}
       RETURNING link, key, visitor
     ),
+    -- Without ON CONFLICT the insert took every scan it was given or failed the statement, so the
+    -- stored scans are those given to it; with it, those it returned.
     stored AS (
-      SELECT batch.* FROM inserted JOIN batch USING (link, key, visitor)
+      ${again ? sql`SELECT batch.* FROM inserted JOIN batch USING (link, key, visitor)` : sql`SELECT * FROM batch WHERE ${taken}`}
     ),
-    -- A scan is a new visitor of its link-day when no other scan of the link, visitor and day was stored
-    -- before this statement (the index, probed), and it is the first of the batch for them. Two batches
-    -- stored at once can both count one visitor; the partition manager recounts the day once it is over.
-    new_visitors AS (
-      SELECT DISTINCT link_id, day, visitor FROM stored
-      WHERE NOT EXISTS (
+    -- The visitors of a day that is not closed yet are counted by its close, from its raw scans. A late
+    -- scan of a closed day is a new visitor of its link-day when no other scan of the link, visitor and
+    -- day was stored before this statement (the index, probed) and it is the first of the batch for them.
+    visits AS (
+      SELECT *, (in_closed_day AND row_number() OVER (PARTITION BY link, visitor, day) = 1
+        AND NOT EXISTS (
           SELECT 1 FROM links.raw_scans AS seen
-          WHERE seen.link = stored.link AND seen.visitor = stored.visitor
-            AND seen.key >= stored.day_key AND seen.key < stored.day_key + ${DAY_KEYS})
+          WHERE seen.link = first.link AND seen.visitor = first.visitor
+            AND seen.key >= first.day_key AND seen.key < first.day_key + ${DAY_KEYS})
         AND (NOT in_narrow OR NOT EXISTS (
           SELECT 1 FROM links.scan_visitor_days AS narrow
-          WHERE narrow.link_id = stored.link_id AND narrow.day = stored.day AND narrow.visitor = stored.visitor))
+          WHERE narrow.link_id = first.link_id AND narrow.day = first.day AND narrow.visitor = first.visitor))
         AND (NOT in_legacy OR NOT EXISTS (
           SELECT 1 FROM links.scan_day_visitors AS wide
-          WHERE wide.link_id = stored.link_id AND wide.day = stored.day AND wide.visitor_key = stored.visitor_key))
+          WHERE wide.link_id = first.link_id AND wide.day = first.day AND wide.visitor_key = first.visitor_key))
+      ) AS new_visitor
+      FROM stored AS first
     ),
+    -- One row per combination of link, day and values, with the new visitors among its scans: the
+    -- readers, the fold and the day's close add a link-day's visitors up over its rows.
     deltas AS (
       INSERT INTO links.scan_deltas (link_id, account_id, day, country, device_type, os, browser, referrer_host, rule, scans, visitors)
-      SELECT combination.link_id, account_id, combination.day, country, device_type, os, browser, referrer_host, rule, scans,
-        -- The link's new visitor-days of that day go on one of its rows.
-        CASE WHEN row_number() OVER (PARTITION BY combination.link_id, combination.day) = 1 THEN coalesce(visitors, 0) ELSE 0 END
-      FROM (
-        SELECT link_id, account_id, day, country, device_type, os, browser, referrer_host, rule, count(*) AS scans
-        FROM stored GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
-      ) AS combination
-      LEFT JOIN (SELECT link_id, day, count(*) AS visitors FROM new_visitors GROUP BY 1, 2) AS by_visitor USING (link_id, day)
+      SELECT link_id, account_id, day, country, device_type, os, browser, referrer_host, rule, count(*), count(*) FILTER (WHERE new_visitor)
+      FROM visits GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9
     ),
     stored_count AS (SELECT count(*)::int AS n FROM stored)
     -- The ids are read only when some scan was not stored: the sub-select runs only when the CASE reaches it.

@@ -34,9 +34,9 @@ export async function isAccountLink(db: Db, accountId: string, linkId: string): 
 
 /**
  * A link's scans over the days from `from` to `to` (inclusive, UTC), read from the rollups and the
- * deltas not folded yet. A day the partition manager has not closed yet (today, and until about an
- * hour after midnight the day before) takes its distinct visitors from its raw scans instead: two
- * batches stored at once may both have counted one visitor there, which only the day's close corrects.
+ * deltas not folded yet. A day the partition manager has not counted yet (today, and until about an
+ * hour after midnight the day before) takes its distinct visitors from its raw scans instead: writers
+ * leave them to the day's close.
  */
 export interface ScanSummary {
   daily: { day: string; scans: number; uniqueScans: number }[];
@@ -73,13 +73,13 @@ function summaryRows(db: Db, linkId: string, from: string, to: string) {
 }
 
 /**
- * The exact distinct visitors of each day of a link's range that is not closed yet (from
- * links.scan_window.closed_until), counted from its raw scans through their index, and from the
+ * The exact distinct visitors of each day of a link's range whose visitors the partition manager has
+ * not counted yet (from links.scan_window.recounted_until), counted from its raw scans through their index, and from the
  * visitor-days a writer of the version before 20270310T1100_raw_scans may still add during an upgrade.
  */
 async function openDayVisitors(db: Db, linkId: string, from: string, to: string): Promise<Map<string, number>> {
   const { rows: window } = await sql<{ closed: string | null }>`
-    SELECT to_char(closed_until, 'YYYY-MM-DD') AS closed FROM links.scan_window`.execute(db);
+    SELECT to_char(recounted_until, 'YYYY-MM-DD') AS closed FROM links.scan_window`.execute(db);
   const closed = window[0]?.closed ?? null;
   const first = closed !== null && closed > from ? closed : from;
   if (closed === null || first > to) return new Map();
