@@ -134,7 +134,9 @@ const UPSERT_CHUNK = 5000;
  * read only the live deltas. Autovacuum looks at a table once a minute at most, by when a busy
  * minute has left a million dead rows: hundreds of megabytes that each fold and each analytics read
  * walk through. SKIP_LOCKED: when another instance's vacuum is at it, this one has nothing to do.
+ * TRUNCATE false: the emptied pages at the table's end fill again within a second, and giving them
+ * back would take a lock that stops every writer, retried for up to seconds.
  */
 export async function vacuumScanDeltas(db: Db): Promise<void> {
-  await sql`VACUUM (SKIP_LOCKED) links.scan_deltas`.execute(db);
+  await sql`VACUUM (SKIP_LOCKED, TRUNCATE false) links.scan_deltas`.execute(db);
 }

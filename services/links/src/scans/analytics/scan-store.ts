@@ -75,7 +75,7 @@ async function storeScansOnce(
   const result = await sql<{ stored: number; expired: number; ids: string[] | null }>`
     WITH batch AS MATERIALIZED (
       SELECT ${again ? sql`DISTINCT ON (link.number, hashtextextended(given.visitor_key, 0), keyed.key)` : sql``}
-        given.id, given.given_id, given.link_id, link.number AS link, link.account_id, keyed.key,
+        given.id, coalesce(given.given_id, given.id) AS given_id, given.link_id, link.number AS link, link.account_id, keyed.key,
         to_timestamp(given.scanned_at_ms / 1000) AS scanned_at, (to_timestamp(given.scanned_at_ms / 1000) AT TIME ZONE 'UTC')::date AS day,
         (keyed.key >> 20) / 86400000 * ${DAY_KEYS} AS day_key,
         given.country, given.device_type, given.os, given.browser, given.referrer_host, given.visitor_key,
@@ -90,8 +90,9 @@ async function storeScansOnce(
         -- that read it open is left uncommitted (scan-partitions.ts).
         (to_timestamp(given.scanned_at_ms / 1000) AT TIME ZONE 'UTC')::date
           < coalesce((SELECT closed_until FROM links.scan_window FOR SHARE), 'infinity') AS in_closed_day
+      -- given_id: the ids as sent when some are not their keys, else "{}", which unnest pads with NULLs.
       FROM unnest(
-        ${arrayLiteral(ids)}::uuid[], ${keys ? arrayLiteral(scans.id) : arrayLiteral(ids)}::uuid[], ${numberArrayLiteral(ids.map(keyBitsOf))}::int4[],
+        ${arrayLiteral(ids)}::uuid[], ${keys ? arrayLiteral(scans.id) : "{}"}::uuid[], ${numberArrayLiteral(ids.map(keyBitsOf))}::int4[],
         ${arrayLiteral(scans.linkId)}::uuid[],
         ${numberArrayLiteral(scans.scannedAtMs)}::float8[], ${arrayLiteral(scans.country)}::text[], ${arrayLiteral(scans.deviceType)}::text[],
         ${arrayLiteral(scans.os)}::text[], ${arrayLiteral(scans.browser)}::text[], ${arrayLiteral(scans.referrerHost)}::text[],
