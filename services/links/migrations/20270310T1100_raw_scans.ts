@@ -16,7 +16,7 @@ import { sql, type Kysely } from "kysely";
 // a batch sent again, finds a visitor's other scans of a day (so a late scan of a closed day is a
 // link-day's new visitor when there are none) and serves a link's hourly and distinct-visitor reads.
 // There is no table of visitor-days: the partition manager counts each day's visitors once it is over
-// (links.scan_window.closed_until and recounted_until).
+// (links.scan_day_close.closed_until, links.scan_window.recounted_until).
 //
 // Online, and through a rolling upgrade: links.scan_events and links.scan_visitor_days stay as they
 // are, with their rows, and writers of the version before keep storing there until they are
@@ -69,13 +69,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     for values from (minvalue) to (${sql.lit((BigInt(untilMs) * 1048576n).toString())})`.execute(db);
 
   // Scans before narrow_until are also looked up in the tables of the version before. Writers count
-  // the distinct visitors of days before closed_until themselves and leave later days' to their
-  // close; days before recounted_until have had theirs recounted from the raw scans. Today is the
-  // first day a writer leaves uncounted, so it is the first to close.
+  // the distinct visitors of days before links.scan_day_close.closed_until themselves and leave later
+  // days' to their close; days before recounted_until have had theirs recounted from the raw scans.
+  // Today is the first day a writer leaves uncounted, so it is the first to close. closed_until has
+  // a row of its own, which each batch holds FOR SHARE: the partition manager's updates of
+  // links.scan_window then never wait for batches.
   await sql`alter table links.scan_window add column narrow_until timestamptz not null default '-infinity',
-    add column closed_until date, add column recounted_until date`.execute(db);
-  await sql`update links.scan_window set until = ${sql.lit(until)}::timestamptz, closed_until = ${sql.lit(today)}::date,
-    recounted_until = ${sql.lit(today)}::date,
+    add column recounted_until date`.execute(db);
+  await sql`create table links.scan_day_close (closed_until date not null)`.execute(db);
+  await sql`insert into links.scan_day_close values (${sql.lit(today)}::date)`.execute(db);
+  await sql`update links.scan_window set until = ${sql.lit(until)}::timestamptz, recounted_until = ${sql.lit(today)}::date,
     narrow_until = ${held ? sql`${sql.lit(until)}::timestamptz` : sql`'-infinity'::timestamptz`}`.execute(db);
 
   await sql`create or replace view links.visitor_days as
@@ -159,7 +162,8 @@ export async function down(db: Kysely<any>): Promise<void> {
       select link_id, day, visitor from links.scan_visitor_days
       union all
       select link_id, day, hashtextextended(visitor_key, 0) from links.scan_day_visitors`.execute(db);
-  await sql`alter table links.scan_window drop column narrow_until, drop column closed_until, drop column recounted_until`.execute(
+  await sql`drop table links.scan_day_close`.execute(db);
+  await sql`alter table links.scan_window drop column narrow_until, drop column recounted_until`.execute(
     db,
   );
   await sql`drop table links.raw_scans, links.scan_contexts`.execute(db);

@@ -12,7 +12,7 @@ import { decodeDaySketch } from "../src/scans/analytics/day-encoding.js";
 import { rangeVisitors } from "../src/scans/analytics/range-visitors.js";
 import { NO_VARIANT, type ScanColumns } from "../src/scans/scan-columns.js";
 import { timeOrderedScanId } from "../src/scans/recording/scan-id.js";
-import { firstKeptDay, maintainScanPartitions } from "../src/scans/analytics/scan-partitions.js";
+import { CLOSE_LOCK_TIMEOUT, firstKeptDay, maintainScanPartitions } from "../src/scans/analytics/scan-partitions.js";
 import { foldScanDeltas } from "../src/scans/analytics/scan-fold.js";
 import { storeScans } from "../src/scans/analytics/scan-store.js";
 import { summarizeScans } from "../src/scans/analytics/scans.repository.js";
@@ -206,7 +206,7 @@ describe("scan partitions", () => {
       (
         await sql<{ closed: string; recounted: string }>`
           select to_char(closed_until, 'YYYY-MM-DD') as closed, to_char(recounted_until, 'YYYY-MM-DD') as recounted
-          from links.scan_window`.execute(db)
+          from links.scan_day_close, links.scan_window`.execute(db)
       ).rows[0];
     // This version's writers leave an open day's visitors to its close: the rollups count the one
     // added by hand, and a reader of the day counts its raw scans' three.
@@ -265,7 +265,7 @@ describe("scan partitions", () => {
     const committed = new Promise<void>((resolve) => (commit = resolve));
     // What a batch's statement holds until it commits.
     const batch = db.transaction().execute(async (trx) => {
-      await sql`select closed_until from links.scan_window for share`.execute(trx);
+      await sql`select closed_until from links.scan_day_close for share`.execute(trx);
       readOpen();
       await committed;
     });
@@ -282,13 +282,46 @@ describe("scan partitions", () => {
     }
     expect(closed).toBe(false);
     const { rows } = await sql<{ closed: string }>`
-      select to_char(closed_until, 'YYYY-MM-DD') as closed from links.scan_window`.execute(db);
+      select to_char(closed_until, 'YYYY-MM-DD') as closed from links.scan_day_close`.execute(db);
     expect(rows).toEqual([{ closed: "2032-08-01" }]);
     commit();
     await batch;
     await run;
     expect(closed).toBe(true);
   });
+
+  it.skipIf(!process.env.DATABASE_URL)(
+    `leave the days open and make the partitions when batches hold the window past ${CLOSE_LOCK_TIMEOUT}`,
+    async () => {
+      await maintainScanPartitions(db, 3, at("2032-09-01"));
+      let readOpen!: () => void;
+      let commit!: () => void;
+      const read = new Promise<void>((resolve) => (readOpen = resolve));
+      const committed = new Promise<void>((resolve) => (commit = resolve));
+      const batch = db.transaction().execute(async (trx) => {
+        await sql`select closed_until from links.scan_day_close for share`.execute(trx);
+        readOpen();
+        await committed;
+      });
+      await read;
+      try {
+        const run = await maintainScanPartitions(db, 3, at("2032-09-02", 1));
+        expect(run!.created).toContain("raw_scans_20320905");
+        const { rows } = await sql<{ closed: string }>`
+          select to_char(closed_until, 'YYYY-MM-DD') as closed from links.scan_day_close`.execute(db);
+        expect(rows).toEqual([{ closed: "2032-09-01" }]);
+      } finally {
+        commit();
+        await batch;
+      }
+      // The next run closes them.
+      await maintainScanPartitions(db, 3, at("2032-09-02", 2));
+      const { rows } = await sql<{ closed: string }>`
+        select to_char(closed_until, 'YYYY-MM-DD') as closed from links.scan_day_close`.execute(db);
+      expect(rows).toEqual([{ closed: "2032-09-02" }]);
+    },
+    30_000,
+  );
 
   it("count the closed days a run closed but did not count, on the next run", async () => {
     const linkId = await newLink();
@@ -298,7 +331,7 @@ describe("scan partitions", () => {
       scansOf(linkId, [at("2032-07-03", 9), at("2032-07-03", 10), at("2032-07-03", 11)], (i) => `visitor-${i % 2}`),
     );
     // A run that closed the day and stopped before counting it (its process ended between the two).
-    await sql`update links.scan_window set closed_until = '2032-07-04'`.execute(db);
+    await sql`update links.scan_day_close set closed_until = '2032-07-04'`.execute(db);
     const daily = async () => (await summarizeScans(db, linkId, "2032-07-03", "2032-07-03")).daily;
     // Readers count the closed day's visitors from its raw scans until it is counted.
     expect(await daily()).toEqual([{ day: "2032-07-03", scans: 3, uniqueScans: 2 }]);

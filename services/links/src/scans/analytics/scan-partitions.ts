@@ -68,9 +68,10 @@ const dayText = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  * today, drops those (of it and of the tables before it) wholly before the first kept day (today
  * less the retention, at least MIN_KEPT_DAYS), and records the window in links.scan_window, all in
  * one transaction. Each day that is over is closed first, in a transaction of its own, and its
- * distinct visitors then counted from the raw scans (closeDaysBefore, recountClosedDays). Before a day's visitors go, each link's sketch of that day is built from
- * them, so distinct visitors over old days still come from sketches. Returns undefined when another instance
- * holds the lock (it does the same work).
+ * distinct visitors then counted from the raw scans (closeDaysBefore, recountClosedDays). Before a
+ * day's visitors go, each link's sketch of that day is built from them, so distinct visitors over old
+ * days still come from sketches. Returns undefined when another instance holds the lock (it does the
+ * same work).
  */
 export async function maintainScanPartitions(
   db: Db,
@@ -170,27 +171,41 @@ function boundMs(value: string | undefined): number {
 /**
  * Closes the days before `today`: from then on writers count the distinct visitors of their late
  * scans (scan-store.ts), and the next transaction counts everyone else's (recountClosedDays). Its own
- * short transaction: moving links.scan_window.closed_until waits for every batch that read it (FOR
+ * short transaction: moving links.scan_day_close.closed_until waits for every batch that read it (FOR
  * SHARE) and so may be counting none of its day's visitors, and a batch that starts meanwhile waits
  * for this commit and then reads the new bound; the recount, which may read a whole day's scans, then
  * sees every scan stored uncounted and holds up no writer. Returns undefined when another instance
  * holds the partition lock.
  */
 async function closeDaysBefore(db: Db, today: number): Promise<true | undefined> {
-  return db.transaction().execute(async (trx) => {
-    const { rows: locked } = await sql<{
-      locked: boolean;
-    }>`SELECT pg_try_advisory_xact_lock(${PARTITION_LOCK}) AS locked`.execute(trx);
-    if (!locked[0]!.locked) return undefined;
-    await sql`UPDATE links.scan_window SET closed_until = ${dayText(today)}::date
-      WHERE closed_until < ${dayText(today)}::date`.execute(trx);
-    return true;
-  });
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const { rows: locked } = await sql<{
+        locked: boolean;
+      }>`SELECT pg_try_advisory_xact_lock(${PARTITION_LOCK}) AS locked`.execute(trx);
+      if (!locked[0]!.locked) return undefined;
+      // Each batch holds the row for milliseconds; should batches never leave it free, the days close
+      // at a later run rather than hold up this one's partitions.
+      await sql`SET LOCAL lock_timeout = ${sql.lit(CLOSE_LOCK_TIMEOUT)}`.execute(trx);
+      await sql`UPDATE links.scan_day_close SET closed_until = ${dayText(today)}::date
+        WHERE closed_until < ${dayText(today)}::date`.execute(trx);
+      return true;
+    });
+  } catch (error) {
+    if (isLockTimeout(error)) return true;
+    throw error;
+  }
 }
+
+/** How long closing days waits for the batches that hold links.scan_window. */
+export const CLOSE_LOCK_TIMEOUT = "5s";
+
+const isLockTimeout = (error: unknown) =>
+  typeof error === "object" && error !== null && "code" in error && error.code === "55P03";
 
 /**
  * Counts the distinct visitors of each link on every closed day not counted yet (from
- * links.scan_window.recounted_until to closed_until) from the raw scans (and the visitor-days before
+ * links.scan_window.recounted_until to links.scan_day_close.closed_until) from the raw scans (and the visitor-days before
  * 20270310T1100_raw_scans), and where the rollups and the deltas not folded yet count otherwise (writers
  * count none for a day that is open, and the version before counted its own), adds a delta of no
  * scans and the difference in visitors, which the fold adds to the day's unique scans; then records
@@ -200,7 +215,8 @@ async function closeDaysBefore(db: Db, today: number): Promise<true | undefined>
  */
 async function recountClosedDays(trx: Transaction<LinksTables>): Promise<void> {
   const { rows } = await sql<{ from: string | null; to: string | null }>`
-    SELECT to_char(recounted_until, 'YYYY-MM-DD') AS from, to_char(closed_until, 'YYYY-MM-DD') AS to
+    SELECT to_char(recounted_until, 'YYYY-MM-DD') AS from,
+      (SELECT to_char(closed_until, 'YYYY-MM-DD') FROM links.scan_day_close) AS to
     FROM links.scan_window`.execute(trx);
   const from = rows[0]?.from;
   const to = rows[0]?.to;

@@ -89,7 +89,7 @@ async function storeScansOnce(
         -- Locked until this statement commits: the partition manager closes a day only once no batch
         -- that read it open is left uncommitted (scan-partitions.ts).
         (to_timestamp(given.scanned_at_ms / 1000) AT TIME ZONE 'UTC')::date
-          < coalesce((SELECT closed_until FROM links.scan_window FOR SHARE), 'infinity') AS in_closed_day
+          < coalesce((SELECT closed_until FROM links.scan_day_close FOR SHARE), 'infinity') AS in_closed_day
       -- given_id: the ids as sent when some are not their keys, else "{}", which unnest pads with NULLs.
       FROM unnest(
         ${arrayLiteral(ids)}::uuid[], ${keys ? arrayLiteral(scans.id) : "{}"}::uuid[], ${numberArrayLiteral(ids.map(keyBitsOf))}::int4[],
