@@ -61,6 +61,32 @@ async function partitions(table: string): Promise<string[]> {
   return rows.map((row) => row.name);
 }
 
+/** What a batch's statement holds from its start until it commits: links.scan_day_close, FOR SHARE. */
+async function batchReadingTheClose(): Promise<{ commit(): Promise<void> }> {
+  let readOpen!: () => void;
+  let commit!: () => void;
+  const read = new Promise<void>((resolve) => (readOpen = resolve));
+  const committed = new Promise<void>((resolve) => (commit = resolve));
+  const batch = db.transaction().execute(async (trx) => {
+    await sql`select closed_until from links.scan_day_close for share`.execute(trx);
+    readOpen();
+    await committed;
+  });
+  await read;
+  return {
+    commit: () => {
+      commit();
+      return batch;
+    },
+  };
+}
+
+async function closedUntil(): Promise<string> {
+  const { rows } = await sql<{ closed: string }>`
+    select to_char(closed_until, 'YYYY-MM-DD') as closed from links.scan_day_close`.execute(db);
+  return rows[0]!.closed;
+}
+
 describe("scan partitions", () => {
   it("read a day's visitors whole while its partition lives, though it is before the window", async () => {
     const own = await openTestDatabase();
@@ -259,17 +285,7 @@ describe("scan partitions", () => {
   // Two connections: the embedded default has one, on which a batch and a run cannot overlap.
   it.skipIf(!process.env.DATABASE_URL)("close a day only once no batch that read it open is uncommitted", async () => {
     await maintainScanPartitions(db, 3, at("2032-08-01"));
-    let readOpen!: () => void;
-    let commit!: () => void;
-    const read = new Promise<void>((resolve) => (readOpen = resolve));
-    const committed = new Promise<void>((resolve) => (commit = resolve));
-    // What a batch's statement holds until it commits.
-    const batch = db.transaction().execute(async (trx) => {
-      await sql`select closed_until from links.scan_day_close for share`.execute(trx);
-      readOpen();
-      await committed;
-    });
-    await read;
+    const batch = await batchReadingTheClose();
     let closed = false;
     const run = maintainScanPartitions(db, 3, at("2032-08-02", 1)).then(() => (closed = true));
     // The run waits on the batch's lock, and has not closed the day.
@@ -281,11 +297,8 @@ describe("scan partitions", () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     expect(closed).toBe(false);
-    const { rows } = await sql<{ closed: string }>`
-      select to_char(closed_until, 'YYYY-MM-DD') as closed from links.scan_day_close`.execute(db);
-    expect(rows).toEqual([{ closed: "2032-08-01" }]);
-    commit();
-    await batch;
+    expect(await closedUntil()).toBe("2032-08-01");
+    await batch.commit();
     await run;
     expect(closed).toBe(true);
   });
@@ -294,31 +307,17 @@ describe("scan partitions", () => {
     `leave the days open and make the partitions when batches hold the window past ${CLOSE_LOCK_TIMEOUT}`,
     async () => {
       await maintainScanPartitions(db, 3, at("2032-09-01"));
-      let readOpen!: () => void;
-      let commit!: () => void;
-      const read = new Promise<void>((resolve) => (readOpen = resolve));
-      const committed = new Promise<void>((resolve) => (commit = resolve));
-      const batch = db.transaction().execute(async (trx) => {
-        await sql`select closed_until from links.scan_day_close for share`.execute(trx);
-        readOpen();
-        await committed;
-      });
-      await read;
+      const batch = await batchReadingTheClose();
       try {
         const run = await maintainScanPartitions(db, 3, at("2032-09-02", 1));
         expect(run!.created).toContain("raw_scans_20320905");
-        const { rows } = await sql<{ closed: string }>`
-          select to_char(closed_until, 'YYYY-MM-DD') as closed from links.scan_day_close`.execute(db);
-        expect(rows).toEqual([{ closed: "2032-09-01" }]);
+        expect(await closedUntil()).toBe("2032-09-01");
       } finally {
-        commit();
-        await batch;
+        await batch.commit();
       }
       // The next run closes them.
       await maintainScanPartitions(db, 3, at("2032-09-02", 2));
-      const { rows } = await sql<{ closed: string }>`
-        select to_char(closed_until, 'YYYY-MM-DD') as closed from links.scan_day_close`.execute(db);
-      expect(rows).toEqual([{ closed: "2032-09-02" }]);
+      expect(await closedUntil()).toBe("2032-09-02");
     },
     30_000,
   );
