@@ -163,9 +163,7 @@ export async function down(db: Kysely<any>): Promise<void> {
       union all
       select link_id, day, hashtextextended(visitor_key, 0) from links.scan_day_visitors`.execute(db);
   await sql`drop table links.scan_day_close`.execute(db);
-  await sql`alter table links.scan_window drop column narrow_until, drop column recounted_until`.execute(
-    db,
-  );
+  await sql`alter table links.scan_window drop column narrow_until, drop column recounted_until`.execute(db);
   await sql`drop table links.raw_scans, links.scan_contexts`.execute(db);
   await sql`alter table links.links drop column number`.execute(db);
 }
