@@ -81,7 +81,7 @@ export async function maintainScanPartitions(
   const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
   const keptFrom = today - Math.max(retentionDays, MIN_KEPT_DAYS) * DAY_MS;
   const until = today + (DAYS_AHEAD + 1) * DAY_MS;
-  if ((await closeDaysBefore(db, today)) === undefined) return undefined;
+  if (!(await closeDaysBefore(db, today))) return undefined;
   return db.transaction().execute(async (trx) => {
     const { rows: locked } = await sql<{
       locked: boolean;
@@ -174,16 +174,16 @@ function boundMs(value: string | undefined): number {
  * short transaction: moving links.scan_day_close.closed_until waits for every batch that read it (FOR
  * SHARE) and so may be counting none of its day's visitors, and a batch that starts meanwhile waits
  * for this commit and then reads the new bound; the recount, which may read a whole day's scans, then
- * sees every scan stored uncounted and holds up no writer. Returns undefined when another instance
- * holds the partition lock.
+ * sees every scan stored uncounted and holds up no writer. Answers false when another instance holds
+ * the partition lock (it does the same work).
  */
-async function closeDaysBefore(db: Db, today: number): Promise<true | undefined> {
+async function closeDaysBefore(db: Db, today: number): Promise<boolean> {
   try {
     return await db.transaction().execute(async (trx) => {
       const { rows: locked } = await sql<{
         locked: boolean;
       }>`SELECT pg_try_advisory_xact_lock(${PARTITION_LOCK}) AS locked`.execute(trx);
-      if (!locked[0]!.locked) return undefined;
+      if (!locked[0]!.locked) return false;
       // Each batch holds the row for milliseconds; should batches never leave it free, the days close
       // at a later run rather than hold up this one's partitions.
       await sql`SET LOCAL lock_timeout = ${sql.lit(CLOSE_LOCK_TIMEOUT)}`.execute(trx);
@@ -197,7 +197,7 @@ async function closeDaysBefore(db: Db, today: number): Promise<true | undefined>
   }
 }
 
-/** How long closing days waits for the batches that hold links.scan_window. */
+/** How long closing days waits for the batches that hold links.scan_day_close. */
 export const CLOSE_LOCK_TIMEOUT = "5s";
 
 const isLockTimeout = (error: unknown) =>

@@ -44,11 +44,11 @@ export interface ScanSummary {
 }
 
 export async function summarizeScans(db: Db, linkId: string, from: string, to: string): Promise<ScanSummary> {
-  const [{ rows }, open] = await Promise.all([
+  const [{ rows }, uncounted] = await Promise.all([
     summaryRows(db, linkId, from, to),
-    openDayVisitors(db, linkId, from, to),
+    uncountedDayVisitors(db, linkId, from, to),
   ]);
-  return summaryOf(db, rows, open);
+  return summaryOf(db, rows, uncounted);
 }
 
 /** The rollup rows and unfolded deltas of a link's range, in one statement (one snapshot: a fold committing meanwhile moves scans from the deltas to the rows). */
@@ -74,15 +74,16 @@ function summaryRows(db: Db, linkId: string, from: string, to: string) {
 
 /**
  * The exact distinct visitors of each day of a link's range whose visitors the partition manager has
- * not counted yet (from links.scan_window.recounted_until), counted from its raw scans through their index, and from the
- * visitor-days a writer of the version before 20270310T1100_raw_scans may still add during an upgrade.
+ * not counted yet (from links.scan_window.recounted_until), counted from its raw scans through their
+ * index, and from the visitor-days a writer of the version before 20270310T1100_raw_scans may still add
+ * during an upgrade.
  */
-async function openDayVisitors(db: Db, linkId: string, from: string, to: string): Promise<Map<string, number>> {
-  const { rows: window } = await sql<{ closed: string | null }>`
-    SELECT to_char(recounted_until, 'YYYY-MM-DD') AS closed FROM links.scan_window`.execute(db);
-  const closed = window[0]?.closed ?? null;
-  const first = closed !== null && closed > from ? closed : from;
-  if (closed === null || first > to) return new Map();
+async function uncountedDayVisitors(db: Db, linkId: string, from: string, to: string): Promise<Map<string, number>> {
+  const { rows: window } = await sql<{ counted: string | null }>`
+    SELECT to_char(recounted_until, 'YYYY-MM-DD') AS counted FROM links.scan_window`.execute(db);
+  const countedUntil = window[0]?.counted ?? null;
+  const first = countedUntil !== null && countedUntil > from ? countedUntil : from;
+  if (countedUntil === null || first > to) return new Map();
   const { rows } = await sql<{ day: string; visitors: number }>`
     SELECT to_char(day, 'YYYY-MM-DD') AS day, count(DISTINCT visitor)::int AS visitors
     FROM ${visitorsOfDays(linkId, first, to)}
@@ -93,7 +94,7 @@ async function openDayVisitors(db: Db, linkId: string, from: string, to: string)
 async function summaryOf(
   db: Db,
   rows: Awaited<ReturnType<typeof summaryRows>>["rows"],
-  openDays: Map<string, number>,
+  uncountedDays: Map<string, number>,
 ): Promise<ScanSummary> {
   const daily = new Map<string, { day: string; scans: number; uniqueScans: number }>();
   const byCode = new Map<number, number>();
@@ -122,7 +123,7 @@ async function summaryOf(
     day.uniqueScans += uniqueScans;
     daily.set(row.day, day);
   }
-  for (const [day, visitors] of openDays) {
+  for (const [day, visitors] of uncountedDays) {
     const counted = daily.get(day);
     if (counted) counted.uniqueScans = visitors;
   }
